@@ -1,0 +1,75 @@
+/** Error codes of the API, their HTTP status, and the one error type used everywhere. */
+
+export const ERROR_STATUS = {
+  INVALID_INPUT: 400,
+  MODEL_NOT_FOUND: 404,
+  DEPENDENCY_CONFLICT: 409,
+  MODEL_NOT_LOADED: 503,
+  LORA_LOADING: 503,
+  QUEUE_FULL: 503,
+  SHUTTING_DOWN: 503,
+  NO_CAPACITY: 503,
+  UNAUTHORIZED: 401,
+  BAD_GATEWAY: 502,
+  GATEWAY_TIMEOUT: 504,
+  INFERENCE_ERROR: 500,
+  INTERNAL_ERROR: 500,
+} as const;
+
+/** Every error code the service may send in `detail.code`. */
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** Default `Retry-After` (seconds) per retryable code; absent means "do not send the header". */
+export const DEFAULT_RETRY_AFTER_S: Partial<Record<ErrorCode, number>> = {
+  MODEL_NOT_LOADED: 5,
+  LORA_LOADING: 2,
+  QUEUE_FULL: 1,
+  SHUTTING_DOWN: 5,
+  NO_CAPACITY: 10,
+};
+
+/** Wire body of every error: `{detail: {code, message}}`. */
+export interface ErrorBody {
+  detail: { code: ErrorCode; message: string };
+}
+
+/** The service's single error type: carries the code, the HTTP status and an optional retry hint. */
+export class ServiceError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly retryAfterS: number | undefined;
+
+  constructor(code: ErrorCode, message: string, opts: { retryAfterS?: number } = {}) {
+    super(message);
+    this.name = "ServiceError";
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.retryAfterS = opts.retryAfterS ?? DEFAULT_RETRY_AFTER_S[code];
+  }
+
+  /** The JSON body sent to the client. */
+  toBody(): ErrorBody {
+    return { detail: { code: this.code, message: this.message } };
+  }
+}
+
+/** Shorthand for a 400 INVALID_INPUT error. */
+export function invalidInput(message: string): ServiceError {
+  return new ServiceError("INVALID_INPUT", message);
+}
+
+/** Wrap anything thrown into a ServiceError without leaking internals of unexpected errors. */
+export function toServiceError(err: unknown): ServiceError {
+  if (err instanceof ServiceError) return err;
+  return new ServiceError("INTERNAL_ERROR", "unexpected server error");
+}
+
+/** Build an HTTP Response (JSON) for an error. */
+export function errorResponse(
+  err: ServiceError,
+  extraHeaders: Record<string, string> = {},
+): Response {
+  const headers: Record<string, string> = { "content-type": "application/json", ...extraHeaders };
+  if (err.retryAfterS !== undefined) headers["retry-after"] = String(err.retryAfterS);
+  return new Response(JSON.stringify(err.toBody()), { status: err.status, headers });
+}

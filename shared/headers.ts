@@ -1,0 +1,21 @@
+/** HTTP header names used on the wire (lower-case; HTTP headers are case-insensitive). */
+export const Headers = {
+  totalTime: "X-Total-Time",
+  queueTime: "X-Queue-Time",
+  tokenizationTime: "X-Tokenization-Time",
+  inferenceTime: "X-Inference-Time",
+  postprocessingTime: "X-Postprocessing-Time",
+  traceId: "X-Trace-ID",
+  serverVersion: "X-SVC-Server-Version",
+  machineProfile: "X-SVC-MACHINE-PROFILE",
+  /** Spelling used by the SIE client libraries; accepted as an alias. */
+  machineProfileAlias: "X-SIE-MACHINE-PROFILE",
+  retryAfter: "Retry-After",
+} as const;
+
+/** Media types the codec negotiates. */
+export const MediaTypes = {
+  msgpack: "application/msgpack",
+  msgpackAlt: "application/x-msgpack",
+  json: "application/json",
+} as const;

@@ -1,0 +1,89 @@
+/**
+ * The family (adapter) interface. Adapters run inside an inference thread (a Web Worker):
+ * they tokenise, build tensors, run the ONNX session and post-process. The registry and the
+ * batcher never know which family they drive.
+ */
+import type { ModelConfig } from "../../shared/catalog/schema.ts";
+
+/** Which API operation a batch serves. */
+export type Op = "encode" | "score" | "extract";
+
+/** Embedding outputs an encode batch can ask for. */
+export type EncodeOutput = "dense" | "sparse" | "multivector";
+
+/** One unit of work (one input item, or one query/document pair for score). Structured-clone safe. */
+export interface WorkItem {
+  text?: string;
+  /** Token ids given directly (OpenAI-style input); bypasses the tokenizer. */
+  tokenIds?: number[];
+  images?: { data: Uint8Array; format: string }[];
+  /** Score only: the query paired with `text`. */
+  query?: string;
+}
+
+/** Parameters shared by every item of a batch; items are only batched with equal params. */
+export interface WorkParams {
+  op: Op;
+  outputTypes: EncodeOutput[];
+  /** Text put before every input (instruction or catalog query/document prompt). */
+  prefix?: string;
+  /** `query` or `document`: ColBERT markers and query padding depend on it. */
+  inputType?: "query" | "document";
+  /** Extract: entity labels. */
+  labels?: string[];
+  /** Extract: score threshold. */
+  threshold?: number;
+  /** Remaining runtime options (profile options merged under request options). */
+  options: Record<string, unknown>;
+}
+
+/** An item after tokenisation, before tensors: `length` is its token count (drives sub-batching). */
+export interface PreparedItem {
+  /** Position of the item in the batch it came from. */
+  index: number;
+  /** Number of tokens the model will see (after truncation, with special tokens). */
+  length: number;
+}
+
+/** Post-processed result for one item. Typed arrays are transferred to the main thread. */
+export interface ItemOutput {
+  dense?: Float32Array;
+  sparse?: { indices: Int32Array; values: Float32Array; dims: number };
+  multivector?: { values: Float32Array; numTokens: number; tokenDims: number };
+  score?: number;
+  entities?: { text: string; label: string; score: number; start: number; end: number }[];
+  classifications?: { label: string; score: number }[];
+  /** Tokens the model processed for this item (usage, metrics). */
+  tokens: number;
+}
+
+/** A loaded model: one per inference thread. */
+export interface ModelAdapter<P extends PreparedItem = PreparedItem> {
+  /** Tokenise one item (with truncation to the model's max length). */
+  prepare(item: WorkItem, index: number, params: WorkParams): P;
+  /** Build tensors for a group of prepared items, run the session, post-process. */
+  run(group: P[], params: WorkParams): Promise<RunResult>;
+  /** Release the ONNX sessions. */
+  dispose(): Promise<void>;
+}
+
+/** Outputs of one `run` with its phase timings (ms). */
+export interface RunResult {
+  outputs: ItemOutput[];
+  inferenceMs: number;
+  postprocessingMs: number;
+}
+
+/** What a family factory receives to build its adapter. */
+export interface AdapterContext {
+  config: ModelConfig;
+  /** Local absolute paths of the model's files, by role (see ModelConfig.files). */
+  files: Record<string, string>;
+  /** ONNX execution providers to try, in order (e.g. ["cuda", "cpu"]). */
+  executionProviders: string[];
+  /** Intra-op threads for ONNX Runtime (0 = runtime default). */
+  intraOpThreads: number;
+}
+
+/** Builds a family's adapter. */
+export type AdapterFactory = (ctx: AdapterContext) => Promise<ModelAdapter>;

@@ -1,0 +1,30 @@
+/** Interfaces of weight fetching: where a model's files come from. */
+
+/** One file of one repository at one revision. */
+export interface WeightFileRef {
+  repo: string;
+  revision: string;
+  path: string;
+}
+
+/** A place weights can come from: local cache, cluster cache, model hub. */
+export interface WeightSource {
+  /** Short name for logs and errors: `local-cache`, `cluster-cache`, `hub`. */
+  readonly name: string;
+  /**
+   * Copy the file to `dest` atomically (temp file then rename). Returns false when this source
+   * does not have the file; throws a ServiceError-compatible error on access problems.
+   */
+  fetchTo(ref: WeightFileRef, dest: string, signal?: AbortSignal): Promise<boolean>;
+}
+
+/** Resolves all files of a model to local paths, fetching what is missing. */
+export interface WeightStore {
+  /** Local absolute paths by role; concurrent calls for the same file share one download. */
+  ensureFiles(
+    repo: string,
+    revision: string,
+    files: Record<string, string>,
+    opts?: { gated?: boolean; modelId?: string; signal?: AbortSignal },
+  ): Promise<Record<string, string>>;
+}
