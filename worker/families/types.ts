@@ -43,6 +43,8 @@ export interface PreparedItem {
   index: number;
   /** Number of tokens the model will see (after truncation, with special tokens). */
   length: number;
+  /** Set when the item cannot be run; it is answered with this error and skipped. */
+  error?: { code: "INVALID_INPUT" | "INFERENCE_ERROR"; message: string };
 }
 
 /** Post-processed result for one item. Typed arrays are transferred to the main thread. */
@@ -55,6 +57,8 @@ export interface ItemOutput {
   classifications?: { label: string; score: number }[];
   /** Tokens the model processed for this item (usage, metrics). */
   tokens: number;
+  /** Set when this item alone was rejected (e.g. token ids outside the vocabulary). */
+  error?: { code: "INVALID_INPUT" | "INFERENCE_ERROR"; message: string };
 }
 
 /** A loaded model: one per inference thread. */

@@ -5,6 +5,23 @@ export interface WeightFileRef {
   repo: string;
   revision: string;
   path: string;
+  /** Catalog model id for error messages (defaults to `repo`). */
+  modelId?: string;
+  /** The catalog marks the repository as gated (licence to accept): sharpens error messages. */
+  gated?: boolean;
+}
+
+/** One file made available by the store; emitted once per file and call site, for logs. */
+export interface WeightFetchEvent {
+  modelId: string;
+  repo: string;
+  revision: string;
+  path: string;
+  /** Where the file came from: `local-cache` (already there) or the source's `name`. */
+  source: string;
+  /** Bytes transferred into the local cache (0 for a local-cache hit). */
+  bytes: number;
+  durationMs: number;
 }
 
 /** A place weights can come from: local cache, cluster cache, model hub. */

@@ -1,0 +1,30 @@
+/**
+ * Our own ONNX writer: build small inference graphs in TypeScript and save them as `.onnx` files
+ * (opset 17, IR version 8), without Python or the onnx package.
+ *
+ * ```ts
+ * import { GraphBuilder, maskedMean } from "../infra/onnx/mod.ts";
+ * const g = new GraphBuilder("static");
+ * const ids = g.input("input_ids", "int64", ["batch", "seq"]);
+ * const mask = g.input("attention_mask", "int64", ["batch", "seq"]);
+ * const table = g.initializer("embeddings", vectors, [vocab, dim]); // Float32Array
+ * const tokens = g.op("Gather", [table, ids]); // [batch, seq, dim]
+ * maskedMean(g, tokens, mask, "sentence_embedding");
+ * g.output("sentence_embedding", "float32", ["batch", dim]);
+ * await Deno.writeFile("model.onnx", g.toBytes());
+ * ```
+ *
+ * Opset-17 reminders: ReduceMean/ReduceMax/ReduceL2 take `axes` as an attribute; ReduceSum,
+ * Unsqueeze, Squeeze and Slice take them as an int64 input (use `g.constInt64`).
+ */
+export {
+  type Attrs,
+  type AttrValue,
+  type ElemType,
+  GraphBuilder,
+  type ModelOptions,
+  type TensorData,
+} from "./builder.ts";
+export { gelu, l2Normalize, layerNorm, linear, maskedMean } from "./blocks.ts";
+export { DataType, type DataTypeCode, type Dim, encodeModel, type ModelMsg } from "./proto.ts";
+export { ProtoWriter } from "./protobuf.ts";

@@ -1,0 +1,303 @@
+/** The router's Hono app: probes, fleet socket, metrics, and the proxied API. */
+import { Hono } from "hono";
+import type { Context } from "hono";
+import { errorResponse, ServiceError, toServiceError } from "../shared/errors.ts";
+import { FLEET_PATH } from "../shared/fleet/protocol.ts";
+import { Headers as H } from "../shared/headers.ts";
+import { VERSION } from "../shared/version.ts";
+import { bearerToken, type SecretSet } from "./auth.ts";
+import { readBodyLimited } from "./body.ts";
+import type { RouterConfig } from "./config.ts";
+import type { WorkerDirectory } from "./directory/types.ts";
+import type { FleetHub } from "./fleet/hub.ts";
+import { buildHealth } from "./health.ts";
+import type { Logger } from "./log.ts";
+import type { RouterMetrics } from "./metrics.ts";
+import { getModel, listModels } from "./models.ts";
+import type { LoadTracker } from "./pools/load.ts";
+import { bundleOf, decodeModelName, machineProfileOf } from "./pools/resolve.ts";
+import { poolHasCapacity } from "./pools/selection.ts";
+import type { DemandTracker } from "./provisioning.ts";
+import { forward, type ProxyDeps } from "./proxy.ts";
+
+/** Everything the app needs; built by server.ts (or a test). */
+export interface RouterDeps {
+  config: RouterConfig;
+  directory: WorkerDirectory;
+  hub: FleetHub;
+  apiKeys: SecretSet;
+  metrics: RouterMetrics;
+  demand: DemandTracker;
+  load: LoadTracker;
+  log: Logger;
+  routerId: string;
+  /** Outbound fetch (tests may inject); defaults to the global fetch. */
+  fetch?: typeof fetch;
+}
+
+/** Per-request values set by handlers and read by the metrics middleware. */
+type AppEnv = {
+  Bindings: { remoteAddr?: Deno.NetAddr };
+  Variables: { profile: string; worker: string };
+};
+
+/** How often a waiting /v1/embeddings request looks for capacity again. */
+const CAPACITY_POLL_MS = 200;
+
+/** Operations routed by the model in their path. */
+const MODEL_OPS = ["encode", "score", "extract"] as const;
+
+/** Metric/log label of a path (bounded set, whatever the client sends). */
+export function endpointOf(path: string): string {
+  if (path.startsWith("/v1/encode/")) return "encode";
+  if (path.startsWith("/v1/score/")) return "score";
+  if (path.startsWith("/v1/extract/")) return "extract";
+  if (path === "/v1/embeddings") return "embeddings";
+  if (path === "/v1/models") return "models";
+  if (path.startsWith("/v1/models/")) return "model";
+  if (path === "/healthz" || path === "/readyz" || path === "/health") return path.slice(1);
+  if (path === "/metrics") return "metrics";
+  return "other";
+}
+
+/** Build the router app. */
+export function createRouterApp(deps: RouterDeps): Hono<AppEnv> {
+  const { config, directory, metrics, demand, log } = deps;
+  const app = new Hono<AppEnv>();
+  const proxyDeps: ProxyDeps = {
+    directory,
+    load: deps.load,
+    metrics,
+    log,
+    upstreamTimeoutMs: config.upstreamTimeoutMs,
+    spillLoad: config.affinitySpillLoad,
+    fetch: deps.fetch,
+  };
+
+  metrics.registry.onCollect(() => {
+    const workers = directory.snapshot();
+    metrics.workers.reset();
+    const counts = new Map<string, { labels: string[]; n: number }>();
+    for (const w of workers) {
+      const labels = [w.pool, w.machine_profile, w.bundle, w.draining ? "draining" : "serving"];
+      const key = labels.join("\u0000");
+      const e = counts.get(key) ?? { labels, n: 0 };
+      e.n++;
+      counts.set(key, e);
+    }
+    for (const e of counts.values()) metrics.workers.set(e.labels, e.n);
+    metrics.pendingDemand.reset();
+    for (const d of demand.pending()) {
+      if (poolHasCapacity(workers, d.machine_profile, d.bundle)) {
+        demand.satisfied(d.machine_profile, d.bundle);
+      } else metrics.pendingDemand.set([d.machine_profile, d.bundle], d.pending);
+    }
+  });
+
+  // The fleet socket comes before the middleware: its 101 response must stay untouched, and it
+  // is authenticated with the worker token, not with client API keys.
+  app.get(FLEET_PATH, (c) => deps.hub.handleUpgrade(c.req.raw, addrOf(c)));
+
+  app.use("*", async (c, next) => {
+    const start = performance.now();
+    await next();
+    c.res.headers.set(H.serverVersion, VERSION);
+    const path = c.req.path;
+    const endpoint = endpointOf(path);
+    const status = c.res.status;
+    const seconds = (performance.now() - start) / 1000;
+    metrics.requests.inc([endpoint, String(status), c.get("profile") ?? "none"]);
+    metrics.duration.observe([endpoint], seconds);
+    const probe = endpoint === "healthz" || endpoint === "readyz" || endpoint === "metrics";
+    log(probe ? "debug" : "info", "request", {
+      method: c.req.method,
+      path,
+      status,
+      ms: Math.round(seconds * 100_000) / 100,
+      machine_profile: c.get("profile"),
+      worker_id: c.get("worker"),
+      trace_id: c.res.headers.get(H.traceId) ?? undefined,
+    });
+  });
+
+  app.onError((err, c) => {
+    const se = toServiceError(err);
+    if (!(err instanceof ServiceError)) {
+      log("error", "unhandled router error", { path: c.req.path, error: String(err) });
+    }
+    return errorResponse(se);
+  });
+  app.notFound((c) =>
+    errorResponse(new ServiceError("NOT_FOUND", `no route for ${c.req.method} ${c.req.path}`))
+  );
+
+  // Probes stay open even when API keys are configured.
+  app.get("/healthz", (c) => c.json({ status: "ok" }));
+  app.get("/readyz", (c) => {
+    const healthy = directory.snapshot().filter((w) => !w.draining).length;
+    return c.json({ status: "ready", healthy_workers: healthy });
+  });
+  app.get("/health", async (c) => {
+    await directory.refresh();
+    return c.json(buildHealth({
+      workers: directory.snapshot(),
+      demand: demand.pending(),
+      routerId: deps.routerId,
+      directory: directory.kind,
+      now: Date.now(),
+    }));
+  });
+  app.get("/metrics", (c) => {
+    return c.body(metrics.registry.render(), 200, {
+      "content-type": "text/plain; version=0.0.4; charset=utf-8",
+    });
+  });
+
+  app.use("/v1/*", async (c, next) => {
+    if (deps.apiKeys.empty) return await next();
+    const key = bearerToken(c.req.header("authorization"));
+    if (!(await deps.apiKeys.matches(key))) {
+      throw new ServiceError("UNAUTHORIZED", "a valid API key is required (Authorization: Bearer)");
+    }
+    await next();
+  });
+
+  for (const op of MODEL_OPS) {
+    app.post(`/v1/${op}/*`, (c) => modelOperation(c, op));
+  }
+
+  /** encode/score/extract: pool from the header, bundle from the path's model; 202 without capacity. */
+  async function modelOperation(c: Context<AppEnv>, op: string): Promise<Response> {
+    const profile = machineProfileOf(c.req.raw.headers, config);
+    c.set("profile", profile);
+    const rawPath = new URL(c.req.url).pathname;
+    const model = decodeModelName(rawPath.slice(`/v1/${op}/`.length));
+    if (model === "") throw new ServiceError("INVALID_INPUT", "model name missing from the path");
+    const bundle = bundleOf(model, directory);
+    if (bundle === undefined) {
+      throw new ServiceError("MODEL_NOT_FOUND", `model "${model}" is not in the catalog`);
+    }
+    const body = await readBodyLimited(c.req.raw, config.maxBodyBytes);
+    const r = await forward(c.req.raw, body, { pool: profile, bundle, model }, proxyDeps);
+    if (r.kind === "response") {
+      c.set("worker", r.worker.id);
+      demand.satisfied(profile, bundle);
+      return r.response;
+    }
+    if (r.kind === "not_served") throw notServed(model, profile, bundle);
+    return provisioning(profile, bundle, model);
+  }
+
+  /** 202 with Retry-After and the demand recorded. */
+  function provisioning(profile: string, bundle: string, model: string): Response {
+    const entry = demand.record(profile, bundle, model);
+    const retry = config.provisionRetryAfterS;
+    const body = {
+      status: "provisioning",
+      machine_profile: profile,
+      bundle,
+      model,
+      retry_after_s: retry,
+      pending: entry.pending,
+      message:
+        `no worker of pool "${profile}" serves bundle "${bundle}" yet; capacity has been requested, retry after ${retry} s`,
+    };
+    return new Response(JSON.stringify(body), {
+      status: 202,
+      headers: { "content-type": "application/json", [H.retryAfter]: String(retry) },
+    });
+  }
+
+  /** OpenAI-compatible embeddings: never 202 (clients take any 2xx as success); waits, then 503. */
+  app.post("/v1/embeddings", async (c) => {
+    const profile = machineProfileOf(c.req.raw.headers, config);
+    c.set("profile", profile);
+    const body = await readBodyLimited(c.req.raw, config.maxBodyBytes);
+    const model = modelOfEmbeddingsBody(body);
+    const bundle = bundleOf(model, directory);
+    if (bundle === undefined) {
+      throw new ServiceError("MODEL_NOT_FOUND", `model "${model}" is not in the catalog`);
+    }
+    const deadline = Date.now() + config.embeddingsWaitMs;
+    let recorded = false;
+    while (true) {
+      const r = await forward(c.req.raw, body, { pool: profile, bundle, model }, proxyDeps);
+      if (r.kind === "response") {
+        c.set("worker", r.worker.id);
+        demand.satisfied(profile, bundle);
+        return r.response;
+      }
+      if (r.kind === "not_served") throw notServed(model, profile, bundle);
+      if (!recorded) {
+        demand.record(profile, bundle, model);
+        recorded = true;
+      }
+      if (Date.now() >= deadline || c.req.raw.signal.aborted) {
+        throw new ServiceError(
+          "NO_CAPACITY",
+          `no worker of pool "${profile}" serves bundle "${bundle}" yet; capacity has been requested`,
+          { retryAfterS: config.provisionRetryAfterS },
+        );
+      }
+      await sleep(Math.min(CAPACITY_POLL_MS, Math.max(1, deadline - Date.now())));
+    }
+  });
+
+  app.get("/v1/models", async (c) => {
+    const workers = scopedWorkers(c);
+    return c.json({ models: await listModels(workers, log, deps.fetch) });
+  });
+
+  app.get("/v1/models/*", async (c) => {
+    const rawPath = new URL(c.req.url).pathname;
+    const model = decodeModelName(rawPath.slice("/v1/models/".length));
+    const info = await getModel(scopedWorkers(c), model, log, deps.fetch);
+    if (!info) throw new ServiceError("MODEL_NOT_FOUND", `model "${model}" is not in the catalog`);
+    return c.json(info);
+  });
+
+  /** Live workers, restricted to the pool the client named (if it named one). */
+  function scopedWorkers(c: Context<AppEnv>) {
+    const named = c.req.header(H.machineProfile) ?? c.req.header(H.machineProfileAlias);
+    const all = directory.snapshot();
+    if (!named) return all;
+    const profile = machineProfileOf(c.req.raw.headers, config);
+    c.set("profile", profile);
+    return all.filter((w) => w.pool === profile);
+  }
+
+  return app;
+}
+
+/** 404 for a model its pool does not offer (filtered out on those workers). */
+function notServed(model: string, profile: string, bundle: string): ServiceError {
+  return new ServiceError(
+    "MODEL_NOT_FOUND",
+    `model "${model}" is not served by the workers of pool "${profile}" (bundle "${bundle}")`,
+  );
+}
+
+/** The `model` field of an embeddings request body (JSON). */
+function modelOfEmbeddingsBody(body: Uint8Array): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder().decode(body));
+  } catch {
+    throw new ServiceError("INVALID_INPUT", "request body must be JSON");
+  }
+  const model = (parsed as { model?: unknown } | null)?.model;
+  if (typeof model !== "string" || model === "") {
+    throw new ServiceError("INVALID_INPUT", "field 'model' (string) is required");
+  }
+  return model;
+}
+
+/** Remote address for logs, when the server passes it. */
+function addrOf(c: Context<AppEnv>): string | undefined {
+  const a = c.env?.remoteAddr;
+  return a ? `${a.hostname}:${a.port}` : undefined;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

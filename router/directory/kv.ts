@@ -1,0 +1,170 @@
+/**
+ * Worker directory in Deno KV: for many router isolates (Deno Deploy) that each hold some of the
+ * workers' sockets. Every isolate writes the records of its own sockets and reads everyone's.
+ * Requests are routed from a local cache refreshed in the background, because a storage round
+ * trip per request would cost more than the router's whole latency budget.
+ */
+import { isFresh, type WorkerDirectory, type WorkerRecord } from "./types.ts";
+import type { Logger } from "../log.ts";
+
+/** Options of the KV directory. */
+export interface KvDirectoryOptions {
+  kv: Deno.Kv;
+  /** First key part, so several fleets can share one database. */
+  prefix: string;
+  staleMs: number;
+  refreshMs: number;
+  log: Logger;
+  now?: () => number;
+}
+
+/** Learned model → bundle pairs are kept this long after the last registration that named them. */
+const BUNDLE_TTL_MS = 7 * 24 * 3600 * 1000;
+/** Deno KV caps mutations per atomic operation; stay well under every version's limit. */
+const ATOMIC_BATCH = 10;
+/** Removed connections are remembered this long so an in-flight refresh cannot resurrect them. */
+const TOMBSTONE_MS = 10_000;
+/** Bundles change rarely: re-read them once every this many refreshes. */
+const BUNDLE_REFRESH_EVERY = 10;
+
+/** Deno KV-backed directory with a background-refreshed cache. */
+export class KvWorkerDirectory implements WorkerDirectory {
+  readonly kind = "kv" as const;
+  readonly #kv: Deno.Kv;
+  readonly #prefix: string;
+  readonly #staleMs: number;
+  readonly #log: Logger;
+  readonly #now: () => number;
+  readonly #cache = new Map<string, WorkerRecord>();
+  readonly #storedBundles = new Map<string, string>();
+  readonly #tombstones = new Map<string, number>();
+  readonly #timer: ReturnType<typeof setInterval>;
+  /** Merged view for learnedBundles(), rebuilt only after a change (it is read per request). */
+  #bundleView: Map<string, string> | null = null;
+  #refreshes = 0;
+  #refreshing: Promise<void> | null = null;
+  #closed = false;
+
+  constructor(opts: KvDirectoryOptions) {
+    this.#kv = opts.kv;
+    this.#prefix = opts.prefix;
+    this.#staleMs = opts.staleMs;
+    this.#log = opts.log;
+    this.#now = opts.now ?? Date.now;
+    this.#timer = setInterval(() => {
+      this.refresh().catch((err) =>
+        this.#log("warn", "kv directory refresh failed", { error: String(err) })
+      );
+    }, opts.refreshMs);
+  }
+
+  #workerKey(id: string): Deno.KvKey {
+    return [this.#prefix, "workers", id];
+  }
+
+  /**
+   * Write a record unless a newer connection of the same worker owns the key (a reconnect that
+   * landed on another isolate wins over late writes from the old one).
+   */
+  async put(record: WorkerRecord): Promise<void> {
+    const key = this.#workerKey(record.id);
+    const cur = await this.#kv.get<WorkerRecord>(key);
+    if (
+      cur.value && cur.value.conn_id !== record.conn_id &&
+      cur.value.registered_at > record.registered_at
+    ) {
+      return;
+    }
+    // The expiry only collects records of isolates that died without cleaning up; freshness
+    // (last_seen) is what keeps a silent worker out of routing.
+    const res = await this.#kv.atomic().check(cur).set(key, record, {
+      expireIn: this.#staleMs * 10,
+    }).commit();
+    if (!res.ok) return; // a concurrent writer won; its record is at least as new
+    this.#cache.set(record.id, record);
+    this.#bundleView = null;
+    await this.#storeBundles(record);
+  }
+
+  /** Persist model → bundle pairs not yet stored, so 404-vs-202 survives scale to zero. */
+  async #storeBundles(record: WorkerRecord): Promise<void> {
+    const fresh = record.models.filter((m) => this.#storedBundles.get(m.name) !== m.bundle);
+    for (let i = 0; i < fresh.length; i += ATOMIC_BATCH) {
+      const op = this.#kv.atomic();
+      for (const m of fresh.slice(i, i + ATOMIC_BATCH)) {
+        op.set([this.#prefix, "bundles", m.name], m.bundle, { expireIn: BUNDLE_TTL_MS });
+      }
+      await op.commit();
+    }
+    for (const m of fresh) this.#storedBundles.set(m.name, m.bundle);
+    if (fresh.length) this.#bundleView = null;
+  }
+
+  /** Delete the record when `connId` still owns it (checked atomically). */
+  async remove(id: string, connId: string): Promise<boolean> {
+    this.#tombstones.set(connId, this.#now() + TOMBSTONE_MS);
+    if (this.#cache.get(id)?.conn_id === connId) this.#cache.delete(id);
+    const key = this.#workerKey(id);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const cur = await this.#kv.get<WorkerRecord>(key);
+      if (!cur.value || cur.value.conn_id !== connId) return false;
+      const res = await this.#kv.atomic().check(cur).delete(key).commit();
+      if (res.ok) return true;
+    }
+    return false;
+  }
+
+  /** Cached live records, stale and removed ones left out. */
+  snapshot(): readonly WorkerRecord[] {
+    const now = this.#now();
+    const out: WorkerRecord[] = [];
+    for (const r of this.#cache.values()) {
+      if (isFresh(r, now, this.#staleMs) && !this.#tombstones.has(r.conn_id)) out.push(r);
+    }
+    return out;
+  }
+
+  /** Re-read all worker records (and now and then the learned bundles) from KV. */
+  refresh(): Promise<void> {
+    // Coalesce: a refresh already running answers everyone who asks meanwhile.
+    this.#refreshing ??= this.#doRefresh().finally(() => {
+      this.#refreshing = null;
+    });
+    return this.#refreshing;
+  }
+
+  async #doRefresh(): Promise<void> {
+    if (this.#closed) return;
+    const now = this.#now();
+    for (const [conn, until] of this.#tombstones) if (until < now) this.#tombstones.delete(conn);
+    const next = new Map<string, WorkerRecord>();
+    for await (const e of this.#kv.list<WorkerRecord>({ prefix: [this.#prefix, "workers"] })) {
+      if (!this.#tombstones.has(e.value.conn_id)) next.set(e.value.id, e.value);
+    }
+    this.#cache.clear();
+    for (const [id, r] of next) this.#cache.set(id, r);
+    this.#bundleView = null;
+    if (this.#refreshes++ % BUNDLE_REFRESH_EVERY === 0) {
+      for await (const e of this.#kv.list<string>({ prefix: [this.#prefix, "bundles"] })) {
+        const name = e.key[2];
+        if (typeof name === "string") this.#storedBundles.set(name, e.value);
+      }
+    }
+  }
+
+  /** Stored pairs plus those of the workers currently cached. */
+  learnedBundles(): ReadonlyMap<string, string> {
+    if (this.#bundleView) return this.#bundleView;
+    const out = new Map(this.#storedBundles);
+    for (const r of this.#cache.values()) for (const m of r.models) out.set(m.name, m.bundle);
+    this.#bundleView = out;
+    return out;
+  }
+
+  /** Stop refreshing; the caller owns (and closes) the Deno.Kv handle. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearInterval(this.#timer);
+    await this.#refreshing;
+  }
+}

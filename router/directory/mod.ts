@@ -1,0 +1,40 @@
+/** Build the configured worker directory (memory, or Deno KV for many isolates). */
+import type { RouterConfig } from "../config.ts";
+import type { Logger } from "../log.ts";
+import { KvWorkerDirectory } from "./kv.ts";
+import { MemoryWorkerDirectory } from "./memory.ts";
+import type { WorkerDirectory } from "./types.ts";
+
+export type { WorkerDirectory, WorkerModel, WorkerRecord } from "./types.ts";
+export { KvWorkerDirectory } from "./kv.ts";
+export { MemoryWorkerDirectory } from "./memory.ts";
+
+/** A directory plus the cleanup that releases what it opened. */
+export interface OpenedDirectory {
+  directory: WorkerDirectory;
+  close(): Promise<void>;
+}
+
+/** Open the directory the config asks for; KV opens `SVC_KV_PATH` or the platform default. */
+export async function openDirectory(config: RouterConfig, log: Logger): Promise<OpenedDirectory> {
+  if (config.directory === "memory") {
+    const directory = new MemoryWorkerDirectory({ staleMs: config.workerStaleMs });
+    return { directory, close: () => directory.close() };
+  }
+  const kv = await Deno.openKv(config.kvPath);
+  const directory = new KvWorkerDirectory({
+    kv,
+    prefix: config.kvPrefix,
+    staleMs: config.workerStaleMs,
+    refreshMs: config.kvRefreshMs,
+    log,
+  });
+  await directory.refresh();
+  return {
+    directory,
+    close: async () => {
+      await directory.close();
+      kv.close();
+    },
+  };
+}

@@ -1,0 +1,146 @@
+/** The router's `/health` document: the fleet at a glance, per worker and per model. */
+import { VERSION } from "../shared/version.ts";
+import type { WorkerRecord } from "./directory/types.ts";
+import type { DemandEntry } from "./provisioning.ts";
+
+/** One worker as /health shows it. */
+export interface WorkerHealth {
+  id: string;
+  url: string;
+  machine_profile: string;
+  pool: string;
+  bundle: string;
+  version: string;
+  state: "serving" | "draining";
+  gpu_count: number;
+  gpu_types: string[];
+  queue_depth: number;
+  in_flight: number;
+  memory_used_bytes: number;
+  memory_total_bytes: number;
+  loaded_models: string[];
+  /** Models in a state other than `available` (loading, loaded, unloading, failed). */
+  models: { name: string; state: string; queue_depth: number }[];
+  registered_at: string;
+  last_seen_ms_ago: number;
+}
+
+/** One model across the fleet. */
+export interface ModelHealth {
+  name: string;
+  bundle: string;
+  workers: number;
+  loaded_on: number;
+  loading_on: number;
+  queue_depth: number;
+}
+
+/** One (pool, bundle) pair. */
+export interface PoolHealth {
+  pool: string;
+  bundle: string;
+  workers: number;
+  serving: number;
+}
+
+/** The whole /health body. */
+export interface HealthBody {
+  status: "healthy" | "degraded";
+  version: string;
+  router_id: string;
+  directory: string;
+  worker_count: number;
+  healthy_workers: number;
+  gpu_count: number;
+  loaded_models: string[];
+  gpu_types: string[];
+  pools: PoolHealth[];
+  workers: WorkerHealth[];
+  models: ModelHealth[];
+  pending_demand: DemandEntry[];
+}
+
+/**
+ * Build the /health body. `healthy` means at least one worker serves and none is draining;
+ * otherwise `degraded` (no capacity, or a pool in the middle of a shutdown).
+ */
+export function buildHealth(opts: {
+  workers: readonly WorkerRecord[];
+  demand: DemandEntry[];
+  routerId: string;
+  directory: string;
+  now: number;
+}): HealthBody {
+  const workers = [...opts.workers].sort((a, b) => a.id.localeCompare(b.id));
+  const models = new Map<string, ModelHealth>();
+  const pools = new Map<string, PoolHealth>();
+  const loaded = new Set<string>();
+  const gpuTypes = new Set<string>();
+  let gpuCount = 0;
+  let serving = 0;
+  for (const w of workers) {
+    gpuCount += w.gpu_count;
+    gpuTypes.add(w.machine_profile);
+    if (!w.draining) serving++;
+    const pk = `${w.pool}\u0000${w.bundle}`;
+    const p = pools.get(pk) ?? { pool: w.pool, bundle: w.bundle, workers: 0, serving: 0 };
+    p.workers++;
+    if (!w.draining) p.serving++;
+    pools.set(pk, p);
+    for (const m of w.models) {
+      const mh = models.get(m.name) ??
+        { name: m.name, bundle: m.bundle, workers: 0, loaded_on: 0, loading_on: 0, queue_depth: 0 };
+      mh.workers++;
+      if (m.state === "loaded") {
+        mh.loaded_on++;
+        loaded.add(m.name);
+      }
+      if (m.state === "loading") mh.loading_on++;
+      mh.queue_depth += m.queue_depth;
+      models.set(m.name, mh);
+    }
+  }
+  return {
+    status: serving > 0 && serving === workers.length ? "healthy" : "degraded",
+    version: VERSION,
+    router_id: opts.routerId,
+    directory: opts.directory,
+    worker_count: workers.length,
+    healthy_workers: serving,
+    gpu_count: gpuCount,
+    loaded_models: [...loaded].sort(),
+    gpu_types: [...gpuTypes].sort(),
+    pools: [...pools.values()].sort((a, b) =>
+      a.pool.localeCompare(b.pool) || a.bundle.localeCompare(b.bundle)
+    ),
+    workers: workers.map((w) => workerHealth(w, opts.now)),
+    models: [...models.values()].sort((a, b) => a.name.localeCompare(b.name)),
+    pending_demand: opts.demand,
+  };
+}
+
+function workerHealth(w: WorkerRecord, now: number): WorkerHealth {
+  return {
+    id: w.id,
+    url: w.url,
+    machine_profile: w.machine_profile,
+    pool: w.pool,
+    bundle: w.bundle,
+    version: w.version,
+    state: w.draining ? "draining" : "serving",
+    gpu_count: w.gpu_count,
+    gpu_types: w.gpu_types,
+    queue_depth: w.queue_depth,
+    in_flight: w.in_flight,
+    memory_used_bytes: w.memory_used_bytes,
+    memory_total_bytes: w.memory_total_bytes,
+    loaded_models: w.models.filter((m) => m.state === "loaded").map((m) => m.name),
+    models: w.models.filter((m) => m.state !== "available").map((m) => ({
+      name: m.name,
+      state: m.state,
+      queue_depth: m.queue_depth,
+    })),
+    registered_at: new Date(w.registered_at).toISOString(),
+    last_seen_ms_ago: Math.max(0, now - w.last_seen),
+  };
+}

@@ -1,0 +1,133 @@
+/** The router's metrics: names, labels and buckets in one place. */
+import { VERSION } from "../shared/version.ts";
+import { Counter, Gauge, Histogram, Registry } from "./metrics_registry.ts";
+
+/** Latency buckets (seconds): sub-millisecond router overhead up to multi-minute model loads. */
+const LATENCY_BUCKETS = [
+  0.001,
+  0.0025,
+  0.005,
+  0.01,
+  0.025,
+  0.05,
+  0.1,
+  0.25,
+  0.5,
+  1,
+  2.5,
+  5,
+  10,
+  30,
+  60,
+  120,
+];
+
+/** Every metric the router exposes on /metrics. */
+export interface RouterMetrics {
+  registry: Registry;
+  /** labels: endpoint, status, machine_profile */
+  requests: Counter;
+  /** labels: endpoint */
+  duration: Histogram;
+  /** labels: worker_id, pool, bundle, affinity (loaded | loading | none) */
+  upstream: Counter;
+  /** labels: worker_id, kind (unreachable | timeout | draining) */
+  upstreamErrors: Counter;
+  /** labels: reason */
+  retries: Counter;
+  /** labels: machine_profile, bundle */
+  provisioning: Counter;
+  /** labels: machine_profile, bundle; filled by a collector */
+  pendingDemand: Gauge;
+  /** labels: pool, machine_profile, bundle, state (serving | draining); filled by a collector */
+  workers: Gauge;
+  /** labels: result (registered | unauthorized | invalid | protocol_mismatch | timeout) */
+  connections: Counter;
+  /** labels: result (ok | error) */
+  webhook: Counter;
+}
+
+/** Create the router's metrics in a fresh registry. */
+export function createRouterMetrics(): RouterMetrics {
+  const registry = new Registry();
+  const started = Date.now();
+  const info = registry.register(new Gauge("svc_router_info", "Router release", ["version"]));
+  info.set([VERSION], 1);
+  const uptime = registry.register(
+    new Gauge("svc_router_uptime_seconds", "Seconds since this router process started"),
+  );
+  const heap = registry.register(
+    new Gauge("svc_router_heap_used_bytes", "V8 heap in use by this router process"),
+  );
+  registry.onCollect(() => {
+    uptime.set([], Math.round((Date.now() - started) / 1000));
+    heap.set([], Deno.memoryUsage().heapUsed);
+  });
+  return {
+    registry,
+    requests: registry.register(
+      new Counter("svc_router_requests_total", "Requests answered by the router", [
+        "endpoint",
+        "status",
+        "machine_profile",
+      ]),
+    ),
+    duration: registry.register(
+      new Histogram(
+        "svc_router_request_duration_seconds",
+        "Router request latency, including the worker's time",
+        ["endpoint"],
+        LATENCY_BUCKETS,
+      ),
+    ),
+    upstream: registry.register(
+      new Counter("svc_router_upstream_requests_total", "Requests forwarded to workers", [
+        "worker_id",
+        "pool",
+        "bundle",
+        "affinity",
+      ]),
+    ),
+    upstreamErrors: registry.register(
+      new Counter("svc_router_upstream_errors_total", "Failed forwards to workers", [
+        "worker_id",
+        "kind",
+      ]),
+    ),
+    retries: registry.register(
+      new Counter("svc_router_retries_total", "Requests retried on another worker", ["reason"]),
+    ),
+    provisioning: registry.register(
+      new Counter(
+        "svc_router_provisioning_responses_total",
+        "Requests answered 202 (or waited) because their pool had no serving worker",
+        ["machine_profile", "bundle"],
+      ),
+    ),
+    pendingDemand: registry.register(
+      new Gauge(
+        "svc_router_pending_demand",
+        "Requests for a pool without a serving worker in the demand window (autoscaler signal)",
+        ["machine_profile", "bundle"],
+      ),
+    ),
+    workers: registry.register(
+      new Gauge("svc_router_workers", "Registered workers", [
+        "pool",
+        "machine_profile",
+        "bundle",
+        "state",
+      ]),
+    ),
+    connections: registry.register(
+      new Counter("svc_router_worker_connections_total", "Worker connection attempts", [
+        "result",
+      ]),
+    ),
+    webhook: registry.register(
+      new Counter("svc_router_provision_webhook_total", "Demand notices posted to the webhook", [
+        "result",
+      ]),
+    ),
+  };
+}

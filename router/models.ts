@@ -1,0 +1,139 @@
+/**
+ * `GET /v1/models` and `GET /v1/models/{model}` on the router: the catalog as the live fleet
+ * sees it. One worker per bundle is asked for its list (bounded timeout, in parallel); `loaded`
+ * is true when any worker in scope reports the model loaded. Bundles without a reachable worker
+ * are described from the built-in catalog, so a fleet scaled to zero still lists its models.
+ */
+import { BUILTIN_CATALOG } from "../shared/catalog/mod.ts";
+import type { ModelConfig } from "../shared/catalog/schema.ts";
+import type { WorkerRecord } from "./directory/types.ts";
+import type { Logger } from "./log.ts";
+import { modelsOf } from "./pools/selection.ts";
+
+/** Bound on asking one worker for its catalog. */
+export const CATALOG_FETCH_TIMEOUT_MS = 3000;
+
+/** A model entry as the API returns it (extra fields from workers are kept). */
+export type ModelInfo = Record<string, unknown> & { name: string; loaded: boolean };
+
+/** Describe a catalog config the way a worker would, for bundles with no worker. */
+export function modelInfoFromConfig(config: ModelConfig): ModelInfo {
+  const profiles: Record<string, unknown> = {};
+  for (const [name, p] of Object.entries(config.profiles)) {
+    profiles[name] = {
+      is_default: p.is_default,
+      output_types: p.output_types,
+      output_similarity: p.output_similarity,
+    };
+  }
+  return {
+    name: config.id,
+    inputs: config.inputs,
+    outputs: config.outputs,
+    dims: config.dims,
+    loaded: false,
+    max_sequence_length: config.max_sequence_length,
+    profiles,
+    state: "available",
+    bundle: config.bundle,
+  };
+}
+
+/** Workers in scope that can answer: not draining, one per bundle, least loaded first. */
+function representatives(workers: readonly WorkerRecord[]): Map<string, WorkerRecord> {
+  const out = new Map<string, WorkerRecord>();
+  for (const w of workers) {
+    if (w.draining) continue;
+    const cur = out.get(w.bundle);
+    if (!cur || w.in_flight + w.queue_depth < cur.in_flight + cur.queue_depth) out.set(w.bundle, w);
+  }
+  return out;
+}
+
+/** Fetch a JSON document from a worker with the catalog timeout; undefined on any failure. */
+async function fetchJson(
+  worker: WorkerRecord,
+  path: string,
+  log: Logger,
+  doFetch: typeof fetch,
+): Promise<{ status: number; body: unknown } | undefined> {
+  try {
+    const res = await doFetch(worker.url + path, {
+      headers: { accept: "application/json" },
+      signal: AbortSignal.timeout(CATALOG_FETCH_TIMEOUT_MS),
+    });
+    const body = await res.json().catch(() => undefined);
+    return { status: res.status, body };
+  } catch (err) {
+    log("warn", "worker catalog unavailable", { worker_id: worker.id, error: (err as Error).name });
+    return undefined;
+  }
+}
+
+/** True when any worker in scope has `model` loaded. */
+function loadedAnywhere(workers: readonly WorkerRecord[], model: string): boolean {
+  return workers.some((w) => modelsOf(w).get(model)?.state === "loaded");
+}
+
+/** The merged model list over `workers` (already scoped to a pool when the client named one). */
+export async function listModels(
+  workers: readonly WorkerRecord[],
+  log: Logger,
+  doFetch: typeof fetch = fetch,
+): Promise<ModelInfo[]> {
+  const reps = representatives(workers);
+  const answered = new Set<string>();
+  const merged = new Map<string, ModelInfo>();
+  await Promise.all([...reps].map(async ([bundle, w]) => {
+    const r = await fetchJson(w, "/v1/models", log, doFetch);
+    const list = (r?.body as { models?: unknown } | undefined)?.models;
+    if (r?.status !== 200 || !Array.isArray(list)) return;
+    answered.add(bundle);
+    for (const m of list) {
+      if (m && typeof m === "object" && typeof (m as ModelInfo).name === "string") {
+        const info = m as ModelInfo;
+        if (!merged.has(info.name)) merged.set(info.name, { ...info, bundle });
+      }
+    }
+  }));
+  for (const c of BUILTIN_CATALOG) {
+    if (!answered.has(c.bundle) && !merged.has(c.id)) merged.set(c.id, modelInfoFromConfig(c));
+  }
+  const out = [...merged.values()];
+  for (const info of out) {
+    if (loadedAnywhere(workers, info.name)) {
+      info.loaded = true;
+      if ("state" in info) info.state = "loaded";
+    }
+  }
+  return out.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/**
+ * One model's entry: from a worker that serves it (preferring one with it loaded), else from the
+ * built-in catalog; undefined when nobody knows it. Never triggers a load.
+ */
+export async function getModel(
+  workers: readonly WorkerRecord[],
+  model: string,
+  log: Logger,
+  doFetch: typeof fetch = fetch,
+): Promise<ModelInfo | undefined> {
+  const candidates = workers.filter((w) => !w.draining && modelsOf(w).has(model)).sort((a, b) =>
+    Number(modelsOf(b).get(model)?.state === "loaded") -
+    Number(modelsOf(a).get(model)?.state === "loaded")
+  );
+  for (const w of candidates.slice(0, 2)) {
+    const r = await fetchJson(w, `/v1/models/${encodeURIComponent(model)}`, log, doFetch);
+    if (r?.status === 200 && r.body && typeof r.body === "object") {
+      const info = { ...(r.body as ModelInfo), bundle: w.bundle };
+      if (loadedAnywhere(workers, model)) {
+        info.loaded = true;
+        if ("state" in info) info.state = "loaded";
+      }
+      return info;
+    }
+  }
+  const config = BUILTIN_CATALOG.find((c) => c.id === model);
+  return config ? modelInfoFromConfig(config) : undefined;
+}

@@ -1,0 +1,152 @@
+/**
+ * Demand for pools that have no serving worker. Each unserved request is counted per
+ * (machine profile, bundle); the count is the autoscaler's signal (metric, optional webhook).
+ * A count ends when the pool gets a serving worker, or after a window without new demand, so a
+ * pool nobody asks for can scale back to zero.
+ */
+import { VERSION } from "../shared/version.ts";
+import type { Logger } from "./log.ts";
+import type { RouterMetrics } from "./metrics.ts";
+
+/** Pending demand of one pool. */
+export interface DemandEntry {
+  machine_profile: string;
+  bundle: string;
+  /** Unserved requests since the demand started. */
+  pending: number;
+  /** Epoch ms of the first and the latest unserved request. */
+  first_at: number;
+  last_at: number;
+}
+
+/** Webhook settings; the URL and token are never logged. */
+export interface WebhookOptions {
+  url: string;
+  token: string | undefined;
+  intervalS: number;
+}
+
+/** At most this many pools are tracked (profiles come from a client header). */
+const MAX_ENTRIES = 256;
+/** Bound on one webhook post. */
+const WEBHOOK_TIMEOUT_MS = 5000;
+
+/** Tracks pending demand and notifies the webhook, debounced per pool. */
+export class DemandTracker {
+  readonly #entries = new Map<string, DemandEntry>();
+  readonly #lastPost = new Map<string, number>();
+  readonly #windowMs: number;
+  readonly #webhook: WebhookOptions | undefined;
+  readonly #routerId: string;
+  readonly #log: Logger;
+  readonly #metrics: RouterMetrics;
+  readonly #fetch: typeof fetch;
+  readonly #now: () => number;
+  readonly #posts = new Set<Promise<void>>();
+
+  constructor(opts: {
+    windowS: number;
+    webhook: WebhookOptions | undefined;
+    routerId: string;
+    log: Logger;
+    metrics: RouterMetrics;
+    fetch?: typeof fetch;
+    now?: () => number;
+  }) {
+    this.#windowMs = opts.windowS * 1000;
+    this.#webhook = opts.webhook;
+    this.#routerId = opts.routerId;
+    this.#log = opts.log;
+    this.#metrics = opts.metrics;
+    this.#fetch = opts.fetch ?? fetch;
+    this.#now = opts.now ?? Date.now;
+  }
+
+  /** Count one unserved request for (profile, bundle) and maybe notify the webhook. */
+  record(machineProfile: string, bundle: string, model: string): DemandEntry {
+    const now = this.#now();
+    const key = `${machineProfile}\u0000${bundle}`;
+    let e = this.#entries.get(key);
+    if (!e || now - e.last_at > this.#windowMs) {
+      if (!e && this.#entries.size >= MAX_ENTRIES) this.#evictOldest();
+      e = { machine_profile: machineProfile, bundle, pending: 0, first_at: now, last_at: now };
+      this.#entries.set(key, e);
+    }
+    e.pending++;
+    e.last_at = now;
+    this.#metrics.provisioning.inc([machineProfile, bundle]);
+    this.#maybeNotify(key, e, model, now);
+    return e;
+  }
+
+  /** The pool has a serving worker again: its demand is met. */
+  satisfied(machineProfile: string, bundle: string): void {
+    this.#entries.delete(`${machineProfile}\u0000${bundle}`);
+  }
+
+  /** Current demand, entries older than the window left out. */
+  pending(): DemandEntry[] {
+    const now = this.#now();
+    const out: DemandEntry[] = [];
+    for (const [key, e] of this.#entries) {
+      if (now - e.last_at > this.#windowMs) this.#entries.delete(key);
+      else out.push({ ...e });
+    }
+    return out;
+  }
+
+  /** Wait for webhook posts in flight (tests and shutdown). */
+  async flush(): Promise<void> {
+    await Promise.all([...this.#posts]);
+  }
+
+  #evictOldest(): void {
+    let oldestKey: string | undefined;
+    let oldest = Infinity;
+    for (const [k, e] of this.#entries) {
+      if (e.last_at < oldest) {
+        oldest = e.last_at;
+        oldestKey = k;
+      }
+    }
+    if (oldestKey !== undefined) this.#entries.delete(oldestKey);
+  }
+
+  #maybeNotify(key: string, e: DemandEntry, model: string, now: number): void {
+    if (!this.#webhook) return;
+    const last = this.#lastPost.get(key);
+    if (last !== undefined && now - last < this.#webhook.intervalS * 1000) return;
+    this.#lastPost.set(key, now);
+    if (this.#lastPost.size > MAX_ENTRIES) this.#lastPost.delete(this.#lastPost.keys().next().value!);
+    const p = this.#post(this.#webhook, {
+      event: "demand",
+      machine_profile: e.machine_profile,
+      bundle: e.bundle,
+      model,
+      pending: e.pending,
+      first_at: new Date(e.first_at).toISOString(),
+      router_id: this.#routerId,
+      version: VERSION,
+    }).finally(() => this.#posts.delete(p));
+    this.#posts.add(p);
+  }
+
+  async #post(hook: WebhookOptions, body: Record<string, unknown>): Promise<void> {
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    if (hook.token) headers.authorization = `Bearer ${hook.token}`;
+    try {
+      const res = await this.#fetch(hook.url, {
+        method: "POST",
+        headers,
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
+      });
+      await res.body?.cancel();
+      this.#metrics.webhook.inc([res.ok ? "ok" : "error"]);
+      if (!res.ok) this.#log("warn", "provision webhook refused", { status: res.status });
+    } catch (err) {
+      this.#metrics.webhook.inc(["error"]);
+      this.#log("warn", "provision webhook failed", { error: (err as Error).name });
+    }
+  }
+}

@@ -1,0 +1,145 @@
+/** Assemble and start a router: directory, fleet hub, app, HTTP server. */
+import { VERSION } from "../shared/version.ts";
+import { createRouterApp } from "./app.ts";
+import { SecretSet } from "./auth.ts";
+import type { RouterConfig } from "./config.ts";
+import { KvWorkerDirectory, MemoryWorkerDirectory, openDirectory } from "./directory/mod.ts";
+import type { WorkerDirectory } from "./directory/types.ts";
+import { FleetHub } from "./fleet/hub.ts";
+import { createLogger, type Logger } from "./log.ts";
+import { createRouterMetrics, type RouterMetrics } from "./metrics.ts";
+import { LoadTracker } from "./pools/load.ts";
+import { DemandTracker } from "./provisioning.ts";
+
+/** A running router. */
+export interface RunningRouter {
+  /** Port actually bound (useful with SVC_PORT=0). */
+  port: number;
+  /** `http://host:port` for clients on this machine. */
+  url: string;
+  routerId: string;
+  directory: WorkerDirectory;
+  metrics: RouterMetrics;
+  /** Close worker sockets, stop serving, release the directory. */
+  close(): Promise<void>;
+  /** Resolves when the HTTP server has stopped. */
+  finished: Promise<void>;
+}
+
+/** Options beyond the config (tests share one Deno.Kv between two routers, inject a fetch). */
+export interface StartOptions {
+  log?: Logger;
+  /** Use this KV handle (not closed by the router) instead of opening SVC_KV_PATH. */
+  kv?: Deno.Kv;
+  fetch?: typeof fetch;
+  /** Called once the server listens. */
+  onListen?: (addr: Deno.NetAddr) => void;
+}
+
+/** Start a router with `config`; resolves once it listens. */
+export async function startRouter(
+  config: RouterConfig,
+  opts: StartOptions = {},
+): Promise<RunningRouter> {
+  const log = opts.log ?? createLogger({ json: config.logJson, minLevel: config.logLevel });
+  const routerId = `router-${crypto.randomUUID().slice(0, 8)}`;
+  const metrics = createRouterMetrics();
+  let directory: WorkerDirectory;
+  let closeDirectory: () => Promise<void>;
+  if (opts.kv) {
+    const kvDir = new KvWorkerDirectory({
+      kv: opts.kv,
+      prefix: config.kvPrefix,
+      staleMs: config.workerStaleMs,
+      refreshMs: config.kvRefreshMs,
+      log,
+    });
+    await kvDir.refresh();
+    directory = kvDir;
+    closeDirectory = () => kvDir.close();
+  } else if (config.directory === "memory") {
+    const mem = new MemoryWorkerDirectory({ staleMs: config.workerStaleMs });
+    directory = mem;
+    closeDirectory = () => mem.close();
+  } else {
+    const opened = await openDirectory(config, log);
+    directory = opened.directory;
+    closeDirectory = opened.close;
+  }
+  if (config.workerToken === undefined) {
+    log("warn", "SVC_WORKER_TOKEN is not set: every worker connection will be refused");
+  }
+  const hub = new FleetHub({
+    directory,
+    workerTokens: await SecretSet.create(config.workerToken ? [config.workerToken] : []),
+    routerId,
+    heartbeatIntervalMs: config.heartbeatIntervalMs,
+    statusIntervalMs: config.statusIntervalMs,
+    workerStaleMs: config.workerStaleMs,
+    log,
+    metrics,
+  });
+  const demand = new DemandTracker({
+    windowS: config.demandWindowS,
+    webhook: config.provisionWebhook
+      ? {
+        url: config.provisionWebhook,
+        token: config.provisionWebhookToken,
+        intervalS: config.provisionWebhookIntervalS,
+      }
+      : undefined,
+    routerId,
+    log,
+    metrics,
+    fetch: opts.fetch,
+  });
+  const app = createRouterApp({
+    config,
+    directory,
+    hub,
+    apiKeys: await SecretSet.create(config.apiKeys),
+    metrics,
+    demand,
+    load: new LoadTracker(),
+    log,
+    routerId,
+    fetch: opts.fetch,
+  });
+  let resolveAddr: (a: Deno.NetAddr) => void = () => {};
+  const listening = new Promise<Deno.NetAddr>((r) => (resolveAddr = r));
+  const server = Deno.serve({
+    port: config.port,
+    hostname: config.host,
+    onListen: (addr) => resolveAddr(addr as Deno.NetAddr),
+  }, (req, info) => app.fetch(req, { remoteAddr: info.remoteAddr as Deno.NetAddr }));
+  const addr = await listening;
+  opts.onListen?.(addr);
+  log("info", "router listening", {
+    host: addr.hostname,
+    port: addr.port,
+    version: VERSION,
+    router_id: routerId,
+    directory: directory.kind,
+    api_keys: config.apiKeys.length > 0,
+    default_machine_profile: config.defaultMachineProfile,
+  });
+  let closing: Promise<void> | undefined;
+  const host = addr.hostname === "0.0.0.0" ? "127.0.0.1" : addr.hostname;
+  return {
+    port: addr.port,
+    url: `http://${host.includes(":") ? `[${host}]` : host}:${addr.port}`,
+    routerId,
+    directory,
+    metrics,
+    finished: server.finished,
+    close: () => {
+      closing ??= (async () => {
+        await hub.close();
+        await demand.flush();
+        await server.shutdown();
+        await closeDirectory();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,67 @@
+/** Hard limits on request bodies, each one a setting (environment variable). */
+
+/**
+ * Limits applied to every request body before schema validation.
+ *
+ * Defaults and why:
+ * - `maxBodyBytes` 32 MiB (`SVC_MAX_BODY_BYTES`): 1024 items of long text plus a few images in
+ *   msgpack fit; it bounds every allocation the decoder makes.
+ * - `maxDepth` 32 (`SVC_MAX_NESTING_DEPTH`): our schemas need 5 levels (body → items → item →
+ *   images → image); the rest leaves room for `options` and `output_schema` while keeping the
+ *   recursive msgpack/JSON parsers far from the stack limit.
+ * - `maxItems` 1024 (`SVC_MAX_ITEMS`): the most elements of any list in a request (`items`, the
+ *   embeddings `input`, `labels`...). Lists made only of numbers (token ids) are bounded by the
+ *   body size instead.
+ * - `maxStringLength` 100 000 (`SVC_MAX_STRING_LENGTH`): UTF-16 code units per string (text, ids,
+ *   keys); about 12× the longest sequence (8192 tokens) a catalog model reads, so truncation still
+ *   has real text to work on. Image bytes sent as base64 in JSON are exempt (bounded by the body).
+ */
+export interface InputLimits {
+  readonly maxBodyBytes: number;
+  readonly maxDepth: number;
+  readonly maxItems: number;
+  readonly maxStringLength: number;
+}
+
+/** The default limits (see {@link InputLimits}). */
+export const DEFAULT_LIMITS: InputLimits = Object.freeze({
+  maxBodyBytes: 32 * 1024 * 1024,
+  maxDepth: 32,
+  maxItems: 1024,
+  maxStringLength: 100_000,
+});
+
+/** Environment variable of each limit, also quoted in error messages so users know what to raise. */
+export const LIMIT_ENV: Readonly<Record<keyof InputLimits, string>> = {
+  maxBodyBytes: "SVC_MAX_BODY_BYTES",
+  maxDepth: "SVC_MAX_NESTING_DEPTH",
+  maxItems: "SVC_MAX_ITEMS",
+  maxStringLength: "SVC_MAX_STRING_LENGTH",
+};
+
+/**
+ * Upper bounds of each setting. Depth is capped because msgpackr and JSON.parse recurse per level;
+ * the body cap stays under what a single ArrayBuffer and bin32 can hold comfortably.
+ */
+const LIMIT_MAX: Readonly<Record<keyof InputLimits, number>> = {
+  maxBodyBytes: 1024 * 1024 * 1024,
+  maxDepth: 1000,
+  maxItems: 1_000_000,
+  maxStringLength: 256 * 1024 * 1024,
+};
+
+/** Read the limits from environment variables; an invalid value throws an Error naming it. */
+export function limitsFromEnv(env: Readonly<Record<string, string | undefined>>): InputLimits {
+  const out: Record<keyof InputLimits, number> = { ...DEFAULT_LIMITS };
+  for (const key of Object.keys(LIMIT_ENV) as (keyof InputLimits)[]) {
+    const name = LIMIT_ENV[key];
+    const raw = env[name]?.trim();
+    if (raw === undefined || raw === "") continue; // unset or empty: keep the default
+    const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
+    if (!Number.isSafeInteger(n) || n < 1 || n > LIMIT_MAX[key]) {
+      throw new Error(`${name} must be an integer from 1 to ${LIMIT_MAX[key]}, got "${raw}"`);
+    }
+    out[key] = n;
+  }
+  return Object.freeze(out);
+}

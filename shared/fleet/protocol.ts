@@ -1,0 +1,212 @@
+/**
+ * The worker ↔ router fleet protocol (version 1).
+ *
+ * Workers dial the router (outbound only, so machines behind NAT can join) with a WebSocket to
+ * `FLEET_PATH`, presenting `Authorization: Bearer <worker token>` on the upgrade request. Every
+ * frame is one JSON text message with a `type` discriminator:
+ *
+ *   worker → router: register (first frame), status (~1/s), drain, ping (heartbeat), pong
+ *   router → worker: registered (answer to register), ack (of drain), ping, pong, error
+ *
+ * A router answers an incompatible `protocol` with an `error` frame and closes the socket; the
+ * release `version` is informative only (a mismatch is logged, not refused).
+ */
+import { z } from "zod";
+
+/** Version of this message set; bumped on any incompatible change. */
+export const FLEET_PROTOCOL_VERSION = 1;
+
+/** Path of the router's WebSocket endpoint that workers dial. */
+export const FLEET_PATH = "/fleet/v1/connect";
+
+/** Largest frame either side accepts (bytes of JSON text); bigger frames close the socket. */
+export const MAX_FRAME_BYTES = 1024 * 1024;
+
+/** WebSocket close codes used by the fleet link (4000–4999 is the application range). */
+export const CLOSE_CODES = {
+  normal: 1000,
+  goingAway: 1001,
+  invalidMessage: 4400,
+  unauthorized: 4401,
+  protocolMismatch: 4426,
+  registrationTimeout: 4408,
+  heartbeatTimeout: 4410,
+  replaced: 4409,
+} as const;
+
+/** Error codes carried by `error` frames. */
+export const FLEET_ERROR_CODES = [
+  "INVALID_MESSAGE",
+  "PROTOCOL_MISMATCH",
+  "REGISTRATION_TIMEOUT",
+  "NOT_REGISTERED",
+  "REPLACED",
+] as const;
+export type FleetErrorCode = typeof FLEET_ERROR_CODES[number];
+
+/** Model states a worker reports (`failed` is the worker's remembered load failure). */
+export const MODEL_STATES = ["available", "loading", "loaded", "unloading", "failed"] as const;
+export type ModelState = typeof MODEL_STATES[number];
+
+/** Worker ids: printable, no spaces, bounded (they become metric labels and KV keys). */
+export const WORKER_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+/** Machine profiles, pools and bundles: lower-case slugs. */
+export const SLUG_RE = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+
+const Slug = z.string().regex(SLUG_RE, "must be a lower-case slug (a-z, 0-9, '.', '_', '-')");
+const Count = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+const ModelName = z.string().min(1).max(256);
+
+/** One model a worker can serve, as announced at registration. */
+export const FleetModelSchema = z.object({
+  name: ModelName,
+  bundle: Slug,
+  state: z.enum(MODEL_STATES),
+});
+export type FleetModel = z.infer<typeof FleetModelSchema>;
+
+/** One model's live state in a status frame. */
+export const FleetModelStatusSchema = z.object({
+  name: ModelName,
+  state: z.enum(MODEL_STATES),
+  queue_depth: Count,
+});
+export type FleetModelStatus = z.infer<typeof FleetModelStatusSchema>;
+
+/** First frame of a worker: who it is, where to reach it, what it serves. */
+export const RegisterMessageSchema = z.object({
+  type: z.literal("register"),
+  protocol: z.number().int().positive(),
+  worker_id: z.string().regex(WORKER_ID_RE, "invalid worker id"),
+  /** Base URL the router proxies HTTP requests to. */
+  url: z.string().max(2048).refine((u) => {
+    try {
+      const p = new URL(u);
+      return (p.protocol === "http:" || p.protocol === "https:") && p.username === "" &&
+        p.password === "";
+    } catch {
+      return false;
+    }
+  }, "url must be an http(s) URL without credentials"),
+  machine_profile: Slug,
+  pool: Slug,
+  bundle: Slug,
+  /** Release version of the worker (major.minor.patch). */
+  version: z.string().min(1).max(64),
+  gpus: z.object({ count: Count, types: z.array(Slug).max(64) }),
+  models: z.array(FleetModelSchema).max(1000),
+  draining: z.boolean().default(false),
+});
+export type RegisterMessage = z.infer<typeof RegisterMessageSchema>;
+
+/** Periodic load report (about once a second); also serves as a heartbeat. */
+export const StatusMessageSchema = z.object({
+  type: z.literal("status"),
+  seq: Count,
+  models: z.array(FleetModelStatusSchema).max(1000),
+  queue_depth: Count,
+  in_flight: Count,
+  memory_used_bytes: Count,
+  memory_total_bytes: Count,
+  draining: z.boolean(),
+});
+export type StatusMessage = z.infer<typeof StatusMessageSchema>;
+
+/** Sent at the start of a graceful shutdown: route nothing new to this worker. */
+export const DrainMessageSchema = z.object({
+  type: z.literal("drain"),
+  reason: z.string().max(200).optional(),
+});
+export type DrainMessage = z.infer<typeof DrainMessageSchema>;
+
+/** Heartbeat request; the peer answers with a pong carrying the same `t`. */
+export const PingMessageSchema = z.object({ type: z.literal("ping"), t: z.number() });
+export type PingMessage = z.infer<typeof PingMessageSchema>;
+
+/** Heartbeat answer. */
+export const PongMessageSchema = z.object({ type: z.literal("pong"), t: z.number() });
+export type PongMessage = z.infer<typeof PongMessageSchema>;
+
+/** Every frame a worker may send. */
+export const WorkerMessageSchema = z.discriminatedUnion("type", [
+  RegisterMessageSchema,
+  StatusMessageSchema,
+  DrainMessageSchema,
+  PingMessageSchema,
+  PongMessageSchema,
+]);
+export type WorkerMessage = z.infer<typeof WorkerMessageSchema>;
+
+/** The router's answer to a valid register: timings the worker must follow. */
+export const RegisteredMessageSchema = z.object({
+  type: z.literal("registered"),
+  protocol: z.number().int().positive(),
+  router_version: z.string(),
+  router_id: z.string(),
+  /** How often the worker sends ping frames. */
+  heartbeat_interval_ms: z.number().int().positive(),
+  /** How often the worker sends status frames. */
+  status_interval_ms: z.number().int().positive(),
+  /** Silence after which either side treats the peer as gone. */
+  stale_after_ms: z.number().int().positive(),
+});
+export type RegisteredMessage = z.infer<typeof RegisteredMessageSchema>;
+
+/** Acknowledges a drain frame. */
+export const AckMessageSchema = z.object({ type: z.literal("ack"), of: z.literal("drain") });
+export type AckMessage = z.infer<typeof AckMessageSchema>;
+
+/** A refusal or protocol error; the router closes the socket after sending it. */
+export const ErrorMessageSchema = z.object({
+  type: z.literal("error"),
+  code: z.enum(FLEET_ERROR_CODES),
+  message: z.string().max(500),
+});
+export type ErrorMessage = z.infer<typeof ErrorMessageSchema>;
+
+/** Every frame a router may send. */
+export const RouterMessageSchema = z.discriminatedUnion("type", [
+  RegisteredMessageSchema,
+  AckMessageSchema,
+  PingMessageSchema,
+  PongMessageSchema,
+  ErrorMessageSchema,
+]);
+export type RouterMessage = z.infer<typeof RouterMessageSchema>;
+
+/** Result of decoding one frame: the message, or a short reason it was rejected. */
+export type Decoded<T> = { ok: true; message: T } | { ok: false; error: string };
+
+/** Decode and validate a frame with the given schema (size, JSON, shape). */
+function decodeFrame<T>(schema: z.ZodType<T>, data: unknown): Decoded<T> {
+  if (typeof data !== "string") return { ok: false, error: "frames must be JSON text" };
+  if (data.length > MAX_FRAME_BYTES) return { ok: false, error: "frame too large" };
+  let raw: unknown;
+  try {
+    raw = JSON.parse(data);
+  } catch {
+    return { ok: false, error: "frame is not valid JSON" };
+  }
+  const r = schema.safeParse(raw);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    const where = issue?.path.join(".") || "(root)";
+    return { ok: false, error: `invalid frame at ${where}: ${issue?.message ?? "bad shape"}` };
+  }
+  return { ok: true, message: r.data };
+}
+
+/** Decode a frame received by the router from a worker. */
+export function decodeWorkerMessage(data: unknown): Decoded<WorkerMessage> {
+  return decodeFrame(WorkerMessageSchema, data);
+}
+
+/** Decode a frame received by a worker from the router. */
+export function decodeRouterMessage(data: unknown): Decoded<RouterMessage> {
+  return decodeFrame(RouterMessageSchema, data);
+}
+
+/** Serialise a frame (both directions use plain JSON text). */
+export function encodeMessage(message: WorkerMessage | RouterMessage): string {
+  return JSON.stringify(message);
+}

@@ -1,0 +1,66 @@
+/** Model catalog resources: GET /v1/models and GET /v1/models/{model}. */
+
+import { z } from "zod";
+import type { ErrorCode } from "../errors.ts";
+import { Count } from "./common.ts";
+import { ErrorCodeSchema } from "./error_body.ts";
+
+/** Lifecycle states a model can report in ModelInfo (`failed`: the last load failed). */
+export const MODEL_STATES = ["available", "loading", "loaded", "unloading", "failed"] as const;
+/** One of {@link MODEL_STATES}. */
+export type ModelState = typeof MODEL_STATES[number];
+
+/** What a profile enables. */
+export interface ProfileInfo {
+  is_default: boolean;
+  output_types: string[];
+  /** Similarity metric per output type, e.g. `{dense: "cosine"}`. */
+  output_similarity: Record<string, string>;
+}
+
+/** Schema of {@link ProfileInfo}. */
+export const ProfileInfoSchema: z.ZodType<ProfileInfo, ProfileInfo> = z.object({
+  is_default: z.boolean(),
+  output_types: z.array(z.string()),
+  output_similarity: z.record(z.string(), z.string()),
+});
+
+/** A model in the catalog; `state` and `last_error` are wire.md extras. */
+export interface ModelInfo {
+  /** May contain `/` (and `:` for a profile). */
+  name: string;
+  /** `text`, `image`. */
+  inputs: string[];
+  /** `dense`, `sparse`, `multivector`; a reranker lists `score`. */
+  outputs: string[];
+  /** Dimension per output type; empty for rerankers. */
+  dims: Record<string, number>;
+  /** True when the model is in (GPU) memory. */
+  loaded: boolean;
+  max_sequence_length: number;
+  profiles: Record<string, ProfileInfo>;
+  state?: ModelState;
+  last_error?: { code: ErrorCode; message: string } | null;
+}
+
+/** Schema of {@link ModelInfo}. */
+export const ModelInfoSchema: z.ZodType<ModelInfo, ModelInfo> = z.object({
+  name: z.string(),
+  inputs: z.array(z.string()),
+  outputs: z.array(z.string()),
+  dims: z.record(z.string(), Count),
+  loaded: z.boolean(),
+  max_sequence_length: Count,
+  profiles: z.record(z.string(), ProfileInfoSchema),
+  state: z.enum(MODEL_STATES).optional(),
+  last_error: z.object({ code: ErrorCodeSchema, message: z.string() }).nullable().optional(),
+});
+
+/** Response of GET /v1/models. */
+export interface ModelsListResponse {
+  models: ModelInfo[];
+}
+
+/** Schema of {@link ModelsListResponse}. */
+export const ModelsListResponseSchema: z.ZodType<ModelsListResponse, ModelsListResponse> = z
+  .object({ models: z.array(ModelInfoSchema) });

@@ -1,0 +1,100 @@
+/** The /ws/status message, sent as JSON about every 200 ms (api-spec "Events"). */
+
+import { z } from "zod";
+import { Count, FreeObject, type FreeObjectValue } from "./common.ts";
+
+/** Model states of the status stream (api-spec lists exactly these four). */
+export const STATUS_MODEL_STATES = ["loaded", "loading", "unloading", "available"] as const;
+/** One of {@link STATUS_MODEL_STATES}. */
+export type StatusModelState = typeof STATUS_MODEL_STATES[number];
+
+/** Facts about the server process. */
+export interface ServerInfo {
+  version: string;
+  uptime_seconds: number;
+  user: string;
+  working_dir: string;
+  pid: number;
+}
+
+/** One GPU. */
+export interface GpuStatus {
+  index: number;
+  name: string;
+  /** Normalised GPU type, the same strings as the top-level `gpu`. */
+  gpu_type: string;
+  utilization_percent: number;
+  memory_used_bytes: number;
+  memory_total_bytes: number;
+  memory_threshold_pct: number;
+  temperature_c: number;
+}
+
+/** One model as the status stream reports it. */
+export interface ModelStatus {
+  name: string;
+  state: StatusModelState;
+  device: string | null;
+  memory_bytes: number;
+  queue_depth: number;
+  queue_pending_items: number;
+  /** The model configuration (inner shape not specified). */
+  config: FreeObjectValue;
+}
+
+/** One status message. */
+export interface StatusMessage {
+  /** Unix timestamp in seconds (float). */
+  timestamp: number;
+  gpu: string;
+  loaded_models: string[];
+  server: ServerInfo;
+  gpus: GpuStatus[];
+  models: ModelStatus[];
+  counters: FreeObjectValue;
+  histograms: FreeObjectValue;
+}
+
+/** Schema of {@link ServerInfo}. */
+export const ServerInfoSchema: z.ZodType<ServerInfo, ServerInfo> = z.object({
+  version: z.string(),
+  uptime_seconds: Count,
+  user: z.string(),
+  working_dir: z.string(),
+  pid: Count,
+});
+
+/** Schema of {@link GpuStatus}. */
+export const GpuStatusSchema: z.ZodType<GpuStatus, GpuStatus> = z.object({
+  index: Count,
+  name: z.string(),
+  gpu_type: z.string(),
+  utilization_percent: z.number(),
+  memory_used_bytes: Count,
+  memory_total_bytes: Count,
+  memory_threshold_pct: z.number(),
+  temperature_c: z.number().int(),
+});
+
+/** Schema of {@link ModelStatus}. */
+export const ModelStatusSchema: z.ZodType<ModelStatus, ModelStatus> = z.object({
+  name: z.string(),
+  state: z.enum(STATUS_MODEL_STATES),
+  device: z.string().nullable(),
+  memory_bytes: Count,
+  queue_depth: Count,
+  queue_pending_items: Count,
+  config: FreeObject,
+});
+
+/** Schema of {@link StatusMessage}. */
+export const StatusMessageSchema: z.ZodType<StatusMessage, StatusMessage> = z.object({
+  timestamp: z.number(),
+  gpu: z.string(),
+  loaded_models: z.array(z.string()),
+  server: ServerInfoSchema,
+  gpus: z.array(GpuStatusSchema),
+  models: z.array(ModelStatusSchema),
+  counters: FreeObject,
+  histograms: FreeObject,
+});

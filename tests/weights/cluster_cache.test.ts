@@ -1,0 +1,73 @@
+/** Cluster cache as a directory and over http, ahead of the hub. */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { startFakeHub } from "../fake_hub/server.ts";
+import { createClusterCacheSource } from "../../worker/weights/cluster_cache.ts";
+import { createWeightStore } from "../../worker/weights/store.ts";
+import type { WeightFetchEvent } from "../../worker/weights/types.ts";
+import { spySource, TINY_FILES, tinyModel, within, withTempDir, writeRepo } from "./helpers.ts";
+
+const REPO = "shared/cached-model";
+
+Deno.test("cluster cache (dir): files are copied into the local cache, the hub is not asked", async () => {
+  await withTempDir(async (tmp) => {
+    const files = tinyModel(51);
+    await writeRepo(join(tmp, "cluster"), REPO, files);
+    const hub = spySource("hub");
+    const events: WeightFetchEvent[] = [];
+    const store = createWeightStore({
+      cacheDir: join(tmp, "cache"),
+      sources: [createClusterCacheSource({ location: join(tmp, "cluster") }), hub],
+      onFetch: (e) => events.push(e),
+    });
+    const paths = await within(5000, store.ensureFiles(REPO, "main", TINY_FILES));
+    for (const [role, path] of Object.entries(TINY_FILES)) {
+      assert.ok(paths[role].startsWith(join(tmp, "cache")));
+      assert.deepEqual(await Deno.readFile(paths[role]), files[path]);
+    }
+    assert.equal(hub.calls.length, 0);
+    assert.ok(events.every((e) => e.source === "cluster-cache" && e.bytes > 0));
+  });
+});
+
+Deno.test("cluster cache (dir): a file it lacks falls through to the next source", async () => {
+  await withTempDir(async (tmp) => {
+    await writeRepo(join(tmp, "cluster"), REPO, { "config.json": tinyModel(52)["config.json"] });
+    const next = spySource("hub");
+    const store = createWeightStore({
+      cacheDir: join(tmp, "cache"),
+      sources: [createClusterCacheSource({ location: join(tmp, "cluster") }), next],
+    });
+    await assert.rejects(store.ensureFiles(REPO, "main", TINY_FILES));
+    assert.deepEqual(next.calls.map((c) => c.path).sort(), ["onnx/model.onnx", "tokenizer.json"]);
+  });
+});
+
+Deno.test("cluster cache (http): static files under <base>/<org>/<name>/<path>", async () => {
+  await withTempDir(async (tmp) => {
+    const files = tinyModel(53);
+    await writeRepo(join(tmp, "cluster"), REPO, files);
+    const server = await startFakeHub({ root: join(tmp, "cluster") });
+    try {
+      const hub = spySource("hub");
+      const store = createWeightStore({
+        cacheDir: join(tmp, "cache"),
+        sources: [createClusterCacheSource({ location: server.staticUrl, timeoutMs: 5000 }), hub],
+      });
+      const paths = await within(10_000, store.ensureFiles(REPO, "main", TINY_FILES));
+      for (const [role, path] of Object.entries(TINY_FILES)) {
+        assert.deepEqual(await Deno.readFile(paths[role]), files[path]);
+      }
+      assert.equal(hub.calls.length, 0);
+      assert.deepEqual(
+        server.requests.map((r) => `${r.method} ${r.path} ${r.status}`).sort(),
+        Object.values(TINY_FILES).map((p) => `GET /_static/${REPO}/${p} 200`).sort(),
+      );
+      // 404 from the http cache means "not here": the next source is asked.
+      await assert.rejects(store.ensureFiles(REPO, "main", { x: "absent.bin" }));
+      assert.deepEqual(hub.calls.map((c) => c.path), ["absent.bin"]);
+    } finally {
+      await server.close();
+    }
+  });
+});

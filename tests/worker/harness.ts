@@ -1,0 +1,74 @@
+/** Test harness: an in-process worker over the generated fixtures, on 127.0.0.1 and a free port. */
+import { ensureFixtures } from "../fixtures/mod.ts";
+import { createWorker, type WorkerInstance } from "../../worker/bootstrap.ts";
+import { createLogger } from "../../worker/telemetry/logger.ts";
+
+/** A running test worker. */
+export interface TestWorker {
+  url: string;
+  instance: WorkerInstance;
+  logs: string[];
+  close(): Promise<void>;
+}
+
+/** Start a worker serving the fixture catalog from a cluster-cache directory. */
+export async function startTestWorker(env: Record<string, string> = {}): Promise<TestWorker> {
+  const fx = await ensureFixtures();
+  const cacheDir = await Deno.makeTempDir({ prefix: "svc-cache-" });
+  const logs: string[] = [];
+  const fullEnv: Record<string, string> = {
+    SVC_MODELS_DIR: `${fx}/models`,
+    SVC_CLUSTER_CACHE: `${fx}/cache`,
+    SVC_CACHE_DIR: cacheDir,
+    SVC_HUB_DISABLED: "1",
+    SVC_MODEL_FILTER: "fixture/*",
+    SVC_DEVICE: "cpu",
+    SVC_INTRA_OP_THREADS: "1",
+    ...env,
+  };
+  const instance = await createWorker(fullEnv, {
+    log: createLogger({
+      json: true,
+      level: "debug",
+      secrets: [fullEnv.HF_TOKEN],
+      write: (l) => logs.push(l),
+    }),
+  });
+  await instance.preload();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    instance.app.fetch,
+  );
+  const url = `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}`;
+  return {
+    url,
+    instance,
+    logs,
+    async close() {
+      await instance.close();
+      await server.shutdown();
+      await Deno.remove(cacheDir, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+/** POST JSON and parse a JSON answer. */
+export async function postJson(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; body: any }> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // Keep the raw text for assertions.
+  }
+  return { status: res.status, headers: res.headers, body: parsed };
+}

@@ -1,0 +1,117 @@
+/**
+ * ColBERT multi-vector family (Vespa-style export: `contextual [B,L,D]`, projected and normalised).
+ * Queries get the query marker and are padded with [MASK] to a fixed length; documents get the
+ * document marker and drop punctuation and padding vectors, as ColBERT does.
+ */
+import type {
+  AdapterContext,
+  ItemOutput,
+  ModelAdapter,
+  RunResult,
+  WorkItem,
+  WorkParams,
+} from "./types.ts";
+import { loadTextTokenizer, type TextTokenizer } from "./text/tokenizer.ts";
+import { padTokens } from "./text/tensors.ts";
+import { l2Normalize } from "./text/pooling.ts";
+import { type ModelSession, openSession, outputF32, runTimed, tokenFeeds } from "./onnx_session.ts";
+import type { TextItem } from "./text/prepare.ts";
+
+const PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
+
+interface ColbertItem extends TextItem {
+  isQuery: boolean;
+}
+
+interface ColbertSettings {
+  queryMarker: number;
+  documentMarker: number;
+  queryLength: number;
+  maskId: number;
+  attendToMask: boolean;
+  skip: Set<number>;
+}
+
+/** Build the ColBERT adapter. */
+export async function createColbertAdapter(
+  ctx: AdapterContext,
+): Promise<ModelAdapter<ColbertItem>> {
+  const tok = await loadTextTokenizer(ctx.files, ctx.config.max_sequence_length);
+  const fo = ctx.config.family_options;
+  const num = (k: string, fallback: number | undefined): number => {
+    const v = fo[k] ?? fallback;
+    if (typeof v !== "number") throw new Error(`ColBERT model needs family_options.${k}`);
+    return v;
+  };
+  const skip = new Set<number>();
+  for (const ch of PUNCTUATION) {
+    const id = tok.tokenId(ch);
+    if (id !== undefined) skip.add(id);
+  }
+  const settings: ColbertSettings = {
+    queryMarker: num("query_marker_id", tok.tokenId("[unused0]")),
+    documentMarker: num("document_marker_id", tok.tokenId("[unused1]")),
+    queryLength: num("query_length", 32),
+    maskId: num("mask_token_id", tok.tokenId("[MASK]")),
+    attendToMask: fo.attend_to_mask_tokens !== false,
+    skip,
+  };
+  const session = await openSession(ctx.files.model, ctx.executionProviders, ctx.intraOpThreads);
+  return new ColbertAdapter(tok, session, settings);
+}
+
+class ColbertAdapter implements ModelAdapter<ColbertItem> {
+  constructor(
+    private readonly tok: TextTokenizer,
+    private readonly ms: ModelSession,
+    private readonly s: ColbertSettings,
+  ) {}
+
+  prepare(item: WorkItem, index: number, params: WorkParams): ColbertItem {
+    const isQuery = params.inputType === "query";
+    const max = isQuery ? this.s.queryLength : this.tok.maxLength;
+    const { prefix, suffix } = this.tok.template;
+    // One extra slot for the marker, which goes right after [CLS].
+    const room = Math.max(0, max - prefix.length - suffix.length - 1);
+    const body = item.tokenIds
+      ? item.tokenIds.slice(0, room)
+      : this.tok.bodyIds((params.prefix ?? "") + (item.text ?? ""), room);
+    const marker = isQuery ? this.s.queryMarker : this.s.documentMarker;
+    const ids = [...prefix, marker, ...body, ...suffix];
+    let attend: number | undefined;
+    if (isQuery) {
+      attend = this.s.attendToMask ? undefined : ids.length;
+      while (ids.length < this.s.queryLength) ids.push(this.s.maskId);
+    }
+    return { index, length: ids.length, ids, attend, isQuery };
+  }
+
+  async run(group: ColbertItem[]): Promise<RunResult> {
+    const t = padTokens(group);
+    const { out, ms } = await runTimed(this.ms, tokenFeeds(this.ms, t));
+    const t0 = performance.now();
+    const { data, dims } = outputF32(out, ["contextual", "last_hidden_state", "output"]);
+    const dim = dims[2];
+    const outputs: ItemOutput[] = group.map((item, b) => {
+      const keep: number[] = [];
+      for (let p = 0; p < item.ids.length; p++) {
+        if (item.isQuery || !this.s.skip.has(item.ids[p])) keep.push(p);
+      }
+      const values = new Float32Array(keep.length * dim);
+      keep.forEach((p, r) => {
+        const src = (b * t.seq + p) * dim;
+        values.set(data.subarray(src, src + dim), r * dim);
+        l2Normalize(values, r * dim, (r + 1) * dim);
+      });
+      return {
+        multivector: { values, numTokens: keep.length, tokenDims: dim },
+        tokens: item.length,
+      };
+    });
+    return { outputs, inferenceMs: ms, postprocessingMs: performance.now() - t0 };
+  }
+
+  async dispose(): Promise<void> {
+    await this.ms.session.release();
+  }
+}

@@ -1,0 +1,63 @@
+/** ONNX Runtime sessions for adapters: execution providers, threads, and feeding only declared inputs. */
+import ort from "onnxruntime-node";
+import type { TokenTensors } from "./text/tensors.ts";
+
+/** A created session with its declared input and output names. */
+export interface ModelSession {
+  session: ort.InferenceSession;
+  inputNames: readonly string[];
+  outputNames: readonly string[];
+}
+
+/** Create a session from a file; `cuda` in the providers is tried first when asked for. */
+export async function openSession(
+  path: string,
+  executionProviders: string[],
+  intraOpThreads: number,
+): Promise<ModelSession> {
+  const opts: ort.InferenceSession.SessionOptions = {
+    executionProviders: executionProviders.map((p) => p === "cuda" ? { name: "cuda" } : p),
+    graphOptimizationLevel: "all",
+  };
+  if (intraOpThreads > 0) opts.intraOpNumThreads = intraOpThreads;
+  const session = await ort.InferenceSession.create(path, opts);
+  return { session, inputNames: session.inputNames, outputNames: session.outputNames };
+}
+
+/** Feeds for BERT-style inputs, limited to the names the graph declares (exports differ). */
+export function tokenFeeds(ms: ModelSession, t: TokenTensors): Record<string, ort.Tensor> {
+  const dims = [t.batch, t.seq];
+  const all: Record<string, () => ort.Tensor> = {
+    input_ids: () => new ort.Tensor("int64", t.inputIds, dims),
+    attention_mask: () => new ort.Tensor("int64", t.attentionMask, dims),
+    token_type_ids: () => new ort.Tensor("int64", t.tokenTypeIds, dims),
+  };
+  const feeds: Record<string, ort.Tensor> = {};
+  for (const name of ms.inputNames) {
+    const make = all[name];
+    if (!make) throw new Error(`model input '${name}' is not a token input this family provides`);
+    feeds[name] = make();
+  }
+  return feeds;
+}
+
+/** Run and time a session; returns outputs and elapsed milliseconds. */
+export async function runTimed(
+  ms: ModelSession,
+  feeds: Record<string, ort.Tensor>,
+): Promise<{ out: ort.InferenceSession.ReturnType; ms: number }> {
+  const t0 = performance.now();
+  const out = await ms.session.run(feeds);
+  return { out, ms: performance.now() - t0 };
+}
+
+/** Float32 data and dims of a named output (first output when the name is absent). */
+export function outputF32(
+  out: ort.InferenceSession.ReturnType,
+  names: readonly string[],
+): { data: Float32Array; dims: readonly number[] } {
+  const name = names.find((n) => n in out) ?? Object.keys(out)[0];
+  const t = out[name];
+  if (t.type !== "float32") throw new Error(`output '${name}' is ${t.type}, expected float32`);
+  return { data: t.data as Float32Array, dims: t.dims };
+}

@@ -1,0 +1,102 @@
+/** A model's text tokenizer: tokenizer.json through @huggingface/tokenizers, with truncation. */
+import { Tokenizer } from "@huggingface/tokenizers";
+
+/** Token ids of one text, special tokens included. */
+export interface TokenizedText {
+  ids: number[];
+  /** Segment ids (0 for a single text; 0/1 for a pair). */
+  typeIds?: number[];
+}
+
+/**
+ * Wraps the library tokenizer. The library does not truncate, so we learn the special-token
+ * template once (what goes before and after the body) and truncate the body ourselves.
+ */
+export class TextTokenizer {
+  readonly #tok: Tokenizer;
+  readonly #prefix: number[];
+  readonly #suffix: number[];
+  readonly maxLength: number;
+  /** Number of ids the tokenizer can produce (added tokens included). */
+  readonly vocabSize: number;
+
+  constructor(tokenizerJson: unknown, tokenizerConfig: unknown, maxLength: number) {
+    this.#tok = new Tokenizer(tokenizerJson as object, (tokenizerConfig ?? {}) as object);
+    this.maxLength = maxLength;
+    let top = -1;
+    for (const id of this.#tok.get_vocab(true).values()) if (id > top) top = id;
+    this.vocabSize = top + 1;
+    const probe = "hello world";
+    const body = this.#tok.encode(probe, { add_special_tokens: false }).ids;
+    const full = this.#tok.encode(probe, { add_special_tokens: true }).ids;
+    const at = indexOfRun(full, body);
+    this.#prefix = at >= 0 ? full.slice(0, at) : [];
+    this.#suffix = at >= 0 ? full.slice(at + body.length) : [];
+  }
+
+  /** Ids of a special or ordinary token, undefined when absent. */
+  tokenId(token: string): number | undefined {
+    return this.#tok.token_to_id(token);
+  }
+
+  /** Token string of an id. */
+  idToken(id: number): string | undefined {
+    return this.#tok.id_to_token(id);
+  }
+
+  /** Special tokens put before and after every single text. */
+  get template(): { prefix: readonly number[]; suffix: readonly number[] } {
+    return { prefix: this.#prefix, suffix: this.#suffix };
+  }
+
+  /** Body tokens of a text (no special tokens), at most `limit` of them. */
+  bodyIds(text: string, limit: number): number[] {
+    // Cap the characters fed to the tokenizer so a huge text costs O(limit), not O(text);
+    // fall back to the whole text in the rare case the cut produced too few tokens.
+    const cap = Math.max(64, limit * 24);
+    if (text.length > cap) {
+      const ids = this.#tok.encode(text.slice(0, cap), { add_special_tokens: false }).ids;
+      if (ids.length >= limit) return ids.slice(0, limit);
+    }
+    const ids = this.#tok.encode(text, { add_special_tokens: false }).ids;
+    return ids.length > limit ? ids.slice(0, limit) : ids;
+  }
+
+  /** Encode one text with the model's special tokens, truncated to `maxLength` (or `max`). */
+  encode(text: string, max = this.maxLength): TokenizedText {
+    const room = Math.max(0, max - this.#prefix.length - this.#suffix.length);
+    return { ids: [...this.#prefix, ...this.bodyIds(text, room), ...this.#suffix] };
+  }
+}
+
+function indexOfRun(hay: number[], needle: number[]): number {
+  outer: for (let i = 0; i + needle.length <= hay.length; i++) {
+    for (let j = 0; j < needle.length; j++) if (hay[i + j] !== needle[j]) continue outer;
+    return i;
+  }
+  return -1;
+}
+
+/** Read and parse a JSON file; undefined when the path is missing. */
+export async function readJsonFile(path: string | undefined): Promise<unknown> {
+  if (!path) return undefined;
+  return JSON.parse(await Deno.readTextFile(path));
+}
+
+/** Load a model's tokenizer from its files (`tokenizer`, optional `tokenizer_config`). */
+export async function loadTextTokenizer(
+  files: Record<string, string>,
+  maxLength: number,
+): Promise<TextTokenizer> {
+  if (!files.tokenizer) throw new Error("model has no tokenizer file");
+  const json = await readJsonFile(files.tokenizer);
+  const cfgPath = files.tokenizer_config ??
+    files.tokenizer.replace(/tokenizer\.json$/, "tokenizer_config.json");
+  let cfg: unknown = {};
+  try {
+    cfg = await readJsonFile(cfgPath);
+  } catch {
+    cfg = {};
+  }
+  return new TextTokenizer(json, cfg, maxLength);
+}

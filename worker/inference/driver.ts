@@ -1,0 +1,75 @@
+/**
+ * Runs one batch inside the inference thread: tokenise every item, sort by length, split into
+ * sub-batches whose padded size fits the token budget, run them, put results back in order.
+ */
+import type { ItemOutput, ModelAdapter, PreparedItem, WorkItem, WorkParams } from "../families/types.ts";
+import type { BatchTiming } from "./protocol.ts";
+
+/** Result of one driven batch. */
+export interface DrivenBatch {
+  outputs: ItemOutput[];
+  timing: BatchTiming;
+  paddedTokens: number;
+}
+
+/** Group length-sorted items so that (count × longest) stays within the budget. */
+export function planSubBatches<P extends PreparedItem>(sorted: P[], tokenBudget: number): P[][] {
+  const groups: P[][] = [];
+  let cur: P[] = [];
+  for (const p of sorted) {
+    // Sorted ascending, so `p` is the longest of the group if added.
+    if (cur.length > 0 && (cur.length + 1) * p.length > tokenBudget) {
+      groups.push(cur);
+      cur = [];
+    }
+    cur.push(p);
+  }
+  if (cur.length > 0) groups.push(cur);
+  return groups;
+}
+
+/** Tokenise, sub-batch, run and reassemble one batch. */
+export async function driveBatch(
+  adapter: ModelAdapter,
+  items: WorkItem[],
+  params: WorkParams,
+  tokenBudget: number,
+): Promise<DrivenBatch> {
+  const t0 = performance.now();
+  const prepared = items.map((it, i) => adapter.prepare(it, i, params));
+  const tokenizationMs = performance.now() - t0;
+  const outputs: ItemOutput[] = new Array(items.length);
+  const runnable: PreparedItem[] = [];
+  for (const p of prepared) {
+    if (p.error) outputs[p.index] = { tokens: 0, error: p.error };
+    else runnable.push(p);
+  }
+  runnable.sort((a, b) => a.length - b.length);
+  let inferenceMs = 0;
+  let postprocessingMs = 0;
+  let paddedTokens = 0;
+  for (const group of planSubBatches(runnable, tokenBudget)) {
+    const r = await adapter.run(group, params);
+    inferenceMs += r.inferenceMs;
+    postprocessingMs += r.postprocessingMs;
+    paddedTokens += group.length * group[group.length - 1].length;
+    group.forEach((p, k) => outputs[p.index] = r.outputs[k]);
+  }
+  return { outputs, timing: { tokenizationMs, inferenceMs, postprocessingMs }, paddedTokens };
+}
+
+/** Every distinct ArrayBuffer behind the outputs' typed arrays (to transfer, not copy). */
+export function transferables(outputs: ItemOutput[]): ArrayBuffer[] {
+  const seen = new Set<ArrayBuffer>();
+  const add = (a: ArrayBufferView | undefined) => {
+    if (a && a.buffer instanceof ArrayBuffer) seen.add(a.buffer);
+  };
+  for (const o of outputs) {
+    if (!o) continue;
+    add(o.dense);
+    add(o.sparse?.indices);
+    add(o.sparse?.values);
+    add(o.multivector?.values);
+  }
+  return [...seen];
+}

@@ -1,0 +1,37 @@
+/** Messages between the main thread and an inference thread (one thread per loaded model). */
+import type { ModelConfig } from "../../shared/catalog/schema.ts";
+import type { ItemOutput, WorkItem, WorkParams } from "../families/types.ts";
+
+/** Main → thread. */
+export type ToThread =
+  | {
+    type: "load";
+    config: ModelConfig;
+    files: Record<string, string>;
+    executionProviders: string[];
+    intraOpThreads: number;
+  }
+  | { type: "run"; batchId: number; items: WorkItem[]; params: WorkParams; tokenBudget: number }
+  | { type: "dispose" };
+
+/** Phase timings of one batch, in milliseconds. */
+export interface BatchTiming {
+  tokenizationMs: number;
+  inferenceMs: number;
+  postprocessingMs: number;
+}
+
+/** Thread → main. */
+export type FromThread =
+  | { type: "loaded" }
+  | { type: "load_failed"; message: string }
+  | {
+    type: "result";
+    batchId: number;
+    outputs: ItemOutput[];
+    timing: BatchTiming;
+    /** Padded tokens actually run (batch × longest, summed over sub-batches). */
+    paddedTokens: number;
+  }
+  | { type: "run_failed"; batchId: number; message: string }
+  | { type: "disposed" };

@@ -1,0 +1,105 @@
+/** Main-thread handle of one inference thread: load, run batches, dispose. */
+import type { ModelConfig } from "../../shared/catalog/schema.ts";
+import type { WorkItem, WorkParams } from "../families/types.ts";
+import type { FromThread, ToThread } from "./protocol.ts";
+
+/** Result of one batch as seen by the main thread. */
+export type BatchResult = Extract<FromThread, { type: "result" }>;
+
+/** Options for starting a model's thread. */
+export interface ThreadLoadOptions {
+  config: ModelConfig;
+  files: Record<string, string>;
+  executionProviders: string[];
+  intraOpThreads: number;
+}
+
+/** One Web Worker running one model's ONNX session. */
+export class InferenceThread {
+  readonly #worker: Worker;
+  readonly #pending = new Map<number, { resolve(r: BatchResult): void; reject(e: Error): void }>();
+  #nextId = 1;
+  #onLoaded?: { resolve(): void; reject(e: Error): void };
+  #onDisposed?: () => void;
+  #dead = false;
+
+  private constructor() {
+    this.#worker = new Worker(new URL("./thread_main.ts", import.meta.url).href, {
+      type: "module",
+    });
+    this.#worker.onmessage = (e: MessageEvent<FromThread>) => this.#receive(e.data);
+    this.#worker.onerror = (e: ErrorEvent) => {
+      e.preventDefault();
+      this.#fail(new Error(`inference thread crashed: ${e.message}`));
+    };
+  }
+
+  /** Start a thread and load the model in it. */
+  static async start(opts: ThreadLoadOptions): Promise<InferenceThread> {
+    const t = new InferenceThread();
+    const loaded = new Promise<void>((resolve, reject) => t.#onLoaded = { resolve, reject });
+    t.#post({ type: "load", ...opts });
+    try {
+      await loaded;
+    } catch (err) {
+      t.#worker.terminate();
+      throw err;
+    }
+    return t;
+  }
+
+  /** Run one batch; resolves with outputs in item order. */
+  run(items: WorkItem[], params: WorkParams, tokenBudget: number): Promise<BatchResult> {
+    if (this.#dead) return Promise.reject(new Error("inference thread is gone"));
+    const batchId = this.#nextId++;
+    return new Promise<BatchResult>((resolve, reject) => {
+      this.#pending.set(batchId, { resolve, reject });
+      this.#post({ type: "run", batchId, items, params, tokenBudget });
+    });
+  }
+
+  /** Release the session and stop the thread (bounded: terminates after `timeoutMs`). */
+  async dispose(timeoutMs = 5000): Promise<void> {
+    if (this.#dead) return;
+    const done = new Promise<void>((resolve) => this.#onDisposed = resolve);
+    this.#post({ type: "dispose" });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([done, new Promise<void>((r) => timer = setTimeout(r, timeoutMs))]);
+    clearTimeout(timer);
+    this.#dead = true;
+    this.#worker.terminate();
+    this.#fail(new Error("model unloaded"));
+  }
+
+  #post(msg: ToThread): void {
+    this.#worker.postMessage(msg);
+  }
+
+  #receive(msg: FromThread): void {
+    switch (msg.type) {
+      case "loaded":
+        this.#onLoaded?.resolve();
+        return;
+      case "load_failed":
+        this.#onLoaded?.reject(new Error(msg.message));
+        return;
+      case "result":
+      case "run_failed": {
+        const p = this.#pending.get(msg.batchId);
+        this.#pending.delete(msg.batchId);
+        if (msg.type === "result") p?.resolve(msg);
+        else p?.reject(new Error(msg.message));
+        return;
+      }
+      case "disposed":
+        this.#onDisposed?.();
+    }
+  }
+
+  #fail(err: Error): void {
+    this.#dead = true;
+    this.#onLoaded?.reject(err);
+    for (const p of this.#pending.values()) p.reject(err);
+    this.#pending.clear();
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * Entry point of an inference thread (a Deno Web Worker). ONNX Runtime's `run` blocks the
+ * JavaScript thread for the whole batch, so it must never run on the main thread.
+ */
+import { FAMILY_ADAPTERS } from "../families/mod.ts";
+import type { ModelAdapter } from "../families/types.ts";
+import { driveBatch, transferables } from "./driver.ts";
+import type { FromThread, ToThread } from "./protocol.ts";
+
+const scope = self as unknown as {
+  onmessage: ((e: MessageEvent<ToThread>) => void) | null;
+  postMessage(msg: FromThread, transfer?: Transferable[]): void;
+};
+
+let adapter: ModelAdapter | undefined;
+// Messages are handled one at a time so that batches never overlap inside one session.
+let chain: Promise<void> = Promise.resolve();
+
+scope.onmessage = (e) => {
+  chain = chain.then(() => handle(e.data));
+};
+
+async function handle(msg: ToThread): Promise<void> {
+  switch (msg.type) {
+    case "load": {
+      try {
+        const factory = FAMILY_ADAPTERS[msg.config.family];
+        if (!factory) throw new Error(`family '${msg.config.family}' has no adapter yet`);
+        adapter = await factory({
+          config: msg.config,
+          files: msg.files,
+          executionProviders: msg.executionProviders,
+          intraOpThreads: msg.intraOpThreads,
+        });
+        scope.postMessage({ type: "loaded" });
+      } catch (err) {
+        scope.postMessage({ type: "load_failed", message: errorText(err) });
+      }
+      return;
+    }
+    case "run": {
+      if (!adapter) {
+        scope.postMessage({ type: "run_failed", batchId: msg.batchId, message: "not loaded" });
+        return;
+      }
+      try {
+        const r = await driveBatch(adapter, msg.items, msg.params, msg.tokenBudget);
+        scope.postMessage(
+          { type: "result", batchId: msg.batchId, ...r },
+          transferables(r.outputs),
+        );
+      } catch (err) {
+        scope.postMessage({ type: "run_failed", batchId: msg.batchId, message: errorText(err) });
+      }
+      return;
+    }
+    case "dispose": {
+      await adapter?.dispose().catch(() => {});
+      adapter = undefined;
+      scope.postMessage({ type: "disposed" });
+    }
+  }
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

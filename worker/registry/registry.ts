@@ -1,0 +1,291 @@
+/**
+ * Model registry: which models exist, their states, on-demand loading (one shared load per model,
+ * bounded waits), memory accounting, and LRU eviction of idle models under memory pressure.
+ * States: available → loading → loaded → unloading → available; a failed load is remembered.
+ */
+import type { ModelConfig } from "../../shared/catalog/schema.ts";
+import { resolveServedName, type ServedModel } from "../../shared/catalog/mod.ts";
+import { ServiceError } from "../../shared/errors.ts";
+import type { WeightStore } from "../weights/types.ts";
+import { Batcher, type BatchStats } from "../scheduler/batcher.ts";
+import { InferenceThread } from "../inference/thread_client.ts";
+import { filesSize, type MemoryProbe } from "./memory.ts";
+
+/** Model state as reported by the API. */
+export type ModelState = "available" | "loading" | "loaded" | "unloading" | "failed";
+
+/** A model ready to take work. */
+export interface LoadedModel {
+  key: string;
+  config: ModelConfig;
+  batcher: Batcher;
+  device: string;
+  memoryBytes: number;
+}
+
+/** Registry settings and collaborators. */
+export interface RegistryOptions {
+  catalog: Map<string, ModelConfig>;
+  weights: WeightStore;
+  device: "cpu" | "cuda";
+  intraOpThreads: number;
+  maxBatchItems: number;
+  maxWaitMs: number;
+  maxQueueItems: number;
+  maxLoadedModels: number;
+  memoryThresholdPercent: number;
+  memoryProbe: MemoryProbe;
+  /** Retry-After for MODEL_NOT_LOADED; also the pause before retrying a failed load. */
+  retryAfterS?: number;
+  onEvent?: (event: string, fields: Record<string, unknown>) => void;
+  onBatch?: (model: string, stats: BatchStats) => void;
+}
+
+interface Unit {
+  key: string;
+  config: ModelConfig;
+  modelFile: string;
+  state: ModelState;
+  lastError: { code: string; message: string } | null;
+  failedAt: number;
+  load?: Promise<LoadedModel>;
+  loaded?: LoadedModel & { thread: InferenceThread };
+  lastUsed: number;
+  inUse: number;
+}
+
+/** Snapshot of one model for catalog and status endpoints. */
+export interface UnitStatus {
+  name: string;
+  state: ModelState;
+  device: string | null;
+  memoryBytes: number;
+  queueDepth: number;
+  lastError: { code: string; message: string } | null;
+  config: ModelConfig;
+}
+
+/** The worker's model registry. */
+export class ModelRegistry {
+  readonly #o: RegistryOptions;
+  readonly #units = new Map<string, Unit>();
+
+  constructor(opts: RegistryOptions) {
+    this.#o = opts;
+    for (const c of opts.catalog.values()) this.#unit(c, c.files.model);
+  }
+
+  /** The catalog this registry serves. */
+  get catalog(): Map<string, ModelConfig> {
+    return this.#o.catalog;
+  }
+
+  /** Resolve a served name (`id` or `id:profile`); 404 MODEL_NOT_FOUND otherwise. */
+  resolve(name: string): ServedModel {
+    const r = resolveServedName(name, this.#o.catalog);
+    if (!r) throw new ServiceError("MODEL_NOT_FOUND", `model '${name}' is not in the catalog`);
+    return r;
+  }
+
+  /** State of a model (its default weights file) without loading it. */
+  status(id: string): UnitStatus | undefined {
+    const c = this.#o.catalog.get(id);
+    return c ? this.#status(this.#unit(c, c.files.model)) : undefined;
+  }
+
+  /** Every unit's status (one per model and weights variant that has been touched). */
+  statuses(): UnitStatus[] {
+    return [...this.#units.values()].map((u) => this.#status(u));
+  }
+
+  /** The device models run on (`cpu` or `cuda`). */
+  get deviceName(): string {
+    return this.#o.device;
+  }
+
+  /** Loaded models' memory in bytes, summed. */
+  get loadedMemoryBytes(): number {
+    let s = 0;
+    for (const u of this.#units.values()) s += u.loaded?.memoryBytes ?? 0;
+    return s;
+  }
+
+  /**
+   * Get a loaded model, loading it if needed. Waits at most `waitMs`; then 503 MODEL_NOT_LOADED
+   * with Retry-After while the load goes on in the background.
+   */
+  async acquire(served: ServedModel, waitMs: number): Promise<LoadedModel> {
+    const modelFile = profileModelFile(served);
+    const u = this.#unit(served.config, modelFile);
+    u.lastUsed = performance.now();
+    if (u.loaded && u.state === "loaded") return u.loaded;
+    if (u.state === "unloading") {
+      throw this.#notLoaded(u, `model '${u.config.id}' is unloading`);
+    }
+    if (!u.load) {
+      const retryMs = (this.#o.retryAfterS ?? 5) * 1000;
+      if (u.state === "failed" && performance.now() - u.failedAt < retryMs) {
+        throw this.#notLoaded(u, `model '${u.config.id}' failed to load: ${u.lastError?.message}`);
+      }
+      u.load = this.#load(u);
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(this.#notLoaded(u, `model '${u.config.id}' is still loading`)),
+        waitMs,
+      );
+    });
+    try {
+      return await Promise.race([u.load, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Unload a model (after its queued and running work finishes). */
+  async unload(key: string): Promise<void> {
+    const u = this.#units.get(key);
+    if (!u?.loaded || u.state !== "loaded") return;
+    u.state = "unloading";
+    const loaded = u.loaded;
+    await loaded.batcher.whenIdle();
+    await loaded.thread.dispose();
+    u.loaded = undefined;
+    u.load = undefined;
+    u.state = "available";
+    this.#o.onEvent?.("model_unloaded", { model: u.config.id, key });
+  }
+
+  /** Evict least-recently-used idle models while over the memory threshold or the model cap. */
+  async evictIfNeeded(exceptKey?: string): Promise<void> {
+    for (;;) {
+      const loaded = [...this.#units.values()].filter((u) => u.state === "loaded");
+      const pressure = this.#o.memoryProbe().usedPercent;
+      const over = pressure > this.#o.memoryThresholdPercent;
+      const tooMany = loaded.length >= this.#o.maxLoadedModels && exceptKey !== undefined;
+      if (!over && !tooMany) return;
+      const victim = loaded
+        .filter((u) => u.key !== exceptKey && u.inUse === 0 && !u.loaded!.batcher.busy &&
+          u.loaded!.batcher.queueDepth === 0)
+        .sort((a, b) => a.lastUsed - b.lastUsed)[0];
+      if (!victim) return;
+      this.#o.onEvent?.("model_evicted", {
+        model: victim.config.id,
+        memory_used_percent: Math.round(pressure * 10) / 10,
+        reason: over ? "memory_pressure" : "model_cap",
+      });
+      await this.unload(victim.key);
+    }
+  }
+
+  /** Mark a model in use for the duration of `fn` (in-use models are never evicted). */
+  async use<T>(m: LoadedModel, fn: () => Promise<T>): Promise<T> {
+    const u = this.#units.get(m.key);
+    if (u) u.inUse++;
+    try {
+      return await fn();
+    } finally {
+      if (u) {
+        u.inUse--;
+        u.lastUsed = performance.now();
+      }
+    }
+  }
+
+  /** Unload everything (process exit). */
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.#units.keys()].map((k) => this.unload(k).catch(() => {})));
+  }
+
+  #unit(config: ModelConfig, modelFile: string): Unit {
+    const key = modelFile === config.files.model ? config.id : `${config.id}@${modelFile}`;
+    let u = this.#units.get(key);
+    if (!u) {
+      u = {
+        key,
+        config,
+        modelFile,
+        state: "available",
+        lastError: null,
+        failedAt: 0,
+        lastUsed: 0,
+        inUse: 0,
+      };
+      this.#units.set(key, u);
+    }
+    return u;
+  }
+
+  async #load(u: Unit): Promise<LoadedModel> {
+    u.state = "loading";
+    const started = performance.now();
+    this.#o.onEvent?.("model_loading", { model: u.config.id, key: u.key });
+    try {
+      await this.evictIfNeeded(u.key);
+      const wanted: Record<string, string> = { ...u.config.files, model: u.modelFile };
+      if (u.modelFile !== u.config.files.model) delete wanted.model_data;
+      const files = await this.#o.weights.ensureFiles(u.config.hub.repo, u.config.hub.revision, wanted, {
+        gated: u.config.hub.gated,
+        modelId: u.config.id,
+      });
+      const thread = await InferenceThread.start({
+        config: u.config,
+        files,
+        executionProviders: this.#o.device === "cuda" ? ["cuda", "cpu"] : ["cpu"],
+        intraOpThreads: this.#o.intraOpThreads,
+      });
+      const memoryBytes = await filesSize([files.model, files.model_data].filter(Boolean));
+      const batcher = new Batcher({
+        maxBatchItems: this.#o.maxBatchItems,
+        batchTokenBudget: u.config.batch_token_budget,
+        maxWaitMs: this.#o.maxWaitMs,
+        maxQueueItems: this.#o.maxQueueItems,
+        run: (items, params) => thread.run(items, params, u.config.batch_token_budget),
+        onBatch: (s) => this.#o.onBatch?.(u.config.id, s),
+      });
+      u.loaded = { key: u.key, config: u.config, batcher, device: this.#o.device, memoryBytes, thread };
+      u.state = "loaded";
+      u.lastError = null;
+      this.#o.onEvent?.("model_loaded", {
+        model: u.config.id,
+        key: u.key,
+        device: this.#o.device,
+        memory_bytes: memoryBytes,
+        load_ms: Math.round(performance.now() - started),
+      });
+      return u.loaded;
+    } catch (err) {
+      const se = err instanceof ServiceError ? err : undefined;
+      const message = err instanceof Error ? err.message : String(err);
+      u.state = "failed";
+      u.failedAt = performance.now();
+      u.lastError = { code: se?.code ?? "INTERNAL_ERROR", message };
+      u.load = undefined;
+      this.#o.onEvent?.("model_load_failed", { model: u.config.id, error: message });
+      throw this.#notLoaded(u, `model '${u.config.id}' failed to load: ${message}`);
+    }
+  }
+
+  #notLoaded(u: Unit, message: string): ServiceError {
+    return new ServiceError("MODEL_NOT_LOADED", message, { retryAfterS: this.#o.retryAfterS ?? 5 });
+  }
+
+  #status(u: Unit): UnitStatus {
+    return {
+      name: u.key,
+      state: u.state,
+      device: u.loaded ? u.loaded.device : null,
+      memoryBytes: u.loaded?.memoryBytes ?? 0,
+      queueDepth: u.loaded?.batcher.queueDepth ?? 0,
+      lastError: u.lastError,
+      config: u.config,
+    };
+  }
+}
+
+/** The ONNX file a profile runs (profiles may pick a quantised variant via `model_file`). */
+export function profileModelFile(served: ServedModel): string {
+  const opt = served.config.profiles[served.profile]?.options?.model_file;
+  return typeof opt === "string" && opt.length > 0 ? opt : served.config.files.model;
+}

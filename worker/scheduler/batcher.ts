@@ -1,0 +1,312 @@
+/**
+ * Per-model batch former. Items (not requests) are the unit: a request's items may span batches.
+ * A batch closes at `maxBatchItems` items, at the token budget, or `maxWaitMs` after its first
+ * item; an idle thread gets work at once when `maxWaitMs` is 0, and while a batch runs the next
+ * one fills (continuous batching). Items only share a batch with items of equal parameters.
+ */
+import { ServiceError } from "../../shared/errors.ts";
+import type { ItemOutput, WorkItem, WorkParams } from "../families/types.ts";
+import type { BatchTiming } from "../inference/protocol.ts";
+
+/** Runs one batch on the model's inference thread. */
+export type BatchRunner = (
+  items: WorkItem[],
+  params: WorkParams,
+) => Promise<{ outputs: ItemOutput[]; timing: BatchTiming; paddedTokens: number }>;
+
+/** Statistics of one finished batch, for metrics. */
+export interface BatchStats {
+  size: number;
+  tokens: number;
+  paddedTokens: number;
+  timing: BatchTiming;
+}
+
+/** Batcher settings. */
+export interface BatcherOptions {
+  maxBatchItems: number;
+  /** Upper bound of estimated tokens in one batch (the thread sub-batches by real lengths). */
+  batchTokenBudget: number;
+  maxWaitMs: number;
+  /** Items allowed to wait; beyond it new requests get QUEUE_FULL at once. */
+  maxQueueItems: number;
+  run: BatchRunner;
+  onBatch?: (stats: BatchStats) => void;
+}
+
+/** What a finished request gets back: one output per item plus its share of the timing. */
+export interface RequestResult {
+  outputs: ItemOutput[];
+  queueMs: number;
+  timing: BatchTiming;
+  tokens: number;
+}
+
+class PendingRequest {
+  readonly outputs: ItemOutput[];
+  remaining: number;
+  cancelled = false;
+  settled = false;
+  lastDispatch = 0;
+  readonly timing: BatchTiming = { tokenizationMs: 0, inferenceMs: 0, postprocessingMs: 0 };
+
+  constructor(
+    readonly key: string,
+    readonly params: WorkParams,
+    n: number,
+    readonly enqueuedAt: number,
+    readonly resolve: (r: RequestResult) => void,
+    readonly reject: (e: Error) => void,
+  ) {
+    this.outputs = new Array(n);
+    this.remaining = n;
+  }
+
+  fail(err: Error): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.reject(err);
+  }
+}
+
+interface QueuedItem {
+  req: PendingRequest;
+  index: number;
+  item: WorkItem;
+  estTokens: number;
+}
+
+/** Rough token estimate before tokenisation (about 4 characters a token, plus specials). */
+export function estimateTokens(item: WorkItem): number {
+  if (item.tokenIds) return item.tokenIds.length + 2;
+  const chars = (item.text?.length ?? 0) + (item.query?.length ?? 0);
+  return Math.ceil(chars / 4) + 2;
+}
+
+/** Stable key of the parameters that must match for items to share a batch. */
+export function groupKey(params: WorkParams): string {
+  return JSON.stringify([
+    params.op,
+    params.outputTypes,
+    params.prefix ?? null,
+    params.inputType ?? null,
+    params.labels ?? null,
+    params.threshold ?? null,
+    Object.entries(params.options).sort(([a], [b]) => a < b ? -1 : 1),
+  ]);
+}
+
+/** The per-model queue and batch former. */
+export class Batcher {
+  readonly #opts: BatcherOptions;
+  /** FIFO per parameter group; Map iteration order keeps groups in arrival order. */
+  readonly #groups = new Map<string, QueuedItem[]>();
+  #queued = 0;
+  #running = false;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #idleWaiters: (() => void)[] = [];
+
+  constructor(opts: BatcherOptions) {
+    this.#opts = opts;
+  }
+
+  /** Items waiting (not yet dispatched). */
+  get queueDepth(): number {
+    return this.#queued;
+  }
+
+  /** True while a batch is on the inference thread. */
+  get busy(): boolean {
+    return this.#running;
+  }
+
+  /** Queue a request's items; rejects at once with QUEUE_FULL when the bound would be passed. */
+  submit(items: WorkItem[], params: WorkParams, signal?: AbortSignal): Promise<RequestResult> {
+    if (items.length === 0) return Promise.resolve(emptyResult());
+    if (this.#queued + items.length > this.#opts.maxQueueItems) {
+      return Promise.reject(
+        new ServiceError(
+          "QUEUE_FULL",
+          `queue is full (${this.#queued} items waiting, bound ${this.#opts.maxQueueItems})`,
+        ),
+      );
+    }
+    if (signal?.aborted) return Promise.reject(new Error("client went away"));
+    const key = groupKey(params);
+    return new Promise<RequestResult>((resolve, reject) => {
+      const req = new PendingRequest(
+        key,
+        params,
+        items.length,
+        performance.now(),
+        resolve,
+        reject,
+      );
+      let group = this.#groups.get(key);
+      if (!group) this.#groups.set(key, group = []);
+      items.forEach((item, index) =>
+        group.push({ req, index, item, estTokens: estimateTokens(item) })
+      );
+      this.#queued += items.length;
+      signal?.addEventListener("abort", () => this.#cancel(req), { once: true });
+      this.#schedule();
+    });
+  }
+
+  /** Resolves when nothing is queued or running (used by graceful shutdown). */
+  whenIdle(): Promise<void> {
+    if (!this.#running && this.#queued === 0) return Promise.resolve();
+    return new Promise((r) => this.#idleWaiters.push(r));
+  }
+
+  /** Fail everything queued (model unloading or process stopping). */
+  failAll(err: Error): void {
+    for (const group of this.#groups.values()) for (const q of group) q.req.fail(err);
+    this.#groups.clear();
+    this.#queued = 0;
+    this.#notifyIdle();
+  }
+
+  #cancel(req: PendingRequest): void {
+    if (req.settled) return;
+    req.cancelled = true;
+    // Drop the request's waiting items now so they never reach the model.
+    const group = this.#groups.get(req.key);
+    if (group) {
+      const kept = group.filter((q) => q.req !== req);
+      this.#queued -= group.length - kept.length;
+      if (kept.length === 0) this.#groups.delete(req.key);
+      else this.#groups.set(req.key, kept);
+    }
+    req.fail(new Error("client went away"));
+    this.#notifyIdle();
+  }
+
+  #schedule(): void {
+    if (this.#running || this.#queued === 0) return;
+    const { maxWaitMs, maxBatchItems } = this.#opts;
+    if (maxWaitMs <= 0 || this.#headGroupSize() >= maxBatchItems) {
+      this.#dispatch();
+      return;
+    }
+    if (this.#timer !== undefined) return;
+    const head = this.#groups.values().next().value as QueuedItem[];
+    const waited = performance.now() - head[0].req.enqueuedAt;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#dispatch();
+    }, Math.max(0, maxWaitMs - waited));
+  }
+
+  #headGroupSize(): number {
+    const head = this.#groups.values().next().value as QueuedItem[] | undefined;
+    return head?.length ?? 0;
+  }
+
+  /** Take the oldest group's items up to the caps and send them to the thread. */
+  #dispatch(): void {
+    if (this.#timer !== undefined) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+    if (this.#running) return;
+    const next = this.#groups.entries().next().value as [string, QueuedItem[]] | undefined;
+    if (!next) return;
+    const [key, group] = next;
+    const { maxBatchItems, batchTokenBudget } = this.#opts;
+    let take = 0;
+    let tokens = 0;
+    while (take < group.length && take < maxBatchItems) {
+      const t = group[take].estTokens;
+      if (take > 0 && tokens + t > batchTokenBudget) break;
+      tokens += t;
+      take++;
+    }
+    const batch = group.splice(0, take);
+    // Re-append a partly drained group so other groups get their turn (no starvation).
+    this.#groups.delete(key);
+    if (group.length > 0) this.#groups.set(key, group);
+    this.#queued -= batch.length;
+    this.#running = true;
+    const now = performance.now();
+    for (const q of batch) q.req.lastDispatch = now;
+    this.#opts.run(batch.map((q) => q.item), batch[0].req.params).then(
+      (r) => this.#complete(batch, r),
+      (err) => this.#completeWithError(batch, err),
+    );
+  }
+
+  #complete(
+    batch: QueuedItem[],
+    r: { outputs: ItemOutput[]; timing: BatchTiming; paddedTokens: number },
+  ): void {
+    this.#running = false;
+    // Start the next batch before answering this one: the thread should never wait on us.
+    this.#schedule();
+    let tokens = 0;
+    const seen = new Set<PendingRequest>();
+    batch.forEach((q, i) => {
+      const out = r.outputs[i];
+      tokens += out?.tokens ?? 0;
+      const req = q.req;
+      if (req.settled) return;
+      if (out?.error) {
+        req.fail(new ServiceError(out.error.code, out.error.message));
+        return;
+      }
+      req.outputs[q.index] = out;
+      req.remaining--;
+      if (!seen.has(req)) {
+        seen.add(req);
+        req.timing.tokenizationMs += r.timing.tokenizationMs;
+        req.timing.inferenceMs += r.timing.inferenceMs;
+        req.timing.postprocessingMs += r.timing.postprocessingMs;
+      }
+    });
+    for (const req of seen) {
+      if (req.remaining === 0 && !req.settled) {
+        req.settled = true;
+        req.resolve({
+          outputs: req.outputs,
+          queueMs: req.lastDispatch - req.enqueuedAt,
+          timing: req.timing,
+          tokens: req.outputs.reduce((s, o) => s + (o?.tokens ?? 0), 0),
+        });
+      }
+    }
+    this.#opts.onBatch?.({
+      size: batch.length,
+      tokens,
+      paddedTokens: r.paddedTokens,
+      timing: r.timing,
+    });
+    this.#notifyIdle();
+  }
+
+  #completeWithError(batch: QueuedItem[], err: unknown): void {
+    this.#running = false;
+    this.#schedule();
+    const message = err instanceof Error ? err.message : String(err);
+    const e = err instanceof ServiceError
+      ? err
+      : new ServiceError("INFERENCE_ERROR", `inference failed: ${message}`);
+    for (const q of batch) q.req.fail(e);
+    this.#notifyIdle();
+  }
+
+  #notifyIdle(): void {
+    if (this.#running || this.#queued > 0) return;
+    const waiters = this.#idleWaiters;
+    this.#idleWaiters = [];
+    for (const w of waiters) w();
+  }
+}
+
+function emptyResult(): RequestResult {
+  return {
+    outputs: [],
+    queueMs: 0,
+    timing: { tokenizationMs: 0, inferenceMs: 0, postprocessingMs: 0 },
+    tokens: 0,
+  };
+}

@@ -1,0 +1,108 @@
+/** The worker's HTTP app: routes plus the middleware every request passes through. */
+import { Hono } from "hono";
+import type { Context } from "hono";
+import { errorResponse, ServiceError, toServiceError } from "../../shared/errors.ts";
+import { Headers as H } from "../../shared/headers.ts";
+import { VERSION } from "../../shared/version.ts";
+import type { WorkerContext } from "./context.ts";
+import { handleEncode } from "./routes/encode.ts";
+import { handleEmbeddings } from "./routes/embeddings.ts";
+import { getModel, listModels } from "./routes/models.ts";
+import { healthz, readyz } from "./routes/probes.ts";
+import { modelLabel, phasesOf } from "./request_labels.ts";
+
+/** Paths that stay open while draining (probes, metrics, status). */
+const ALWAYS_OPEN = new Set(["/healthz", "/readyz", "/metrics", "/ws/status"]);
+
+/** The endpoint label of a path for metrics (`encode`, `score`, `extract`, `embeddings`...). */
+export function endpointOf(path: string): string | undefined {
+  const m = /^\/v1\/(encode|score|extract|embeddings)(\/|$)/.exec(path);
+  return m?.[1];
+}
+
+/** Build the worker's Hono app. Extra routes (metrics, status stream) are added by the caller. */
+export function createWorkerApp(ctx: WorkerContext): Hono {
+  const app = new Hono();
+
+  app.use("*", async (c, next) => {
+    const path = c.req.path;
+    if (ALWAYS_OPEN.has(path)) return await next();
+    const started = performance.now();
+    if (ctx.state.draining) {
+      c.res = errorResponse(
+        new ServiceError("SHUTTING_DOWN", "worker is shutting down", { retryAfterS: 5 }),
+      );
+    } else {
+      ctx.state.enter();
+      try {
+        await next();
+      } finally {
+        ctx.state.leave();
+      }
+    }
+    c.res.headers.set(H.serverVersion, VERSION);
+    record(ctx, c, performance.now() - started);
+  });
+
+  app.get("/healthz", () => healthz());
+  app.get("/readyz", () => readyz(ctx));
+  app.get("/v1/models", () => listModels(ctx));
+  app.get("/v1/models/*", (c) => getModel(ctx, c.req.url));
+  app.post("/v1/encode/*", (c) => handleEncode(ctx, c));
+  app.post("/v1/embeddings", (c) => handleEmbeddings(ctx, c));
+  app.post("/v1/score/*", () => notImplemented("score"));
+  app.post("/v1/extract/*", () => notImplemented("extract"));
+
+  app.notFound((c) =>
+    errorResponse(new ServiceError("NOT_FOUND", `no route for ${c.req.method} ${c.req.path}`))
+  );
+  app.onError((err, c) => {
+    const se = toServiceError(err);
+    if (!(err instanceof ServiceError)) {
+      ctx.log.log("error", "unhandled error", {
+        path: c.req.path,
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
+    return errorResponse(se);
+  });
+  return app;
+}
+
+function notImplemented(op: string): Response {
+  return errorResponse(
+    new ServiceError("INVALID_INPUT", `/v1/${op} has no model family on this worker yet`),
+  );
+}
+
+/** Access log line and request metrics for one finished request. */
+function record(ctx: WorkerContext, c: Context, totalMs: number): void {
+  const endpoint = endpointOf(c.req.path);
+  const model = modelLabel(c);
+  const status = c.res.status;
+  if (endpoint) {
+    const t = phasesOf(c);
+    ctx.metrics.observeRequest(
+      model ?? "unknown",
+      endpoint,
+      status,
+      t
+        ? {
+          queue: t.queue_ms,
+          tokenization: t.tokenization_ms,
+          inference: t.inference_ms,
+          postprocessing: t.postprocessing_ms ?? 0,
+          total: totalMs,
+        }
+        : { total: totalMs },
+    );
+  }
+  ctx.log.log("info", "request", {
+    method: c.req.method,
+    path: c.req.path,
+    model: model ?? null,
+    status,
+    total_ms: Math.round(totalMs * 100) / 100,
+    trace_id: c.res.headers.get(H.traceId) ?? null,
+  });
+}

@@ -1,0 +1,20 @@
+/** Everything a route needs, passed explicitly (no globals). */
+import type { InputLimits } from "../../shared/codec/limits.ts";
+import type { WorkerConfig } from "../config/config.ts";
+import type { ModelRegistry } from "../registry/registry.ts";
+import type { WorkerMetrics } from "../telemetry/metrics.ts";
+import type { Logger } from "../telemetry/logger.ts";
+import type { ServingState } from "./state.ts";
+
+/** Dependencies of the worker's HTTP app. */
+export interface WorkerContext {
+  config: WorkerConfig;
+  registry: ModelRegistry;
+  metrics: WorkerMetrics;
+  log: Logger;
+  state: ServingState;
+  limits: InputLimits;
+  /** The bundle this worker serves; models of other bundles get 409 DEPENDENCY_CONFLICT. */
+  bundle: string;
+  startedAt: number;
+}

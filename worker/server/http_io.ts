@@ -1,0 +1,64 @@
+/** HTTP plumbing shared by the routes: bounded body reading, model names, traces, timing headers. */
+import { invalidInput } from "../../shared/errors.ts";
+import { Headers as H } from "../../shared/headers.ts";
+
+/** The model name after `prefix` in the URL path, percent-decoded once (`BAAI%2Fbge-m3` works). */
+export function modelFromPath(url: string, prefix: string): string {
+  const path = new URL(url).pathname;
+  const raw = path.slice(prefix.length);
+  let name: string;
+  try {
+    name = decodeURIComponent(raw);
+  } catch {
+    throw invalidInput("model name in the path is not valid percent-encoding");
+  }
+  if (name.length === 0 || name.length > 256) throw invalidInput("model name is missing or too long");
+  return name;
+}
+
+const TRACE_RE = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** The caller's trace id when well-formed, else a new one. */
+export function traceIdOf(req: Request): string {
+  const t = req.headers.get(H.traceId);
+  return t && TRACE_RE.test(t) ? t : crypto.randomUUID().replaceAll("-", "");
+}
+
+/** Server-side timing of one request, in milliseconds. */
+export interface Timing {
+  total_ms: number;
+  queue_ms: number;
+  tokenization_ms: number;
+  inference_ms: number;
+  postprocessing_ms: number | null;
+}
+
+/** Build the wire `timing` object (postprocessing null when zero). */
+export function makeTiming(
+  totalMs: number,
+  r: { queueMs: number; timing: { tokenizationMs: number; inferenceMs: number; postprocessingMs: number } },
+): Timing {
+  const round = (x: number) => Math.round(x * 1000) / 1000;
+  return {
+    total_ms: round(totalMs),
+    queue_ms: round(r.queueMs),
+    tokenization_ms: round(r.timing.tokenizationMs),
+    inference_ms: round(r.timing.inferenceMs),
+    postprocessing_ms: r.timing.postprocessingMs > 0 ? round(r.timing.postprocessingMs) : null,
+  };
+}
+
+/** Timing headers (ms, two decimals); X-Postprocessing-Time only when > 0. */
+export function timingHeaders(t: Timing, traceId: string): Record<string, string> {
+  const h: Record<string, string> = {
+    [H.totalTime]: t.total_ms.toFixed(2),
+    [H.queueTime]: t.queue_ms.toFixed(2),
+    [H.tokenizationTime]: t.tokenization_ms.toFixed(2),
+    [H.inferenceTime]: t.inference_ms.toFixed(2),
+    [H.traceId]: traceId,
+  };
+  if (t.postprocessing_ms !== null && t.postprocessing_ms > 0) {
+    h[H.postprocessingTime] = t.postprocessing_ms.toFixed(2);
+  }
+  return h;
+}

@@ -1,0 +1,80 @@
+/**
+ * Process lifecycle: listen, preload, join the fleet, and shut down gracefully on SIGTERM/SIGINT
+ * (readiness flips at once, new work gets 503 + Retry-After: 5, in-flight work finishes within
+ * the drain bound, then exit 0; a second signal exits at once).
+ */
+import type { WorkerInstance } from "../bootstrap.ts";
+import { startFleetLink } from "../fleet/mod.ts";
+
+/** Serve until a termination signal, then drain and exit. */
+export async function runWorkerProcess(
+  worker: WorkerInstance,
+  env: Record<string, string | undefined>,
+): Promise<never> {
+  const { ctx } = worker;
+  const { SVC_HOST: hostname, SVC_PORT: port } = ctx.config;
+  const server = Deno.serve({
+    hostname,
+    port,
+    onListen: (addr) => ctx.log.log("info", "worker listening", { host: addr.hostname, port: addr.port }),
+  }, worker.app.fetch);
+  const actualPort = (server.addr as Deno.NetAddr).port;
+
+  let link: ReturnType<typeof startFleetLink> = null;
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) {
+      ctx.log.log("warn", "second signal: exiting now", { signal });
+      Deno.exit(1);
+    }
+    stopping = true;
+    ctx.state.draining = true;
+    ctx.log.log("info", "shutdown started", { signal, in_flight: ctx.state.inFlight });
+    await link?.drain().catch(() => {});
+    const boundMs = ctx.config.SVC_SHUTDOWN_DRAIN_S * 1000;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const drained = await Promise.race([
+      ctx.state.whenIdle().then(() => true),
+      new Promise<boolean>((r) => timer = setTimeout(() => r(false), boundMs)),
+    ]);
+    clearTimeout(timer);
+    ctx.log.log(drained ? "info" : "warn", "drain finished", {
+      drained,
+      in_flight: ctx.state.inFlight,
+    });
+    await link?.close().catch(() => {});
+    await worker.close().catch(() => {});
+    await server.shutdown().catch(() => {});
+    ctx.log.log("info", "worker stopped");
+    Deno.exit(0);
+  };
+  for (const sig of ["SIGTERM", "SIGINT"] as const) Deno.addSignalListener(sig, () => stop(sig));
+
+  await worker.preload();
+  ctx.log.log("info", "worker ready", { models: ctx.registry.catalog.size });
+  link = startFleetLink({
+    env,
+    port: actualPort,
+    servedModels: () =>
+      [...ctx.registry.catalog.values()].map((c) => ({
+        name: c.id,
+        bundle: c.bundle,
+        state: ctx.registry.status(c.id)?.state ?? "available",
+      })),
+    status: () => {
+      const statuses = ctx.registry.statuses();
+      const mem = Deno.systemMemoryInfo();
+      return {
+        models: statuses.map((s) => ({ name: s.name, state: s.state, queue_depth: s.queueDepth })),
+        queue_depth: statuses.reduce((a, s) => a + s.queueDepth, 0),
+        in_flight: ctx.state.inFlight,
+        memory_used_bytes: mem.total - mem.available,
+        memory_total_bytes: mem.total,
+        draining: ctx.state.draining,
+      };
+    },
+    log: (level, msg, fields) => ctx.log.log(level, msg, fields),
+  });
+  await server.finished;
+  Deno.exit(0);
+}

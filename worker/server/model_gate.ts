@@ -1,0 +1,22 @@
+/** Checks shared by the model operations: the model exists, serves this op, belongs to our bundle. */
+import type { ServedModel } from "../../shared/catalog/mod.ts";
+import { invalidInput, ServiceError } from "../../shared/errors.ts";
+import { familyOp } from "../families/mod.ts";
+import type { WorkerContext } from "./context.ts";
+
+/** Resolve a served name for an operation, or throw the matching API error. */
+export function gateModel(ctx: WorkerContext, name: string, op: "encode" | "score" | "extract"): ServedModel {
+  const served = ctx.registry.resolve(name);
+  const c = served.config;
+  const modelOp = familyOp(c.family);
+  if (modelOp !== op) {
+    throw invalidInput(`model '${c.id}' is a ${c.family} model: use /v1/${modelOp}/, not /v1/${op}/`);
+  }
+  if (c.bundle !== ctx.bundle) {
+    throw new ServiceError(
+      "DEPENDENCY_CONFLICT",
+      `model '${c.id}' belongs to bundle '${c.bundle}'; this worker serves bundle '${ctx.bundle}'`,
+    );
+  }
+  return served;
+}

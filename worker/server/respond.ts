@@ -1,0 +1,16 @@
+/** Negotiated responses: msgpack by default, JSON when the client asks for it. */
+import { encodeResponse } from "../../shared/codec/encode.ts";
+
+/** Encode `value` for the request's Accept header and wrap it in a Response. */
+export function sendNegotiated(
+  req: Request,
+  value: unknown,
+  status: number,
+  headers: Record<string, string>,
+): Response {
+  const { body, contentType } = encodeResponse(value, req.headers.get("accept"));
+  return new Response(body as BodyInit, {
+    status,
+    headers: { ...headers, "content-type": contentType },
+  });
+}

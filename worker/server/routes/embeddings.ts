@@ -1,0 +1,77 @@
+/**
+ * POST /v1/embeddings, OpenAI-compatible. Always JSON. The official client asks for base64 by
+ * default and decodes little-endian float32 bytes, so base64 must be honoured exactly. This route
+ * never answers 202: OpenAI clients take any 2xx as success.
+ */
+import type { Context } from "hono";
+import { invalidInput } from "../../../shared/errors.ts";
+import { readBodyLimited } from "../../../shared/codec/decode.ts";
+import { decodeRequest } from "../../../shared/codec/parse.ts";
+import { float32ToBase64 } from "../../../shared/codec/base64.ts";
+import {
+  embeddingInputs,
+  type OpenAIEmbeddingsRequest,
+  OpenAIEmbeddingsRequestSchema,
+} from "../../../shared/schemas/openai.ts";
+import type { WorkItem } from "../../families/types.ts";
+import { checkDimensions, planEncode } from "../../service/params.ts";
+import { l2Normalize } from "../../families/text/pooling.ts";
+import type { WorkerContext } from "../context.ts";
+import { gateModel } from "../model_gate.ts";
+import { makeTiming, timingHeaders, traceIdOf } from "../http_io.ts";
+import { setModelLabel, setPhases } from "../request_labels.ts";
+
+/** The accepted `input` forms as work items (texts or token-id lists). */
+export function embeddingWorkItems(input: OpenAIEmbeddingsRequest["input"]): WorkItem[] {
+  const parsed = embeddingInputs(input);
+  if ("texts" in parsed) return parsed.texts.map((text) => ({ text }));
+  return parsed.tokenIds.map((tokenIds, i) => {
+    if (tokenIds.length === 0) throw invalidInput(`input[${i}] is an empty token list`);
+    return { tokenIds };
+  });
+}
+
+/** Handle one OpenAI-style embeddings request. */
+export async function handleEmbeddings(ctx: WorkerContext, c: Context): Promise<Response> {
+  const started = performance.now();
+  const req = c.req.raw;
+  const traceId = traceIdOf(req);
+  const body = decodeRequest(
+    OpenAIEmbeddingsRequestSchema,
+    await readBodyLimited(req, ctx.limits),
+    req.headers.get("content-type") ?? "application/json",
+    ctx.limits,
+  );
+  setModelLabel(c, body.model);
+  const served = gateModel(ctx, body.model, "encode");
+  if (!served.config.outputs.includes("dense")) {
+    throw invalidInput(`model '${served.config.id}' has no dense output; /v1/embeddings needs one`);
+  }
+  const work = embeddingWorkItems(body.input);
+  if (work.length === 0) throw invalidInput("input must not be empty");
+  if (work.length > ctx.limits.maxItems) {
+    throw invalidInput(`input has ${work.length} entries; the limit is ${ctx.limits.maxItems}`);
+  }
+  const dims = body.dimensions === undefined || body.dimensions === null
+    ? undefined
+    : checkDimensions(served.config, body.dimensions, "dimensions");
+  const plan = planEncode(served, { output_types: ["dense"] });
+  const model = await ctx.registry.acquire(served, ctx.config.SVC_LOAD_WAIT_MS);
+  const result = await ctx.registry.use(
+    model,
+    () => model.batcher.submit(work, plan.params, req.signal),
+  );
+  const base64 = body.encoding_format === "base64";
+  const data = result.outputs.map((out, index) => {
+    let v = out.dense!;
+    if (dims !== undefined && dims < v.length) v = l2Normalize(v.slice(0, dims));
+    return { object: "embedding", index, embedding: base64 ? float32ToBase64(v) : Array.from(v) };
+  });
+  const timing = makeTiming(performance.now() - started, result);
+  setPhases(c, timing);
+  const usage = { prompt_tokens: result.tokens, total_tokens: result.tokens };
+  return Response.json(
+    { object: "list", data, model: body.model, usage },
+    { headers: timingHeaders(timing, traceId) },
+  );
+}

@@ -1,0 +1,37 @@
+/** Process-wide serving state shared by the routes: readiness, draining, in-flight requests. */
+
+/** Lifecycle flags of the worker process. */
+export class ServingState {
+  /** False until preloading finished. */
+  ready = false;
+  /** True once shutdown began: new work gets 503 + Retry-After. */
+  draining = false;
+  #inFlight = 0;
+  #waiters: (() => void)[] = [];
+
+  /** Requests currently being served. */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  /** Count a request in; pair with `leave`. */
+  enter(): void {
+    this.#inFlight++;
+  }
+
+  /** Count a request out. */
+  leave(): void {
+    this.#inFlight--;
+    if (this.#inFlight === 0) {
+      const w = this.#waiters;
+      this.#waiters = [];
+      for (const f of w) f();
+    }
+  }
+
+  /** Resolves when no request is in flight. */
+  whenIdle(): Promise<void> {
+    if (this.#inFlight === 0) return Promise.resolve();
+    return new Promise((r) => this.#waiters.push(r));
+  }
+}

@@ -1,0 +1,123 @@
+/** Turning a request's params and options into batch parameters, with validation against the model. */
+import type { ModelConfig } from "../../shared/catalog/schema.ts";
+import type { ServedModel } from "../../shared/catalog/mod.ts";
+import { invalidInput } from "../../shared/errors.ts";
+import { isSafeModelId } from "../../shared/catalog/schema.ts";
+import type { EncodeOutput, WorkParams } from "../families/types.ts";
+
+/** Output dtypes of encode. */
+export type OutputDtype = "float32" | "float16" | "int8" | "binary";
+
+/** Encode settings after merging profile and request. */
+export interface EncodePlan {
+  params: WorkParams;
+  dtype: OutputDtype;
+  /** Matryoshka truncation of dense vectors (then re-normalised). */
+  dimensions?: number;
+}
+
+/** Raw encode params as they arrive on the wire (already schema-checked for types). */
+export interface EncodeParamsInput {
+  output_types?: string[];
+  instruction?: string;
+  output_dtype?: string;
+  options?: Record<string, unknown>;
+}
+
+const ENCODE_OUTPUTS: readonly EncodeOutput[] = ["dense", "sparse", "multivector"];
+
+/** Merge profile options under request options; `options.profile` may pick another profile. */
+export function effectiveOptions(
+  served: ServedModel,
+  requestOptions: Record<string, unknown> | undefined,
+): { profile: string; options: Record<string, unknown> } {
+  const opts = { ...(requestOptions ?? {}) };
+  let profile = served.profile;
+  if (opts.profile !== undefined) {
+    if (typeof opts.profile !== "string") throw invalidInput("options.profile must be a string");
+    if (!Object.hasOwn(served.config.profiles, opts.profile)) {
+      const known = Object.keys(served.config.profiles).join(", ") || "none";
+      throw invalidInput(
+        `unknown profile '${opts.profile}' for model '${served.config.id}' (profiles: ${known})`,
+      );
+    }
+    profile = opts.profile;
+  }
+  delete opts.profile;
+  const fromProfile = served.config.profiles[profile]?.options ?? {};
+  return { profile, options: { ...fromProfile, ...opts } };
+}
+
+/** Validate `options.lora_id`: a hub repo id; adapters are not supported by our families yet. */
+export function checkLora(config: ModelConfig, options: Record<string, unknown>): void {
+  const lora = options.lora_id;
+  if (lora === undefined) return;
+  if (typeof lora !== "string" || !isSafeModelId(lora)) {
+    throw invalidInput("options.lora_id must be a model-hub repository id like 'org/name'");
+  }
+  throw invalidInput(`model '${config.id}' does not support LoRA adapters`);
+}
+
+/** `query` / `document` from `options.input_type` or `options.is_query`. */
+export function inputTypeOf(options: Record<string, unknown>): "query" | "document" | undefined {
+  const t = options.input_type;
+  if (t !== undefined) {
+    if (t !== "query" && t !== "document") {
+      throw invalidInput("options.input_type must be 'query' or 'document'");
+    }
+    return t;
+  }
+  if (options.is_query !== undefined) {
+    if (typeof options.is_query !== "boolean") throw invalidInput("options.is_query must be boolean");
+    return options.is_query ? "query" : "document";
+  }
+  return undefined;
+}
+
+/** Validate a Matryoshka size against the model's dense dimension. */
+export function checkDimensions(config: ModelConfig, value: unknown, field: string): number {
+  const dims = config.dims.dense;
+  if (typeof value !== "number" || !Number.isInteger(value) || value <= 0) {
+    throw invalidInput(`${field} must be a positive integer`);
+  }
+  if (dims === undefined || value > dims) {
+    throw invalidInput(`${field} ${value} exceeds the model's dense dimension ${dims ?? 0}`);
+  }
+  return value;
+}
+
+/** Build the batch parameters of an encode request. */
+export function planEncode(served: ServedModel, p: EncodeParamsInput | undefined): EncodePlan {
+  const config = served.config;
+  const { profile, options } = effectiveOptions(served, p?.options);
+  checkLora(config, options);
+  const requested = p?.output_types && p.output_types.length > 0 ? p.output_types : ["dense"];
+  const outputTypes: EncodeOutput[] = [];
+  for (const t of requested) {
+    if (!ENCODE_OUTPUTS.includes(t as EncodeOutput)) {
+      throw invalidInput(`unsupported output type '${t}' (dense, sparse, multivector)`);
+    }
+    if (!config.outputs.includes(t as EncodeOutput)) {
+      throw invalidInput(
+        `model '${config.id}' does not produce '${t}' (it produces: ${config.outputs.join(", ")})`,
+      );
+    }
+    if (!outputTypes.includes(t as EncodeOutput)) outputTypes.push(t as EncodeOutput);
+  }
+  const dtype = (p?.output_dtype ?? "float32") as OutputDtype;
+  if (!["float32", "float16", "int8", "binary"].includes(dtype)) {
+    throw invalidInput(`unsupported output_dtype '${dtype}' (float32, float16, int8, binary)`);
+  }
+  const inputType = inputTypeOf(options);
+  const prefix = p?.instruction ?? (inputType ? config.prompts[inputType] : undefined);
+  const dimensions = options.dimensions === undefined
+    ? undefined
+    : checkDimensions(config, options.dimensions, "options.dimensions");
+  // Options that only shape post-processing on the main thread stay out of the grouping key.
+  const { dimensions: _d, input_type: _t, is_query: _q, model_file: _m, ...rest } = options;
+  return {
+    params: { op: "encode", outputTypes, prefix, inputType, options: { ...rest, profile } },
+    dtype,
+    dimensions,
+  };
+}

@@ -1,0 +1,78 @@
+/** Prometheus metrics of the worker (series and labels exactly as the API defines them). */
+import client from "prom-client";
+
+/** Latency phases reported in `svc_request_duration_seconds`. */
+export type Phase = "queue" | "tokenization" | "inference" | "postprocessing" | "total";
+
+/** The worker's metric set on its own registry (no global state shared between instances). */
+export class WorkerMetrics {
+  readonly registry = new client.Registry();
+  readonly requests = new client.Counter({
+    name: "svc_requests_total",
+    help: "Total requests by model, endpoint and HTTP status",
+    labelNames: ["model", "endpoint", "status"] as const,
+    registers: [this.registry],
+  });
+  readonly duration = new client.Histogram({
+    name: "svc_request_duration_seconds",
+    help: "Request latency by phase",
+    labelNames: ["model", "endpoint", "phase"] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+  readonly batchSize = new client.Histogram({
+    name: "svc_batch_size",
+    help: "Items per inference batch",
+    labelNames: ["model"] as const,
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
+    registers: [this.registry],
+  });
+  readonly tokens = new client.Counter({
+    name: "svc_tokens_processed_total",
+    help: "Tokens run through models (without padding)",
+    labelNames: ["model"] as const,
+    registers: [this.registry],
+  });
+  readonly paddedTokens = new client.Counter({
+    name: "svc_padded_tokens_total",
+    help: "Tokens run including padding (batch × longest), for padding efficiency",
+    labelNames: ["model"] as const,
+    registers: [this.registry],
+  });
+  readonly queueDepth = new client.Gauge({
+    name: "svc_queue_depth",
+    help: "Items waiting per model",
+    labelNames: ["model"] as const,
+    registers: [this.registry],
+  });
+  readonly modelLoaded = new client.Gauge({
+    name: "svc_model_loaded",
+    help: "1 when the model is loaded, 0 otherwise",
+    labelNames: ["model", "device"] as const,
+    registers: [this.registry],
+  });
+  readonly modelMemory = new client.Gauge({
+    name: "svc_model_memory_bytes",
+    help: "Memory held by the model's weights",
+    labelNames: ["model", "device"] as const,
+    registers: [this.registry],
+  });
+
+  /** Record one request's phases (milliseconds in, seconds out). */
+  observeRequest(
+    model: string,
+    endpoint: string,
+    status: number,
+    phasesMs: Partial<Record<Phase, number>>,
+  ): void {
+    this.requests.inc({ model, endpoint, status: String(status) });
+    for (const [phase, ms] of Object.entries(phasesMs)) {
+      if (ms !== undefined) this.duration.observe({ model, endpoint, phase }, ms / 1000);
+    }
+  }
+
+  /** Text exposition of every series. */
+  async render(): Promise<{ body: string; contentType: string }> {
+    return { body: await this.registry.metrics(), contentType: this.registry.contentType };
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * The cluster cache (SVC_CLUSTER_CACHE): a shared directory or an http(s) base URL laid out as
+ * `<base>/<org>/<name>/<path>`. A missing file (ENOENT / HTTP 404) means "not here" (false).
+ */
+import { DEFAULT_IDLE_TIMEOUT_MS, writeStreamAtomic } from "./atomic_file.ts";
+import { sourceFailedError } from "./errors.ts";
+import { DEFAULT_HTTP_TIMEOUT_MS, fetchWithTimeout } from "./http.ts";
+import { repoFilePath, repoFileUrl } from "./paths.ts";
+import type { WeightFileRef, WeightSource } from "./types.ts";
+
+/** The name cluster cache sources report in logs and errors. */
+export const CLUSTER_CACHE_SOURCE = "cluster-cache";
+
+/** Options of the cluster cache sources. */
+export interface ClusterCacheOptions {
+  /** Directory path, or an http(s) base URL. */
+  location: string;
+  /** Bound for each HTTP call to answer (headers). */
+  timeoutMs?: number;
+  /** Bound on silence while streaming a body. */
+  idleTimeoutMs?: number;
+  /** Injected fetch for tests. */
+  fetch?: typeof fetch;
+}
+
+/** A cluster cache source for a directory or an http(s) URL, chosen from `location`. */
+export function createClusterCacheSource(opts: ClusterCacheOptions): WeightSource {
+  return /^https?:\/\//i.test(opts.location)
+    ? createHttpClusterCache(opts)
+    : createDirClusterCache(opts);
+}
+
+/** A cluster cache on a (shared, possibly network-mounted) directory. */
+export function createDirClusterCache(opts: ClusterCacheOptions): WeightSource {
+  const idleTimeoutMs = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  return {
+    name: CLUSTER_CACHE_SOURCE,
+    async fetchTo(ref: WeightFileRef, dest: string, signal?: AbortSignal): Promise<boolean> {
+      const src = repoFilePath(opts.location, ref.repo, ref.path);
+      let file: Deno.FsFile;
+      try {
+        file = await Deno.open(src, { read: true });
+      } catch (err) {
+        if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory) {
+          return false;
+        }
+        throw sourceFailedError(CLUSTER_CACHE_SOURCE, ref, err);
+      }
+      try {
+        const { size, isFile } = await file.stat();
+        if (!isFile) return false;
+        // Streamed rather than Deno.copyFile so a slow network mount stays abortable.
+        await writeStreamAtomic(dest, file.readable, {
+          signal,
+          idleTimeoutMs,
+          expectedBytes: size,
+        });
+        return true;
+      } catch (err) {
+        if (signal?.aborted) throw signal.reason;
+        throw sourceFailedError(CLUSTER_CACHE_SOURCE, ref, err);
+      } finally {
+        // file.readable closes the file once drained or cancelled; closing twice throws.
+        try {
+          file.close();
+        } catch { /* already closed by its stream */ }
+      }
+    },
+  };
+}
+
+/** A cluster cache served over http(s) as static files. */
+export function createHttpClusterCache(opts: ClusterCacheOptions): WeightSource {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
+  const idleTimeoutMs = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  return {
+    name: CLUSTER_CACHE_SOURCE,
+    async fetchTo(ref: WeightFileRef, dest: string, signal?: AbortSignal): Promise<boolean> {
+      const url = repoFileUrl(opts.location, ref.repo, ref.path);
+      try {
+        const res = await fetchWithTimeout(url, {}, {
+          timeoutMs,
+          signal,
+          fetch: opts.fetch,
+          // Error bodies are small; reading them releases the connection.
+          buffer: (r) => !r.ok,
+        });
+        if (res.status === 404) return false;
+        if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
+        await writeStreamAtomic(dest, res.body, {
+          signal,
+          idleTimeoutMs,
+          expectedBytes: declaredLength(res),
+        });
+        return true;
+      } catch (err) {
+        if (signal?.aborted) throw signal.reason;
+        // The URL is not quoted: a base URL may carry credentials.
+        throw sourceFailedError(CLUSTER_CACHE_SOURCE, ref, err);
+      }
+    },
+  };
+}
+
+/** Content-Length when it counts the bytes we will read (fetch decodes compressed bodies). */
+function declaredLength(res: Response): number | undefined {
+  const length = res.headers.get("content-length");
+  const encoding = res.headers.get("content-encoding");
+  if (length === null || (encoding !== null && encoding !== "identity")) return undefined;
+  const n = Number(length);
+  return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+}

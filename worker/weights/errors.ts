@@ -1,0 +1,56 @@
+/** Error messages of weight fetching: they name the model and never contain secrets. */
+import { ServiceError } from "../../shared/errors.ts";
+import type { WeightFileRef } from "./types.ts";
+
+/** The name used for a model in messages: the catalog id when known, else the repository. */
+export function modelLabel(ref: WeightFileRef): string {
+  return ref.modelId && ref.modelId !== ref.repo ? `${ref.modelId} (repo ${ref.repo})` : ref.repo;
+}
+
+/** The hub refused access (401/403): gated or private repository, or a rejected token. */
+export function accessDeniedError(
+  ref: WeightFileRef,
+  status: number,
+  tokenConfigured: boolean,
+  maybeMissing = false,
+): ServiceError {
+  // Without a token the hub answers 401 for missing repositories too, so it cannot be ruled out.
+  const kind = maybeMissing ? "gated or private, or does not exist" : "gated or private";
+  const what = `Access to the weights of model ${modelLabel(ref)} was denied by the model hub ` +
+    `(HTTP ${status}): the repository is ${kind}.`;
+  const fix = tokenConfigured
+    ? " The configured HF_TOKEN was rejected or its account has not been granted access: accept" +
+      " the model's licence on the hub with that account, or set HF_TOKEN to a token that has."
+    : " Set HF_TOKEN to an access token of a hub account that has accepted the model's licence" +
+      " (and been granted access), then retry.";
+  // Not retryable without an operator fixing the configuration, hence not MODEL_NOT_LOADED.
+  return new ServiceError("INTERNAL_ERROR", what + fix);
+}
+
+/** No source has the file. */
+export function weightsNotFoundError(ref: WeightFileRef, tried: string[]): ServiceError {
+  return new ServiceError(
+    "MODEL_NOT_FOUND",
+    `Weights file '${ref.path}' of model ${modelLabel(ref)} at revision ${ref.revision} was not` +
+      ` found in: ${tried.join(", ")}.`,
+  );
+}
+
+/** A source failed for another reason (network, timeout, server error): worth retrying later. */
+export function sourceFailedError(
+  sourceName: string,
+  ref: WeightFileRef,
+  err: unknown,
+  secret?: string,
+): ServiceError {
+  const reason = redact(err instanceof Error ? err.message : String(err), secret);
+  return new ServiceError(
+    "MODEL_NOT_LOADED",
+    `Could not fetch '${ref.path}' of model ${modelLabel(ref)} from ${sourceName}: ${reason}`,
+  );
+}
+
+/** Replaces every occurrence of `secret` in `text`, in case a library echoed it. */
+export function redact(text: string, secret?: string): string {
+  return secret ? text.split(secret).join("[redacted]") : text;
+}

@@ -1,0 +1,41 @@
+/**
+ * The local weight cache (SVC_CACHE_DIR): `<cacheDir>/<org>/<name>/<path>`, the same layout as
+ * the cluster cache, so a cluster cache directory can be mounted and used as a local cache.
+ * Only complete files ever appear at these paths (see atomic_file.ts); `*.partial-*` siblings
+ * are in-progress or abandoned downloads and are never returned.
+ */
+import { dirname } from "node:path";
+import { ServiceError } from "../../shared/errors.ts";
+import { repoFilePath } from "./paths.ts";
+
+/** The name reported for files that were already in the local cache. */
+export const LOCAL_CACHE_SOURCE = "local-cache";
+
+/** Absolute local path of a repository file (validated; cannot escape `cacheDir`). */
+export function localCachePath(cacheDir: string, repo: string, path: string): string {
+  return repoFilePath(cacheDir, repo, path);
+}
+
+/** True when `path` is a complete cached file (a regular file, not a directory). */
+export async function isCachedFile(path: string): Promise<boolean> {
+  try {
+    return (await Deno.stat(path)).isFile;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory) {
+      return false;
+    }
+    throw err;
+  }
+}
+
+/** Creates the directory that will hold `dest` and checks it really is a directory. */
+export async function prepareDestDir(dest: string): Promise<string> {
+  const dir = dirname(dest);
+  await Deno.mkdir(dir, { recursive: true });
+  // mkdir succeeds through symlinks and races; the rename later needs a real directory.
+  const info = await Deno.stat(dir);
+  if (!info.isDirectory) {
+    throw new ServiceError("INTERNAL_ERROR", `weights cache path is not a directory: ${dir}`);
+  }
+  return dir;
+}

@@ -1,0 +1,180 @@
+/**
+ * The weight store: resolves a model's files to local paths in the cache, fetching what is
+ * missing from the sources in order (cluster cache, hub...). One download per file at a time
+ * in this process, whatever the number of callers; several files of a model in parallel.
+ */
+import { resolve } from "node:path";
+import { ServiceError } from "../../shared/errors.ts";
+import { removeStalePartials } from "./atomic_file.ts";
+import { weightsNotFoundError } from "./errors.ts";
+import { mapLimit } from "./limit.ts";
+import { isCachedFile, LOCAL_CACHE_SOURCE, localCachePath, prepareDestDir } from "./local_cache.ts";
+import { assertSafeRepo, assertSafeRepoPath, assertSafeRevision } from "./paths.ts";
+import type { WeightFetchEvent, WeightFileRef, WeightSource, WeightStore } from "./types.ts";
+
+/** Default number of files of one model fetched at the same time. */
+export const DEFAULT_MAX_PARALLEL = 4;
+
+/** Default age (ms) after which a partial file is considered abandoned by a crashed download. */
+export const DEFAULT_STALE_PARTIAL_MS = 15 * 60_000;
+
+/** Options of {@link createWeightStore}. */
+export interface WeightStoreOptions {
+  /** Local cache directory (SVC_CACHE_DIR), layout `<cacheDir>/<org>/<name>/<path>`. */
+  cacheDir: string;
+  /** Where missing files come from, tried in order. */
+  sources: WeightSource[];
+  /** Files of one `ensureFiles` call fetched concurrently. */
+  maxParallel?: number;
+  /** Partial files untouched for this long are deleted before a new download in their folder. */
+  stalePartialMs?: number;
+  /** Called once per file made available (source, bytes) — hook for logs and metrics. */
+  onFetch?: (event: WeightFetchEvent) => void;
+}
+
+/** A shared download: callers join it; it is cancelled only when every caller has gone. */
+interface InFlight {
+  promise: Promise<void>;
+  controller: AbortController;
+  waiters: number;
+}
+
+/** Creates a WeightStore over a local cache directory and an ordered list of sources. */
+export function createWeightStore(opts: WeightStoreOptions): WeightStore {
+  const cacheDir = resolve(opts.cacheDir);
+  const maxParallel = opts.maxParallel ?? DEFAULT_MAX_PARALLEL;
+  const stalePartialMs = opts.stalePartialMs ?? DEFAULT_STALE_PARTIAL_MS;
+  const inflight = new Map<string, InFlight>();
+
+  const emit = (ref: WeightFileRef, source: string, bytes: number, started: number): void => {
+    opts.onFetch?.({
+      modelId: ref.modelId ?? ref.repo,
+      repo: ref.repo,
+      revision: ref.revision,
+      path: ref.path,
+      source,
+      bytes,
+      durationMs: Math.round(performance.now() - started),
+    });
+  };
+
+  /** Tries each source in turn; only called by the single owner of `dest`'s download. */
+  const download = async (ref: WeightFileRef, dest: string, signal: AbortSignal) => {
+    const started = performance.now();
+    const dir = await prepareDestDir(dest);
+    await removeStalePartials(dir, stalePartialMs);
+    // Another process sharing the cache directory may have completed it meanwhile.
+    if (await isCachedFile(dest)) return emit(ref, LOCAL_CACHE_SOURCE, 0, started);
+    const tried = [LOCAL_CACHE_SOURCE];
+    const errors: ServiceError[] = [];
+    for (const source of opts.sources) {
+      signal.throwIfAborted();
+      tried.push(source.name);
+      let found: boolean;
+      try {
+        found = await source.fetchTo(ref, dest, signal);
+      } catch (err) {
+        if (signal.aborted) throw signal.reason;
+        // Keep going: a later source may have the file even if this one is down.
+        errors.push(asServiceError(source.name, ref, err));
+        continue;
+      }
+      if (!found) continue;
+      const info = await Deno.stat(dest).catch(() => null);
+      if (!info?.isFile) {
+        errors.push(
+          new ServiceError(
+            "INTERNAL_ERROR",
+            `weight source ${source.name} reported '${ref.path}' as fetched but wrote no file`,
+          ),
+        );
+        continue;
+      }
+      return emit(ref, source.name, info.size, started);
+    }
+    if (errors.length > 0) throw mostRelevant(errors);
+    throw weightsNotFoundError(ref, tried);
+  };
+
+  const join = (ref: WeightFileRef, dest: string): InFlight => {
+    const existing = inflight.get(dest);
+    if (existing) return existing;
+    const controller = new AbortController();
+    const entry: InFlight = { controller, waiters: 0, promise: Promise.resolve() };
+    entry.promise = download(ref, dest, controller.signal).finally(() => {
+      if (inflight.get(dest) === entry) inflight.delete(dest);
+    });
+    // Waiters observe the outcome; this only keeps an abandoned download from being "unhandled".
+    entry.promise.catch(() => {});
+    inflight.set(dest, entry);
+    return entry;
+  };
+
+  const leave = (dest: string, entry: InFlight): void => {
+    entry.waiters--;
+    if (entry.waiters > 0) return;
+    // Nobody wants it any more: stop it, and let the next caller start a fresh one.
+    if (inflight.get(dest) === entry) inflight.delete(dest);
+    entry.controller.abort(new DOMException("weight download cancelled", "AbortError"));
+  };
+
+  const ensureOne = async (ref: WeightFileRef, signal?: AbortSignal): Promise<string> => {
+    signal?.throwIfAborted();
+    const started = performance.now();
+    const dest = localCachePath(cacheDir, ref.repo, ref.path);
+    if (await isCachedFile(dest)) {
+      emit(ref, LOCAL_CACHE_SOURCE, 0, started);
+      return dest;
+    }
+    const entry = join(ref, dest);
+    entry.waiters++;
+    try {
+      await untilAborted(entry.promise, signal);
+    } catch (err) {
+      if (signal?.aborted) leave(dest, entry);
+      throw err;
+    }
+    return dest;
+  };
+
+  return {
+    async ensureFiles(repo, revision, files, o = {}) {
+      assertSafeRepo(repo);
+      assertSafeRevision(revision);
+      const entries = Object.entries(files);
+      for (const [, path] of entries) assertSafeRepoPath(path);
+      const local = new Map<string, string>();
+      const unique = [...new Set(entries.map(([, path]) => path))];
+      await mapLimit(unique, maxParallel, async (path) => {
+        const ref: WeightFileRef = { repo, revision, path, modelId: o.modelId, gated: o.gated };
+        local.set(path, await ensureOne(ref, o.signal));
+      });
+      return Object.fromEntries(entries.map(([role, path]) => [role, local.get(path)!]));
+    },
+  };
+}
+
+/** Resolves/rejects like `promise`, or rejects as soon as `signal` aborts. */
+function untilAborted<T>(promise: Promise<T>, signal?: AbortSignal): Promise<T> {
+  if (!signal) return promise;
+  signal.throwIfAborted();
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
+function asServiceError(sourceName: string, ref: WeightFileRef, err: unknown): ServiceError {
+  if (err instanceof ServiceError) return err;
+  const reason = err instanceof Error ? err.message : String(err);
+  return new ServiceError(
+    "INTERNAL_ERROR",
+    `weight source ${sourceName} failed for '${ref.path}' of ${ref.modelId ?? ref.repo}: ${reason}`,
+  );
+}
+
+/** An actionable error (access denied, bad config) beats a transient one; else the first. */
+function mostRelevant(errors: ServiceError[]): ServiceError {
+  return errors.find((e) => e.code !== "MODEL_NOT_LOADED") ?? errors[0];
+}
