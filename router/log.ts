@@ -17,7 +17,9 @@ export function createLogger(opts: { json: boolean; minLevel: LogLevel }): Logge
   return (level, msg, fields = {}) => {
     if (RANK[level] < min) return;
     const safe: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(fields)) safe[k] = SECRET_FIELD.test(k) ? "[redacted]" : v;
+    for (const [k, v] of Object.entries(fields)) {
+      if (v !== undefined) safe[k] = SECRET_FIELD.test(k) ? "[redacted]" : v;
+    }
     const line = opts.json
       ? JSON.stringify({ ts: new Date().toISOString(), level, component: "router", msg, ...safe })
       : `${new Date().toISOString()} ${level.toUpperCase()} router ${msg}${formatFields(safe)}`;

@@ -12,14 +12,18 @@ import { createWorkerApp } from "./server/app.ts";
 import type { WorkerContext } from "./server/context.ts";
 import { ServingState } from "./server/state.ts";
 import { refreshModelGauges } from "./telemetry/model_gauges.ts";
+import { mountStatusStream, type StatusStream } from "./status/mod.ts";
+import { mountWorkerDashboard } from "./dashboard/mod.ts";
 
 /** A composed worker, not yet listening. */
 export interface WorkerInstance {
   app: Hono;
   ctx: WorkerContext;
+  /** The /ws/status stream. */
+  status: StatusStream;
   /** Load every `SVC_PRELOAD_MODELS` model, then mark the worker ready. */
   preload(): Promise<void>;
-  /** Unload every model. */
+  /** Close status clients, stop telemetry timers, unload every model. */
   close(): Promise<void>;
 }
 
@@ -93,9 +97,12 @@ export async function createWorker(
     const { body, contentType } = await metrics.render();
     return new Response(body, { headers: { "content-type": contentType } });
   });
+  const status = mountStatusStream(app, ctx);
+  mountWorkerDashboard(app);
   return {
     app,
     ctx,
+    status,
     async preload() {
       for (const name of config.SVC_PRELOAD_MODELS ?? []) {
         try {
@@ -106,6 +113,10 @@ export async function createWorker(
       }
       ctx.state.ready = true;
     },
-    close: () => registry.closeAll(),
+    async close() {
+      await status.close();
+      metrics.close();
+      await registry.closeAll();
+    },
   };
 }

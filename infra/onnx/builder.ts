@@ -111,7 +111,12 @@ export class GraphBuilder {
   }
 
   /** Add a node with explicit output names. */
-  node(opType: string, inputs: readonly string[], outputs: readonly string[], attrs: Attrs = {}) {
+  node(
+    opType: string,
+    inputs: readonly string[],
+    outputs: readonly string[],
+    attrs: Attrs = {},
+  ): void {
     for (const o of outputs) this.#claim(o);
     this.#nodes.push({
       name: `${opType}_${this.#nodes.length}`,

@@ -86,7 +86,7 @@ export class FleetHub {
       this.#o.metrics.connections.inc(["unauthorized"]);
       this.#o.log("warn", "worker connection refused: missing or invalid worker token", {
         remote,
-        token_present: token !== undefined,
+        credentials: token === undefined ? "missing" : "invalid",
       });
       return errorResponse(new ServiceError("UNAUTHORIZED", "a valid worker token is required"));
     }

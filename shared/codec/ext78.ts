@@ -61,8 +61,9 @@ export function decodeExt78(payload: Uint8Array): TypedArray | NdArray | number 
   if (n * reader.size !== raw.length) {
     throw bad(`shape [${shape}] of ${dtype} needs ${n * reader.size} bytes, got ${raw.length}`);
   }
-  // slice() copies into a fresh, aligned buffer: the payload's offset may not be a multiple of 4.
-  const arr = reader.read(raw.slice().buffer, n);
+  // Copy into a fresh, aligned buffer: the payload's offset may not be a multiple of 4. (Not
+  // raw.slice(): on a Node Buffer that is a view, not a copy.)
+  const arr = reader.read(new Uint8Array(raw).buffer, n);
   if (shape.length === 0) return arr[0];
   if (shape.length === 1) return arr;
   return new NdArray(arr, shape, dtypeOf(arr));

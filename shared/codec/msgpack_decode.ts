@@ -17,8 +17,13 @@ const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true, int64AsTyp
 /** Decode a msgpack request body after {@link scanMsgpack} proved it safe; errors are INVALID_INPUT. */
 export function decodeMsgpack(bytes: Uint8Array, maxDepth: number): unknown {
   scanMsgpack(bytes, maxDepth);
+  // A Node Buffer body would make every decoded `bin` a Buffer, whose slice() is a view, not a
+  // copy: hand msgpackr a plain Uint8Array over the same memory instead.
+  const plain = bytes.constructor === Uint8Array
+    ? bytes
+    : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   try {
-    return unpackr.unpack(bytes);
+    return unpackr.unpack(plain);
   } catch (err) {
     if (err instanceof ServiceError) throw err; // from the ext-78 decoder
     throw invalidInput(`malformed msgpack: ${err instanceof Error ? err.message : String(err)}`);

@@ -93,7 +93,8 @@ function writeValue(v: unknown, depth: number): void {
   if (Array.isArray(v)) {
     writeHeader(v.length, 0x90, 0xdc, 0xdd);
     for (let i = 0; i < v.length; i++) writeValue(v[i], depth + 1);
-  } else if (isTypedArray(v)) {
+  } else if (ArrayBuffer.isView(v)) {
+    if (!isTypedArray(v)) throw new Error(`cannot encode ${v.constructor.name} in a response`);
     writeNd(dtypeOf(v), [v.length], v);
   } else if (isNdArray(v)) {
     writeNd(v.dtype, v.shape, v.data);

@@ -33,7 +33,7 @@ function fromNumpyMap(m: Map<unknown, unknown>): TypedArray | NdArray | undefine
   const data = f.get("data");
   if (f.get("nd") !== true || !(type in DTYPE_ITEMSIZE) || !Array.isArray(shape)) return undefined;
   if (!(data instanceof Uint8Array)) return undefined;
-  const arr = VIEWS[type](data.slice().buffer); // copy: aligned, and independent of the body
+  const arr = VIEWS[type](new Uint8Array(data).buffer); // copy: aligned, independent of the body
   if (shape.length === 1 && type !== "<u2") return arr;
   return new NdArray(arr, shape as number[], type);
 }

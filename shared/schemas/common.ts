@@ -4,10 +4,9 @@ import { z } from "zod";
 import { base64ToBytes } from "../codec/base64.ts";
 import { isNdArray, type NdArray } from "../codec/ndarray.ts";
 
-/** The schema type {@link optional} returns (kept explicit so object keys stay optional). */
-export type Optional<T extends z.ZodType> = z.ZodPipe<
-  z.ZodTransform<unknown, unknown>,
-  z.ZodOptional<T>
+/** The schema type {@link optional} returns: the key is optional and may also be `null`. */
+export type Optional<T extends z.ZodType> = z.ZodOptional<
+  z.ZodType<z.output<T>, z.input<T> | null>
 >;
 
 /**
@@ -15,7 +14,9 @@ export type Optional<T extends z.ZodType> = z.ZodPipe<
  * fields; any other wrong type is still an error.
  */
 export function optional<T extends z.ZodType>(schema: T): Optional<T> {
-  return z.preprocess((v) => (v === null ? undefined : v), schema.optional());
+  const nullAsAbsent = z.preprocess((v) => (v === null ? undefined : v), schema.optional());
+  // preprocess() types its input as unknown; the real input is the schema's input or null.
+  return (nullAsAbsent as unknown as z.ZodType<z.output<T>, z.input<T> | null>).optional();
 }
 
 /** A non-negative integer (dims, counts, offsets, ranks). */
@@ -35,7 +36,10 @@ export const FreeObject: z.ZodType<FreeObjectValue, FreeObjectValue> = z.record(
  */
 export const Bytes: z.ZodType<Uint8Array, Uint8Array | string> = z
   .union([z.custom<Uint8Array>((v) => v instanceof Uint8Array), z.string()], {
-    error: "expected bytes (msgpack bin) or a base64 string",
+    error: (iss) =>
+      iss.input === undefined
+        ? "required field is missing"
+        : "expected bytes (msgpack bin) or a base64 string",
   })
   .transform((v, ctx): Uint8Array => {
     if (typeof v !== "string") return v;

@@ -55,4 +55,4 @@ export const ItemSchema: z.ZodType<Item, ItemInput> = z
 /** A non-empty list of items (its length limit is enforced by the decoder, see InputLimits). */
 export const ItemsSchema: z.ZodType<Item[], ItemInput[]> = z
   .array(ItemSchema)
-  .min(1, "`items` must not be empty");
+  .min(1, "must not be empty");

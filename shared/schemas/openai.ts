@@ -37,8 +37,11 @@ export const OpenAIEmbeddingsRequestSchema: z.ZodType<
     TokenIds,
     z.array(TokenIds).min(1),
   ], {
-    error: "expected a string, a non-empty list of strings, a list of token ids " +
-      "or a list of lists of token ids",
+    error: (iss) =>
+      iss.input === undefined
+        ? "required field is missing"
+        : "expected a string, a non-empty list of strings, a list of token ids " +
+          "or a list of lists of token ids",
   }),
   encoding_format: optional(z.enum(["float", "base64"])).transform((f) => f ?? "float"),
   dimensions: optional(z.number().int().positive()),

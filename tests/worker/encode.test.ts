@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { float16BitsToNumber } from "../../shared/codec/float16.ts";
-import { postJson, startTestWorker, type TestWorker } from "./harness.ts";
+import { type Json, postJson, startTestWorker, type TestWorker } from "./harness.ts";
 import { decodeMsgpackView } from "./msgpack_view.ts";
 import { expectedDense, expectedSparse, fixtureIds, maxDiff } from "./expected.ts";
 
@@ -27,7 +27,7 @@ Deno.test("encode dense: values match a direct ONNX run, ids echoed, timing pres
     assert.equal(r.status, 200);
     assert.equal(r.body.model, "fixture/dense");
     const want = await expectedDense("dense", TEXTS);
-    r.body.items.forEach((item: any, i: number) => {
+    r.body.items.forEach((item: Json, i: number) => {
       if (i === 1) assert.equal("id" in item, false, "missing id stays missing");
       else assert.equal(item.id, `t${i}`);
       assert.equal(item.dense.dims, 32);
@@ -146,7 +146,7 @@ Deno.test("encode sparse: SPLADE non-zeros match, int32 indices on the wire", as
     });
     assert.equal(r.status, 200);
     const want = await expectedSparse(texts);
-    r.body.items.forEach((item: any, i: number) => {
+    r.body.items.forEach((item: Json, i: number) => {
       const sp = item.sparse;
       assert.equal(sp.indices.length, want[i].size);
       assert.ok(sp.values.every((v: number) => v > 0));
@@ -159,7 +159,10 @@ Deno.test("encode sparse: SPLADE non-zeros match, int32 indices on the wire", as
     const res = await fetch(`${w.url}/v1/encode/fixture/sparse`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ items: [{ text: "the cat sat" }], params: { output_types: ["sparse"] } }),
+      body: JSON.stringify({
+        items: [{ text: "the cat sat" }],
+        params: { output_types: ["sparse"] },
+      }),
     });
     const body = decodeMsgpackView(new Uint8Array(await res.arrayBuffer()));
     assert.equal(body.items[0].sparse.indices.type, "<i4");

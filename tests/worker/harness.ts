@@ -11,10 +11,16 @@ export interface TestWorker {
   close(): Promise<void>;
 }
 
-/** Start a worker serving the fixture catalog from a cluster-cache directory. */
-export async function startTestWorker(env: Record<string, string> = {}): Promise<TestWorker> {
+/**
+ * Start a worker serving the fixture catalog from a cluster-cache directory. Env values of ""
+ * remove a default (e.g. `SVC_CLUSTER_CACHE: ""` to load through the hub instead).
+ */
+export async function startTestWorker(
+  env: Record<string, string> = {},
+  opts: { preload?: boolean } = {},
+): Promise<TestWorker> {
   const fx = await ensureFixtures();
-  const cacheDir = await Deno.makeTempDir({ prefix: "svc-cache-" });
+  const cacheDir = env.SVC_CACHE_DIR ?? await Deno.makeTempDir({ prefix: "svc-cache-" });
   const logs: string[] = [];
   const fullEnv: Record<string, string> = {
     SVC_MODELS_DIR: `${fx}/models`,
@@ -26,6 +32,7 @@ export async function startTestWorker(env: Record<string, string> = {}): Promise
     SVC_INTRA_OP_THREADS: "1",
     ...env,
   };
+  for (const [k, v] of Object.entries(fullEnv)) if (v === "") delete fullEnv[k];
   const instance = await createWorker(fullEnv, {
     log: createLogger({
       json: true,
@@ -34,7 +41,7 @@ export async function startTestWorker(env: Record<string, string> = {}): Promise
       write: (l) => logs.push(l),
     }),
   });
-  await instance.preload();
+  if (opts.preload !== false) await instance.preload();
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
     instance.app.fetch,
@@ -47,17 +54,21 @@ export async function startTestWorker(env: Record<string, string> = {}): Promise
     async close() {
       await instance.close();
       await server.shutdown();
-      await Deno.remove(cacheDir, { recursive: true }).catch(() => {});
+      if (!env.SVC_CACHE_DIR) await Deno.remove(cacheDir, { recursive: true }).catch(() => {});
     },
   };
 }
+
+/** A parsed JSON answer; tests read arbitrary fields of it. */
+// deno-lint-ignore no-explicit-any
+export type Json = any;
 
 /** POST JSON and parse a JSON answer. */
 export async function postJson(
   url: string,
   body: unknown,
   headers: Record<string, string> = {},
-): Promise<{ status: number; headers: Headers; body: any }> {
+): Promise<{ status: number; headers: Headers; body: Json }> {
   const res = await fetch(url, {
     method: "POST",
     headers: { "content-type": "application/json", accept: "application/json", ...headers },

@@ -1,5 +1,6 @@
 /** Test helper: decode a msgpack response into plain objects (bin map keys become strings). */
 import { Unpackr } from "msgpackr/unpack";
+import type { Json } from "./harness.ts";
 
 const unpackr = new Unpackr({ mapsAsObjects: false, useRecords: false });
 const utf8 = new TextDecoder();
@@ -15,6 +16,6 @@ function plain(v: unknown): unknown {
 }
 
 /** Decode msgpack bytes; numpy-style arrays come out as `{nd, type, kind, shape, data}`. */
-export function decodeMsgpackView(bytes: Uint8Array): any {
+export function decodeMsgpackView(bytes: Uint8Array): Json {
   return plain(unpackr.unpack(bytes));
 }

@@ -40,7 +40,7 @@ export async function loadCatalog(opts: {
 }): Promise<Map<string, ModelConfig>> {
   const byId = new Map<string, ModelConfig>();
   for (const c of opts.builtin ?? BUILTIN_CATALOG) byId.set(c.id, c);
-  if (opts.modelsDir) for (const c of await readModelsDir(opts.modelsDir)) byId.set(c.id, c);
+  if (opts.modelsDir) { for (const c of await readModelsDir(opts.modelsDir)) byId.set(c.id, c); }
   const keep = modelFilter(opts.filter);
   for (const id of [...byId.keys()]) if (!keep(id)) byId.delete(id);
   return byId;

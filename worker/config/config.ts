@@ -23,7 +23,7 @@ export const WorkerEnvSchema = z.object({
   SVC_PRELOAD_MODELS: list.optional(),
   SVC_MEMORY_PRESSURE_THRESHOLD_PERCENT: z.coerce.number().min(1).max(100).default(85),
   SVC_MAX_BATCH_REQUESTS: int(1, 4096).default(64),
-  SVC_MAX_BATCH_WAIT_MS: z.coerce.number().min(0).max(1000).default(2),
+  SVC_MAX_BATCH_WAIT_MS: z.coerce.number().min(0).max(1000).default(0),
   SVC_MAX_QUEUE_ITEMS: int(1, 1_000_000).default(4096),
   SVC_LOAD_WAIT_MS: int(0, 600_000).default(30_000),
   SVC_INTRA_OP_THREADS: int(0, 256).default(0),

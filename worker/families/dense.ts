@@ -35,7 +35,11 @@ class DenseAdapter implements ModelAdapter<TextItem> {
     const t = padTokens(group);
     const { out, ms } = await runTimed(this.ms, tokenFeeds(this.ms, t));
     const t0 = performance.now();
-    const { data, dims } = outputF32(out, ["last_hidden_state", "sentence_embedding", "embeddings"]);
+    const { data, dims } = outputF32(out, [
+      "last_hidden_state",
+      "sentence_embedding",
+      "embeddings",
+    ]);
     const { pooling, normalize } = this.ctx.config;
     const outputs: ItemOutput[] = [];
     for (let b = 0; b < group.length; b++) {

@@ -86,7 +86,9 @@ export function parseFleetConfig(
   if (routerUrl === undefined) return null;
   const routerWsUrl = fleetUrlOf(routerUrl);
   const token = read(env, "SVC_WORKER_TOKEN");
-  if (token === undefined) throw new Error("SVC_WORKER_TOKEN is required when SVC_ROUTER_URL is set");
+  if (token === undefined) {
+    throw new Error("SVC_WORKER_TOKEN is required when SVC_ROUTER_URL is set");
+  }
   if (token.length < 16 || /\s/.test(token)) {
     throw new Error("SVC_WORKER_TOKEN must be at least 16 characters without whitespace");
   }

@@ -219,7 +219,11 @@ export class FleetLinkImpl implements FleetLink {
         this.#drainAck?.();
         // Detach: after a heartbeat timeout the old socket's onclose may never fire, and a late
         // one must not end the next session.
-        ws.onopen = ws.onmessage = ws.onerror = ws.onclose = null;
+        ws.onopen =
+          ws.onmessage =
+          ws.onerror =
+          ws.onclose =
+            null;
         if (closeCode !== undefined && ws.readyState < WebSocket.CLOSING) {
           try {
             ws.close(closeCode, reason);
@@ -228,7 +232,9 @@ export class FleetLinkImpl implements FleetLink {
           }
         }
         if (wasRegistered && !this.#closed) {
-          this.#deps.log("warn", "fleet link lost; reconnecting", { router: this.#cfg.routerWsUrl });
+          this.#deps.log("warn", "fleet link lost; reconnecting", {
+            router: this.#cfg.routerWsUrl,
+          });
         }
         resolve({ ...end, registered: end.registered || wasRegistered });
       };

@@ -37,7 +37,11 @@ export function startFleetLink(opts: {
         opts.log("warn", "GPU detection failed; reporting no GPU", { error: String(err) });
       }
       const profile = cfg.machineProfile ?? machineProfileOf(gpus);
-      return { profile, gpuCount: gpus.length, gpuTypes: [...new Set(gpus.map((g) => g.gpu_type))] };
+      return {
+        profile,
+        gpuCount: gpus.length,
+        gpuTypes: [...new Set(gpus.map((g) => g.gpu_type))],
+      };
     },
   });
 }

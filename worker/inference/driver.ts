@@ -2,7 +2,13 @@
  * Runs one batch inside the inference thread: tokenise every item, sort by length, split into
  * sub-batches whose padded size fits the token budget, run them, put results back in order.
  */
-import type { ItemOutput, ModelAdapter, PreparedItem, WorkItem, WorkParams } from "../families/types.ts";
+import type {
+  ItemOutput,
+  ModelAdapter,
+  PreparedItem,
+  WorkItem,
+  WorkParams,
+} from "../families/types.ts";
 import type { BatchTiming } from "./protocol.ts";
 
 /** Result of one driven batch. */

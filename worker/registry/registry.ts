@@ -47,6 +47,8 @@ interface Unit {
   modelFile: string;
   state: ModelState;
   lastError: { code: string; message: string } | null;
+  /** The error a failed load answered with, repeated until the retry pause is over. */
+  failure?: ServiceError;
   failedAt: number;
   load?: Promise<LoadedModel>;
   loaded?: LoadedModel & { thread: InferenceThread };
@@ -120,19 +122,19 @@ export class ModelRegistry {
     u.lastUsed = performance.now();
     if (u.loaded && u.state === "loaded") return u.loaded;
     if (u.state === "unloading") {
-      throw this.#notLoaded(u, `model '${u.config.id}' is unloading`);
+      throw this.#notLoaded(`model '${u.config.id}' is unloading`);
     }
     if (!u.load) {
       const retryMs = (this.#o.retryAfterS ?? 5) * 1000;
-      if (u.state === "failed" && performance.now() - u.failedAt < retryMs) {
-        throw this.#notLoaded(u, `model '${u.config.id}' failed to load: ${u.lastError?.message}`);
+      if (u.state === "failed" && u.failure && performance.now() - u.failedAt < retryMs) {
+        throw u.failure;
       }
       u.load = this.#load(u);
     }
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(this.#notLoaded(u, `model '${u.config.id}' is still loading`)),
+        () => reject(this.#notLoaded(`model '${u.config.id}' is still loading`)),
         waitMs,
       );
     });
@@ -166,8 +168,10 @@ export class ModelRegistry {
       const tooMany = loaded.length >= this.#o.maxLoadedModels && exceptKey !== undefined;
       if (!over && !tooMany) return;
       const victim = loaded
-        .filter((u) => u.key !== exceptKey && u.inUse === 0 && !u.loaded!.batcher.busy &&
-          u.loaded!.batcher.queueDepth === 0)
+        .filter((u) =>
+          u.key !== exceptKey && u.inUse === 0 && !u.loaded!.batcher.busy &&
+          u.loaded!.batcher.queueDepth === 0
+        )
         .sort((a, b) => a.lastUsed - b.lastUsed)[0];
       if (!victim) return;
       this.#o.onEvent?.("model_evicted", {
@@ -225,10 +229,15 @@ export class ModelRegistry {
       await this.evictIfNeeded(u.key);
       const wanted: Record<string, string> = { ...u.config.files, model: u.modelFile };
       if (u.modelFile !== u.config.files.model) delete wanted.model_data;
-      const files = await this.#o.weights.ensureFiles(u.config.hub.repo, u.config.hub.revision, wanted, {
-        gated: u.config.hub.gated,
-        modelId: u.config.id,
-      });
+      const files = await this.#o.weights.ensureFiles(
+        u.config.hub.repo,
+        u.config.hub.revision,
+        wanted,
+        {
+          gated: u.config.hub.gated,
+          modelId: u.config.id,
+        },
+      );
       const thread = await InferenceThread.start({
         config: u.config,
         files,
@@ -244,7 +253,14 @@ export class ModelRegistry {
         run: (items, params) => thread.run(items, params, u.config.batch_token_budget),
         onBatch: (s) => this.#o.onBatch?.(u.config.id, s),
       });
-      u.loaded = { key: u.key, config: u.config, batcher, device: this.#o.device, memoryBytes, thread };
+      u.loaded = {
+        key: u.key,
+        config: u.config,
+        batcher,
+        device: this.#o.device,
+        memoryBytes,
+        thread,
+      };
       u.state = "loaded";
       u.lastError = null;
       this.#o.onEvent?.("model_loaded", {
@@ -263,11 +279,19 @@ export class ModelRegistry {
       u.lastError = { code: se?.code ?? "INTERNAL_ERROR", message };
       u.load = undefined;
       this.#o.onEvent?.("model_load_failed", { model: u.config.id, error: message });
-      throw this.#notLoaded(u, `model '${u.config.id}' failed to load: ${message}`);
+      // Transient causes (network, timeouts) stay 503 + Retry-After; others (gated repo, bad
+      // weights) keep their own code so clients do not retry what only an operator can fix.
+      const text = `model '${u.config.id}' failed to load: ${message}`;
+      u.failure = se && se.code !== "MODEL_NOT_LOADED"
+        ? new ServiceError(se.code === "MODEL_NOT_FOUND" ? "INTERNAL_ERROR" : se.code, text)
+        : se
+        ? this.#notLoaded(text)
+        : new ServiceError("INTERNAL_ERROR", text);
+      throw u.failure;
     }
   }
 
-  #notLoaded(u: Unit, message: string): ServiceError {
+  #notLoaded(message: string): ServiceError {
     return new ServiceError("MODEL_NOT_LOADED", message, { retryAfterS: this.#o.retryAfterS ?? 5 });
   }
 

@@ -11,8 +11,8 @@ import { getModel, listModels } from "./routes/models.ts";
 import { healthz, readyz } from "./routes/probes.ts";
 import { modelLabel, phasesOf } from "./request_labels.ts";
 
-/** Paths that stay open while draining (probes, metrics, status). */
-const ALWAYS_OPEN = new Set(["/healthz", "/readyz", "/metrics", "/ws/status"]);
+/** Paths that stay open while draining (probes, metrics, status stream, dashboard). */
+const ALWAYS_OPEN = new Set(["/", "/healthz", "/readyz", "/metrics", "/ws/status"]);
 
 /** The endpoint label of a path for metrics (`encode`, `score`, `extract`, `embeddings`...). */
 export function endpointOf(path: string): string | undefined {

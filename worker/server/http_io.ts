@@ -12,7 +12,9 @@ export function modelFromPath(url: string, prefix: string): string {
   } catch {
     throw invalidInput("model name in the path is not valid percent-encoding");
   }
-  if (name.length === 0 || name.length > 256) throw invalidInput("model name is missing or too long");
+  if (name.length === 0 || name.length > 256) {
+    throw invalidInput("model name is missing or too long");
+  }
   return name;
 }
 
@@ -36,7 +38,10 @@ export interface Timing {
 /** Build the wire `timing` object (postprocessing null when zero). */
 export function makeTiming(
   totalMs: number,
-  r: { queueMs: number; timing: { tokenizationMs: number; inferenceMs: number; postprocessingMs: number } },
+  r: {
+    queueMs: number;
+    timing: { tokenizationMs: number; inferenceMs: number; postprocessingMs: number };
+  },
 ): Timing {
   const round = (x: number) => Math.round(x * 1000) / 1000;
   return {

@@ -16,7 +16,8 @@ export async function runWorkerProcess(
   const server = Deno.serve({
     hostname,
     port,
-    onListen: (addr) => ctx.log.log("info", "worker listening", { host: addr.hostname, port: addr.port }),
+    onListen: (addr) =>
+      ctx.log.log("info", "worker listening", { host: addr.hostname, port: addr.port }),
   }, worker.app.fetch);
   const actualPort = (server.addr as Deno.NetAddr).port;
 

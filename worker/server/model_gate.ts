@@ -5,12 +5,18 @@ import { familyOp } from "../families/mod.ts";
 import type { WorkerContext } from "./context.ts";
 
 /** Resolve a served name for an operation, or throw the matching API error. */
-export function gateModel(ctx: WorkerContext, name: string, op: "encode" | "score" | "extract"): ServedModel {
+export function gateModel(
+  ctx: WorkerContext,
+  name: string,
+  op: "encode" | "score" | "extract",
+): ServedModel {
   const served = ctx.registry.resolve(name);
   const c = served.config;
   const modelOp = familyOp(c.family);
   if (modelOp !== op) {
-    throw invalidInput(`model '${c.id}' is a ${c.family} model: use /v1/${modelOp}/, not /v1/${op}/`);
+    throw invalidInput(
+      `model '${c.id}' is a ${c.family} model: use /v1/${modelOp}/, not /v1/${op}/`,
+    );
   }
   if (c.bundle !== ctx.bundle) {
     throw new ServiceError(

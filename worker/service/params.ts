@@ -68,7 +68,9 @@ export function inputTypeOf(options: Record<string, unknown>): "query" | "docume
     return t;
   }
   if (options.is_query !== undefined) {
-    if (typeof options.is_query !== "boolean") throw invalidInput("options.is_query must be boolean");
+    if (typeof options.is_query !== "boolean") {
+      throw invalidInput("options.is_query must be boolean");
+    }
     return options.is_query ? "query" : "document";
   }
   return undefined;
@@ -86,12 +88,24 @@ export function checkDimensions(config: ModelConfig, value: unknown, field: stri
   return value;
 }
 
+/**
+ * Output types when the request names none: `dense` (as the API specifies) for models that have
+ * it; otherwise what the profile enables (a ColBERT-only model answers multivector).
+ */
+export function defaultOutputTypes(config: ModelConfig, profile: string): string[] {
+  if (config.outputs.includes("dense")) return ["dense"];
+  const fromProfile = config.profiles[profile]?.output_types ?? config.outputs;
+  return fromProfile.filter((t) => ENCODE_OUTPUTS.includes(t as EncodeOutput));
+}
+
 /** Build the batch parameters of an encode request. */
 export function planEncode(served: ServedModel, p: EncodeParamsInput | undefined): EncodePlan {
   const config = served.config;
   const { profile, options } = effectiveOptions(served, p?.options);
   checkLora(config, options);
-  const requested = p?.output_types && p.output_types.length > 0 ? p.output_types : ["dense"];
+  const requested = p?.output_types && p.output_types.length > 0
+    ? p.output_types
+    : defaultOutputTypes(config, profile);
   const outputTypes: EncodeOutput[] = [];
   for (const t of requested) {
     if (!ENCODE_OUTPUTS.includes(t as EncodeOutput)) {

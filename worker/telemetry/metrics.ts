@@ -1,12 +1,19 @@
 /** Prometheus metrics of the worker (series and labels exactly as the API defines them). */
 import client from "prom-client";
+import { type ProcessMetrics, registerProcessMetrics } from "./process_metrics.ts";
 
 /** Latency phases reported in `svc_request_duration_seconds`. */
 export type Phase = "queue" | "tokenization" | "inference" | "postprocessing" | "total";
 
-/** The worker's metric set on its own registry (no global state shared between instances). */
+/**
+ * The worker's metric set on its own registry (no global state shared between instances).
+ * It also holds the process series (memory, uptime, event-loop lag); call `close()` to stop
+ * their lag sampler.
+ */
 export class WorkerMetrics {
   readonly registry = new client.Registry();
+  /** Process series (resident memory, heap, uptime, event-loop lag). */
+  readonly process: ProcessMetrics;
   readonly requests = new client.Counter({
     name: "svc_requests_total",
     help: "Total requests by model, endpoint and HTTP status",
@@ -57,6 +64,17 @@ export class WorkerMetrics {
     labelNames: ["model", "device"] as const,
     registers: [this.registry],
   });
+
+  constructor(opts: { startedAtMs?: number } = {}) {
+    this.process = registerProcessMetrics(this.registry, {
+      startedAtMs: opts.startedAtMs ?? Date.now(),
+    });
+  }
+
+  /** Stop background sampling (the worker's close()). */
+  close(): void {
+    this.process.stop();
+  }
 
   /** Record one request's phases (milliseconds in, seconds out). */
   observeRequest(

@@ -16,7 +16,7 @@ export function meanPool(
     const base = (b * seq + t) * dim;
     for (let d = 0; d < dim; d++) out[d] += hidden[base + d];
   }
-  if (count > 0) for (let d = 0; d < dim; d++) out[d] /= count;
+  if (count > 0) { for (let d = 0; d < dim; d++) out[d] /= count; }
   return out;
 }
 

@@ -1,8 +1,8 @@
 /** POST /v1/encode/{model}: dense, sparse and multi-vector embeddings. */
 import type { Context } from "hono";
 import { invalidInput } from "../../../shared/errors.ts";
-import { readBodyLimited } from "../../../shared/codec/decode.ts";
-import { decodeRequest } from "../../../shared/codec/parse.ts";
+import { decodeBody, readBodyLimited } from "../../../shared/codec/decode.ts";
+import { parseRequest } from "../../../shared/codec/parse.ts";
 import { EncodeRequestSchema } from "../../../shared/schemas/encode.ts";
 import type { WorkItem } from "../../families/types.ts";
 import { planEncode } from "../../service/params.ts";
@@ -21,12 +21,14 @@ export async function handleEncode(ctx: WorkerContext, c: Context): Promise<Resp
   const name = modelFromPath(req.url, "/v1/encode/");
   setModelLabel(c, name);
   const served = gateModel(ctx, name, "encode");
-  const body = decodeRequest(
-    EncodeRequestSchema,
+  const raw = decodeBody(
     await readBodyLimited(req, ctx.limits),
     req.headers.get("content-type"),
     ctx.limits,
   );
+  const body = parseRequest(EncodeRequestSchema, raw);
+  // The schema fills in ["dense"]; a model without dense output gets its profile's types instead.
+  const askedTypes = hasOutputTypes(raw) ? body.params?.output_types : undefined;
   if (body.items.length === 0) throw invalidInput("items must not be empty");
   const textModel = served.config.inputs.includes("text");
   const work: WorkItem[] = body.items.map((it, i) => {
@@ -38,7 +40,7 @@ export async function handleEncode(ctx: WorkerContext, c: Context): Promise<Resp
     }
     return { text: it.text };
   });
-  const plan = planEncode(served, body.params);
+  const plan = planEncode(served, { ...body.params, output_types: askedTypes });
   const model = await ctx.registry.acquire(served, ctx.config.SVC_LOAD_WAIT_MS);
   const result = await ctx.registry.use(
     model,
@@ -59,4 +61,9 @@ export async function handleEncode(ctx: WorkerContext, c: Context): Promise<Resp
     200,
     timingHeaders(timing, traceId),
   );
+}
+
+function hasOutputTypes(raw: unknown): boolean {
+  const params = (raw as { params?: { output_types?: unknown } } | null)?.params;
+  return Array.isArray(params?.output_types) && params.output_types.length > 0;
 }

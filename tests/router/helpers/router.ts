@@ -1,0 +1,48 @@
+/** Start an in-process router on 127.0.0.1 with a free port, for router unit tests. */
+import { parseRouterConfig } from "../../../router/config.ts";
+import { type RunningRouter, startRouter, type StartOptions } from "../../../router/server.ts";
+
+/** Worker token used by the tests (long enough for the router's minimum). */
+export const TEST_TOKEN = "test-worker-token-0123456789abcdef";
+
+/** A router plus the log lines it wrote. */
+export interface TestRouter extends RunningRouter {
+  logs: { level: string; msg: string; fields?: Record<string, unknown> }[];
+}
+
+/** Start a router with test defaults overridden by `env`. */
+export async function startTestRouter(
+  env: Record<string, string> = {},
+  opts: StartOptions = {},
+): Promise<TestRouter> {
+  const logs: TestRouter["logs"] = [];
+  const config = parseRouterConfig({
+    SVC_PORT: "0",
+    SVC_HOST: "127.0.0.1",
+    SVC_WORKER_TOKEN: TEST_TOKEN,
+    SVC_WORKER_STALE_MS: "1500",
+    SVC_HEARTBEAT_INTERVAL_MS: "200",
+    SVC_STATUS_INTERVAL_MS: "200",
+    SVC_UPSTREAM_TIMEOUT_MS: "5000",
+    SVC_EMBEDDINGS_WAIT_MS: "300",
+    ...env,
+  });
+  const router = await startRouter(config, {
+    log: (level, msg, fields) => logs.push({ level, msg, fields }),
+    ...opts,
+  });
+  return Object.assign(router, { logs });
+}
+
+/** Fetch JSON from the router (body consumed). */
+export async function getJson(url: string, init?: RequestInit): Promise<{ status: number; headers: Headers; body: any }> {
+  const res = await fetch(url, init);
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON; keep the text
+  }
+  return { status: res.status, headers: res.headers, body };
+}

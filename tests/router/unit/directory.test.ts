@@ -1,0 +1,100 @@
+import assert from "node:assert/strict";
+import { KvWorkerDirectory } from "../../../router/directory/kv.ts";
+import { MemoryWorkerDirectory } from "../../../router/directory/memory.ts";
+import type { WorkerDirectory, WorkerRecord } from "../../../router/directory/types.ts";
+import { silentLogger } from "../../../router/log.ts";
+
+function rec(id: string, conn: string, over: Partial<WorkerRecord> = {}): WorkerRecord {
+  const now = Date.now();
+  return {
+    id,
+    conn_id: conn,
+    router_id: "r",
+    url: `http://${id}`,
+    machine_profile: "cpu",
+    pool: "cpu",
+    bundle: "default",
+    version: "0.1.0",
+    gpu_count: 0,
+    gpu_types: [],
+    models: [{ name: `fixture/${id}`, bundle: "default", state: "available", queue_depth: 0 }],
+    queue_depth: 0,
+    in_flight: 0,
+    memory_used_bytes: 0,
+    memory_total_bytes: 0,
+    draining: false,
+    registered_at: now,
+    last_seen: now,
+    ...over,
+  };
+}
+
+/** Behaviour both implementations share. */
+async function contract(dir: WorkerDirectory): Promise<void> {
+  await dir.put(rec("a", "c1"));
+  await dir.put(rec("b", "c2"));
+  assert.deepEqual(dir.snapshot().map((r) => r.id).sort(), ["a", "b"]);
+  assert.equal(dir.learnedBundles().get("fixture/a"), "default");
+  // Status update replaces the record.
+  await dir.put(rec("a", "c1", { queue_depth: 7 }));
+  assert.equal(dir.snapshot().find((r) => r.id === "a")?.queue_depth, 7);
+  // Only the owning connection removes a record.
+  assert.equal(await dir.remove("a", "someone-else"), false);
+  assert.equal(dir.snapshot().length, 2);
+  assert.equal(await dir.remove("a", "c1"), true);
+  assert.deepEqual(dir.snapshot().map((r) => r.id), ["b"]);
+  // Learned bundles outlive the worker (404 vs 202 when scaled to zero).
+  assert.equal(dir.learnedBundles().get("fixture/a"), "default");
+  // A stale record is not served.
+  await dir.put(rec("old", "c3", { last_seen: Date.now() - 60_000 }));
+  assert.ok(!dir.snapshot().some((r) => r.id === "old"));
+}
+
+Deno.test("directory: memory implementation", async () => {
+  const dir = new MemoryWorkerDirectory({ staleMs: 3000 });
+  await contract(dir);
+  await dir.close();
+});
+
+Deno.test("directory: Deno KV implementation", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const dir = new KvWorkerDirectory({ kv, prefix: "t", staleMs: 3000, refreshMs: 50, log: silentLogger });
+  try {
+    await contract(dir);
+  } finally {
+    await dir.close();
+    kv.close();
+  }
+});
+
+Deno.test("directory: two KV directories on one database see each other's workers", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const opts = { kv, prefix: "fleet", staleMs: 3000, refreshMs: 50, log: silentLogger };
+  const a = new KvWorkerDirectory(opts);
+  const b = new KvWorkerDirectory(opts);
+  try {
+    await a.put(rec("w1", "conn-a", { models: [{ name: "x/y", bundle: "extract", state: "loaded", queue_depth: 0 }] }));
+    await b.refresh();
+    assert.deepEqual(b.snapshot().map((r) => r.id), ["w1"]);
+    assert.equal(b.learnedBundles().get("x/y"), "extract");
+    // The worker reconnects to isolate b: the old connection's late writes and removal lose.
+    await b.put(rec("w1", "conn-b", { registered_at: Date.now() + 1 }));
+    await a.put(rec("w1", "conn-a", { queue_depth: 99, registered_at: Date.now() - 10 }));
+    assert.equal(await a.remove("w1", "conn-a"), false);
+    await a.refresh();
+    assert.equal(a.snapshot()[0]?.conn_id, "conn-b");
+    // Removal by the owner is seen by the other isolate at its next refresh.
+    assert.equal(await b.remove("w1", "conn-b"), true);
+    await a.refresh();
+    assert.deepEqual(a.snapshot(), []);
+    // Learned bundles persist in KV for a fresh isolate.
+    const c = new KvWorkerDirectory(opts);
+    await c.refresh();
+    assert.equal(c.learnedBundles().get("x/y"), "extract");
+    await c.close();
+  } finally {
+    await a.close();
+    await b.close();
+    kv.close();
+  }
+});

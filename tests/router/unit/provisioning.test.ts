@@ -1,0 +1,89 @@
+import assert from "node:assert/strict";
+import { silentLogger } from "../../../router/log.ts";
+import { createRouterMetrics } from "../../../router/metrics.ts";
+import { DemandTracker } from "../../../router/provisioning.ts";
+
+Deno.test("demand: counts per pool, ends when served or after the window", () => {
+  let now = 1_000_000;
+  const metrics = createRouterMetrics();
+  const d = new DemandTracker({
+    windowS: 60,
+    webhook: undefined,
+    routerId: "r",
+    log: silentLogger,
+    metrics,
+    now: () => now,
+  });
+  d.record("l4", "default", "m");
+  d.record("l4", "default", "m");
+  d.record("h100", "extract", "x");
+  assert.deepEqual(
+    d.pending().map((e) => [e.machine_profile, e.bundle, e.pending]),
+    [["l4", "default", 2], ["h100", "extract", 1]],
+  );
+  assert.equal(metrics.provisioning.get(["l4", "default"]), 2);
+  d.satisfied("l4", "default");
+  assert.deepEqual(d.pending().map((e) => e.machine_profile), ["h100"]);
+  now += 61_000;
+  assert.deepEqual(d.pending(), []);
+  d.record("h100", "extract", "x");
+  assert.equal(d.pending()[0].pending, 1, "a new demand starts from zero after the window");
+});
+
+Deno.test("demand: webhook is posted, debounced per pool, with the bearer token", async () => {
+  const received: { auth: string | null; body: Record<string, unknown> }[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    received.push({ auth: req.headers.get("authorization"), body: await req.json() });
+    return new Response("ok");
+  });
+  let now = 0;
+  const metrics = createRouterMetrics();
+  const d = new DemandTracker({
+    windowS: 600,
+    webhook: {
+      url: `http://127.0.0.1:${server.addr.port}/hook`,
+      token: "hook-token",
+      intervalS: 30,
+    },
+    routerId: "r1",
+    log: silentLogger,
+    metrics,
+    now: () => now,
+  });
+  try {
+    d.record("l4", "default", "m");
+    d.record("l4", "default", "m");
+    d.record("t4", "default", "m");
+    await d.flush();
+    assert.equal(received.length, 2, "one post per pool inside the interval");
+    now += 31_000;
+    d.record("l4", "default", "m");
+    await d.flush();
+    assert.equal(received.length, 3);
+    const first = received.find((r) => r.body.machine_profile === "l4")!;
+    assert.equal(first.auth, "Bearer hook-token");
+    assert.equal(first.body.event, "demand");
+    assert.equal(first.body.bundle, "default");
+    assert.equal(first.body.router_id, "r1");
+    assert.equal(received[2].body.pending, 3);
+    assert.equal(metrics.webhook.get(["ok"]), 3);
+  } finally {
+    await server.shutdown();
+  }
+});
+
+Deno.test("demand: a failing webhook is counted, never thrown", async () => {
+  const logs: string[] = [];
+  const metrics = createRouterMetrics();
+  const d = new DemandTracker({
+    windowS: 600,
+    webhook: { url: "http://127.0.0.1:1/hook?secret=s3cr3t", token: undefined, intervalS: 1 },
+    routerId: "r",
+    log: (_l, msg, f) => logs.push(msg + JSON.stringify(f ?? {})),
+    metrics,
+  });
+  d.record("l4", "default", "m");
+  await d.flush();
+  assert.equal(metrics.webhook.get(["error"]), 1);
+  assert.ok(logs.every((l) => !l.includes("s3cr3t")), "webhook URL is not logged");
+});

@@ -1,0 +1,183 @@
+import assert from "node:assert/strict";
+import { Batcher, type BatcherOptions, groupKey } from "../../worker/scheduler/batcher.ts";
+import type { WorkItem, WorkParams } from "../../worker/families/types.ts";
+import { ServiceError } from "../../shared/errors.ts";
+
+const P: WorkParams = { op: "encode", outputTypes: ["dense"], options: {} };
+
+/** A runner whose batches finish only when the test releases them. */
+function gatedRunner() {
+  const batches: { items: WorkItem[]; params: WorkParams; release: () => void }[] = [];
+  const run: BatcherOptions["run"] = (items, params) =>
+    new Promise((resolve) => {
+      batches.push({
+        items,
+        params,
+        release: () =>
+          resolve({
+            outputs: items.map((it) => ({ tokens: it.text?.length ?? 0, score: Number(it.text) })),
+            timing: { tokenizationMs: 1, inferenceMs: 2, postprocessingMs: 0 },
+            paddedTokens: 0,
+          }),
+      });
+    });
+  return { batches, run };
+}
+
+function make(run: BatcherOptions["run"], over: Partial<BatcherOptions> = {}) {
+  return new Batcher({
+    maxBatchItems: 4,
+    batchTokenBudget: 10_000,
+    maxWaitMs: 0,
+    maxQueueItems: 100,
+    run,
+    ...over,
+  });
+}
+
+const items = (...xs: number[]) => xs.map((x) => ({ text: String(x) }));
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+Deno.test("idle thread gets the first item at once; later items fill the next batch", async () => {
+  const g = gatedRunner();
+  const b = make(g.run);
+  const first = b.submit(items(1), P);
+  assert.equal(g.batches.length, 1, "dispatched without waiting");
+  const rest = [2, 3, 4, 5, 6].map((x) => b.submit(items(x), P));
+  assert.equal(b.queueDepth, 5);
+  g.batches[0].release();
+  assert.equal((await first).outputs[0].score, 1);
+  await tick();
+  assert.equal(g.batches.length, 2);
+  assert.deepEqual(g.batches[1].items.map((i) => i.text), ["2", "3", "4", "5"], "capped at 4");
+  g.batches[1].release();
+  await tick();
+  g.batches[2].release();
+  const out = await Promise.all(rest);
+  assert.deepEqual(out.map((r) => r.outputs[0].score), [2, 3, 4, 5, 6]);
+});
+
+Deno.test("items only share a batch with equal parameters; groups take turns", async () => {
+  const g = gatedRunner();
+  const b = make(g.run);
+  const q: WorkParams = { ...P, prefix: "query: " };
+  b.submit(items(0), P);
+  const a = b.submit(items(1, 2), P);
+  const c = b.submit(items(3), q);
+  const d = b.submit(items(4), P);
+  g.batches[0].release();
+  await tick();
+  assert.deepEqual(g.batches[1].items.map((i) => i.text), ["1", "2", "4"]);
+  g.batches[1].release();
+  await tick();
+  assert.deepEqual(g.batches[2].items.map((i) => i.text), ["3"]);
+  assert.equal(g.batches[2].params.prefix, "query: ");
+  g.batches[2].release();
+  await Promise.all([a, c, d]);
+  assert.notEqual(groupKey(P), groupKey(q));
+});
+
+Deno.test("a request's items are split across batches and reassembled in order", async () => {
+  const g = gatedRunner();
+  const b = make(g.run);
+  const r = b.submit(items(1, 2, 3, 4, 5, 6, 7), P);
+  g.batches[0].release();
+  await tick();
+  g.batches[1].release();
+  const res = await r;
+  assert.deepEqual(res.outputs.map((o) => o.score), [1, 2, 3, 4, 5, 6, 7]);
+  assert.equal(res.timing.inferenceMs, 4, "timing summed over the two batches");
+});
+
+Deno.test("token budget closes a batch early", async () => {
+  const g = gatedRunner();
+  const b = make(g.run, { batchTokenBudget: 30, maxBatchItems: 64 });
+  b.submit(items(0), P);
+  const long = "x".repeat(60); // ≈ 17 estimated tokens each
+  const r = b.submit([{ text: long }, { text: long }, { text: long }], P);
+  g.batches[0].release();
+  await tick();
+  assert.equal(g.batches[1].items.length, 1);
+  g.batches[1].release();
+  await tick();
+  g.batches[2].release();
+  await tick();
+  g.batches[3].release();
+  assert.equal((await r).outputs.length, 3);
+});
+
+Deno.test("a full queue answers QUEUE_FULL at once", async () => {
+  const g = gatedRunner();
+  const b = make(g.run, { maxQueueItems: 3 });
+  b.submit(items(0), P); // running
+  const ok = b.submit(items(1, 2, 3), P);
+  const t0 = performance.now();
+  await assert.rejects(b.submit(items(4), P), (e: unknown) => {
+    assert.ok(e instanceof ServiceError);
+    assert.equal(e.code, "QUEUE_FULL");
+    assert.equal(e.status, 503);
+    assert.ok((e.retryAfterS ?? 0) > 0);
+    return true;
+  });
+  assert.ok(performance.now() - t0 < 50);
+  g.batches[0].release();
+  await tick();
+  g.batches[1].release();
+  await ok;
+});
+
+Deno.test("work of a client that went away is dropped before inference", async () => {
+  const g = gatedRunner();
+  const b = make(g.run);
+  b.submit(items(0), P);
+  const ac = new AbortController();
+  const gone = b.submit(items(1, 2), P, ac.signal);
+  const kept = b.submit(items(3), P);
+  ac.abort();
+  await assert.rejects(gone);
+  assert.equal(b.queueDepth, 1);
+  g.batches[0].release();
+  await tick();
+  assert.deepEqual(g.batches[1].items.map((i) => i.text), ["3"]);
+  g.batches[1].release();
+  await kept;
+});
+
+Deno.test("wait window: an idle batcher waits up to maxWaitMs for the batch to fill", async () => {
+  const g = gatedRunner();
+  const b = make(g.run, { maxWaitMs: 30 });
+  const r1 = b.submit(items(1), P);
+  await new Promise((r) => setTimeout(r, 5));
+  const r2 = b.submit(items(2), P);
+  assert.equal(g.batches.length, 0, "still filling");
+  await new Promise((r) => setTimeout(r, 40));
+  assert.equal(g.batches.length, 1);
+  assert.equal(g.batches[0].items.length, 2);
+  g.batches[0].release();
+  await Promise.all([r1, r2]);
+  // A full batch does not wait for the window.
+  const full = b.submit(items(1, 2, 3, 4), P);
+  assert.equal(g.batches.length, 2);
+  g.batches[1].release();
+  await full;
+});
+
+Deno.test("a failed batch fails its requests with INFERENCE_ERROR; the batcher keeps going", async () => {
+  let calls = 0;
+  const b = make((its) => {
+    calls++;
+    if (calls === 1) return Promise.reject(new Error("boom"));
+    return Promise.resolve({
+      outputs: its.map(() => ({ tokens: 1 })),
+      timing: { tokenizationMs: 0, inferenceMs: 0, postprocessingMs: 0 },
+      paddedTokens: 0,
+    });
+  });
+  await assert.rejects(b.submit(items(1), P), (e: unknown) => {
+    assert.ok(e instanceof ServiceError);
+    assert.equal(e.code, "INFERENCE_ERROR");
+    return true;
+  });
+  assert.equal((await b.submit(items(2), P)).outputs.length, 1);
+  await b.whenIdle();
+});

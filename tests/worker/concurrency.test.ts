@@ -1,0 +1,80 @@
+import assert from "node:assert/strict";
+import { postJson, startTestWorker } from "./harness.ts";
+import { expectedDense, maxDiff } from "./expected.ts";
+
+/** Sum and count of a histogram from the Prometheus text. */
+function histogram(text: string, name: string, model: string): { sum: number; count: number } {
+  const pick = (suffix: string) => {
+    const re = new RegExp(`^${name}_${suffix}\\{model="${model}"\\} (\\S+)$`, "m");
+    return Number(re.exec(text)?.[1] ?? "NaN");
+  };
+  return { sum: pick("sum"), count: pick("count") };
+}
+
+Deno.test("200 concurrent encode requests form batches; every answer matches its own input", async () => {
+  const w = await startTestWorker({ SVC_PRELOAD_MODELS: "fixture/dense" });
+  try {
+    const words = ["cat", "dog", "bird", "fish", "tree", "house", "river", "city", "book", "music"];
+    const texts = Array.from(
+      { length: 200 },
+      (_, i) => `${words[i % 10]} ${words[(i * 7) % 10]} number ${i}`,
+    );
+    const want = await expectedDense("dense", texts);
+    const before = histogram(
+      await (await fetch(`${w.url}/metrics`)).text(),
+      "svc_batch_size",
+      "fixture/dense",
+    );
+    const answers = await Promise.all(
+      texts.map((text, i) =>
+        postJson(`${w.url}/v1/encode/fixture/dense`, { items: [{ id: `req-${i}`, text }] })
+      ),
+    );
+    answers.forEach((r, i) => {
+      assert.equal(r.status, 200);
+      assert.equal(r.body.items[0].id, `req-${i}`);
+      assert.ok(maxDiff(r.body.items[0].dense.values, want[i]) < 1e-4, `request ${i}`);
+    });
+    const after = histogram(
+      await (await fetch(`${w.url}/metrics`)).text(),
+      "svc_batch_size",
+      "fixture/dense",
+    );
+    const items = after.sum - (before.sum || 0);
+    const batches = after.count - (before.count || 0);
+    assert.equal(items, 200, "every item went through exactly one batch");
+    assert.ok(batches < 100, `200 requests should share batches, got ${batches} batches`);
+  } finally {
+    await w.close();
+  }
+});
+
+Deno.test("/healthz answers in < 20 ms while a large batch runs", async () => {
+  const w = await startTestWorker({
+    SVC_PRELOAD_MODELS: "fixture/dense",
+    SVC_MAX_BATCH_REQUESTS: "512",
+  });
+  try {
+    // A batch big enough to keep the inference thread busy for a while.
+    const long = Array.from({ length: 120 }, (_, i) => `word${i % 50}`).join(" ");
+    const items = Array.from({ length: 512 }, (_, i) => ({ text: `${i} ${long}` }));
+    let done = false;
+    const big = postJson(`${w.url}/v1/encode/fixture/dense`, { items }).finally(() => done = true);
+    const lat: number[] = [];
+    await new Promise((r) => setTimeout(r, 20));
+    while (!done && lat.length < 200) {
+      const t0 = performance.now();
+      const res = await fetch(`${w.url}/healthz`);
+      await res.text();
+      lat.push(performance.now() - t0);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const r = await big;
+    assert.equal(r.status, 200);
+    assert.ok(lat.length >= 5, `batch finished too fast to measure (${lat.length} probes)`);
+    lat.sort((a, b) => a - b);
+    assert.ok(lat[lat.length - 1] < 20, `slowest /healthz ${lat[lat.length - 1].toFixed(1)} ms`);
+  } finally {
+    await w.close();
+  }
+});

@@ -1,0 +1,175 @@
+import assert from "node:assert/strict";
+import { ensureFixtures } from "../fixtures/mod.ts";
+import { startFakeHub } from "../fake_hub/server.ts";
+import { postJson, startTestWorker } from "./harness.ts";
+
+const ENCODE = (url: string, model = "fixture/dense") =>
+  postJson(`${url}/v1/encode/${model}`, { items: [{ text: "hello" }] });
+
+function events(logs: string[], event: string, model: string): number {
+  return logs.filter((l) => {
+    const o = JSON.parse(l);
+    return o.msg === event && o.model === model;
+  }).length;
+}
+
+Deno.test("weights through the fake hub; a second worker on the same cache never calls it", async () => {
+  const fx = await ensureFixtures();
+  const hub = await startFakeHub({ root: `${fx}/cache` });
+  const cacheDir = await Deno.makeTempDir();
+  try {
+    const env = {
+      SVC_CLUSTER_CACHE: "",
+      SVC_HUB_DISABLED: "0",
+      SVC_HUB_URL: hub.url,
+      SVC_CACHE_DIR: cacheDir,
+    };
+    const a = await startTestWorker(env);
+    try {
+      assert.equal((await ENCODE(a.url)).status, 200);
+    } finally {
+      await a.close();
+    }
+    const fetched = hub.requests.filter((r) => r.path.includes("/resolve/")).length;
+    assert.ok(fetched > 0, "the first load came from the hub");
+    const b = await startTestWorker(env);
+    try {
+      assert.equal((await ENCODE(b.url)).status, 200);
+    } finally {
+      await b.close();
+    }
+    assert.equal(hub.requests.filter((r) => r.path.includes("/resolve/")).length, fetched);
+  } finally {
+    await hub.close();
+    await Deno.remove(cacheDir, { recursive: true });
+  }
+});
+
+Deno.test("gated repo: clear error naming model and HF_TOKEN, remembered as last_error; token fixes it", async () => {
+  const fx = await ensureFixtures();
+  const token = "hf_gatedSecretValue123";
+  const hub = await startFakeHub({ root: `${fx}/cache`, gated: { "fixture/dense": token } });
+  const base = { SVC_CLUSTER_CACHE: "", SVC_HUB_DISABLED: "0", SVC_HUB_URL: hub.url };
+  try {
+    const w = await startTestWorker(base);
+    try {
+      const r = await ENCODE(w.url);
+      assert.ok(r.status >= 400, `status ${r.status}`);
+      const msg: string = r.body.detail.message;
+      assert.match(msg, /fixture\/dense/);
+      assert.match(msg, /HF_TOKEN/);
+      const info = await (await fetch(`${w.url}/v1/models/fixture/dense`)).json();
+      assert.equal(info.state, "failed");
+      assert.match(info.last_error.message, /HF_TOKEN/);
+    } finally {
+      await w.close();
+    }
+    const ok = await startTestWorker({ ...base, HF_TOKEN: token });
+    try {
+      assert.equal((await ENCODE(ok.url)).status, 200);
+      assert.ok(!ok.logs.join("\n").includes(token), "the token never reaches the logs");
+    } finally {
+      await ok.close();
+    }
+  } finally {
+    await hub.close();
+  }
+});
+
+Deno.test("concurrent first requests share one load; GET model info never loads", async () => {
+  const w = await startTestWorker();
+  try {
+    const info = await (await fetch(`${w.url}/v1/models/fixture%2Fsparse`)).json();
+    assert.equal(info.state, "available");
+    assert.equal(info.loaded, false);
+    assert.equal(events(w.logs, "model_loading", "fixture/sparse"), 0);
+
+    const rs = await Promise.all(Array.from({ length: 10 }, () => ENCODE(w.url)));
+    for (const r of rs) assert.equal(r.status, 200);
+    assert.equal(events(w.logs, "model_loading", "fixture/dense"), 1);
+    assert.equal(events(w.logs, "model_loaded", "fixture/dense"), 1);
+    const after = await (await fetch(`${w.url}/v1/models/fixture/dense`)).json();
+    assert.equal(after.loaded, true);
+    assert.equal(after.state, "loaded");
+  } finally {
+    await w.close();
+  }
+});
+
+Deno.test("a request that outwaits SVC_LOAD_WAIT_MS gets 503 MODEL_NOT_LOADED + Retry-After", async () => {
+  const w = await startTestWorker({ SVC_LOAD_WAIT_MS: "0" });
+  try {
+    const first = await ENCODE(w.url);
+    assert.equal(first.status, 503);
+    assert.equal(first.body.detail.code, "MODEL_NOT_LOADED");
+    assert.ok(Number(first.headers.get("retry-after")) > 0);
+    // The load went on in the background: soon the same request succeeds.
+    let status = 0;
+    for (let i = 0; i < 100 && status !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      const info = await (await fetch(`${w.url}/v1/models/fixture/dense`)).json();
+      if (info.loaded) status = (await ENCODE(w.url)).status;
+    }
+    assert.equal(status, 200);
+  } finally {
+    await w.close();
+  }
+});
+
+Deno.test("SVC_MODEL_FILTER hides models (404 everywhere)", async () => {
+  const w = await startTestWorker({ SVC_MODEL_FILTER: "fixture/dense" });
+  try {
+    const list = await (await fetch(`${w.url}/v1/models`)).json();
+    assert.deepEqual(list.models.map((m: { name: string }) => m.name), ["fixture/dense"]);
+    const enc = await ENCODE(w.url, "fixture/sparse");
+    assert.equal(enc.status, 404);
+    assert.equal(enc.body.detail.code, "MODEL_NOT_FOUND");
+    assert.equal((await fetch(`${w.url}/v1/models/fixture/sparse`)).status, 404);
+  } finally {
+    await w.close();
+  }
+});
+
+Deno.test("SVC_PRELOAD_MODELS loads before ready; /readyz is 503 until then", async () => {
+  const w = await startTestWorker({ SVC_PRELOAD_MODELS: "fixture/dense" }, { preload: false });
+  try {
+    assert.equal((await fetch(`${w.url}/readyz`)).status, 503);
+    await w.instance.preload();
+    const ready = await fetch(`${w.url}/readyz`);
+    assert.equal(ready.status, 200);
+    assert.equal(await ready.text(), "ok");
+    const info = await (await fetch(`${w.url}/v1/models/fixture/dense`)).json();
+    assert.equal(info.loaded, true);
+  } finally {
+    await w.close();
+  }
+});
+
+Deno.test("idle models are evicted least-recently-used first (model cap and memory pressure)", async () => {
+  const w = await startTestWorker({ SVC_MAX_LOADED_MODELS: "2" });
+  try {
+    assert.equal((await ENCODE(w.url, "fixture/dense")).status, 200);
+    assert.equal((await ENCODE(w.url, "fixture/static")).status, 200);
+    assert.equal((await ENCODE(w.url, "fixture/dense")).status, 200); // dense is now most recent
+    assert.equal((await ENCODE(w.url, "fixture/colbert")).status, 200);
+    const state = async (m: string) =>
+      (await (await fetch(`${w.url}/v1/models/${m}`)).json()).state;
+    assert.equal(await state("fixture/static"), "available", "LRU model evicted");
+    assert.equal(await state("fixture/dense"), "loaded");
+    assert.equal(await state("fixture/colbert"), "loaded");
+    assert.equal(events(w.logs, "model_evicted", "fixture/static"), 1);
+  } finally {
+    await w.close();
+  }
+  // A threshold below current usage: every load evicts the other idle models.
+  const p = await startTestWorker({ SVC_MEMORY_PRESSURE_THRESHOLD_PERCENT: "1" });
+  try {
+    assert.equal((await ENCODE(p.url, "fixture/dense")).status, 200);
+    assert.equal((await ENCODE(p.url, "fixture/static")).status, 200);
+    const info = await (await fetch(`${p.url}/v1/models/fixture/dense`)).json();
+    assert.equal(info.state, "available");
+    assert.ok(p.logs.some((l) => l.includes("memory_pressure")));
+  } finally {
+    await p.close();
+  }
+});

@@ -1,0 +1,105 @@
+/**
+ * The /ws/status message (api-spec "Events"), built from plain inputs so it is easy to test.
+ * Beyond the specified fields it carries `process` (memory, lag, in-flight, draining): the
+ * spec leaves room for it and the worker's dashboard shows it; clients ignore unknown keys.
+ */
+import type { GpuStatus, ModelStatus, StatusMessage } from "../../shared/schemas/status.ts";
+import type { UnitStatus } from "../registry/registry.ts";
+import { type GpuReading, machineProfileOf } from "../telemetry/gpu.ts";
+import type { MetricsView } from "../telemetry/metrics_view.ts";
+import type { ProcessSnapshot } from "../telemetry/process_metrics.ts";
+
+/** Facts about the process that do not change while it runs. */
+export interface ServerFacts {
+  version: string;
+  startedAtMs: number;
+  user: string;
+  workingDir: string;
+  pid: number;
+}
+
+/** Extension of the status message: live facts about this worker process. */
+export interface ProcessStatus extends ProcessSnapshot {
+  in_flight: number;
+  draining: boolean;
+}
+
+/** The message the worker sends: the specified fields plus `process`. */
+export interface WorkerStatusMessage extends StatusMessage {
+  process: ProcessStatus;
+}
+
+/** Everything one message is built from, read once per tick. */
+export interface StatusInputs {
+  nowMs: number;
+  server: ServerFacts;
+  gpus: readonly GpuReading[];
+  /** SVC_MEMORY_PRESSURE_THRESHOLD_PERCENT: reported per GPU as `memory_threshold_pct`. */
+  memoryThresholdPct: number;
+  models: readonly UnitStatus[];
+  metrics: MetricsView;
+  process: ProcessStatus;
+}
+
+/** Round to an integer that is never negative (counts, bytes, seconds). */
+function count(n: number): number {
+  return Number.isFinite(n) && n > 0 ? Math.round(n) : 0;
+}
+
+/**
+ * One GPU. nvidia-smi answers `[N/A]` for utilisation or temperature on some boards (vGPU,
+ * MIG); the message types them as numbers, so an unknown reading is sent as 0.
+ */
+function gpuStatus(g: GpuReading, thresholdPct: number): GpuStatus {
+  return {
+    index: count(g.index),
+    name: g.name,
+    gpu_type: g.gpu_type,
+    utilization_percent: g.utilization_percent ?? 0,
+    memory_used_bytes: count(g.memory_used_bytes),
+    memory_total_bytes: count(g.memory_total_bytes),
+    memory_threshold_pct: thresholdPct,
+    temperature_c: Math.round(g.temperature_c ?? 0),
+  };
+}
+
+/**
+ * One model. The stream knows four states; a remembered load failure is `available` again
+ * (the next request retries the load). `queue_depth` counts items waiting for a batch (the
+ * `svc_queue_depth` gauge); `queue_pending_items` is the same count until the batcher exposes
+ * the items of its running batch.
+ */
+function modelStatus(s: UnitStatus): ModelStatus {
+  return {
+    name: s.name,
+    state: s.state === "failed" ? "available" : s.state,
+    device: s.device,
+    memory_bytes: count(s.memoryBytes),
+    queue_depth: count(s.queueDepth),
+    queue_pending_items: count(s.queueDepth),
+    config: s.config as unknown as Record<string, unknown>,
+  };
+}
+
+/** Build one status message. */
+export function buildStatusMessage(i: StatusInputs): WorkerStatusMessage {
+  const models = i.models.map(modelStatus);
+  return {
+    timestamp: i.nowMs / 1000,
+    // Same convention as the fleet's machine profile: the first GPU's type, else `cpu`.
+    gpu: machineProfileOf(i.gpus),
+    loaded_models: models.filter((m) => m.state === "loaded").map((m) => m.name),
+    server: {
+      version: i.server.version,
+      uptime_seconds: Math.max(0, Math.floor((i.nowMs - i.server.startedAtMs) / 1000)),
+      user: i.server.user,
+      working_dir: i.server.workingDir,
+      pid: i.server.pid,
+    },
+    gpus: i.gpus.map((g) => gpuStatus(g, i.memoryThresholdPct)),
+    models,
+    counters: i.metrics.counters,
+    histograms: i.metrics.histograms,
+    process: i.process,
+  };
+}
