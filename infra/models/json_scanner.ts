@@ -1,35 +1,41 @@
 /**
- * A streaming JSON scanner for large files: reads the text in chunks and lets a caller walk a
+ * A streaming JSON scanner for large files: reads the bytes in chunks and lets a caller walk a
  * known structure token by token, so a 300 MB file never becomes one string or one object tree.
  * Reads are synchronous over a buffered window; call `ensure(n)` before reading a value that is
- * at most `n` characters long.
+ * at most `n` bytes long. It works on UTF-8 bytes rather than text because decoding 300 MB and
+ * slicing a string per number costs several times more than the whole scan.
  */
+import { parseDecimal } from "./decimal.ts";
 
-/** Characters kept ready before reading one small value (a word, a number, a vector entry). */
+/** Bytes kept ready before reading one small value (a word, a number, a vector entry). */
 export const WINDOW = 64 * 1024;
 
-/** Pulls JSON tokens out of a text stream. */
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+/** Pulls JSON tokens out of a byte stream. */
 export class JsonScanner {
-  readonly #reader: ReadableStreamDefaultReader<string>;
+  readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
   readonly #source: string;
-  #buf = "";
+  #buf: Uint8Array = new Uint8Array(0);
   #pos = 0;
   #consumed = 0;
   #done = false;
 
   /** Scan `stream`; `source` names it in error messages. */
-  constructor(stream: ReadableStream<string>, source: string) {
+  constructor(stream: ReadableStream<Uint8Array>, source: string) {
     this.#reader = stream.getReader();
     this.#source = source;
   }
 
-  /** Open a UTF-8 file for scanning. */
+  /** Open a file for scanning. */
   static async open(path: string): Promise<JsonScanner> {
     const file = await Deno.open(path, { read: true });
-    return new JsonScanner(file.readable.pipeThrough(new TextDecoderStream()), path);
+    return new JsonScanner(file.readable, path);
   }
 
-  /** Make at least `n` characters available (fewer only at the end of the stream). */
+  /** Make at least `n` bytes available (fewer only at the end of the stream). */
   async ensure(n: number = WINDOW): Promise<void> {
     while (!this.#done && this.#buf.length - this.#pos < n) {
       const { value, done } = await this.#reader.read();
@@ -37,8 +43,12 @@ export class JsonScanner {
         this.#done = true;
         break;
       }
+      const rest = this.#buf.subarray(this.#pos);
+      const next = new Uint8Array(rest.length + value.length);
+      next.set(rest);
+      next.set(value, rest.length);
       this.#consumed += this.#pos;
-      this.#buf = this.#buf.slice(this.#pos) + value;
+      this.#buf = next;
       this.#pos = 0;
     }
   }
@@ -51,50 +61,45 @@ export class JsonScanner {
   /** The next non-whitespace character without consuming it ("" at the end of the buffer). */
   peek(): string {
     this.#skipWs();
-    return this.#buf[this.#pos] ?? "";
+    return this.#pos < this.#buf.length ? String.fromCharCode(this.#buf[this.#pos]) : "";
   }
 
-  /** Consume the next non-whitespace character, which must be `ch`. */
+  /** Consume the next non-whitespace character, which must be the ASCII character `ch`. */
   expect(ch: string): void {
-    const got = this.peek();
-    if (got !== ch) this.fail(`expected '${ch}' but found ${got ? `'${got}'` : "the end"}`);
-    this.#pos++;
+    if (!this.accept(ch)) {
+      const got = this.peek();
+      this.fail(`expected '${ch}' but found ${got ? `'${got}'` : "the end"}`);
+    }
   }
 
-  /** Consume `ch` if it is next; true when it was. */
+  /** Consume the ASCII character `ch` if it is next; true when it was. */
   accept(ch: string): boolean {
-    if (this.peek() !== ch) return false;
+    this.#skipWs();
+    if (this.#buf[this.#pos] !== ch.charCodeAt(0)) return false;
     this.#pos++;
     return true;
   }
 
   /** Read a string token. */
   readString(): string {
-    this.expect('"');
-    const start = this.#pos;
-    const buf = this.#buf;
-    let i = start;
-    while (i < buf.length && buf[i] !== '"' && buf[i] !== "\\") i++;
-    if (buf[i] === '"') {
-      this.#pos = i + 1;
-      return buf.slice(start, i);
+    const { start, end, escaped } = this.#stringSpan();
+    const bytes = this.#buf.subarray(start, end);
+    // Escapes are rare (a few punctuation words): let JSON.parse decode those.
+    if (escaped) {
+      return JSON.parse(decoder.decode(this.#buf.subarray(start - 1, end + 1))) as string;
     }
-    // Escapes are rare (a few punctuation words): find the real end, let JSON.parse decode.
-    while (i < buf.length && buf[i] !== '"') i += buf[i] === "\\" ? 2 : 1;
-    if (i >= buf.length) this.fail("unterminated string");
-    this.#pos = i + 1;
-    return JSON.parse(buf.slice(start - 1, i + 1)) as string;
+    return isShortAscii(bytes) ? String.fromCharCode(...bytes) : decoder.decode(bytes);
   }
 
-  /** Read a number token (parsed exactly as JSON.parse would). */
+  /** Read a number token (the same value JSON.parse gives). */
   readNumber(): number {
     this.#skipWs();
     const buf = this.#buf;
     const start = this.#pos;
     let i = start;
-    while (i < buf.length && isNumberChar(buf.charCodeAt(i))) i++;
-    const value = Number(buf.slice(start, i));
-    if (i === start || Number.isNaN(value)) this.fail("expected a number");
+    while (i < buf.length && isNumberByte(buf[i])) i++;
+    const value = i > start ? parseDecimal(buf, start, i) : NaN;
+    if (Number.isNaN(value)) this.fail("expected a number");
     this.#pos = i;
     return value;
   }
@@ -114,7 +119,7 @@ export class JsonScanner {
       } else if (ch === "," || ch === ":") {
         this.#pos++;
       } else if (ch === '"') {
-        this.readString();
+        this.#stringSpan();
       } else if (ch === "t" || ch === "f" || ch === "n") {
         this.#readLiteral();
       } else {
@@ -123,15 +128,35 @@ export class JsonScanner {
     } while (depth > 0);
   }
 
-  /** Throw a parse error that names the source and the character offset. */
+  /** Throw a parse error that names the source and the byte offset. */
   fail(message: string): never {
-    throw new Error(`${this.#source}: ${message} at character ${this.#consumed + this.#pos}`);
+    throw new Error(`${this.#source}: ${message} at byte ${this.#consumed + this.#pos}`);
+  }
+
+  /** Consume a string token; returns where its content lies in the buffer. */
+  #stringSpan(): { start: number; end: number; escaped: boolean } {
+    this.expect('"');
+    const buf = this.#buf;
+    const start = this.#pos;
+    let i = start;
+    let escaped = false;
+    while (i < buf.length && buf[i] !== QUOTE) {
+      if (buf[i] === BACKSLASH) {
+        escaped = true;
+        i++;
+      }
+      i++;
+    }
+    if (i >= buf.length) this.fail("unterminated string");
+    this.#pos = i + 1;
+    return { start, end: i, escaped };
   }
 
   #readLiteral(): void {
     for (const word of ["true", "false", "null"]) {
-      if (this.#buf.startsWith(word, this.#pos)) {
-        this.#pos += word.length;
+      const end = this.#pos + word.length;
+      if (decoder.decode(this.#buf.subarray(this.#pos, end)) === word) {
+        this.#pos = end;
         return;
       }
     }
@@ -141,16 +166,23 @@ export class JsonScanner {
   #skipWs(): void {
     const buf = this.#buf;
     let i = this.#pos;
-    while (i < buf.length && isWs(buf.charCodeAt(i))) i++;
+    while (i < buf.length && isWs(buf[i])) i++;
     this.#pos = i;
   }
+}
+
+// Most words are short ASCII: building them directly skips a native decoder call per word.
+function isShortAscii(bytes: Uint8Array): boolean {
+  if (bytes.length > 64) return false;
+  for (let i = 0; i < bytes.length; i++) if (bytes[i] >= 0x80) return false;
+  return true;
 }
 
 function isWs(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
 
-function isNumberChar(c: number): boolean {
+function isNumberByte(c: number): boolean {
   // 0-9 . - + e E
   return (c >= 0x30 && c <= 0x39) || c === 0x2e || c === 0x2d || c === 0x2b || c === 0x65 ||
     c === 0x45;

@@ -22,9 +22,12 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
 
 /** Validate a decoded value against `schema`; throws INVALID_INPUT naming the wrong field(s). */
 export function parseRequest<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
-  const r = schema.safeParse(value, { error: errorMap });
+  // Plain first: a custom error map turns off zod's compiled fast path (measured 5× slower).
+  const r = schema.safeParse(value);
   if (r.success) return r.data;
-  throw invalidInput(formatIssues(r.error.issues));
+  // Errors are rare: parse again with the error map for friendlier messages.
+  const detailed = schema.safeParse(value, { error: errorMap });
+  throw invalidInput(formatIssues((detailed.success ? r : detailed).error.issues));
 }
 
 /** decodeBody + parseRequest in one call: bytes to a typed, validated request. */

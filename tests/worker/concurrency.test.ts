@@ -52,17 +52,18 @@ Deno.test("200 concurrent encode requests form batches; every answer matches its
 Deno.test("/healthz answers in < 20 ms while a large batch runs", async () => {
   const w = await startTestWorker({
     SVC_PRELOAD_MODELS: "fixture/dense",
-    SVC_MAX_BATCH_REQUESTS: "512",
+    SVC_MAX_BATCH_REQUESTS: "1024",
   });
   try {
-    // A batch big enough to keep the inference thread busy for a while.
+    // One batch long enough (hundreds of ms) that a blocked event loop could not hide: if
+    // inference ran on the main thread, every probe sent during it would wait for all of it.
     const long = Array.from({ length: 120 }, (_, i) => `word${i % 50}`).join(" ");
-    const items = Array.from({ length: 512 }, (_, i) => ({ text: `${i} ${long}` }));
+    const items = Array.from({ length: 1024 }, (_, i) => ({ text: `${i} ${long}` }));
     let done = false;
     const big = postJson(`${w.url}/v1/encode/fixture/dense`, { items }).finally(() => done = true);
     const lat: number[] = [];
-    await new Promise((r) => setTimeout(r, 20));
-    while (!done && lat.length < 200) {
+    await new Promise((r) => setTimeout(r, 30));
+    while (!done && lat.length < 400) {
       const t0 = performance.now();
       const res = await fetch(`${w.url}/healthz`);
       await res.text();
@@ -71,9 +72,14 @@ Deno.test("/healthz answers in < 20 ms while a large batch runs", async () => {
     }
     const r = await big;
     assert.equal(r.status, 200);
-    assert.ok(lat.length >= 5, `batch finished too fast to measure (${lat.length} probes)`);
+    const inferenceMs = Number(r.headers.get("x-inference-time"));
+    assert.ok(inferenceMs > 100, `the batch must be long to prove anything (${inferenceMs} ms)`);
+    assert.ok(lat.length >= 10, `too few probes during the batch (${lat.length})`);
     lat.sort((a, b) => a - b);
-    assert.ok(lat[lat.length - 1] < 20, `slowest /healthz ${lat[lat.length - 1].toFixed(1)} ms`);
+    const p90 = lat[Math.floor(lat.length * 0.9)];
+    // p90 rather than max: on a shared 2-core machine the OS may deschedule us briefly; a
+    // blocked event loop would push most probes to the batch time, far above 20 ms.
+    assert.ok(p90 < 20, `/healthz p90 ${p90.toFixed(1)} ms over ${lat.length} probes`);
   } finally {
     await w.close();
   }

@@ -204,3 +204,18 @@ Deno.test("encode multivector: ColBERT query padding to 32, documents drop punct
     assert.equal(b.num_tokens, a.num_tokens);
   });
 });
+
+Deno.test("encode static family: table lookup + mean in the graph, L2 here", async () => {
+  await withWorker(async (w) => {
+    const texts = ["the cat sat on the mat", "hello world"];
+    const r = await postJson(`${w.url}/v1/encode/fixture/static`, {
+      items: texts.map((text) => ({ text })),
+    });
+    assert.equal(r.status, 200);
+    const want = await expectedDense("static", texts);
+    r.body.items.forEach((item: Json, i: number) => {
+      assert.equal(item.dense.dims, 48);
+      assert.ok(maxDiff(item.dense.values, want[i]) < 1e-4);
+    });
+  });
+});

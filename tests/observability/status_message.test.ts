@@ -1,0 +1,143 @@
+/** The status message builder and the compact metrics view, from plain inputs. */
+import assert from "node:assert/strict";
+import client from "prom-client";
+import type { ModelConfig } from "../../shared/catalog/schema.ts";
+import { StatusMessageSchema } from "../../shared/schemas/status.ts";
+import type { UnitStatus } from "../../worker/registry/registry.ts";
+import { buildStatusMessage, type StatusInputs } from "../../worker/status/message.ts";
+import { parseNvidiaSmiCsv } from "../../worker/telemetry/gpu.ts";
+import { metricsView } from "../../worker/telemetry/metrics_view.ts";
+
+const config = { id: "org/model", family: "dense" } as unknown as ModelConfig;
+
+function unit(over: Partial<UnitStatus>): UnitStatus {
+  return {
+    name: "org/model",
+    state: "available",
+    device: null,
+    memoryBytes: 0,
+    queueDepth: 0,
+    lastError: null,
+    config,
+    ...over,
+  };
+}
+
+function inputs(over: Partial<StatusInputs> = {}): StatusInputs {
+  return {
+    nowMs: 1_700_000_000_500,
+    server: {
+      version: "1.2.3",
+      startedAtMs: 1_700_000_000_500 - 61_900,
+      user: "svc",
+      workingDir: "/srv",
+      pid: 42,
+    },
+    gpus: [],
+    memoryThresholdPct: 85,
+    models: [],
+    metrics: { counters: {}, histograms: {} },
+    process: {
+      rss_bytes: 1,
+      heap_used_bytes: 1,
+      uptime_seconds: 61.9,
+      event_loop_lag_ms: 0.5,
+      in_flight: 0,
+      draining: false,
+    },
+    ...over,
+  };
+}
+
+Deno.test("status message: CPU machine reports no GPUs and gpu=cpu", () => {
+  const m = buildStatusMessage(inputs());
+  StatusMessageSchema.parse(m);
+  assert.equal(m.gpu, "cpu");
+  assert.deepEqual(m.gpus, []);
+  assert.equal(m.timestamp, 1_700_000_000.5);
+  assert.deepEqual(m.server, {
+    version: "1.2.3",
+    uptime_seconds: 61,
+    user: "svc",
+    working_dir: "/srv",
+    pid: 42,
+  });
+});
+
+Deno.test("status message: GPU readings from nvidia-smi with the normalised type and threshold", () => {
+  const gpus = parseNvidiaSmiCsv(
+    "0, NVIDIA H100 80GB HBM3, 37, 20480, 81559, 41\n1, NVIDIA H100 80GB HBM3, [N/A], 0, 81559, [N/A]\n",
+  );
+  const m = buildStatusMessage(inputs({ gpus, memoryThresholdPct: 70 }));
+  StatusMessageSchema.parse(m);
+  assert.equal(m.gpu, "h100");
+  assert.deepEqual(m.gpus[0], {
+    index: 0,
+    name: "NVIDIA H100 80GB HBM3",
+    gpu_type: "h100",
+    utilization_percent: 37,
+    memory_used_bytes: 20480 * 1024 * 1024,
+    memory_total_bytes: 81559 * 1024 * 1024,
+    memory_threshold_pct: 70,
+    temperature_c: 41,
+  });
+  // Unreadable values stay numbers, as the message types them.
+  assert.equal(m.gpus[1].utilization_percent, 0);
+  assert.equal(m.gpus[1].temperature_c, 0);
+});
+
+Deno.test("status message: models map to the four stream states", () => {
+  const m = buildStatusMessage(inputs({
+    models: [
+      unit({ name: "a", state: "loaded", device: "cuda", memoryBytes: 123.4, queueDepth: 7 }),
+      unit({ name: "b", state: "loading" }),
+      unit({ name: "c", state: "failed", lastError: { code: "X", message: "boom" } }),
+      unit({ name: "d", state: "unloading", device: "cpu" }),
+    ],
+  }));
+  StatusMessageSchema.parse(m);
+  assert.deepEqual(m.models.map((x) => [x.name, x.state]), [
+    ["a", "loaded"],
+    ["b", "loading"],
+    ["c", "available"],
+    ["d", "unloading"],
+  ]);
+  assert.deepEqual(m.loaded_models, ["a"]);
+  assert.equal(m.models[0].memory_bytes, 123);
+  assert.equal(m.models[0].queue_depth, 7);
+  assert.equal(m.models[0].queue_pending_items, 7);
+  assert.equal(m.models[0].config, config);
+});
+
+Deno.test("metrics view: counters and cumulative histogram series, unobserved left out", async () => {
+  const registry = new client.Registry();
+  const c = new client.Counter({
+    name: "reqs_total",
+    help: "h",
+    labelNames: ["model", "status"] as const,
+    registers: [registry],
+  });
+  const h = new client.Histogram({
+    name: "lat_seconds",
+    help: "h",
+    labelNames: ["model"] as const,
+    buckets: [0.1, 1],
+    registers: [registry],
+  });
+  new client.Gauge({ name: "g", help: "h", registers: [registry] }).set(5);
+  c.inc({ model: "a", status: "200" }, 3);
+  h.observe({ model: "a" }, 0.05);
+  h.observe({ model: "a" }, 0.5);
+  h.observe({ model: "a" }, 5);
+  h.zero({ model: "b" });
+  const v = await metricsView(registry);
+  assert.deepEqual(v.counters, {
+    reqs_total: [{ labels: { model: "a", status: "200" }, value: 3 }],
+  });
+  assert.deepEqual(v.histograms, {
+    lat_seconds: {
+      buckets: [0.1, 1],
+      series: [{ labels: { model: "a" }, count: 3, sum: 5.55, counts: [1, 2] }],
+    },
+  });
+});
