@@ -304,3 +304,11 @@ Deno.test("decode: fuzzed and random bodies only ever give a value or INVALID_IN
   // The decoder is still healthy afterwards (msgpackr keeps module-level state).
   assert.deepEqual(decodeBody(encodeMsgpack(VALID), MP), VALID);
 });
+
+Deno.test("decode: a genuine U+FFFD in JSON text is fine, invalid UTF-8 is not", () => {
+  assert.deepEqual(decodeBody(te.encode('{"t":"a\uFFFDb"}'), JSON_CT), { t: "a\uFFFDb" });
+  assertInvalid(
+    () => decodeBody(Uint8Array.of(0x22, 0xc3, 0x28, 0x22), JSON_CT),
+    /not valid UTF-8/,
+  );
+});

@@ -106,7 +106,23 @@ Deno.test("a full queue answers 503 QUEUE_FULL with Retry-After at once", async 
   }
 });
 
-Deno.test("a model of another bundle gets 409 DEPENDENCY_CONFLICT; score/extract say so", async () => {
+Deno.test("operation and family mismatches are clear 400s", async () => {
+  const w = await startTestWorker();
+  try {
+    const wrongOp = await postJson(`${w.url}/v1/encode/fixture/reranker`, {
+      items: [{ text: "a" }],
+    });
+    assert.equal(wrongOp.status, 400);
+    assert.match(wrongOp.body.detail.message, /\/v1\/score/);
+    const noFamily = await postJson(`${w.url}/v1/encode/fixture/clip`, { items: [{ text: "a" }] });
+    assert.equal(noFamily.status, 400);
+    assert.match(noFamily.body.detail.message, /clip/);
+  } finally {
+    await w.close();
+  }
+});
+
+Deno.test("a model of another bundle gets 409 DEPENDENCY_CONFLICT", async () => {
   const w = await startTestWorker({ SVC_BUNDLE: "extract" });
   try {
     const r = await postJson(`${w.url}/v1/encode/fixture/dense`, { items: [{ text: "a" }] });

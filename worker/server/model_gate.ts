@@ -1,7 +1,7 @@
 /** Checks shared by the model operations: the model exists, serves this op, belongs to our bundle. */
 import type { ServedModel } from "../../shared/catalog/mod.ts";
 import { invalidInput, ServiceError } from "../../shared/errors.ts";
-import { familyOp } from "../families/mod.ts";
+import { FAMILY_ADAPTERS, familyOp } from "../families/mod.ts";
 import type { WorkerContext } from "./context.ts";
 
 /** Resolve a served name for an operation, or throw the matching API error. */
@@ -16,6 +16,11 @@ export function gateModel(
   if (modelOp !== op) {
     throw invalidInput(
       `model '${c.id}' is a ${c.family} model: use /v1/${modelOp}/, not /v1/${op}/`,
+    );
+  }
+  if (!FAMILY_ADAPTERS[c.family]) {
+    throw invalidInput(
+      `model '${c.id}' is a ${c.family} model; this release has no ${c.family} family yet`,
     );
   }
   if (c.bundle !== ctx.bundle) {

@@ -2,7 +2,8 @@
 import { NdArray } from "../../shared/codec/ndarray.ts";
 import { float32ToFloat16, packBitsRows, quantizeInt8Rows } from "../../shared/codec/float16.ts";
 import type { ItemOutput } from "../families/types.ts";
-import { l2Normalize } from "../families/text/pooling.ts";
+import type { ModelConfig } from "../../shared/catalog/schema.ts";
+import { truncateDense } from "./matryoshka.ts";
 import type { EncodePlan, OutputDtype } from "./params.ts";
 
 /** Values of `rows × cols` float32 data in the requested dtype (2-D when `matrix`). */
@@ -34,12 +35,16 @@ export function convertRows(
 }
 
 /** One EncodeResult (without `id`), per wire.md. */
-export function toEncodeResult(out: ItemOutput, plan: EncodePlan): Record<string, unknown> {
+export function toEncodeResult(
+  out: ItemOutput,
+  plan: EncodePlan,
+  config: ModelConfig,
+): Record<string, unknown> {
   const r: Record<string, unknown> = {};
   const { dtype, dimensions, params } = plan;
   if (params.outputTypes.includes("dense") && out.dense) {
     let v = out.dense;
-    if (dimensions !== undefined && dimensions < v.length) v = l2Normalize(v.slice(0, dimensions));
+    if (dimensions !== undefined) v = truncateDense(v, dimensions, config);
     r.dense = { dims: v.length, dtype, values: convertRows(v, 1, v.length, dtype, false) };
   }
   if (params.outputTypes.includes("sparse") && out.sparse) {

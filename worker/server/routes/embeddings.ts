@@ -15,7 +15,7 @@ import {
 } from "../../../shared/schemas/openai.ts";
 import type { WorkItem } from "../../families/types.ts";
 import { checkDimensions, planEncode } from "../../service/params.ts";
-import { l2Normalize } from "../../families/text/pooling.ts";
+import { truncateDense } from "../../service/matryoshka.ts";
 import type { WorkerContext } from "../context.ts";
 import { gateModel } from "../model_gate.ts";
 import { makeTiming, timingHeaders, traceIdOf } from "../http_io.ts";
@@ -64,7 +64,7 @@ export async function handleEmbeddings(ctx: WorkerContext, c: Context): Promise<
   const base64 = body.encoding_format === "base64";
   const data = result.outputs.map((out, index) => {
     let v = out.dense!;
-    if (dims !== undefined && dims < v.length) v = l2Normalize(v.slice(0, dims));
+    if (dims !== undefined) v = truncateDense(v, dims, served.config);
     return { object: "embedding", index, embedding: base64 ? float32ToBase64(v) : Array.from(v) };
   });
   const timing = makeTiming(performance.now() - started, result);

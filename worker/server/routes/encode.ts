@@ -48,7 +48,7 @@ export async function handleEncode(ctx: WorkerContext, c: Context): Promise<Resp
   );
   const t0 = performance.now();
   const items = result.outputs.map((out, i) => {
-    const r = toEncodeResult(out, plan);
+    const r = toEncodeResult(out, plan, served.config);
     const id = body.items[i].id;
     return id === undefined ? r : { id, ...r };
   });

@@ -1,0 +1,86 @@
+/**
+ * The router's live fleet page: GET `/` (HTML) and WebSocket `/ws/cluster-status` (one
+ * {@link ClusterStatus} JSON message per second, built once per tick for all viewers).
+ *
+ * Mount it right after the fleet socket route in router/app.ts, before the request middleware,
+ * so the 101 upgrade response stays untouched and dashboard traffic is not counted as API
+ * requests:  `mountDashboard(app, { directory, demand, metrics, log, routerId: deps.routerId });`
+ */
+import type { Env, Hono } from "hono";
+import { errorResponse, ServiceError } from "../../shared/errors.ts";
+import type { WorkerDirectory } from "../directory/types.ts";
+import type { Logger } from "../log.ts";
+import type { RouterMetrics } from "../metrics.ts";
+import type { DemandTracker } from "../provisioning.ts";
+import { FleetBroadcaster } from "./broadcaster.ts";
+import { ClusterStatusBuilder } from "./cluster_status.ts";
+import { FLEET_DASHBOARD_HTML } from "./page.ts";
+
+export type { ClusterPool, ClusterStatus, ClusterWorker } from "./cluster_status.ts";
+
+/** Path of the fleet status stream. */
+export const CLUSTER_STATUS_PATH = "/ws/cluster-status";
+/** One message per second: the directory itself only changes at status-frame pace. */
+export const CLUSTER_STATUS_INTERVAL_MS = 1000;
+/** Viewers beyond this are refused. */
+const MAX_VIEWERS = 256;
+/** Silence (s) after which Deno pings a viewer and drops it without a pong (frozen tabs). */
+const IDLE_TIMEOUT_S = 10;
+
+/** What the dashboard reads from the router. */
+export interface DashboardDeps {
+  directory: WorkerDirectory;
+  demand: DemandTracker;
+  metrics: RouterMetrics;
+  log: Logger;
+  routerId: string;
+  /** Stream period (tests shorten it). */
+  intervalMs?: number;
+}
+
+/** Add GET `/` and `/ws/cluster-status` to the router app. */
+export function mountDashboard<E extends Env>(app: Hono<E>, deps: DashboardDeps): void {
+  const builder = new ClusterStatusBuilder();
+  const broadcaster = new FleetBroadcaster(
+    deps.intervalMs ?? CLUSTER_STATUS_INTERVAL_MS,
+    async () => {
+      await deps.directory.refresh(); // KV directories: see workers held by other isolates
+      return JSON.stringify(builder.build({
+        workers: deps.directory.snapshot(),
+        demand: deps.demand.pending(),
+        routerId: deps.routerId,
+        directory: deps.directory.kind,
+        metrics: deps.metrics,
+        nowMs: Date.now(),
+      }));
+    },
+    (err) => deps.log("error", "cluster status failed", { error: String(err) }),
+  );
+
+  app.get("/", () =>
+    new Response(FLEET_DASHBOARD_HTML, {
+      headers: {
+        "content-type": "text/html; charset=utf-8",
+        "cache-control": "no-cache",
+        // Everything is inline; nothing else may load, and the page may not be framed.
+        "content-security-policy":
+          "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'",
+      },
+    }));
+
+  app.get(CLUSTER_STATUS_PATH, (c) => {
+    if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
+      return errorResponse(
+        new ServiceError("INVALID_INPUT", `${CLUSTER_STATUS_PATH} is a WebSocket endpoint`),
+      );
+    }
+    if (broadcaster.clientCount >= MAX_VIEWERS) {
+      return errorResponse(
+        new ServiceError("QUEUE_FULL", "too many dashboard viewers", { retryAfterS: 5 }),
+      );
+    }
+    const { socket, response } = Deno.upgradeWebSocket(c.req.raw, { idleTimeout: IDLE_TIMEOUT_S });
+    broadcaster.add(socket);
+    return response;
+  });
+}

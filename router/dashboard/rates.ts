@@ -1,0 +1,39 @@
+/**
+ * Request rates per worker for the fleet page, from the router's own counter of forwarded
+ * requests (`svc_router_upstream_requests_total`). Rates are per router process: on Deno Deploy
+ * each isolate sees the traffic it forwarded itself.
+ */
+import type { WorkerRecord } from "../directory/types.ts";
+import type { RouterMetrics } from "../metrics.ts";
+import type { Affinity } from "../pools/selection.ts";
+
+/** Every value of the counter's `affinity` label. */
+const AFFINITIES: readonly Affinity[] = ["loaded", "loading", "none"];
+
+/** Requests forwarded to `w` so far (all affinities). */
+export function forwardedTo(metrics: RouterMetrics, w: WorkerRecord): number {
+  let n = 0;
+  for (const a of AFFINITIES) n += metrics.upstream.get([w.id, w.pool, w.bundle, a]);
+  return n;
+}
+
+/** Turns cumulative counts into per-second rates between successive samples. */
+export class RateTracker {
+  readonly #prev = new Map<string, { count: number; at: number }>();
+
+  /**
+   * The rate of each key since its previous sample (0 on its first sample). Keys not in
+   * `counts` are forgotten, so departed workers do not accumulate.
+   */
+  sample(counts: ReadonlyMap<string, number>, nowMs: number): Map<string, number> {
+    const rates = new Map<string, number>();
+    for (const [key, count] of counts) {
+      const p = this.#prev.get(key);
+      const dt = p ? (nowMs - p.at) / 1000 : 0;
+      rates.set(key, p && dt > 0 ? Math.max(0, count - p.count) / dt : 0);
+      this.#prev.set(key, { count, at: nowMs });
+    }
+    for (const key of this.#prev.keys()) if (!counts.has(key)) this.#prev.delete(key);
+    return rates;
+  }
+}
