@@ -10,6 +10,7 @@ import { readBodyLimited } from "./body.ts";
 import type { RouterConfig } from "./config.ts";
 import type { WorkerDirectory } from "./directory/types.ts";
 import type { FleetHub } from "./fleet/hub.ts";
+import { mountDashboard } from "./dashboard/mod.ts";
 import { buildHealth } from "./health.ts";
 import type { Logger } from "./log.ts";
 import type { RouterMetrics } from "./metrics.ts";
@@ -97,6 +98,8 @@ export function createRouterApp(deps: RouterDeps): Hono<AppEnv> {
   // The fleet socket comes before the middleware: its 101 response must stay untouched, and it
   // is authenticated with the worker token, not with client API keys.
   app.get(FLEET_PATH, (c) => deps.hub.handleUpgrade(c.req.raw, addrOf(c)));
+  // Live fleet page (GET /) and its stream (/ws/cluster-status), also before the middleware.
+  mountDashboard(app, { directory, demand, metrics, log, routerId: deps.routerId });
 
   app.use("*", async (c, next) => {
     const start = performance.now();

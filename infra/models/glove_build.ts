@@ -76,7 +76,7 @@ export async function buildGlove(opts: GloveBuildOptions): Promise<GloveBuildRep
     limit: opts.words,
     keep: isReachableWord,
   });
-  const files = await writeModel(opts.out, vectors);
+  const files = await writeGloveModel(opts.out, vectors);
   return {
     id: GLOVE_ID,
     words: vectors.words.length,
@@ -88,7 +88,11 @@ export async function buildGlove(opts: GloveBuildOptions): Promise<GloveBuildRep
   };
 }
 
-async function writeModel(out: string, v: WordVectors): Promise<Record<string, number>> {
+/** Write the model files for `v` into `out`; returns bytes per file (relative path). */
+export async function writeGloveModel(
+  out: string,
+  v: WordVectors,
+): Promise<Record<string, number>> {
   const rows = FIRST_WORD_ID + v.words.length;
   // Rows of [UNK] and [PAD] stay zero: the graph also masks them out of the mean.
   const table = new Float32Array(rows * v.dims);

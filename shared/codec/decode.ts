@@ -2,7 +2,7 @@
 
 import { invalidInput } from "../errors.ts";
 import { decodeJson } from "./json_decode.ts";
-import { DEFAULT_LIMITS, type InputLimits } from "./limits.ts";
+import { DEFAULT_LIMITS, type InputLimits, valueBudget } from "./limits.ts";
 import { enforceLimits } from "./limits_check.ts";
 import { decodeMsgpack } from "./msgpack_decode.ts";
 
@@ -24,7 +24,8 @@ function looksLikeMsgpackMap(bytes: Uint8Array): boolean {
 
 /**
  * Decode a request body: msgpack for `application/msgpack`/`application/x-msgpack`, else JSON.
- * Enforces `limits` (size, depth, list lengths, string lengths); every failure is INVALID_INPUT.
+ * Enforces `limits` (size, depth, value count, list and string lengths); every failure is
+ * INVALID_INPUT.
  */
 export function decodeBody(
   bytes: Uint8Array,
@@ -35,9 +36,10 @@ export function decodeBody(
   if (bytes.length === 0) throw invalidInput("request body is empty");
   const msgpack = isMsgpackContentType(contentType) ||
     (!contentType && looksLikeMsgpackMap(bytes));
+  const budget = valueBudget(limits);
   const value = msgpack
-    ? decodeMsgpack(bytes, limits.maxDepth)
-    : decodeJson(bytes, limits.maxDepth);
+    ? decodeMsgpack(bytes, limits.maxDepth, budget)
+    : decodeJson(bytes, limits.maxDepth, budget);
   enforceLimits(value, limits);
   return value;
 }

@@ -1,7 +1,7 @@
-/** Decoding of untrusted JSON: strict UTF-8, depth pre-check, then JSON.parse. */
+/** Decoding of untrusted JSON: strict UTF-8, structural pre-check, then JSON.parse. */
 
 import { invalidInput } from "../errors.ts";
-import { checkJsonDepth } from "./json_scan.ts";
+import { scanJson } from "./json_scan.ts";
 
 const utf8 = new TextDecoder("utf-8");
 const utf8Strict = new TextDecoder("utf-8", { fatal: true });
@@ -23,9 +23,10 @@ function decodeUtf8(bytes: Uint8Array): string {
 }
 
 /** Decode a JSON request body; every failure is INVALID_INPUT with the parser's reason. */
-export function decodeJson(bytes: Uint8Array, maxDepth: number): unknown {
+export function decodeJson(bytes: Uint8Array, maxDepth: number, maxValues = Infinity): unknown {
   const text = decodeUtf8(bytes);
-  checkJsonDepth(text, maxDepth); // JSON.parse must never see a body nested deep enough to matter
+  // JSON.parse must never see a body nested deep enough, or with values enough, to matter.
+  scanJson(text, maxDepth, maxValues);
   try {
     return JSON.parse(text);
   } catch (err) {

@@ -1,5 +1,7 @@
 /** Hard limits on request bodies, each one a setting (environment variable). */
 
+import { invalidInput, type ServiceError } from "../errors.ts";
+
 /**
  * Limits applied to every request body before schema validation.
  *
@@ -15,12 +17,23 @@
  * - `maxStringLength` 100 000 (`SVC_MAX_STRING_LENGTH`): UTF-16 code units per string (text, ids,
  *   keys); about 12× the longest sequence (8192 tokens) a catalog model reads, so truncation still
  *   has real text to work on. Image bytes sent as base64 in JSON are exempt (bounded by the body).
+ * - Derived, not a setting: at most `1024 × maxItems` values per body ({@link valueBudget}).
  */
 export interface InputLimits {
   readonly maxBodyBytes: number;
   readonly maxDepth: number;
   readonly maxItems: number;
   readonly maxStringLength: number;
+}
+
+/**
+ * Most values (of any kind, keys included) one body may hold: 1024 per allowed item, 1 048 576 by
+ * default. Generous for real requests (OpenAI caps a request at 300k tokens), yet it bounds the
+ * memory a decoded body can take whatever its shape: a 32 MiB body of `{}` or nil would otherwise
+ * become tens of millions of JS values before any list limit could be checked.
+ */
+export function valueBudget(limits: InputLimits): number {
+  return limits.maxItems * 1024;
 }
 
 /** The default limits (see {@link InputLimits}). */
@@ -64,4 +77,18 @@ export function limitsFromEnv(env: Readonly<Record<string, string | undefined>>)
     out[key] = n;
   }
   return Object.freeze(out);
+}
+
+/** INVALID_INPUT for a body nested deeper than the limit. */
+export function tooDeep(maxDepth: number): ServiceError {
+  return invalidInput(
+    `request nesting exceeds the limit of ${maxDepth} levels (SVC_MAX_NESTING_DEPTH)`,
+  );
+}
+
+/** INVALID_INPUT for a body with more values than the budget. */
+export function tooManyValues(maxValues: number): ServiceError {
+  return invalidInput(
+    `request holds more than ${maxValues} values (the limit is 1024 × SVC_MAX_ITEMS)`,
+  );
 }

@@ -5,7 +5,7 @@ export { decodeBody, isMsgpackContentType, readBodyLimited } from "./decode.ts";
 export { decodeRequest, formatIssues, parseRequest } from "./parse.ts";
 export { enforceLimits, formatPath } from "./limits_check.ts";
 export { scanMsgpack } from "./msgpack_scan.ts";
-export { checkJsonDepth } from "./json_scan.ts";
+export { scanJson } from "./json_scan.ts";
 export { decodeExt78, encodeExt78 } from "./ext78.ts";
 export { EXT_TYPED_ARRAY } from "./msgpack_scan.ts";
 export { encodeAs, type EncodedBody, encodeResponse } from "./encode.ts";

@@ -15,8 +15,8 @@ addExtension({ type: EXT_TYPED_ARRAY, unpack: decodeExt78 });
 const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true, int64AsType: "number" });
 
 /** Decode a msgpack request body after {@link scanMsgpack} proved it safe; errors are INVALID_INPUT. */
-export function decodeMsgpack(bytes: Uint8Array, maxDepth: number): unknown {
-  scanMsgpack(bytes, maxDepth);
+export function decodeMsgpack(bytes: Uint8Array, maxDepth: number, maxValues = Infinity): unknown {
+  scanMsgpack(bytes, maxDepth, maxValues);
   // A Node Buffer body would make every decoded `bin` a Buffer, whose slice() is a view, not a
   // copy: hand msgpackr a plain Uint8Array over the same memory instead.
   const plain = bytes.constructor === Uint8Array

@@ -3,12 +3,14 @@
  *
  * msgpackr trusts declared lengths (a 5-byte body can declare a 4-billion-element array) and
  * recurses once per nesting level. This scan walks the bytes iteratively, checks every declared
- * length against the bytes that remain, bounds the depth, only admits extension type 78 (typed
+ * length against the bytes that remain, bounds the depth and the number of values, only admits
+ * extension type 78 (typed
  * arrays; msgpackr's own extensions such as records or RegExp are refused) and requires string map
  * keys. After it passes, decoding is bounded by the body size.
  */
 
 import { invalidInput, type ServiceError } from "../errors.ts";
+import { tooDeep, tooManyValues } from "./limits.ts";
 
 /** msgpack extension type of typed arrays in requests (wire.md). */
 export const EXT_TYPED_ARRAY = 78;
@@ -18,7 +20,7 @@ function fail(at: number, why: string): ServiceError {
 }
 
 /** Validate the structure of a msgpack document; throws INVALID_INPUT when it is unsafe or broken. */
-export function scanMsgpack(bytes: Uint8Array, maxDepth: number): void {
+export function scanMsgpack(bytes: Uint8Array, maxDepth: number, maxValues = Infinity): void {
   const end = bytes.length;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   // Per open container: values still to read (maps count keys and values), and whether it is a map.
@@ -26,6 +28,7 @@ export function scanMsgpack(bytes: Uint8Array, maxDepth: number): void {
   const isMap: boolean[] = [];
   let depth = 0;
   let pos = 0;
+  let values = 0;
 
   /** Declared size of a str/bin/ext payload or a container, read big-endian after the type byte. */
   const len = (at: number, width: 1 | 2 | 4): number => {
@@ -39,6 +42,7 @@ export function scanMsgpack(bytes: Uint8Array, maxDepth: number): void {
 
   for (;;) {
     if (pos >= end) throw fail(pos, "unexpected end of data (truncated body)");
+    if (++values > maxValues) throw tooManyValues(maxValues);
     const at = pos;
     const b = bytes[pos];
     if (depth > 0 && isMap[depth - 1] && left[depth - 1] % 2 === 0) {
@@ -146,11 +150,7 @@ export function scanMsgpack(bytes: Uint8Array, maxDepth: number): void {
         const what = map ? `map of ${count / 2} entries` : `array of ${count} elements`;
         throw fail(at, `${what} cannot fit in the ${end - pos} bytes that remain`);
       }
-      if (depth >= maxDepth) {
-        throw invalidInput(
-          `request nesting exceeds the limit of ${maxDepth} levels (SVC_MAX_NESTING_DEPTH)`,
-        );
-      }
+      if (depth >= maxDepth) throw tooDeep(maxDepth);
       left[depth] = count;
       isMap[depth] = map;
       depth++;

@@ -312,3 +312,25 @@ Deno.test("decode: a genuine U+FFFD in JSON text is fine, invalid UTF-8 is not",
     /not valid UTF-8/,
   );
 });
+
+Deno.test("decode: bodies with more values than 1024 × maxItems are refused before decoding", () => {
+  // 1.1 M nils in 1.1 MB would become 1.1 M array slots; 1.1 M `{}` would become objects.
+  const n = 1_100_000;
+  const nils = concat(fromHex("dd 0010c8e0"), new Uint8Array(n).fill(0xc0));
+  assertInvalid(
+    () => decodeBody(nils, MP),
+    /holds more than 1048576 values \(the limit is 1024 × SVC_MAX_ITEMS\)/,
+  );
+  const objs = te.encode("[" + Array(n).fill("{}").join(",") + "]");
+  assertInvalid(() => decodeBody(objs, JSON_CT), /holds more than 1048576 values/);
+  const small = limits({ maxItems: 2 });
+  assertInvalid(
+    () => decodeBody(encodeMsgpack({ a: Array(3000).fill(null) }), MP, small),
+    /more than 2048 values/,
+  );
+  // Real requests are far below the budget: 300k token ids (OpenAI's per-request maximum).
+  const ids = te.encode(
+    JSON.stringify({ model: "m", input: Array.from({ length: 300_000 }, (_, i) => i % 30000) }),
+  );
+  assert.equal((decodeBody(ids, JSON_CT) as { input: number[] }).input.length, 300_000);
+});

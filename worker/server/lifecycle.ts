@@ -22,13 +22,15 @@ export async function runWorkerProcess(
   const actualPort = (server.addr as Deno.NetAddr).port;
 
   let link: ReturnType<typeof startFleetLink> = null;
-  let stopping = false;
-  const stop = async (signal: string) => {
+  let stopping: Promise<never> | undefined;
+  const stop = (signal: string) => {
     if (stopping) {
       ctx.log.log("warn", "second signal: exiting now", { signal });
       Deno.exit(1);
     }
-    stopping = true;
+    stopping = drainAndExit(signal);
+  };
+  const drainAndExit = async (signal: string): Promise<never> => {
     ctx.state.draining = true;
     ctx.log.log("info", "shutdown started", { signal, in_flight: ctx.state.inFlight });
     await link?.drain().catch(() => {});
@@ -77,5 +79,7 @@ export async function runWorkerProcess(
     log: (level, msg, fields) => ctx.log.log(level, msg, fields),
   });
   await server.finished;
+  // The server also finishes during a graceful stop: let that sequence end the process.
+  if (stopping) await stopping;
   Deno.exit(0);
 }
