@@ -3,19 +3,13 @@
  * Queries get the query marker and are padded with [MASK] to a fixed length; documents get the
  * document marker and drop punctuation and padding vectors, as ColBERT does.
  */
-import type {
-  AdapterContext,
-  ItemOutput,
-  ModelAdapter,
-  RunResult,
-  WorkItem,
-  WorkParams,
-} from "./types.ts";
-import { loadTextTokenizer, type TextTokenizer } from "./text/tokenizer.ts";
-import { padTokens } from "./text/tensors.ts";
+import type ort from "onnxruntime-node";
+import type { AdapterContext, ItemOutput, ModelAdapter, WorkItem, WorkParams } from "./types.ts";
+import type { TokenTensors } from "./text/tensors.ts";
 import { l2Normalize } from "./text/pooling.ts";
-import { type ModelSession, openSession, outputF32, runTimed, tokenFeeds } from "./onnx_session.ts";
+import { outputF32 } from "./onnx_session.ts";
 import type { TextItem } from "./text/prepare.ts";
+import { loadTextModel, TextAdapter, type TextModel } from "./text/base.ts";
 
 const PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
 
@@ -36,7 +30,8 @@ interface ColbertSettings {
 export async function createColbertAdapter(
   ctx: AdapterContext,
 ): Promise<ModelAdapter<ColbertItem>> {
-  const tok = await loadTextTokenizer(ctx.files, ctx.config.max_sequence_length);
+  const model = await loadTextModel(ctx);
+  const tok = model.tokenizer;
   const fo = ctx.config.family_options;
   const num = (k: string, fallback: number | undefined): number => {
     const v = fo[k] ?? fallback;
@@ -56,26 +51,24 @@ export async function createColbertAdapter(
     attendToMask: fo.attend_to_mask_tokens !== false,
     skip,
   };
-  const session = await openSession(ctx.files.model, ctx.executionProviders, ctx.intraOpThreads);
-  return new ColbertAdapter(tok, session, settings);
+  return new ColbertAdapter(model, settings);
 }
 
-class ColbertAdapter implements ModelAdapter<ColbertItem> {
-  constructor(
-    private readonly tok: TextTokenizer,
-    private readonly ms: ModelSession,
-    private readonly s: ColbertSettings,
-  ) {}
+class ColbertAdapter extends TextAdapter<ColbertItem> {
+  constructor(model: TextModel, private readonly s: ColbertSettings) {
+    super(model);
+  }
 
-  prepare(item: WorkItem, index: number, params: WorkParams): ColbertItem {
+  override prepare(item: WorkItem, index: number, params: WorkParams): ColbertItem {
+    const tok = this.model.tokenizer;
     const isQuery = params.inputType === "query";
-    const max = isQuery ? this.s.queryLength : this.tok.maxLength;
-    const { prefix, suffix } = this.tok.template;
+    const max = isQuery ? this.s.queryLength : tok.maxLength;
+    const { prefix, suffix } = tok.template;
     // One extra slot for the marker, which goes right after [CLS].
     const room = Math.max(0, max - prefix.length - suffix.length - 1);
     const body = item.tokenIds
       ? item.tokenIds.slice(0, room)
-      : this.tok.bodyIds((params.prefix ?? "") + (item.text ?? ""), room);
+      : tok.bodyIds((params.prefix ?? "") + (item.text ?? ""), room);
     const marker = isQuery ? this.s.queryMarker : this.s.documentMarker;
     const ids = [...prefix, marker, ...body, ...suffix];
     let attend: number | undefined;
@@ -86,13 +79,14 @@ class ColbertAdapter implements ModelAdapter<ColbertItem> {
     return { index, length: ids.length, ids, attend, isQuery };
   }
 
-  async run(group: ColbertItem[]): Promise<RunResult> {
-    const t = padTokens(group);
-    const { out, ms } = await runTimed(this.ms, tokenFeeds(this.ms, t));
-    const t0 = performance.now();
+  protected postprocess(
+    group: ColbertItem[],
+    out: ort.InferenceSession.ReturnType,
+    t: TokenTensors,
+  ): ItemOutput[] {
     const { data, dims } = outputF32(out, ["contextual", "last_hidden_state", "output"]);
     const dim = dims[2];
-    const outputs: ItemOutput[] = group.map((item, b) => {
+    return group.map((item, b) => {
       const keep: number[] = [];
       for (let p = 0; p < item.ids.length; p++) {
         if (item.isQuery || !this.s.skip.has(item.ids[p])) keep.push(p);
@@ -108,10 +102,5 @@ class ColbertAdapter implements ModelAdapter<ColbertItem> {
         tokens: item.length,
       };
     });
-    return { outputs, inferenceMs: ms, postprocessingMs: performance.now() - t0 };
-  }
-
-  async dispose(): Promise<void> {
-    await this.ms.session.release();
   }
 }

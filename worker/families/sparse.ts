@@ -1,22 +1,14 @@
 /** SPLADE sparse family: masked-LM logits → log(1+ReLU) max-pooled over tokens, non-zeros only. */
-import type {
-  AdapterContext,
-  ItemOutput,
-  ModelAdapter,
-  RunResult,
-  WorkItem,
-  WorkParams,
-} from "./types.ts";
-import { loadTextTokenizer, type TextTokenizer } from "./text/tokenizer.ts";
-import { padTokens } from "./text/tensors.ts";
-import { type ModelSession, openSession, outputF32, runTimed, tokenFeeds } from "./onnx_session.ts";
-import { prepareText, type TextItem } from "./text/prepare.ts";
+import type ort from "onnxruntime-node";
+import type { AdapterContext, ItemOutput, ModelAdapter } from "./types.ts";
+import type { TokenTensors } from "./text/tensors.ts";
+import { outputF32 } from "./onnx_session.ts";
+import type { TextItem } from "./text/prepare.ts";
+import { loadTextModel, TextAdapter } from "./text/base.ts";
 
 /** Build the SPLADE adapter. */
 export async function createSparseAdapter(ctx: AdapterContext): Promise<ModelAdapter<TextItem>> {
-  const tokenizer = await loadTextTokenizer(ctx.files, ctx.config.max_sequence_length);
-  const session = await openSession(ctx.files.model, ctx.executionProviders, ctx.intraOpThreads);
-  return new SparseAdapter(tokenizer, session);
+  return new SparseAdapter(await loadTextModel(ctx));
 }
 
 /** SPLADE weights of one row: max over attended tokens of log(1 + relu(logit)). */
@@ -51,27 +43,17 @@ export function spladeRow(
   return { indices, values };
 }
 
-class SparseAdapter implements ModelAdapter<TextItem> {
-  constructor(private readonly tokenizer: TextTokenizer, private readonly ms: ModelSession) {}
-
-  prepare(item: WorkItem, index: number, params: WorkParams): TextItem {
-    return prepareText(this.tokenizer, item, index, params, this.tokenizer.vocabSize);
-  }
-
-  async run(group: TextItem[]): Promise<RunResult> {
-    const t = padTokens(group);
-    const { out, ms } = await runTimed(this.ms, tokenFeeds(this.ms, t));
-    const t0 = performance.now();
+class SparseAdapter extends TextAdapter {
+  protected postprocess(
+    group: TextItem[],
+    out: ort.InferenceSession.ReturnType,
+    t: TokenTensors,
+  ): ItemOutput[] {
     const { data, dims } = outputF32(out, ["logits", "output"]);
     const vocab = dims[2];
-    const outputs: ItemOutput[] = group.map((item, b) => ({
+    return group.map((item, b) => ({
       sparse: { ...spladeRow(data, t.attentionMask, b, t.seq, vocab), dims: vocab },
       tokens: item.length,
     }));
-    return { outputs, inferenceMs: ms, postprocessingMs: performance.now() - t0 };
-  }
-
-  async dispose(): Promise<void> {
-    await this.ms.session.release();
   }
 }
