@@ -11,7 +11,7 @@ export { EXT_TYPED_ARRAY } from "./msgpack_scan.ts";
 export { encodeAs, type EncodedBody, encodeResponse } from "./encode.ts";
 export { contentTypeOf, negotiate, type WireFormat } from "./negotiate.ts";
 export { encodeMsgpack, MsgpackExt } from "./msgpack_encode.ts";
-export { encodeJson } from "./json_encode.ts";
+export { encodeJson, toPlainJson } from "./json_encode.ts";
 export { decodeMsgpackResponse } from "./response_decode.ts";
 export * from "./ndarray.ts";
 export * from "./float16.ts";

@@ -4,9 +4,7 @@ import type { ServedModel } from "../../shared/catalog/mod.ts";
 import { invalidInput } from "../../shared/errors.ts";
 import { isSafeModelId } from "../../shared/catalog/schema.ts";
 import type { EncodeOutput, WorkParams } from "../families/types.ts";
-
-/** Output dtypes of encode. */
-export type OutputDtype = "float32" | "float16" | "int8" | "binary";
+import { OUTPUT_DTYPES, type OutputDtype } from "../../shared/schemas/encode.ts";
 
 /** Encode settings after merging profile and request. */
 export interface EncodePlan {
@@ -119,7 +117,7 @@ export function planEncode(served: ServedModel, p: EncodeParamsInput | undefined
     if (!outputTypes.includes(t as EncodeOutput)) outputTypes.push(t as EncodeOutput);
   }
   const dtype = (p?.output_dtype ?? "float32") as OutputDtype;
-  if (!["float32", "float16", "int8", "binary"].includes(dtype)) {
+  if (!OUTPUT_DTYPES.includes(dtype)) {
     throw invalidInput(`unsupported output_dtype '${dtype}' (float32, float16, int8, binary)`);
   }
   const inputType = inputTypeOf(options);
