@@ -83,7 +83,8 @@ function quantile(h, q) {
   for (let i = 0; i < h.counts.length; i++) if (h.counts[i] >= target) return h.bounds[i] * 1000;
   return null;
 }
-let prevTotal = null, prevAt = 0;
+/** Request totals of the last ~2 s of frames: the rate is taken over that window, not one tick. */
+const history = [];
 function render(m) {
   $("version").textContent = "v" + m.server.version;
   $("server").textContent = "pid " + m.server.pid + " · user " + m.server.user + " · " + m.server.working_dir;
@@ -102,9 +103,10 @@ function render(m) {
     total += s.value;
     perModel.set(s.labels.model, (perModel.get(s.labels.model) || 0) + s.value);
   }
-  const now = m.timestamp;
-  if (prevTotal !== null && now > prevAt) $("rate").textContent = ((total - prevTotal) / (now - prevAt)).toFixed(1);
-  prevTotal = total; prevAt = now;
+  history.push([m.timestamp, total]);
+  while (history.length > 2 && m.timestamp - history[0][0] > 2) history.shift();
+  const [t0, n0] = history[0];
+  if (m.timestamp > t0) $("rate").textContent = ((total - n0) / (m.timestamp - t0)).toFixed(1);
   const lat = new Map();
   const dur = m.histograms && m.histograms.svc_request_duration_seconds;
   if (dur) {

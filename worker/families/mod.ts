@@ -4,6 +4,7 @@ import type { AdapterFactory } from "./types.ts";
 import { createDenseAdapter } from "./dense.ts";
 import { createSparseAdapter } from "./sparse.ts";
 import { createColbertAdapter } from "./colbert.ts";
+import { createRerankerAdapter } from "./reranker.ts";
 
 /** Adapter factories by family; families missing here are listed but cannot be loaded yet. */
 export const FAMILY_ADAPTERS: Partial<Record<Family, AdapterFactory>> = {
@@ -13,6 +14,7 @@ export const FAMILY_ADAPTERS: Partial<Record<Family, AdapterFactory>> = {
   static: createDenseAdapter,
   sparse: createSparseAdapter,
   colbert: createColbertAdapter,
+  reranker: createRerankerAdapter,
 };
 
 /** The op each family serves. */

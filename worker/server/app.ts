@@ -7,9 +7,12 @@ import { VERSION } from "../../shared/version.ts";
 import type { WorkerContext } from "./context.ts";
 import { handleEncode } from "./routes/encode.ts";
 import { handleEmbeddings } from "./routes/embeddings.ts";
+import { handleScore } from "./routes/score.ts";
 import { getModel, listModels } from "./routes/models.ts";
 import { healthz, readyz } from "./routes/probes.ts";
 import { modelLabel, phasesOf } from "./request_labels.ts";
+import { gateModel } from "./model_gate.ts";
+import { modelFromPath } from "./http_io.ts";
 
 /** Paths that stay open while draining (probes, metrics, status stream, dashboard). */
 const ALWAYS_OPEN = new Set(["/", "/healthz", "/readyz", "/metrics", "/ws/status"]);
@@ -50,8 +53,12 @@ export function createWorkerApp(ctx: WorkerContext): Hono {
   app.get("/v1/models/*", (c) => getModel(ctx, c.req.url));
   app.post("/v1/encode/*", (c) => handleEncode(ctx, c));
   app.post("/v1/embeddings", (c) => handleEmbeddings(ctx, c));
-  app.post("/v1/score/*", () => notImplemented("score"));
-  app.post("/v1/extract/*", () => notImplemented("extract"));
+  app.post("/v1/score/*", (c) => handleScore(ctx, c));
+  // No extraction family ships yet: unknown models still get 404, known ones a clear 400.
+  app.post("/v1/extract/*", (c) => {
+    gateModel(ctx, modelFromPath(c.req.url, "/v1/extract/"), "extract");
+    throw new ServiceError("INTERNAL_ERROR", "extract has no family to run");
+  });
 
   app.notFound((c) =>
     errorResponse(new ServiceError("NOT_FOUND", `no route for ${c.req.method} ${c.req.path}`))
@@ -67,12 +74,6 @@ export function createWorkerApp(ctx: WorkerContext): Hono {
     return errorResponse(se);
   });
   return app;
-}
-
-function notImplemented(op: string): Response {
-  return errorResponse(
-    new ServiceError("INVALID_INPUT", `/v1/${op} has no model family on this worker yet`),
-  );
 }
 
 /** Access log line and request metrics for one finished request. */

@@ -16,6 +16,7 @@ export class TextTokenizer {
   readonly #tok: Tokenizer;
   readonly #prefix: number[];
   readonly #suffix: number[];
+  readonly #pair: PairTemplate;
   readonly maxLength: number;
   /** Number of ids the tokenizer can produce (added tokens included). */
   readonly vocabSize: number;
@@ -32,6 +33,7 @@ export class TextTokenizer {
     const at = indexOfRun(full, body);
     this.#prefix = at >= 0 ? full.slice(0, at) : [];
     this.#suffix = at >= 0 ? full.slice(at + body.length) : [];
+    this.#pair = learnPairTemplate(this.#tok);
   }
 
   /** Ids of a special or ordinary token, undefined when absent. */
@@ -62,11 +64,83 @@ export class TextTokenizer {
     return ids.length > limit ? ids.slice(0, limit) : ids;
   }
 
+  /** Encode a text pair (query, document) with segment ids, truncated longest-first. */
+  encodePair(a: string, b: string, max = this.maxLength): TokenizedText {
+    const t = this.#pair;
+    const room = Math.max(2, max - t.prefix.length - t.middle.length - t.suffix.length);
+    const aIds = this.bodyIds(a, room);
+    const bIds = this.bodyIds(b, room);
+    const [na, nb] = splitRoom(aIds.length, bIds.length, room);
+    const ids = [...t.prefix, ...aIds.slice(0, na), ...t.middle, ...bIds.slice(0, nb), ...t.suffix];
+    const typeIds = [
+      ...t.prefixTypes,
+      ...new Array<number>(na).fill(t.typeA),
+      ...t.middleTypes,
+      ...new Array<number>(nb).fill(t.typeB),
+      ...t.suffixTypes,
+    ];
+    return { ids, typeIds };
+  }
+
   /** Encode one text with the model's special tokens, truncated to `maxLength` (or `max`). */
   encode(text: string, max = this.maxLength): TokenizedText {
     const room = Math.max(0, max - this.#prefix.length - this.#suffix.length);
     return { ids: [...this.#prefix, ...this.bodyIds(text, room), ...this.#suffix] };
   }
+}
+
+/** Where the special tokens and segment ids go around a text pair, learnt from one probe. */
+interface PairTemplate {
+  prefix: number[];
+  middle: number[];
+  suffix: number[];
+  /** Segment id of each special token, and of the first and second text. */
+  prefixTypes: number[];
+  middleTypes: number[];
+  suffixTypes: number[];
+  typeA: number;
+  typeB: number;
+}
+
+function learnPairTemplate(tok: Tokenizer): PairTemplate {
+  const a = tok.encode("hello", { add_special_tokens: false }).ids;
+  const b = tok.encode("world", { add_special_tokens: false }).ids;
+  const full = tok.encode("hello", { text_pair: "world", return_token_type_ids: true });
+  const types = full.token_type_ids ?? full.ids.map(() => 0);
+  const i = indexOfRun(full.ids, a);
+  const j = i < 0 ? -1 : i + a.length + indexOfRun(full.ids.slice(i + a.length), b);
+  if (i < 0 || j < i + a.length) {
+    // No pair template: plain concatenation, one segment.
+    return {
+      prefix: [],
+      middle: [],
+      suffix: [],
+      prefixTypes: [],
+      middleTypes: [],
+      suffixTypes: [],
+      typeA: 0,
+      typeB: 0,
+    };
+  }
+  return {
+    prefix: full.ids.slice(0, i),
+    middle: full.ids.slice(i + a.length, j),
+    suffix: full.ids.slice(j + b.length),
+    prefixTypes: types.slice(0, i),
+    middleTypes: types.slice(i + a.length, j),
+    suffixTypes: types.slice(j + b.length),
+    typeA: types[i],
+    typeB: types[j],
+  };
+}
+
+/** Split `room` tokens between two texts, cutting the longer one first (longest-first). */
+export function splitRoom(aLen: number, bLen: number, room: number): [number, number] {
+  if (aLen + bLen <= room) return [aLen, bLen];
+  const half = Math.floor(room / 2);
+  if (aLen <= half) return [aLen, room - aLen];
+  if (bLen <= room - half) return [room - bLen, bLen];
+  return [room - half, half];
 }
 
 function indexOfRun(hay: number[], needle: number[]): number {

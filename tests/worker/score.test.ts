@@ -1,0 +1,78 @@
+import assert from "node:assert/strict";
+import { ensureFixtures } from "../fixtures/mod.ts";
+import { fixtureTokenizer, openModel, runModel, textFeeds } from "../fixtures/testing.ts";
+import { type Json, postJson, startTestWorker } from "./harness.ts";
+import { splitRoom } from "../../worker/families/text/tokenizer.ts";
+
+/** Logits of each (query, document) pair run alone, straight through onnxruntime. */
+async function expectedScores(query: string, docs: string[]): Promise<number[]> {
+  const fx = await ensureFixtures();
+  const m = await openModel(await Deno.readFile(`${fx}/cache/fixture/reranker/onnx/model.onnx`));
+  const out: number[] = [];
+  for (const d of docs) {
+    const r = await runModel(m, textFeeds(fixtureTokenizer(), [[query, d]], true));
+    out.push(r[m.outputNames[0]].data[0]);
+  }
+  await m.session.release();
+  return out;
+}
+
+Deno.test("score: cross-encoder logits match a direct run; sorted, ranked, ids echoed", async () => {
+  const w = await startTestWorker();
+  try {
+    const query = "where do cats sleep";
+    const docs = ["cats sleep on the warm mat", "the stock market fell", "dogs play in the park"];
+    const r = await postJson(`${w.url}/v1/score/fixture/reranker`, {
+      query: { id: "q", text: query },
+      items: docs.map((text, i) => i === 2 ? { text } : { id: `d${i}`, text }),
+    });
+    assert.equal(r.status, 200);
+    assert.equal(r.body.model, "fixture/reranker");
+    assert.equal(r.body.query_id, "q");
+    const want = await expectedScores(query, docs);
+    const byId = new Map<string | null, number>();
+    r.body.scores.forEach((e: Json, rank: number) => {
+      assert.equal(e.rank, rank);
+      byId.set(e.item_id, e.score);
+    });
+    assert.ok(Math.abs(byId.get("d0")! - want[0]) < 1e-4);
+    assert.ok(Math.abs(byId.get("d1")! - want[1]) < 1e-4);
+    assert.ok(Math.abs(byId.get(null)! - want[2]) < 1e-4, "item without id → item_id null");
+    const scores = r.body.scores.map((e: Json) => e.score);
+    assert.deepEqual(scores, [...scores].sort((a: number, b: number) => b - a));
+    assert.ok(r.headers.get("x-inference-time"));
+
+    const noQuery = await postJson(`${w.url}/v1/score/fixture/reranker`, {
+      query: { id: "q" },
+      items: [{ text: "a" }],
+    });
+    assert.equal(noQuery.status, 400);
+    const wrongModel = await postJson(`${w.url}/v1/score/fixture/dense`, {
+      query: { text: "a" },
+      items: [{ text: "b" }],
+    });
+    assert.equal(wrongModel.status, 400);
+    assert.match(wrongModel.body.detail.message, /\/v1\/encode/);
+  } finally {
+    await w.close();
+  }
+});
+
+Deno.test("score: long pairs are truncated longest-first to the model's limit", async () => {
+  assert.deepEqual(splitRoom(10, 20, 100), [10, 20]);
+  assert.deepEqual(splitRoom(10, 200, 100), [10, 90]);
+  assert.deepEqual(splitRoom(200, 10, 100), [90, 10]);
+  assert.deepEqual(splitRoom(200, 300, 100), [50, 50]);
+  const w = await startTestWorker();
+  try {
+    const long = Array.from({ length: 300 }, () => "cat").join(" ");
+    const r = await postJson(`${w.url}/v1/score/fixture/reranker`, {
+      query: { text: long },
+      items: [{ text: long }],
+    });
+    assert.equal(r.status, 200);
+    assert.equal(r.body.scores.length, 1);
+  } finally {
+    await w.close();
+  }
+});
