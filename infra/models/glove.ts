@@ -12,17 +12,22 @@ const USAGE = "usage: deno task models:glove --out DIR [--words N] [--package-di
 
 /** Parse the command line into build options (throws with the usage on bad input). */
 export function parseGloveArgs(argv: readonly string[]): GloveBuildOptions {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: {
-      out: { type: "string" },
-      words: { type: "string" },
-      "package-dir": { type: "string" },
-      "install-timeout": { type: "string" },
-    },
-    strict: true,
-    allowPositionals: false,
-  });
+  let values: Record<string, string | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: {
+        out: { type: "string" },
+        words: { type: "string" },
+        "package-dir": { type: "string" },
+        "install-timeout": { type: "string" },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n${USAGE}`);
+  }
   if (!values.out) throw new Error(`--out is required\n${USAGE}`);
   return {
     out: values.out,

