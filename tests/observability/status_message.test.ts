@@ -17,6 +17,7 @@ function unit(over: Partial<UnitStatus>): UnitStatus {
     device: null,
     memoryBytes: 0,
     queueDepth: 0,
+    pendingItems: 0,
     lastError: null,
     config,
     ...over,
@@ -89,7 +90,14 @@ Deno.test("status message: GPU readings from nvidia-smi with the normalised type
 Deno.test("status message: models map to the four stream states", () => {
   const m = buildStatusMessage(inputs({
     models: [
-      unit({ name: "a", state: "loaded", device: "cuda", memoryBytes: 123.4, queueDepth: 7 }),
+      unit({
+        name: "a",
+        state: "loaded",
+        device: "cuda",
+        memoryBytes: 123.4,
+        queueDepth: 7,
+        pendingItems: 11,
+      }),
       unit({ name: "b", state: "loading" }),
       unit({ name: "c", state: "failed", lastError: { code: "X", message: "boom" } }),
       unit({ name: "d", state: "unloading", device: "cpu" }),
@@ -105,7 +113,7 @@ Deno.test("status message: models map to the four stream states", () => {
   assert.deepEqual(m.loaded_models, ["a"]);
   assert.equal(m.models[0].memory_bytes, 123);
   assert.equal(m.models[0].queue_depth, 7);
-  assert.equal(m.models[0].queue_pending_items, 7);
+  assert.equal(m.models[0].queue_pending_items, 11, "waiting plus running items");
   assert.equal(m.models[0].config, config);
 });
 

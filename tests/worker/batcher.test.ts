@@ -45,6 +45,7 @@ Deno.test("idle thread gets the first item at once; later items fill the next ba
   assert.equal(g.batches.length, 1, "dispatched without waiting");
   const rest = [2, 3, 4, 5, 6].map((x) => b.submit(items(x), P));
   assert.equal(b.queueDepth, 5);
+  assert.equal(b.pendingItems, 6, "waiting items plus the running one");
   g.batches[0].release();
   assert.equal((await first).outputs[0].score, 1);
   await tick();

@@ -63,6 +63,8 @@ export interface UnitStatus {
   device: string | null;
   memoryBytes: number;
   queueDepth: number;
+  /** Waiting items plus items of the batch being run. */
+  pendingItems: number;
   lastError: { code: string; message: string } | null;
   config: ModelConfig;
 }
@@ -302,6 +304,7 @@ export class ModelRegistry {
       device: u.loaded ? u.loaded.device : null,
       memoryBytes: u.loaded?.memoryBytes ?? 0,
       queueDepth: u.loaded?.batcher.queueDepth ?? 0,
+      pendingItems: u.loaded?.batcher.pendingItems ?? 0,
       lastError: u.lastError,
       config: u.config,
     };

@@ -103,6 +103,7 @@ export class Batcher {
   readonly #groups = new Map<string, QueuedItem[]>();
   #queued = 0;
   #running = false;
+  #runningItems = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #idleWaiters: (() => void)[] = [];
 
@@ -113,6 +114,11 @@ export class Batcher {
   /** Items waiting (not yet dispatched). */
   get queueDepth(): number {
     return this.#queued;
+  }
+
+  /** Items waiting plus items in the batch on the inference thread. */
+  get pendingItems(): number {
+    return this.#queued + this.#runningItems;
   }
 
   /** True while a batch is on the inference thread. */
@@ -228,6 +234,7 @@ export class Batcher {
     if (group.length > 0) this.#groups.set(key, group);
     this.#queued -= batch.length;
     this.#running = true;
+    this.#runningItems = batch.length;
     const now = performance.now();
     for (const q of batch) q.req.lastDispatch = now;
     this.#opts.run(batch.map((q) => q.item), batch[0].req.params).then(
@@ -241,6 +248,7 @@ export class Batcher {
     r: { outputs: ItemOutput[]; timing: BatchTiming; paddedTokens: number },
   ): void {
     this.#running = false;
+    this.#runningItems = 0;
     // Start the next batch before answering this one: the thread should never wait on us.
     this.#schedule();
     let tokens = 0;
@@ -285,6 +293,7 @@ export class Batcher {
 
   #completeWithError(batch: QueuedItem[], err: unknown): void {
     this.#running = false;
+    this.#runningItems = 0;
     this.#schedule();
     const message = err instanceof Error ? err.message : String(err);
     const e = err instanceof ServiceError

@@ -66,8 +66,7 @@ function gpuStatus(g: GpuReading, thresholdPct: number): GpuStatus {
 /**
  * One model. The stream knows four states; a remembered load failure is `available` again
  * (the next request retries the load). `queue_depth` counts items waiting for a batch (the
- * `svc_queue_depth` gauge); `queue_pending_items` is the same count until the batcher exposes
- * the items of its running batch.
+ * `svc_queue_depth` gauge); `queue_pending_items` adds the items of the batch being run.
  */
 function modelStatus(s: UnitStatus): ModelStatus {
   return {
@@ -76,7 +75,7 @@ function modelStatus(s: UnitStatus): ModelStatus {
     device: s.device,
     memory_bytes: count(s.memoryBytes),
     queue_depth: count(s.queueDepth),
-    queue_pending_items: count(s.queueDepth),
+    queue_pending_items: count(s.pendingItems),
     config: s.config as unknown as Record<string, unknown>,
   };
 }
