@@ -16,7 +16,7 @@ import type { Logger } from "./log.ts";
 import type { RouterMetrics } from "./metrics.ts";
 import { getModel, listModels } from "./models.ts";
 import type { LoadTracker } from "./pools/load.ts";
-import { bundleOf, decodeModelName, machineProfileOf } from "./pools/resolve.ts";
+import { decodeModelName, machineProfileOf, routeModel } from "./pools/resolve.ts";
 import { poolHasCapacity } from "./pools/selection.ts";
 import type { DemandTracker } from "./provisioning.ts";
 import { forward, type ProxyDeps } from "./proxy.ts";
@@ -176,12 +176,14 @@ export function createRouterApp(deps: RouterDeps): Hono<AppEnv> {
     const rawPath = new URL(c.req.url).pathname;
     const model = decodeModelName(rawPath.slice(`/v1/${op}/`.length));
     if (model === "") throw new ServiceError("INVALID_INPUT", "model name missing from the path");
-    const bundle = bundleOf(model, directory);
-    if (bundle === undefined) {
+    const route = routeModel(model, directory);
+    if (route === undefined) {
       throw new ServiceError("MODEL_NOT_FOUND", `model "${model}" is not in the catalog`);
     }
+    const bundle = route.bundle;
     const body = await readBodyLimited(c.req.raw, config.maxBodyBytes);
-    const r = await forward(c.req.raw, body, { pool: profile, bundle, model }, proxyDeps);
+    const target = { pool: profile, bundle, model: route.model };
+    const r = await forward(c.req.raw, body, target, proxyDeps);
     if (r.kind === "response") {
       c.set("worker", r.worker.id);
       demand.satisfied(profile, bundle);
@@ -217,14 +219,16 @@ export function createRouterApp(deps: RouterDeps): Hono<AppEnv> {
     c.set("profile", profile);
     const body = await readBodyLimited(c.req.raw, config.maxBodyBytes);
     const model = modelOfEmbeddingsBody(body);
-    const bundle = bundleOf(model, directory);
-    if (bundle === undefined) {
+    const route = routeModel(model, directory);
+    if (route === undefined) {
       throw new ServiceError("MODEL_NOT_FOUND", `model "${model}" is not in the catalog`);
     }
+    const bundle = route.bundle;
+    const target = { pool: profile, bundle, model: route.model };
     const deadline = Date.now() + config.embeddingsWaitMs;
     let recorded = false;
     while (true) {
-      const r = await forward(c.req.raw, body, { pool: profile, bundle, model }, proxyDeps);
+      const r = await forward(c.req.raw, body, target, proxyDeps);
       if (r.kind === "response") {
         c.set("worker", r.worker.id);
         demand.satisfied(profile, bundle);

@@ -57,8 +57,27 @@ export interface RouterConfig {
 /** Environment as a plain record (Deno.env.toObject() or a test's literal). */
 export type Env = Record<string, string | undefined>;
 
+/** Variables that have a default. */
+export type DefaultedVariable =
+  | "SVC_PORT"
+  | "SVC_HOST"
+  | "SVC_WORKER_STALE_MS"
+  | "SVC_HEARTBEAT_INTERVAL_MS"
+  | "SVC_STATUS_INTERVAL_MS"
+  | "SVC_UPSTREAM_TIMEOUT_MS"
+  | "SVC_MAX_BODY_BYTES"
+  | "SVC_PROVISION_RETRY_AFTER_S"
+  | "SVC_PROVISION_WEBHOOK_INTERVAL_S"
+  | "SVC_DEMAND_WINDOW_S"
+  | "SVC_EMBEDDINGS_WAIT_MS"
+  | "SVC_AFFINITY_SPILL_LOAD"
+  | "SVC_DIRECTORY"
+  | "SVC_KV_PREFIX"
+  | "SVC_KV_REFRESH_MS"
+  | "SVC_LOG_LEVEL";
+
 /** Settings table: variable name → default, used by the parser and by the README. */
-export const ROUTER_DEFAULTS = {
+export const ROUTER_DEFAULTS: Readonly<Record<DefaultedVariable, string>> = {
   SVC_PORT: "8080",
   SVC_HOST: "0.0.0.0",
   SVC_WORKER_STALE_MS: "3000",
@@ -75,7 +94,7 @@ export const ROUTER_DEFAULTS = {
   SVC_KV_PREFIX: "svc",
   SVC_KV_REFRESH_MS: "500",
   SVC_LOG_LEVEL: "info",
-} as const;
+};
 
 /** Read a variable, treating an empty string as unset. */
 function read(env: Env, name: string): string | undefined {
@@ -84,7 +103,7 @@ function read(env: Env, name: string): string | undefined {
 }
 
 /** Parse an integer variable within bounds, falling back to the table default. */
-function int(env: Env, name: keyof typeof ROUTER_DEFAULTS, min: number, max: number): number {
+function int(env: Env, name: DefaultedVariable, min: number, max: number): number {
   const raw = read(env, name) ?? ROUTER_DEFAULTS[name];
   if (!/^-?\d+$/.test(raw)) throw new Error(`${name} must be an integer, got "${raw}"`);
   const n = Number(raw);

@@ -61,7 +61,11 @@ export function createRouterMetrics(): RouterMetrics {
   );
   registry.onCollect(() => {
     uptime.set([], Math.round((Date.now() - started) / 1000));
-    heap.set([], Deno.memoryUsage().heapUsed);
+    try {
+      heap.set([], Deno.memoryUsage().heapUsed);
+    } catch {
+      // Not every platform exposes it; the gauge is then simply absent.
+    }
   });
   return {
     registry,

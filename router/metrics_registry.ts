@@ -31,7 +31,7 @@ function num(v: number): string {
 }
 
 abstract class Metric {
-  protected readonly series = new Map<string, { labels: LabelValues; value: number }>();
+  protected readonly series: Map<string, { labels: LabelValues; value: number }> = new Map();
 
   constructor(
     readonly name: string,
@@ -140,7 +140,9 @@ export class Histogram {
         lines.push(`${this.name}_bucket${renderLabels(this.labelNames, s.labels, le)} ${cum}`);
       }
       cum += s.counts[this.buckets.length];
-      lines.push(`${this.name}_bucket${renderLabels(this.labelNames, s.labels, 'le="+Inf"')} ${cum}`);
+      lines.push(
+        `${this.name}_bucket${renderLabels(this.labelNames, s.labels, 'le="+Inf"')} ${cum}`,
+      );
       lines.push(`${this.name}_sum${renderLabels(this.labelNames, s.labels)} ${num(s.sum)}`);
       lines.push(`${this.name}_count${renderLabels(this.labelNames, s.labels)} ${cum}`);
     }

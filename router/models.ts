@@ -92,7 +92,9 @@ export async function listModels(
     for (const m of list) {
       if (m && typeof m === "object" && typeof (m as ModelInfo).name === "string") {
         const info = m as ModelInfo;
-        if (!merged.has(info.name)) merged.set(info.name, { ...info, bundle });
+        // A worker lists other bundles' models too; label each with its own bundle.
+        const own = modelsOf(w).get(info.name)?.bundle ?? bundle;
+        if (!merged.has(info.name)) merged.set(info.name, { ...info, bundle: own });
       }
     }
   }));
@@ -126,7 +128,7 @@ export async function getModel(
   for (const w of candidates.slice(0, 2)) {
     const r = await fetchJson(w, `/v1/models/${encodeURIComponent(model)}`, log, doFetch);
     if (r?.status === 200 && r.body && typeof r.body === "object") {
-      const info = { ...(r.body as ModelInfo), bundle: w.bundle };
+      const info = { ...(r.body as ModelInfo), bundle: modelsOf(w).get(model)?.bundle ?? w.bundle };
       if (loadedAnywhere(workers, model)) {
         info.loaded = true;
         if ("state" in info) info.state = "loaded";

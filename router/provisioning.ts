@@ -117,7 +117,9 @@ export class DemandTracker {
     const last = this.#lastPost.get(key);
     if (last !== undefined && now - last < this.#webhook.intervalS * 1000) return;
     this.#lastPost.set(key, now);
-    if (this.#lastPost.size > MAX_ENTRIES) this.#lastPost.delete(this.#lastPost.keys().next().value!);
+    if (this.#lastPost.size > MAX_ENTRIES) {
+      this.#lastPost.delete(this.#lastPost.keys().next().value!);
+    }
     const p = this.#post(this.#webhook, {
       event: "demand",
       machine_profile: e.machine_profile,

@@ -10,7 +10,7 @@ import type { WorkerDirectory, WorkerRecord } from "./directory/types.ts";
 import type { Logger } from "./log.ts";
 import type { RouterMetrics } from "./metrics.ts";
 import type { LoadTracker } from "./pools/load.ts";
-import { type Affinity, selectWorker, type SelectionRequest } from "./pools/selection.ts";
+import { type Affinity, type SelectionRequest, selectWorker } from "./pools/selection.ts";
 
 /** Header naming the worker that answered (debugging, affinity tests). */
 export const WORKER_ID_HEADER = "X-SVC-Worker-ID";
@@ -60,26 +60,30 @@ const DROP_RESPONSE = new Set([
   "upgrade",
 ]);
 
-/** Build the headers sent to the worker. */
+/** Build the headers sent to the worker (a bulk copy, then removals: cheaper than a filter). */
 function upstreamHeaders(incoming: globalThis.Headers): globalThis.Headers {
-  const out = new Headers();
-  for (const [k, v] of incoming) if (!DROP_REQUEST.has(k)) out.set(k, v);
+  const out = new Headers(incoming);
+  for (const k of DROP_REQUEST) out.delete(k);
   return out;
 }
 
 /** Build the client response from the worker's (timing headers pass through). */
 function downstreamResponse(res: Response, worker: WorkerRecord, body: BodyInit | null): Response {
-  const headers = new Headers();
-  const decoded = res.headers.has("content-encoding");
-  for (const [k, v] of res.headers) {
-    if (DROP_RESPONSE.has(k)) continue;
-    // fetch already decoded a compressed body, so its encoding and length no longer apply.
-    if (decoded && (k === "content-encoding" || k === "content-length")) continue;
-    headers.set(k, v);
+  const out = new Response(body, {
+    status: res.status,
+    statusText: res.statusText,
+    headers: res.headers,
+  });
+  const headers = out.headers;
+  for (const k of DROP_RESPONSE) headers.delete(k);
+  // fetch already decoded a compressed body, so its encoding and length no longer apply.
+  if (headers.has("content-encoding")) {
+    headers.delete("content-encoding");
+    headers.delete("content-length");
   }
   headers.set(H.serverVersion, VERSION);
   headers.set(WORKER_ID_HEADER, worker.id);
-  return new Response(body, { status: res.status, statusText: res.statusText, headers });
+  return out;
 }
 
 /** One attempt's outcome. */
@@ -116,7 +120,16 @@ export async function forward(
     }
     const worker = sel.worker;
     lastWorker = worker;
-    const r = await attemptOnce(req, body, headers, pathAndQuery, worker, sel.affinity, target, deps);
+    const r = await attemptOnce(
+      req,
+      body,
+      headers,
+      pathAndQuery,
+      worker,
+      sel.affinity,
+      target,
+      deps,
+    );
     if (r.kind === "ok") return { kind: "response", response: r.response, worker };
     if (r.kind === "client_gone") {
       // Nobody reads the answer; 499-style status for logs and metrics only.

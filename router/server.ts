@@ -120,7 +120,7 @@ export async function startRouter(
     version: VERSION,
     router_id: routerId,
     directory: directory.kind,
-    api_keys: config.apiKeys.length > 0,
+    client_auth: config.apiKeys.length > 0 ? "api-keys" : "open",
     default_machine_profile: config.defaultMachineProfile,
   });
   let closing: Promise<void> | undefined;

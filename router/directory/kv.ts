@@ -39,8 +39,6 @@ export class KvWorkerDirectory implements WorkerDirectory {
   readonly #storedBundles = new Map<string, string>();
   readonly #tombstones = new Map<string, number>();
   readonly #timer: ReturnType<typeof setInterval>;
-  /** Merged view for learnedBundles(), rebuilt only after a change (it is read per request). */
-  #bundleView: Map<string, string> | null = null;
   #refreshes = 0;
   #refreshing: Promise<void> | null = null;
   #closed = false;
@@ -82,7 +80,6 @@ export class KvWorkerDirectory implements WorkerDirectory {
     }).commit();
     if (!res.ok) return; // a concurrent writer won; its record is at least as new
     this.#cache.set(record.id, record);
-    this.#bundleView = null;
     await this.#storeBundles(record);
   }
 
@@ -96,8 +93,12 @@ export class KvWorkerDirectory implements WorkerDirectory {
       }
       await op.commit();
     }
-    for (const m of fresh) this.#storedBundles.set(m.name, m.bundle);
-    if (fresh.length) this.#bundleView = null;
+    this.#learn(record);
+  }
+
+  /** Remember a record's model → bundle pairs locally (kept after the worker leaves). */
+  #learn(record: WorkerRecord): void {
+    for (const m of record.models) this.#storedBundles.set(m.name, m.bundle);
   }
 
   /** Delete the record when `connId` still owns it (checked atomically). */
@@ -142,8 +143,10 @@ export class KvWorkerDirectory implements WorkerDirectory {
       if (!this.#tombstones.has(e.value.conn_id)) next.set(e.value.id, e.value);
     }
     this.#cache.clear();
-    for (const [id, r] of next) this.#cache.set(id, r);
-    this.#bundleView = null;
+    for (const [id, r] of next) {
+      this.#cache.set(id, r);
+      this.#learn(r);
+    }
     if (this.#refreshes++ % BUNDLE_REFRESH_EVERY === 0) {
       for await (const e of this.#kv.list<string>({ prefix: [this.#prefix, "bundles"] })) {
         const name = e.key[2];
@@ -152,13 +155,9 @@ export class KvWorkerDirectory implements WorkerDirectory {
     }
   }
 
-  /** Stored pairs plus those of the workers currently cached. */
+  /** Pairs stored in KV or seen in any record since start. */
   learnedBundles(): ReadonlyMap<string, string> {
-    if (this.#bundleView) return this.#bundleView;
-    const out = new Map(this.#storedBundles);
-    for (const r of this.#cache.values()) for (const m of r.models) out.set(m.name, m.bundle);
-    this.#bundleView = out;
-    return out;
+    return this.#storedBundles;
   }
 
   /** Stop refreshing; the caller owns (and closes) the Deno.Kv handle. */

@@ -3,7 +3,7 @@
  * in the directory while its socket lives, and removes it the moment the socket drops or the
  * worker falls silent (a frozen peer never closes its socket, so silence is checked too).
  */
-import { ServiceError, errorResponse } from "../../shared/errors.ts";
+import { errorResponse, ServiceError } from "../../shared/errors.ts";
 import {
   CLOSE_CODES,
   decodeWorkerMessage,
@@ -109,7 +109,12 @@ export class FleetHub {
     conn.regTimer = setTimeout(() => {
       if (conn.record || conn.closed) return;
       this.#o.metrics.connections.inc(["timeout"]);
-      this.#refuse(conn, "REGISTRATION_TIMEOUT", "no register frame in time", CLOSE_CODES.registrationTimeout);
+      this.#refuse(
+        conn,
+        "REGISTRATION_TIMEOUT",
+        "no register frame in time",
+        CLOSE_CODES.registrationTimeout,
+      );
     }, REGISTRATION_TIMEOUT_MS);
     socket.onmessage = (ev) => {
       conn.lastFrameAt = this.#now();
@@ -191,7 +196,12 @@ export class FleetHub {
     // A worker that reconnects before its old socket was noticed dead replaces it.
     const previous = this.#byWorker.get(msg.worker_id);
     if (previous && previous !== conn) {
-      this.#refuse(previous, "REPLACED", "a newer connection of this worker registered", CLOSE_CODES.replaced);
+      this.#refuse(
+        previous,
+        "REPLACED",
+        "a newer connection of this worker registered",
+        CLOSE_CODES.replaced,
+      );
     }
     const now = this.#now();
     const record: WorkerRecord = {
@@ -323,7 +333,11 @@ export class FleetHub {
 }
 
 /** Apply a status frame's model states to the registered list (unknown names join the bundle). */
-function mergeModels(prev: readonly WorkerModel[], msg: StatusMessage, bundle: string): WorkerModel[] {
+function mergeModels(
+  prev: readonly WorkerModel[],
+  msg: StatusMessage,
+  bundle: string,
+): WorkerModel[] {
   const byName = new Map(msg.models.map((m) => [m.name, m]));
   const out: WorkerModel[] = prev.map((m) => {
     const s = byName.get(m.name);

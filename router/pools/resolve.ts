@@ -1,5 +1,5 @@
 /** Request → (pool, bundle): the machine-profile header picks the pool, the model its bundle. */
-import { BUILTIN_CATALOG } from "../../shared/catalog/mod.ts";
+import { BUILTIN_CATALOG, catalogById, resolveServedName } from "../../shared/catalog/mod.ts";
 import { modelBundles } from "../../shared/catalog/bundles.ts";
 import { ServiceError } from "../../shared/errors.ts";
 import { Headers as H } from "../../shared/headers.ts";
@@ -13,6 +13,9 @@ import type { WorkerDirectory } from "../directory/types.ts";
 const CATALOG_BUNDLES: ReadonlyMap<string, string> = new Map(
   Object.entries(modelBundles(BUILTIN_CATALOG)),
 );
+
+/** Built-in configs by id, to map a served `id:profile` name to the model workers register. */
+const CATALOG_BY_ID = catalogById(BUILTIN_CATALOG);
 
 /** Settings that shape profile selection. */
 export interface ProfilePolicy {
@@ -47,14 +50,42 @@ export function machineProfileOf(headers: globalThis.Headers, policy: ProfilePol
   return profile;
 }
 
-/** The bundle serving `model`: what workers reported first, then the built-in catalog. */
-export function bundleOf(model: string, directory: WorkerDirectory): string | undefined {
-  return directory.learnedBundles().get(model) ?? CATALOG_BUNDLES.get(model);
+/** Where a served name is routed: its bundle, and the model name workers register it under. */
+export interface ModelRoute {
+  bundle: string;
+  /**
+   * Name looked up in the workers' model lists (load state, affinity). Workers register model
+   * ids; a profile name `id:profile` is served by the same loaded model, so it routes as `id`.
+   */
+  model: string;
 }
 
-/** True when the built-in catalog knows the served name. */
-export function inBuiltinCatalog(model: string): boolean {
-  return CATALOG_BUNDLES.has(model);
+/**
+ * Route a served name: names workers reported first (they know their extra catalog entries),
+ * then `id:profile` of a reported id (the worker checks the profile), then the built-in catalog
+ * (which validates profiles itself). Undefined: nobody knows the model (404).
+ */
+export function routeModel(name: string, directory: WorkerDirectory): ModelRoute | undefined {
+  const learned = directory.learnedBundles();
+  const exact = learned.get(name);
+  if (exact !== undefined) return { bundle: exact, model: name };
+  const colon = name.lastIndexOf(":");
+  if (colon > 0) {
+    const base = name.slice(0, colon);
+    const baseBundle = learned.get(base);
+    if (baseBundle !== undefined) return { bundle: baseBundle, model: base };
+  }
+  const catalogBundle = CATALOG_BUNDLES.get(name);
+  if (catalogBundle === undefined) return undefined;
+  return {
+    bundle: catalogBundle,
+    model: resolveServedName(name, CATALOG_BY_ID)?.config.id ?? name,
+  };
+}
+
+/** The bundle serving `model` (see routeModel), or undefined when unknown. */
+export function bundleOf(model: string, directory: WorkerDirectory): string | undefined {
+  return routeModel(model, directory)?.bundle;
 }
 
 /** Decode a model path segment sent raw or percent-encoded (`BAAI%2Fbge-m3`). */

@@ -3,7 +3,11 @@
  * with JSON that names the worker, plus the real fleet link (`worker/fleet/mod.ts`) dialling the
  * router. Needs only network and environment permissions.
  */
-import { type FleetLink, startFleetLink, type WorkerStatusSnapshot } from "../../../worker/fleet/mod.ts";
+import {
+  type FleetLink,
+  startFleetLink,
+  type WorkerStatusSnapshot,
+} from "../../../worker/fleet/mod.ts";
 
 /** A model the fake worker serves. */
 export interface FakeModel {
@@ -36,7 +40,12 @@ export interface FakeWorker {
   /** Paths of the requests it answered, in order. */
   requests: { method: string; path: string; headers: Headers; body: string }[];
   /** Mutable state reported in status frames. */
-  state: { models: Map<string, FakeModel>; draining: boolean; queueDepth: number; inFlight: number };
+  state: {
+    models: Map<string, FakeModel>;
+    draining: boolean;
+    queueDepth: number;
+    inFlight: number;
+  };
   /** Answer model operations with 503 SHUTTING_DOWN (as a worker in graceful shutdown does). */
   shuttingDown: boolean;
   logs: { level: string; msg: string; fields?: Record<string, unknown> }[];
@@ -62,7 +71,12 @@ export function startFakeWorker(opts: FakeWorkerOptions): FakeWorker {
     async (req) => {
       const url = new URL(req.url);
       const body = req.body ? await req.text() : "";
-      requests.push({ method: req.method, path: url.pathname + url.search, headers: req.headers, body });
+      requests.push({
+        method: req.method,
+        path: url.pathname + url.search,
+        headers: req.headers,
+        body,
+      });
       if (fake.shuttingDown) {
         return Response.json({ detail: { code: "SHUTTING_DOWN", message: "shutting down" } }, {
           status: 503,

@@ -1,6 +1,6 @@
 /** Start an in-process router on 127.0.0.1 with a free port, for router unit tests. */
 import { parseRouterConfig } from "../../../router/config.ts";
-import { type RunningRouter, startRouter, type StartOptions } from "../../../router/server.ts";
+import { type RunningRouter, type StartOptions, startRouter } from "../../../router/server.ts";
 
 /** Worker token used by the tests (long enough for the router's minimum). */
 export const TEST_TOKEN = "test-worker-token-0123456789abcdef";
@@ -34,8 +34,15 @@ export async function startTestRouter(
   return Object.assign(router, { logs });
 }
 
+/** A parsed JSON body; loose on purpose: tests check it field by field with assert. */
+// deno-lint-ignore no-explicit-any
+export type Json = any;
+
 /** Fetch JSON from the router (body consumed). */
-export async function getJson(url: string, init?: RequestInit): Promise<{ status: number; headers: Headers; body: any }> {
+export async function getJson(
+  url: string,
+  init?: RequestInit,
+): Promise<{ status: number; headers: Headers; body: Json }> {
   const res = await fetch(url, init);
   const text = await res.text();
   let body: unknown = text;

@@ -46,7 +46,10 @@ Deno.test("router config: bad values name the variable, never a secret", () => {
     [{ SVC_DIRECTORY: "redis" }, /SVC_DIRECTORY/],
     [{ SVC_PROVISION_WEBHOOK: "ftp://x" }, /SVC_PROVISION_WEBHOOK/],
     [{ SVC_DEFAULT_MACHINE_PROFILE: "bad profile" }, /SVC_DEFAULT_MACHINE_PROFILE/],
-    [{ SVC_MACHINE_PROFILES: "l4", SVC_DEFAULT_MACHINE_PROFILE: "t4" }, /SVC_DEFAULT_MACHINE_PROFILE/],
+    [
+      { SVC_MACHINE_PROFILES: "l4", SVC_DEFAULT_MACHINE_PROFILE: "t4" },
+      /SVC_DEFAULT_MACHINE_PROFILE/,
+    ],
     [{ SVC_WORKER_STALE_MS: "300", SVC_HEARTBEAT_INTERVAL_MS: "500" }, /SVC_WORKER_STALE_MS/],
     [{ SVC_LOG_LEVEL: "loud" }, /SVC_LOG_LEVEL/],
   ];

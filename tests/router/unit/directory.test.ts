@@ -58,7 +58,13 @@ Deno.test("directory: memory implementation", async () => {
 
 Deno.test("directory: Deno KV implementation", async () => {
   const kv = await Deno.openKv(":memory:");
-  const dir = new KvWorkerDirectory({ kv, prefix: "t", staleMs: 3000, refreshMs: 50, log: silentLogger });
+  const dir = new KvWorkerDirectory({
+    kv,
+    prefix: "t",
+    staleMs: 3000,
+    refreshMs: 50,
+    log: silentLogger,
+  });
   try {
     await contract(dir);
   } finally {
@@ -73,7 +79,11 @@ Deno.test("directory: two KV directories on one database see each other's worker
   const a = new KvWorkerDirectory(opts);
   const b = new KvWorkerDirectory(opts);
   try {
-    await a.put(rec("w1", "conn-a", { models: [{ name: "x/y", bundle: "extract", state: "loaded", queue_depth: 0 }] }));
+    await a.put(
+      rec("w1", "conn-a", {
+        models: [{ name: "x/y", bundle: "extract", state: "loaded", queue_depth: 0 }],
+      }),
+    );
     await b.refresh();
     assert.deepEqual(b.snapshot().map((r) => r.id), ["w1"]);
     assert.equal(b.learnedBundles().get("x/y"), "extract");

@@ -58,7 +58,13 @@ function closed(ws: WebSocket, ms = 5000): Promise<CloseEvent> {
 
 Deno.test("fleet: a worker registers, shows in /health and /readyz, and leaves on close", async () => {
   const r = await startTestRouter();
-  const w = startFakeWorker({ routerUrl: r.url, token: TEST_TOKEN, id: "w1", profile: "cpu", models: MODELS });
+  const w = startFakeWorker({
+    routerUrl: r.url,
+    token: TEST_TOKEN,
+    id: "w1",
+    profile: "cpu",
+    models: MODELS,
+  });
   try {
     await waitFor(() => w.link.connected, "registration");
     assert.deepEqual(await healthIds(r.url), ["w1"]);
@@ -85,14 +91,25 @@ Deno.test("fleet: a worker registers, shows in /health and /readyz, and leaves o
 Deno.test("fleet: workers without or with a wrong token are refused, token never logged", async () => {
   const r = await startTestRouter();
   const wrong = "wrong-token-but-long-enough-123";
-  const w = startFakeWorker({ routerUrl: r.url, token: wrong, id: "intruder", profile: "cpu", models: MODELS });
+  const w = startFakeWorker({
+    routerUrl: r.url,
+    token: wrong,
+    id: "intruder",
+    profile: "cpu",
+    models: MODELS,
+  });
   try {
     await waitFor(() => r.metrics.connections.get(["unauthorized"]) >= 2, "two refused dials");
     assert.equal(w.link.connected, false);
     assert.deepEqual(await healthIds(r.url), []);
     // A plain upgrade without any Authorization header: 401 with the error body.
     const res = await fetch(r.url + FLEET_PATH, {
-      headers: { upgrade: "websocket", connection: "upgrade", "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==" },
+      headers: {
+        upgrade: "websocket",
+        connection: "upgrade",
+        "sec-websocket-version": "13",
+        "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+      },
     });
     assert.equal(res.status, 401);
     assert.equal((await res.json()).detail.code, "UNAUTHORIZED");
@@ -107,7 +124,13 @@ Deno.test("fleet: workers without or with a wrong token are refused, token never
 
 Deno.test("fleet: a router without SVC_WORKER_TOKEN refuses every worker", async () => {
   const r = await startTestRouter({ SVC_WORKER_TOKEN: "" });
-  const w = startFakeWorker({ routerUrl: r.url, token: TEST_TOKEN, id: "w", profile: "cpu", models: MODELS });
+  const w = startFakeWorker({
+    routerUrl: r.url,
+    token: TEST_TOKEN,
+    id: "w",
+    profile: "cpu",
+    models: MODELS,
+  });
   try {
     await waitFor(() => r.metrics.connections.get(["unauthorized"]) >= 1, "refusal");
     assert.deepEqual(await healthIds(r.url), []);
@@ -119,7 +142,13 @@ Deno.test("fleet: a router without SVC_WORKER_TOKEN refuses every worker", async
 
 Deno.test("fleet: status frames update load and model states; drain is acknowledged", async () => {
   const r = await startTestRouter();
-  const w = startFakeWorker({ routerUrl: r.url, token: TEST_TOKEN, id: "w1", profile: "cpu", models: MODELS });
+  const w = startFakeWorker({
+    routerUrl: r.url,
+    token: TEST_TOKEN,
+    id: "w1",
+    profile: "cpu",
+    models: MODELS,
+  });
   try {
     await waitFor(() => w.link.connected, "registration");
     w.state.queueDepth = 4;
@@ -152,14 +181,24 @@ Deno.test("fleet: status frames update load and model states; drain is acknowled
 Deno.test("fleet: after a router restart the worker registers again by itself", async () => {
   const r1 = await startTestRouter();
   const port = r1.port;
-  const w = startFakeWorker({ routerUrl: r1.url, token: TEST_TOKEN, id: "w1", profile: "cpu", models: MODELS });
+  const w = startFakeWorker({
+    routerUrl: r1.url,
+    token: TEST_TOKEN,
+    id: "w1",
+    profile: "cpu",
+    models: MODELS,
+  });
   let r2;
   try {
     await waitFor(() => w.link.connected, "first registration");
     await r1.close();
     await waitFor(() => !w.link.connected, "link loss");
     r2 = await startTestRouter({ SVC_PORT: String(port) });
-    const ms = await waitFor(async () => (await healthIds(r2!.url)).includes("w1"), "re-registration", 5000);
+    const ms = await waitFor(
+      async () => (await healthIds(r2!.url)).includes("w1"),
+      "re-registration",
+      5000,
+    );
     assert.ok(ms < 3000, `re-registered after ${Math.round(ms)} ms`);
     const res = await fetch(`${r2.url}/v1/encode/fixture/dense`, {
       method: "POST",
@@ -180,12 +219,17 @@ Deno.test("fleet: a silent (frozen) worker is removed after the stale bound", as
   const ws = rawSocket(r.url);
   try {
     await new Promise((res) => (ws.onopen = res));
+    const wsClosed = closed(ws, 5000);
     ws.send(encodeMessage(registerFrame("frozen")));
     await waitFor(async () => (await healthIds(r.url)).includes("frozen"), "registration");
     // Send nothing more: no status, no ping.
-    const ms = await waitFor(async () => (await healthIds(r.url)).length === 0, "stale removal", 3000);
+    const ms = await waitFor(
+      async () => (await healthIds(r.url)).length === 0,
+      "stale removal",
+      3000,
+    );
     assert.ok(ms < 1500, `removed after ${Math.round(ms)} ms`);
-    const ev = await closed(ws);
+    const ev = await wsClosed;
     assert.equal(ev.code, CLOSE_CODES.heartbeatTimeout);
   } finally {
     ws.close();
@@ -227,7 +271,14 @@ Deno.test("fleet: the worker notices a frozen router and dials again", async () 
     },
     port: 1,
     servedModels: () => [],
-    status: () => ({ models: [], queue_depth: 0, in_flight: 0, memory_used_bytes: 0, memory_total_bytes: 0, draining: false }),
+    status: () => ({
+      models: [],
+      queue_depth: 0,
+      in_flight: 0,
+      memory_used_bytes: 0,
+      memory_total_bytes: 0,
+      draining: false,
+    }),
     log: (_l, msg) => logs.push(msg),
   })!;
   try {
@@ -249,7 +300,20 @@ Deno.test("fleet: protocol errors close the socket with an error frame", async (
   try {
     const cases: [unknown, string, number][] = [
       ["not json", "INVALID_MESSAGE", CLOSE_CODES.invalidMessage],
-      [{ type: "status", seq: 0, models: [], queue_depth: 0, in_flight: 0, memory_used_bytes: 0, memory_total_bytes: 0, draining: false }, "NOT_REGISTERED", CLOSE_CODES.invalidMessage],
+      [
+        {
+          type: "status",
+          seq: 0,
+          models: [],
+          queue_depth: 0,
+          in_flight: 0,
+          memory_used_bytes: 0,
+          memory_total_bytes: 0,
+          draining: false,
+        },
+        "NOT_REGISTERED",
+        CLOSE_CODES.invalidMessage,
+      ],
       [{ ...registerFrame("p"), protocol: 99 }, "PROTOCOL_MISMATCH", CLOSE_CODES.protocolMismatch],
     ];
     for (const [frame, code, closeCode] of cases) {
@@ -271,13 +335,14 @@ Deno.test("fleet: protocol errors close the socket with an error frame", async (
 Deno.test("fleet: a second connection of the same worker id replaces the first", async () => {
   const r = await startTestRouter();
   const a = rawSocket(r.url);
-  const b = rawSocket(r.url);
+  let b: WebSocket | undefined;
   try {
     await new Promise((res) => (a.onopen = res));
     a.send(encodeMessage(registerFrame("dup", 1111)));
     await waitFor(async () => (await healthIds(r.url)).includes("dup"), "first registration");
     const aClosed = closed(a);
-    await new Promise((res) => (b.onopen = res));
+    b = rawSocket(r.url);
+    await new Promise((res) => (b!.onopen = res));
     b.send(encodeMessage(registerFrame("dup", 2222)));
     assert.equal((await aClosed).code, CLOSE_CODES.replaced);
     await waitFor(async () => {
@@ -286,7 +351,7 @@ Deno.test("fleet: a second connection of the same worker id replaces the first",
     }, "replacement");
   } finally {
     a.close();
-    b.close();
+    b?.close();
     await r.close();
   }
 });
@@ -295,7 +360,14 @@ Deno.test("fleet: startFleetLink returns null without SVC_ROUTER_URL and throws 
   const base = {
     port: 8080,
     servedModels: () => [],
-    status: () => ({ models: [], queue_depth: 0, in_flight: 0, memory_used_bytes: 0, memory_total_bytes: 0, draining: false }),
+    status: () => ({
+      models: [],
+      queue_depth: 0,
+      in_flight: 0,
+      memory_used_bytes: 0,
+      memory_total_bytes: 0,
+      draining: false,
+    }),
     log: () => {},
   };
   assert.equal(startFleetLink({ ...base, env: {} }), null);

@@ -39,7 +39,8 @@ Deno.test("gpu: normaliseGpuType maps real nvidia-smi names", () => {
 });
 
 Deno.test("gpu: parses noheader,nounits output", () => {
-  const out = "0, NVIDIA H100 80GB HBM3, 35, 1024, 81559, 41\n1, NVIDIA H100 80GB HBM3, 0, 4, 81559, 30\n";
+  const out =
+    "0, NVIDIA H100 80GB HBM3, 35, 1024, 81559, 41\n1, NVIDIA H100 80GB HBM3, 0, 4, 81559, 30\n";
   const g = parseNvidiaSmiCsv(out);
   assert.equal(g.length, 2);
   assert.deepEqual(g[0], {

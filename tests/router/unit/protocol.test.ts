@@ -43,7 +43,10 @@ Deno.test("protocol: bad frames are rejected with a reason", () => {
     [JSON.stringify({ ...register, url: "http://user:pw@host/" }), /url/],
     [JSON.stringify({ ...register, worker_id: "has space" }), /worker_id/],
     [JSON.stringify({ ...register, machine_profile: "L4!" }), /machine_profile/],
-    [JSON.stringify({ ...register, models: [{ name: "m", bundle: "default", state: "odd" }] }), /models/],
+    [
+      JSON.stringify({ ...register, models: [{ name: "m", bundle: "default", state: "odd" }] }),
+      /models/,
+    ],
     ["x".repeat(MAX_FRAME_BYTES + 1), /too large/],
   ];
   for (const [frame, re] of cases) {

@@ -2,7 +2,11 @@ import assert from "node:assert/strict";
 import type { WorkerRecord } from "../../../router/directory/types.ts";
 import { selectWorker, workerLoad } from "../../../router/pools/selection.ts";
 
-function worker(id: string, over: Partial<WorkerRecord> = {}, models: [string, string][] = [["m", "available"]]): WorkerRecord {
+function worker(
+  id: string,
+  over: Partial<WorkerRecord> = {},
+  models: [string, string][] = [["m", "available"]],
+): WorkerRecord {
   return {
     id,
     conn_id: `c-${id}`,

@@ -1,0 +1,76 @@
+/**
+ * `deno task start`: the whole service on one machine, in one process — the router on SVC_PORT
+ * (default 8080, the public port) and one local worker on a private port of 127.0.0.1 that dials
+ * back to the router like any fleet worker. Requests without X-SVC-MACHINE-PROFILE go to the
+ * local worker's pool, so plain `curl localhost:8080/v1/...` works.
+ *
+ * Everything is in-process because the `worker` permission set may run only nvidia-smi.
+ * Settings: every router and worker SVC_* variable applies; in addition
+ *   SVC_WORKER_PORT  port of the embedded worker (default: a free port)
+ *   SVC_WORKER_TOKEN shared by both sides (default: a random token for this run)
+ */
+import { parseRouterConfig } from "../router/config.ts";
+import { startRouter } from "../router/server.ts";
+import { createWorker } from "../worker/bootstrap.ts";
+import { runWorkerProcess } from "../worker/server/lifecycle.ts";
+import { machineProfileOf, queryGpus } from "../worker/telemetry/gpu.ts";
+
+/** A random token for this run (never printed). */
+function randomToken(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(24));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** This machine's profile: SVC_MACHINE_PROFILE, else the detected GPU type, else `cpu`. */
+async function localProfile(env: Record<string, string | undefined>): Promise<string> {
+  const set = env.SVC_MACHINE_PROFILE?.trim().toLowerCase();
+  if (set) return set;
+  try {
+    return machineProfileOf(await queryGpus());
+  } catch (err) {
+    console.error(`start: GPU detection failed (${(err as Error).message}); using cpu`);
+    return "cpu";
+  }
+}
+
+/** Start router + worker; returns when the worker process lifecycle ends (it exits itself). */
+async function main(): Promise<void> {
+  const env = Deno.env.toObject();
+  const token = env.SVC_WORKER_TOKEN?.trim() || randomToken();
+  const profile = await localProfile(env);
+  let routerConfig;
+  try {
+    routerConfig = parseRouterConfig({
+      ...env,
+      SVC_WORKER_TOKEN: token,
+      SVC_DEFAULT_MACHINE_PROFILE: env.SVC_DEFAULT_MACHINE_PROFILE || profile,
+    });
+  } catch (err) {
+    console.error(`start: invalid configuration: ${(err as Error).message}`);
+    Deno.exit(2);
+  }
+  const router = await startRouter(routerConfig);
+  const workerEnv: Record<string, string | undefined> = {
+    ...env,
+    // The worker is private: only the router (same process, loopback) talks to it.
+    SVC_HOST: "127.0.0.1",
+    SVC_PORT: env.SVC_WORKER_PORT || "0",
+    SVC_ROUTER_URL: router.url,
+    SVC_WORKER_TOKEN: token,
+    SVC_MACHINE_PROFILE: profile,
+    SVC_ADVERTISE_URL: undefined,
+  };
+  let worker;
+  try {
+    worker = await createWorker(workerEnv);
+  } catch (err) {
+    console.error(`start: worker failed to start: ${(err as Error).message}`);
+    await router.close();
+    Deno.exit(2);
+  }
+  // The worker's lifecycle owns SIGINT/SIGTERM: it drains (telling the router), then exits
+  // the process, which also ends the router.
+  await runWorkerProcess(worker, workerEnv);
+}
+
+if (import.meta.main) await main();

@@ -1,0 +1,7 @@
+/** Public surface of the router package: configuration, assembly, and the Hono app. */
+export { parseRouterConfig, ROUTER_DEFAULTS, type RouterConfig } from "./config.ts";
+export { type RunningRouter, type StartOptions, startRouter } from "./server.ts";
+export { createRouterApp, type RouterDeps } from "./app.ts";
+export type { WorkerDirectory, WorkerRecord } from "./directory/types.ts";
+export { KvWorkerDirectory } from "./directory/kv.ts";
+export { MemoryWorkerDirectory } from "./directory/memory.ts";
