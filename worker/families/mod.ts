@@ -5,6 +5,8 @@ import { createDenseAdapter } from "./dense.ts";
 import { createSparseAdapter } from "./sparse.ts";
 import { createColbertAdapter } from "./colbert.ts";
 import { createRerankerAdapter } from "./reranker.ts";
+import { createTokenClassificationAdapter } from "./token_classification.ts";
+import { createGlinerAdapter } from "./gliner.ts";
 
 /** Adapter factories by family; families missing here are listed but cannot be loaded yet. */
 export const FAMILY_ADAPTERS: Partial<Record<Family, AdapterFactory>> = {
@@ -15,6 +17,8 @@ export const FAMILY_ADAPTERS: Partial<Record<Family, AdapterFactory>> = {
   sparse: createSparseAdapter,
   colbert: createColbertAdapter,
   reranker: createRerankerAdapter,
+  token_classification: createTokenClassificationAdapter,
+  gliner: createGlinerAdapter,
 };
 
 /** The op each family serves. */

@@ -8,11 +8,10 @@ import type { WorkerContext } from "./context.ts";
 import { handleEncode } from "./routes/encode.ts";
 import { handleEmbeddings } from "./routes/embeddings.ts";
 import { handleScore } from "./routes/score.ts";
+import { handleExtract } from "./routes/extract.ts";
 import { getModel, listModels } from "./routes/models.ts";
 import { healthz, readyz } from "./routes/probes.ts";
 import { modelLabel, phasesOf } from "./request_labels.ts";
-import { gateModel } from "./model_gate.ts";
-import { modelFromPath } from "./http_io.ts";
 
 /** Paths that stay open while draining (probes, metrics, status stream, dashboard). */
 const ALWAYS_OPEN = new Set(["/", "/healthz", "/readyz", "/metrics", "/ws/status"]);
@@ -54,11 +53,7 @@ export function createWorkerApp(ctx: WorkerContext): Hono {
   app.post("/v1/encode/*", (c) => handleEncode(ctx, c));
   app.post("/v1/embeddings", (c) => handleEmbeddings(ctx, c));
   app.post("/v1/score/*", (c) => handleScore(ctx, c));
-  // No extraction family ships yet: unknown models still get 404, known ones a clear 400.
-  app.post("/v1/extract/*", (c) => {
-    gateModel(ctx, modelFromPath(c.req.url, "/v1/extract/"), "extract");
-    throw new ServiceError("INTERNAL_ERROR", "extract has no family to run");
-  });
+  app.post("/v1/extract/*", (c) => handleExtract(ctx, c));
 
   app.notFound((c) =>
     errorResponse(new ServiceError("NOT_FOUND", `no route for ${c.req.method} ${c.req.path}`))

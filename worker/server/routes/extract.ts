@@ -1,0 +1,112 @@
+/** POST /v1/extract/{model}: named entities from token classification and GLiNER models. */
+import type { Context } from "hono";
+import type { ServedModel } from "../../../shared/catalog/mod.ts";
+import { invalidInput } from "../../../shared/errors.ts";
+import { readBodyLimited } from "../../../shared/codec/decode.ts";
+import { decodeRequest } from "../../../shared/codec/parse.ts";
+import {
+  type ExtractParams,
+  ExtractRequestSchema,
+  type ExtractResult,
+} from "../../../shared/schemas/extract.ts";
+import type { WorkItem, WorkParams } from "../../families/types.ts";
+import { checkLora, effectiveOptions } from "../../service/params.ts";
+import type { WorkerContext } from "../context.ts";
+import { gateModel } from "../model_gate.ts";
+import { makeTiming, modelFromPath, timingHeaders, traceIdOf } from "../http_io.ts";
+import { sendNegotiated } from "../respond.ts";
+import { setModelLabel, setPhases } from "../request_labels.ts";
+
+/**
+ * Most labels one request may name. GLiNER reads every label as a prompt before each window
+ * of text, so the prompt must leave room for the text inside the model's token limit; real
+ * GLiNER models are trained with a few dozen labels at most.
+ */
+export const MAX_LABELS = 64;
+
+/** Longest label, in characters: an entity type is a short name ("person", "drug dosage"). */
+export const MAX_LABEL_LENGTH = 100;
+
+/** Build the batch parameters of an extract request; throws INVALID_INPUT on bad params. */
+export function planExtract(served: ServedModel, p: ExtractParams): WorkParams {
+  const { profile, options } = effectiveOptions(served, p.options);
+  checkLora(served.config, options);
+  const { threshold, model_file: _m, ...rest } = options;
+  if (
+    threshold !== undefined &&
+    (typeof threshold !== "number" || !Number.isFinite(threshold) || threshold < 0 ||
+      threshold > 1)
+  ) {
+    throw invalidInput("options.threshold must be a number from 0 to 1");
+  }
+  const labels = checkLabels(p.labels);
+  if (served.config.family === "gliner" && labels === undefined) {
+    throw invalidInput(
+      `model '${served.config.id}' finds the entity types it is given: ` +
+        `params.labels must list at least one (e.g. ["person", "organization"])`,
+    );
+  }
+  return {
+    op: "extract",
+    outputTypes: [],
+    labels,
+    threshold: threshold as number | undefined,
+    options: { ...rest, profile },
+  };
+}
+
+/** Validate labels (count, non-empty, length) and drop repeats; undefined when none. */
+function checkLabels(labels: string[] | undefined): string[] | undefined {
+  if (labels === undefined || labels.length === 0) return undefined;
+  if (labels.length > MAX_LABELS) {
+    throw invalidInput(`params.labels has ${labels.length} labels; at most ${MAX_LABELS}`);
+  }
+  labels.forEach((l, i) => {
+    if (l.trim().length === 0) throw invalidInput(`params.labels[${i}] is empty`);
+    if (l.length > MAX_LABEL_LENGTH) {
+      throw invalidInput(`params.labels[${i}] is longer than ${MAX_LABEL_LENGTH} characters`);
+    }
+  });
+  return [...new Set(labels)];
+}
+
+/** Handle one extract request end to end. */
+export async function handleExtract(ctx: WorkerContext, c: Context): Promise<Response> {
+  const started = performance.now();
+  const req = c.req.raw;
+  const traceId = traceIdOf(req);
+  const name = modelFromPath(req.url, "/v1/extract/");
+  setModelLabel(c, name);
+  const served = gateModel(ctx, name, "extract");
+  const body = decodeRequest(
+    ExtractRequestSchema,
+    await readBodyLimited(req, ctx.limits),
+    req.headers.get("content-type"),
+    ctx.limits,
+  );
+  const work: WorkItem[] = body.items.map((it, i) => {
+    if (it.text === undefined) {
+      throw invalidInput(`items[${i}] has no text; model '${served.config.id}' reads text`);
+    }
+    return { text: it.text };
+  });
+  const params = planExtract(served, body.params);
+  const model = await ctx.registry.acquire(served, ctx.config.SVC_LOAD_WAIT_MS);
+  const result = await ctx.registry.use(
+    model,
+    () => model.batcher.submit(work, params, req.signal),
+  );
+  const items = result.outputs.map((out, i): ExtractResult => {
+    const entities = out.entities ?? [];
+    const id = body.items[i].id;
+    return id === undefined ? { entities } : { id, entities };
+  });
+  const timing = makeTiming(performance.now() - started, result);
+  setPhases(c, timing);
+  return sendNegotiated(
+    req,
+    { model: name, items, timing },
+    200,
+    timingHeaders(timing, traceId),
+  );
+}
