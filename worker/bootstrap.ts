@@ -4,7 +4,8 @@ import { limitsFromEnv } from "../shared/codec/limits.ts";
 import { loadCatalog } from "./catalog/loader.ts";
 import { loadWorkerConfig, type WorkerConfig } from "./config/config.ts";
 import { ModelRegistry } from "./registry/registry.ts";
-import { systemMemoryProbe } from "./registry/memory.ts";
+import { memoryProbeFor } from "./registry/memory.ts";
+import { queryGpus } from "./telemetry/gpu.ts";
 import { weightStoreFromEnv } from "./weights/from_env.ts";
 import { WorkerMetrics } from "./telemetry/metrics.ts";
 import { createLogger, type Logger } from "./telemetry/logger.ts";
@@ -61,7 +62,10 @@ export async function createWorker(
     (e) => log.log("info", "weights fetched", { ...e }),
   );
   const metrics = new WorkerMetrics();
-  const device = chooseDevice(config, opts.gpuCount ?? 0);
+  // Only `auto` needs to look for GPUs; nvidia-smi is absent (and skipped) on CPU machines.
+  const gpuCount = opts.gpuCount ??
+    (config.SVC_DEVICE === "auto" ? (await queryGpus()).length : 0);
+  const device = chooseDevice(config, gpuCount);
   const registry = new ModelRegistry({
     catalog,
     weights,
@@ -72,7 +76,7 @@ export async function createWorker(
     maxQueueItems: config.SVC_MAX_QUEUE_ITEMS,
     maxLoadedModels: config.SVC_MAX_LOADED_MODELS,
     memoryThresholdPercent: config.SVC_MEMORY_PRESSURE_THRESHOLD_PERCENT,
-    memoryProbe: systemMemoryProbe,
+    memoryProbe: memoryProbeFor(),
     onEvent: (event, fields) =>
       log.log(event === "model_load_failed" ? "error" : "info", event, fields),
     onBatch: (model, s) => {
