@@ -14,6 +14,7 @@ import type { RouterMetrics } from "../metrics.ts";
 import type { DemandTracker } from "../provisioning.ts";
 import { FleetBroadcaster } from "./broadcaster.ts";
 import { ClusterStatusBuilder } from "./cluster_status.ts";
+import { dashboardResponse } from "../../shared/dashboard/mod.ts";
 import { FLEET_DASHBOARD_HTML } from "./page.ts";
 
 export type { ClusterPool, ClusterStatus, ClusterWorker } from "./cluster_status.ts";
@@ -57,16 +58,7 @@ export function mountDashboard<E extends Env>(app: Hono<E>, deps: DashboardDeps)
     (err) => deps.log("error", "cluster status failed", { error: String(err) }),
   );
 
-  app.get("/", () =>
-    new Response(FLEET_DASHBOARD_HTML, {
-      headers: {
-        "content-type": "text/html; charset=utf-8",
-        "cache-control": "no-cache",
-        // Everything is inline; nothing else may load, and the page may not be framed.
-        "content-security-policy":
-          "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'",
-      },
-    }));
+  app.get("/", () => dashboardResponse(FLEET_DASHBOARD_HTML));
 
   app.get(CLUSTER_STATUS_PATH, (c) => {
     if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {

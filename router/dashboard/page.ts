@@ -5,6 +5,8 @@
  */
 
 /** The page's HTML. */
+import { liveSocketScript } from "../../shared/dashboard/mod.ts";
+
 export const FLEET_DASHBOARD_HTML: string = `<!doctype html>
 <html lang="en">
 <head>
@@ -125,18 +127,7 @@ function render(s) {
   fill($("demand"), s.pending_demand.map((d) => row([d.machine_profile, d.bundle, { text: d.pending, cls: "num" }])),
     "none", 3);
 }
-let delay = 250;
-function connect() {
-  const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws/cluster-status");
-  const conn = $("conn");
-  ws.onopen = () => { delay = 250; conn.textContent = "live"; conn.className = "pill live"; };
-  ws.onmessage = (e) => { try { render(JSON.parse(e.data)); } catch (err) { console.error(err); } };
-  ws.onclose = () => {
-    conn.textContent = "disconnected"; conn.className = "pill down";
-    setTimeout(connect, delay); delay = Math.min(delay * 2, 5000);
-  };
-}
-connect();
+${liveSocketScript("/ws/cluster-status")}
 </script>
 </body>
 </html>

@@ -5,6 +5,8 @@
  */
 
 /** The page's HTML. */
+import { liveSocketScript } from "../../shared/dashboard/mod.ts";
+
 export const WORKER_DASHBOARD_HTML: string = `<!doctype html>
 <html lang="en">
 <head>
@@ -139,18 +141,7 @@ function render(m) {
     return tr;
   }), "no models");
 }
-let delay = 250;
-function connect() {
-  const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws/status");
-  const conn = $("conn");
-  ws.onopen = () => { delay = 250; conn.textContent = "live"; conn.className = "pill live"; };
-  ws.onmessage = (e) => { try { render(JSON.parse(e.data)); } catch (err) { console.error(err); } };
-  ws.onclose = () => {
-    conn.textContent = "disconnected"; conn.className = "pill down";
-    setTimeout(connect, delay); delay = Math.min(delay * 2, 5000);
-  };
-}
-connect();
+${liveSocketScript("/ws/status")}
 </script>
 </body>
 </html>

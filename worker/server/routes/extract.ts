@@ -2,8 +2,6 @@
 import type { Context } from "hono";
 import type { ServedModel } from "../../../shared/catalog/mod.ts";
 import { invalidInput } from "../../../shared/errors.ts";
-import { readBodyLimited } from "../../../shared/codec/decode.ts";
-import { decodeRequest } from "../../../shared/codec/parse.ts";
 import {
   type ExtractParams,
   ExtractRequestSchema,
@@ -12,10 +10,7 @@ import {
 import type { WorkItem, WorkParams } from "../../families/types.ts";
 import { checkLora, effectiveOptions } from "../../service/params.ts";
 import type { WorkerContext } from "../context.ts";
-import { gateModel } from "../model_gate.ts";
-import { makeTiming, modelFromPath, timingHeaders, traceIdOf } from "../http_io.ts";
-import { sendNegotiated } from "../respond.ts";
-import { setModelLabel, setPhases } from "../request_labels.ts";
+import { answerModelRequest, openModelRequest, runOnModel } from "../model_request.ts";
 
 /**
  * Most labels one request may name. GLiNER reads every label as a prompt before each window
@@ -72,18 +67,8 @@ function checkLabels(labels: string[] | undefined): string[] | undefined {
 
 /** Handle one extract request end to end. */
 export async function handleExtract(ctx: WorkerContext, c: Context): Promise<Response> {
-  const started = performance.now();
-  const req = c.req.raw;
-  const traceId = traceIdOf(req);
-  const name = modelFromPath(req.url, "/v1/extract/");
-  setModelLabel(c, name);
-  const served = gateModel(ctx, name, "extract");
-  const body = decodeRequest(
-    ExtractRequestSchema,
-    await readBodyLimited(req, ctx.limits),
-    req.headers.get("content-type"),
-    ctx.limits,
-  );
+  const mr = await openModelRequest(ctx, c, "extract", ExtractRequestSchema);
+  const { served, body } = mr;
   const work: WorkItem[] = body.items.map((it, i) => {
     if (it.text === undefined) {
       throw invalidInput(`items[${i}] has no text; model '${served.config.id}' reads text`);
@@ -91,22 +76,11 @@ export async function handleExtract(ctx: WorkerContext, c: Context): Promise<Res
     return { text: it.text };
   });
   const params = planExtract(served, body.params);
-  const model = await ctx.registry.acquire(served, ctx.config.SVC_LOAD_WAIT_MS);
-  const result = await ctx.registry.use(
-    model,
-    () => model.batcher.submit(work, params, req.signal),
-  );
+  const result = await runOnModel(ctx, mr, work, params);
   const items = result.outputs.map((out, i): ExtractResult => {
     const entities = out.entities ?? [];
     const id = body.items[i].id;
     return id === undefined ? { entities } : { id, entities };
   });
-  const timing = makeTiming(performance.now() - started, result);
-  setPhases(c, timing);
-  return sendNegotiated(
-    req,
-    { model: name, items, timing },
-    200,
-    timingHeaders(timing, traceId),
-  );
+  return answerModelRequest(c, mr, result, { items });
 }

@@ -1,0 +1,89 @@
+/**
+ * The life of one model-operation request (encode, score, extract), minus what differs: open
+ * (trace id, model gate, bounded body decode), run the items through the model's batcher, answer
+ * (timing body and headers, negotiated format).
+ */
+import type { Context } from "hono";
+import type { z } from "zod";
+import type { ServedModel } from "../../shared/catalog/mod.ts";
+import { decodeBody, readBodyLimited } from "../../shared/codec/decode.ts";
+import { parseRequest } from "../../shared/codec/parse.ts";
+import type { WorkItem, WorkParams } from "../families/types.ts";
+import type { RequestResult } from "../scheduler/batcher.ts";
+import type { WorkerContext } from "./context.ts";
+import { gateModel } from "./model_gate.ts";
+import { makeTiming, modelFromPath, timingHeaders, traceIdOf } from "./http_io.ts";
+import { sendNegotiated } from "./respond.ts";
+import { setModelLabel, setPhases } from "./request_labels.ts";
+
+/** An opened request: who asked, for which model, with which validated body. */
+export interface ModelRequest<T> {
+  started: number;
+  req: Request;
+  traceId: string;
+  /** The served name as the client wrote it (echoed as `model`). */
+  name: string;
+  served: ServedModel;
+  body: T;
+  /** The decoded body before validation (to tell a default from an explicit value). */
+  raw: unknown;
+}
+
+/** Gate the model for `op`, then read and validate the body against `schema`. */
+export async function openModelRequest<S extends z.ZodType>(
+  ctx: WorkerContext,
+  c: Context,
+  op: "encode" | "score" | "extract",
+  schema: S,
+): Promise<ModelRequest<z.output<S>>> {
+  const started = performance.now();
+  const req = c.req.raw;
+  const name = modelFromPath(req.url, `/v1/${op}/`);
+  setModelLabel(c, name);
+  const served = gateModel(ctx, name, op);
+  const raw = decodeBody(
+    await readBodyLimited(req, ctx.limits),
+    req.headers.get("content-type"),
+    ctx.limits,
+  );
+  return {
+    started,
+    req,
+    traceId: traceIdOf(req),
+    name,
+    served,
+    body: parseRequest(schema, raw),
+    raw,
+  };
+}
+
+/** Load (or find) the model and run the items through its batcher. */
+export async function runOnModel(
+  ctx: WorkerContext,
+  mr: ModelRequest<unknown>,
+  work: WorkItem[],
+  params: WorkParams,
+): Promise<RequestResult> {
+  const model = await ctx.registry.acquire(mr.served, ctx.config.SVC_LOAD_WAIT_MS);
+  return await ctx.registry.use(
+    model,
+    () => model.batcher.submit(work, params, mr.req.signal),
+  );
+}
+
+/** Answer 200 with `payload` plus `timing`, the timing headers and the trace id. */
+export function answerModelRequest(
+  c: Context,
+  mr: ModelRequest<unknown>,
+  result: RequestResult,
+  payload: Record<string, unknown>,
+): Response {
+  const timing = makeTiming(performance.now() - mr.started, result);
+  setPhases(c, timing);
+  return sendNegotiated(
+    mr.req,
+    { model: mr.name, ...payload, timing },
+    200,
+    timingHeaders(timing, mr.traceId),
+  );
+}
