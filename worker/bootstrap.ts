@@ -75,6 +75,7 @@ export async function createWorker(
     maxWaitMs: config.SVC_MAX_BATCH_WAIT_MS,
     maxQueueItems: config.SVC_MAX_QUEUE_ITEMS,
     maxLoadedModels: config.SVC_MAX_LOADED_MODELS,
+    maxRunTokens: config.SVC_MAX_RUN_TOKENS,
     memoryThresholdPercent: config.SVC_MEMORY_PRESSURE_THRESHOLD_PERCENT,
     memoryProbe: memoryProbeFor(),
     onEvent: (event, fields) =>

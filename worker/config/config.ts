@@ -27,6 +27,7 @@ export const WorkerEnvSchema = z.object({
   SVC_MAX_QUEUE_ITEMS: int(1, 1_000_000).default(4096),
   SVC_LOAD_WAIT_MS: int(0, 600_000).default(30_000),
   SVC_INTRA_OP_THREADS: int(0, 256).default(0),
+  SVC_MAX_RUN_TOKENS: int(0, 1_048_576).default(0),
   SVC_ATTENTION_BACKEND: z.enum(["auto", "default", "flash_attention_2", "sdpa", "eager"]).default(
     "auto",
   ),

@@ -33,6 +33,8 @@ export interface RegistryOptions {
   maxWaitMs: number;
   maxQueueItems: number;
   maxLoadedModels: number;
+  /** Cap on padded tokens per ONNX run (0: automatic per device, see runTokenBudget). */
+  maxRunTokens: number;
   memoryThresholdPercent: number;
   memoryProbe: MemoryProbe;
   /** Retry-After for MODEL_NOT_LOADED; also the pause before retrying a failed load. */
@@ -247,12 +249,17 @@ export class ModelRegistry {
         intraOpThreads: this.#o.intraOpThreads,
       });
       const memoryBytes = await filesSize([files.model, files.model_data].filter(Boolean));
+      const runTokens = runTokenBudget(
+        u.config.batch_token_budget,
+        this.#o.device,
+        this.#o.maxRunTokens,
+      );
       const batcher = new Batcher({
         maxBatchItems: this.#o.maxBatchItems,
         batchTokenBudget: u.config.batch_token_budget,
         maxWaitMs: this.#o.maxWaitMs,
         maxQueueItems: this.#o.maxQueueItems,
-        run: (items, params) => thread.run(items, params, u.config.batch_token_budget),
+        run: (items, params) => thread.run(items, params, runTokens),
         onBatch: (s) => this.#o.onBatch?.(u.config.id, s),
       });
       u.loaded = {
@@ -310,6 +317,19 @@ export class ModelRegistry {
     };
   }
 }
+
+/**
+ * Padded tokens one ONNX run may hold. A batch (up to the model's budget) is cut into runs of at
+ * most this size inside the thread. On CPU, runs of about 1k tokens are fastest (measured: 4k-token
+ * runs were 16–22% slower, attention falls out of cache); GPUs want the whole budget at once.
+ */
+export function runTokenBudget(modelBudget: number, device: string, cap: number): number {
+  const limit = cap > 0 ? cap : device === "cpu" ? CPU_RUN_TOKENS : modelBudget;
+  return Math.min(modelBudget, limit);
+}
+
+/** Default cap of padded tokens per ONNX run on CPU. */
+export const CPU_RUN_TOKENS = 1024;
 
 /** The ONNX file a profile runs (profiles may pick a quantised variant via `model_file`). */
 export function profileModelFile(served: ServedModel): string {

@@ -1,0 +1,143 @@
+/** The results file from the measurements: targets, scenario medians, settings, diagnostics. */
+import { scenario, sumCounters } from "./aggregate.ts";
+import { buildTargets, outsideDiff } from "./targets.ts";
+import { paddingFraction, planBatches } from "./batching.ts";
+import { machineInfo } from "./machine.ts";
+import { type ModelCounters, padShare } from "./metrics.ts";
+import type { BenchPlan } from "./plan.ts";
+import { type BenchResults, RESULTS_SCHEMA } from "./results.ts";
+import type { PaddingRun, RoundData } from "./round.ts";
+import { BENCH_MODEL } from "./services.ts";
+import { median } from "./stats.ts";
+
+/** What `assemble` needs. */
+export interface AssembleInput {
+  plan: BenchPlan;
+  rounds: RoundData[];
+  padding: PaddingRun[];
+  routerWhy: string | null;
+  loadAvgStart: number[];
+  durationS: number;
+  /** Worker entry point that was measured (worker/main.ts unless an A/B copy). */
+  workerEntry: string;
+  /** Token counts of the throughput corpus (for the baseline's own padding share). */
+  throughputLengths: number[];
+}
+
+/** Build the complete results object. */
+export async function assemble(input: AssembleInput): Promise<BenchResults> {
+  const { plan, rounds, padding, routerWhy } = input;
+  const routerNote = routerWhy === null ? undefined : `not measured: ${routerWhy}`;
+  const [tpLo, tpHi] = plan.throughputTokens;
+  const [padLo, padHi] = plan.paddingTokens;
+  const c = plan.concurrency;
+  return {
+    schema: RESULTS_SCHEMA,
+    date: new Date().toISOString(),
+    quick: plan.quick,
+    durationS: input.durationS,
+    machine: await machineInfo(input.loadAvgStart),
+    settings: {
+      model: BENCH_MODEL,
+      rounds: rounds.length,
+      paddingRuns: padding.length,
+      concurrency: c,
+      itemsPerRequest: 1,
+      rawBatchBudgetPaddedTokens: plan.rawBatchBudget,
+      intraOpThreads: plan.intraOpThreads === 0 ? "onnxruntime default" : plan.intraOpThreads,
+      throughputTokens: plan.throughputTokens,
+      throughputTexts: input.throughputLengths.length,
+      paddingTokens: plan.paddingTokens,
+      paddingTexts: plan.paddingTexts,
+      latencyTokens: plan.latencyTokens,
+      latencyRequestsPerRound: plan.latencyRequests,
+      probeIntervalMs: plan.probeIntervalMs,
+      workerEntry: input.workerEntry,
+      workerEnv: "defaults (SVC_MAX_BATCH_REQUESTS 64, SVC_MAX_BATCH_WAIT_MS 0), SVC_DEVICE cpu",
+    },
+    targets: buildTargets(rounds, padding, routerWhy),
+    scenarios: [
+      scenario(
+        "raw_ort_batched",
+        `in-process onnxruntime-node, texts of ${tpLo}–${tpHi} tokens sorted by length, batches ` +
+          `of ≤ ${plan.rawBatchBudget} padded tokens; only session.run timed`,
+        rounds.map((r) => r.rawThroughput),
+      ),
+      scenario(
+        "worker_saturated",
+        `same texts, one per msgpack request, ${c} in flight, direct to the worker`,
+        rounds.map((r) => r.workerThroughput),
+      ),
+      scenario(
+        "router_saturated",
+        `same texts and concurrency through the router`,
+        rounds.map((r) => r.routerThroughput),
+        routerNote,
+      ),
+      scenario(
+        "raw_ort_single",
+        `one ${plan.latencyTokens}-token input per session.run, one after the other`,
+        rounds.map((r) => r.rawSingle),
+      ),
+      scenario(
+        "worker_c1",
+        `the ${plan.latencyTokens}-token text, concurrency 1, direct to the worker`,
+        rounds.map((r) => r.workerSingle),
+      ),
+      scenario(
+        "router_c1",
+        `the ${plan.latencyTokens}-token text, concurrency 1, through the router`,
+        rounds.map((r) => r.routerSingle),
+        routerNote,
+      ),
+      scenario(
+        "worker_mixed_lengths",
+        `texts of ${padLo}–${padHi} tokens (uniform), one per request, ${c} in flight`,
+        padding.map((p) => p.sample),
+      ),
+    ],
+    diagnostics: diagnostics(input),
+  };
+}
+
+/** Figures that explain the targets: batch shapes, padding of each side, overhead splits. */
+function diagnostics(input: AssembleInput): Record<string, number | null> {
+  const { rounds, padding, plan } = input;
+  const saturated = sumCounters(rounds.map((r) => r.throughputCounters));
+  const mixed = sumCounters(padding.map((p) => p.counters));
+  const med = (v: number[]) => {
+    const finite = v.filter(Number.isFinite);
+    return finite.length > 0 ? median(finite) : null;
+  };
+  return {
+    saturatedMeanBatchItems: meanBatch(saturated),
+    saturatedPadShare: padShare(saturated),
+    // The same texts as the baseline plans them (sorted over the whole set).
+    rawPlanPadShare: paddingFraction(
+      input.throughputLengths,
+      planBatches(input.throughputLengths, plan.rawBatchBudget),
+    ),
+    // Client tokens vs the worker's counter: 1.0 means every token was counted once.
+    saturatedTokensCountedRatio: saturated.tokens /
+      Math.max(1, rounds.reduce((s, r) => s + r.workerThroughput.tokens, 0)),
+    mixedMeanBatchItems: meanBatch(mixed),
+    mixedPadShare: padShare(mixed),
+    workerC1OutsideInferenceP50Ms: med(
+      rounds.map((r) => r.workerSingle.outside?.inferenceP50 ?? NaN),
+    ),
+    workerC1OutsideServerP50Ms: med(rounds.map((r) => r.workerSingle.outside?.serverP50 ?? NaN)),
+    routerC1OutsideServerP50Ms: med(
+      rounds.map((r) => r.routerSingle?.outside?.serverP50 ?? NaN),
+    ),
+    routerAddedP50NaiveMs: med(
+      rounds.map((r) =>
+        r.routerSingle ? r.routerSingle.latency.p50 - r.workerSingle.latency.p50 : NaN
+      ),
+    ),
+    routerAddedP50PairedMs: med(rounds.map((r) => outsideDiff(r.routerSingle, r.workerSingle))),
+  };
+}
+
+function meanBatch(c: ModelCounters): number | null {
+  return c.batches > 0 ? c.batchItems / c.batches : null;
+}

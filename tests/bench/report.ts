@@ -1,0 +1,65 @@
+/** Writing results.json and chart.svg, and the one-screen summary printed at the end. */
+import { join } from "node:path";
+import type { BenchResults } from "./results.ts";
+import { formatNumber, renderChart } from "./svg.ts";
+
+/** JSON with numbers rounded to 4 significant decimals and NaN/Infinity as null. */
+export function resultsJson(r: BenchResults): string {
+  return JSON.stringify(
+    r,
+    (_k, v) => typeof v === "number" ? (Number.isFinite(v) ? Math.round(v * 1e4) / 1e4 : null) : v,
+    2,
+  ) + "\n";
+}
+
+/**
+ * Write `results.json` and `chart.svg` into `dir` (created when missing), then run `deno fmt` on
+ * them: the repository's `deno fmt --check` covers docs/ (SVG included), so committed output must
+ * already be in its canonical layout.
+ */
+export async function writeReport(dir: string, r: BenchResults): Promise<string[]> {
+  await Deno.mkdir(dir, { recursive: true });
+  const files = [join(dir, "results.json"), join(dir, "chart.svg")];
+  await Deno.writeTextFile(files[0], resultsJson(r));
+  await Deno.writeTextFile(files[1], renderChart(r));
+  const fmt = await new Deno.Command(Deno.execPath(), {
+    args: ["fmt", "--quiet", ...files],
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  if (!fmt.success) {
+    console.error(`deno fmt on the report failed: ${new TextDecoder().decode(fmt.stderr)}`);
+  }
+  return files;
+}
+
+/** Plain-text summary: one line per target and per scenario. */
+export function summaryText(r: BenchResults): string {
+  const lines = ["targets:"];
+  for (const t of r.targets) {
+    const unit = t.unit === "ms" ? "ms" : t.unit === "share" ? "share" : "";
+    const verdict = t.pass === null ? "not measured" : t.pass ? "PASS" : "FAIL";
+    lines.push(
+      `  ${t.id.padEnd(18)} ${formatNumber(t.value, unit).padStart(9)}  ` +
+        `(${t.comparison} ${formatNumber(t.target, unit)})  ${verdict}` +
+        (t.perRound.length > 1
+          ? `  rounds: ${t.perRound.map((v) => formatNumber(v)).join(", ")}`
+          : "") +
+        (t.value === null && t.note ? `  ${t.note}` : ""),
+    );
+  }
+  lines.push("scenarios (medians):");
+  for (const s of r.scenarios) {
+    if (!s.measured) {
+      lines.push(`  ${s.id.padEnd(22)} not measured${s.note ? `: ${s.note}` : ""}`);
+      continue;
+    }
+    const m = s.median;
+    lines.push(
+      `  ${s.id.padEnd(22)} ${formatNumber(m.tokensPerS).padStart(7)} tok/s ` +
+        `${formatNumber(m.requestsPerS).padStart(7)} req/s  p50 ${formatNumber(m.p50Ms, "ms")}  ` +
+        `p99 ${formatNumber(m.p99Ms, "ms")}`,
+    );
+  }
+  return lines.join("\n");
+}

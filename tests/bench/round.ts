@@ -1,0 +1,153 @@
+/**
+ * One interleaved round: every compared scenario measured once, back to back, so that A and B see
+ * the same machine load. Odd rounds reverse the order (ABBA) so slow drift favours neither side.
+ */
+import type { LoadGen } from "./loadgen.ts";
+import { counterDelta, type ModelCounters, scrapeCounters } from "./metrics.ts";
+import type { BenchPlan } from "./plan.ts";
+import { startProbe } from "./probe.ts";
+import { type RawModel, rawSingleLatencies, rawThroughput } from "./raw_ort.ts";
+import { type Sample, sampleFromBatches, sampleFromLoad, sampleFromRuns } from "./samples.ts";
+import { BENCH_MODEL, PROFILE_HEADER, type Service } from "./services.ts";
+import type { BenchText } from "./texts.ts";
+
+/** Inputs of the scenarios, fixed for the whole run so that every round sees the same texts. */
+export interface Corpora {
+  throughput: BenchText[];
+  throughputIds: number[][];
+  padding: BenchText[];
+  latency: BenchText;
+  latencyIds: number[];
+}
+
+/** What a round needs: the plan, the baseline session, the load generator and the services. */
+export interface RoundContext {
+  plan: BenchPlan;
+  raw: RawModel;
+  loadgen: LoadGen;
+  worker: Service;
+  /** Absent when the router is not measured. */
+  router?: Service;
+  corpora: Corpora;
+}
+
+/** Measurements of one round. */
+export interface RoundData {
+  rawThroughput: Sample;
+  workerThroughput: Sample;
+  routerThroughput?: Sample;
+  rawSingle: Sample;
+  workerSingle: Sample;
+  routerSingle?: Sample;
+  /** /healthz latencies (ms) during the worker's saturation run. */
+  healthzMs: number[];
+  /** Worker counters over the saturation run. */
+  throughputCounters: ModelCounters;
+}
+
+/** One run of the padding scenario: the load sample and the worker's counter deltas. */
+export interface PaddingRun {
+  sample: Sample;
+  counters: ModelCounters;
+}
+
+/** Measure every interleaved scenario once. */
+export async function runRound(ctx: RoundContext, index: number): Promise<RoundData> {
+  const reverse = index % 2 === 1;
+  const { corpora, plan } = ctx;
+  const part: Partial<RoundData> = {};
+
+  const throughputSteps: (() => Promise<void>)[] = [
+    async () => {
+      const rt = await rawThroughput(ctx.raw, corpora.throughputIds, plan.rawBatchBudget);
+      part.rawThroughput = sampleFromBatches(rt.items, rt.tokens, rt.elapsedMs);
+    },
+    async () => {
+      const before = await scrapeCounters(ctx.worker.url, BENCH_MODEL);
+      const probe = startProbe(`${ctx.worker.url}/healthz`, plan.probeIntervalMs);
+      part.workerThroughput = await saturate(ctx, ctx.worker, corpora.throughput);
+      part.healthzMs = await probe.stop();
+      const after = await scrapeCounters(ctx.worker.url, BENCH_MODEL);
+      part.throughputCounters = counterDelta(before, after);
+    },
+  ];
+  if (ctx.router) {
+    const router = ctx.router;
+    throughputSteps.push(async () => {
+      part.routerThroughput = await saturate(ctx, router, corpora.throughput);
+    });
+  }
+  for (const step of reverse ? throughputSteps.reverse() : throughputSteps) await step();
+
+  const latencySteps: (() => Promise<void>)[] = [
+    async () => {
+      const ms = await rawSingleLatencies(ctx.raw, corpora.latencyIds, plan.latencyRequests);
+      part.rawSingle = sampleFromRuns(ms, corpora.latencyIds.length);
+    },
+    async () => {
+      part.workerSingle = await oneAtATime(ctx, ctx.worker);
+    },
+  ];
+  if (ctx.router) {
+    const router = ctx.router;
+    latencySteps.push(async () => {
+      part.routerSingle = await oneAtATime(ctx, router);
+    });
+  }
+  for (const step of reverse ? latencySteps.reverse() : latencySteps) await step();
+
+  return part as RoundData;
+}
+
+/**
+ * The padding scenario: mixed lengths at saturation, padding read from the worker's counters.
+ * Not interleaved with a baseline: it is a share of the worker's own counts.
+ */
+export async function runPadding(ctx: RoundContext): Promise<PaddingRun> {
+  const before = await scrapeCounters(ctx.worker.url, BENCH_MODEL);
+  const sample = await saturate(ctx, ctx.worker, ctx.corpora.padding);
+  const after = await scrapeCounters(ctx.worker.url, BENCH_MODEL);
+  return { sample, counters: counterDelta(before, after) };
+}
+
+/** Encode URL and headers of a service (the router also needs the pool header). */
+function target(ctx: RoundContext, svc: Service): { url: string; headers: Record<string, string> } {
+  const url = `${svc.url}/v1/encode/${encodeURIComponent(BENCH_MODEL)}`;
+  return { url, headers: svc === ctx.router ? { ...PROFILE_HEADER } : {} };
+}
+
+/** One text per request, `concurrency` in flight; stops sending at 4× the planned phase length. */
+async function saturate(ctx: RoundContext, svc: Service, texts: BenchText[]): Promise<Sample> {
+  const { url, headers } = target(ctx, svc);
+  const result = await ctx.loadgen.run({
+    url,
+    headers,
+    requests: texts.map((t) => [t.text]),
+    concurrency: ctx.plan.concurrency,
+    maxMs: ctx.plan.throughputSeconds * 4000,
+    timeoutMs: 120_000,
+  });
+  return checked(sampleFromLoad(result, texts), result.firstError);
+}
+
+/** Concurrency 1: the latency text, one request after the other. */
+async function oneAtATime(ctx: RoundContext, svc: Service): Promise<Sample> {
+  const { url, headers } = target(ctx, svc);
+  const n = ctx.plan.latencyRequests;
+  const texts = new Array<BenchText>(n).fill(ctx.corpora.latency);
+  const result = await ctx.loadgen.run({
+    url,
+    headers,
+    requests: texts.map((t) => [t.text]),
+    concurrency: 1,
+    maxMs: 60_000,
+    timeoutMs: 30_000,
+  });
+  return checked(sampleFromLoad(result, texts), result.firstError);
+}
+
+/** A run where nothing succeeded is a broken setup, not a measurement. */
+function checked(s: Sample, firstError: string | undefined): Sample {
+  if (s.requests === 0) throw new Error(`no request succeeded: ${firstError ?? "unknown error"}`);
+  return s;
+}

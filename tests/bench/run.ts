@@ -1,0 +1,146 @@
+/**
+ * `deno task bench [--quick] [--out DIR] [--no-router]`: measures the worker (and the router when
+ * it works) against in-process onnxruntime-node on bench-small, in interleaved rounds, and writes
+ * results.json and chart.svg. Every process it starts is killed before it returns.
+ */
+import { join, resolve } from "node:path";
+import { ensureFixtures } from "../fixtures/mod.ts";
+import { parseArgs } from "./args.ts";
+import { assemble } from "./assemble.ts";
+import { buildCorpora } from "./corpora.ts";
+import { type LoadGen, startLoadGen } from "./loadgen.ts";
+import { loadAvg } from "./machine.ts";
+import { type BenchPlan, makePlan } from "./plan.ts";
+import { killAll, REPO } from "./procs.ts";
+import { openRawModel } from "./raw_ort.ts";
+import {
+  type Corpora,
+  type PaddingRun,
+  type RoundContext,
+  type RoundData,
+  runPadding,
+  runRound,
+} from "./round.ts";
+import { summaryText, writeReport } from "./report.ts";
+import { type Services, startServices } from "./setup.ts";
+import { warmUp } from "./warmup.ts";
+
+/** Progress goes to stderr so that stdout stays the summary. */
+function log(msg: string): void {
+  console.error(`[bench] ${msg}`);
+}
+
+/** Run the bench and write the report; returns the process exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const args = parseArgs(argv);
+  const plan = makePlan(args.quick);
+  const started = performance.now();
+  const loadAvgStart = loadAvg();
+  log(`${plan.quick ? "quick" : "full"} run; load average ${loadAvgStart.join(" ")}`);
+  const fx = await ensureFixtures(undefined, { bench: true });
+  const services = await startServices(fx, plan.intraOpThreads, args.router, args.workerEntry);
+  if (services.routerWhy) log(`router: ${services.routerWhy}`);
+  const loadgen = startLoadGen();
+  try {
+    const { rounds, padding, corpora } = await measure(plan, fx, services, loadgen, started);
+    const results = await assemble({
+      plan,
+      rounds,
+      padding,
+      throughputLengths: corpora.throughput.map((t) => t.tokens),
+      routerWhy: services.routerWhy,
+      workerEntry: args.workerEntry,
+      loadAvgStart,
+      durationS: (performance.now() - started) / 1000,
+    });
+    // --out is relative to where the command runs; the default is this repository's docs/bench.
+    const dir = args.outDir ? resolve(args.outDir) : join(REPO, "docs/bench");
+    const files = await writeReport(dir, results);
+    console.log(summaryText(results));
+    log(`wrote ${files.join(", ")} in ${results.durationS.toFixed(0)} s`);
+    return 0;
+  } finally {
+    await Promise.all([loadgen.close(), services.stop()]);
+  }
+}
+
+/** Open the baseline, warm up, size the corpora, then run rounds until done or out of time. */
+async function measure(
+  plan: BenchPlan,
+  fixturesDir: string,
+  services: Services,
+  loadgen: LoadGen,
+  started: number,
+): Promise<{ rounds: RoundData[]; padding: PaddingRun[]; corpora: Corpora }> {
+  const modelPath = join(fixturesDir, "cache/fixture/bench-small/onnx/model.onnx");
+  const raw = await openRawModel(modelPath, plan.intraOpThreads);
+  try {
+    log("warming up");
+    const speed = await warmUp(plan, raw, loadgen, services.worker, services.router);
+    const corpora = buildCorpora(plan, speed);
+    log(
+      `warm-up speed ${Math.round(speed)} tok/s: throughput corpus ` +
+        `${corpora.throughput.length} texts, padding corpus ${corpora.padding.length} texts`,
+    );
+    const ctx: RoundContext = {
+      plan,
+      raw,
+      loadgen,
+      worker: services.worker,
+      router: services.router,
+      corpora,
+    };
+    const rounds = await repeat(
+      plan.rounds,
+      plan.roundsDeadlineMs,
+      started,
+      "round",
+      (i) => runRound(ctx, i),
+    );
+    log("padding scenario");
+    const padding = await repeat(
+      plan.paddingRuns,
+      plan.paddingDeadlineMs,
+      started,
+      "padding run",
+      () => runPadding(ctx),
+    );
+    return { rounds, padding, corpora };
+  } finally {
+    await raw.session.release().catch(() => {});
+  }
+}
+
+/**
+ * Run `step` up to `times` times; a run only starts if, at the pace of the slowest so far, it
+ * would end before `deadlineMs` after `started` (the first always runs).
+ */
+async function repeat<T>(
+  times: number,
+  deadlineMs: number,
+  started: number,
+  what: string,
+  step: (i: number) => Promise<T>,
+): Promise<T[]> {
+  const out: T[] = [];
+  let slowest = 0;
+  for (let i = 0; i < times; i++) {
+    if (i > 0 && performance.now() - started + slowest > deadlineMs) {
+      log(`stopping after ${i} ${what}s (time bound)`);
+      break;
+    }
+    const t0 = performance.now();
+    out.push(await step(i));
+    const ms = performance.now() - t0;
+    slowest = Math.max(slowest, ms);
+    log(`${what} ${i + 1}/${times} took ${(ms / 1000).toFixed(1)} s`);
+  }
+  return out;
+}
+
+if (import.meta.main) {
+  for (const sig of ["SIGINT", "SIGTERM"] as const) {
+    Deno.addSignalListener(sig, () => killAll().finally(() => Deno.exit(130)));
+  }
+  Deno.exit(await main(Deno.args));
+}

@@ -1,0 +1,104 @@
+/** The worker and router processes under test, started as `deno task worker|router` would. */
+import { freePort, type Proc, spawnDeno, waitUntil } from "./procs.ts";
+
+/** A running service: its process and base URL. */
+export interface Service {
+  proc: Proc;
+  url: string;
+}
+
+/** The model every scenario runs. */
+export const BENCH_MODEL = "fixture/bench-small";
+
+/** Token shared by the bench router and worker (the fleet wants at least 16 characters). */
+export const BENCH_FLEET_TOKEN = "bench-fleet-token-9d27c4e1a5b3";
+
+/** Header that selects the CPU pool on the router. */
+export const PROFILE_HEADER = { "X-SVC-MACHINE-PROFILE": "cpu" } as const;
+
+/** How the bench configures the worker. */
+export interface WorkerOptions {
+  fixturesDir: string;
+  intraOpThreads: number;
+  /** Join this router (URL) when set. */
+  routerUrl?: string;
+  /** Worker entry point relative to the repository (default worker/main.ts; for A/B copies). */
+  entry?: string;
+}
+
+/** Start a worker process with bench-small preloaded; resolves once /readyz answers 200. */
+export async function startWorker(opts: WorkerOptions): Promise<Service> {
+  const port = freePort();
+  const cacheDir = await Deno.makeTempDir({ prefix: "svc-bench-cache-" });
+  const env: Record<string, string> = {
+    SVC_HOST: "127.0.0.1",
+    SVC_PORT: String(port),
+    SVC_MODELS_DIR: `${opts.fixturesDir}/models`,
+    SVC_CLUSTER_CACHE: `${opts.fixturesDir}/cache`,
+    SVC_CACHE_DIR: cacheDir,
+    SVC_HUB_DISABLED: "1",
+    SVC_MODEL_FILTER: "fixture/*",
+    SVC_PRELOAD_MODELS: BENCH_MODEL,
+    SVC_DEVICE: "cpu",
+    SVC_LOG_LEVEL: "warn",
+    SVC_INTRA_OP_THREADS: String(opts.intraOpThreads),
+  };
+  if (opts.routerUrl) {
+    Object.assign(env, {
+      SVC_ROUTER_URL: opts.routerUrl,
+      SVC_WORKER_TOKEN: BENCH_FLEET_TOKEN,
+      SVC_WORKER_ID: "bench-worker",
+      SVC_MACHINE_PROFILE: "cpu",
+    });
+  }
+  const proc = spawnDeno(["-P=worker", opts.entry ?? "worker/main.ts"], env);
+  // The weights copy goes with the process.
+  proc.exited.finally(() => Deno.remove(cacheDir, { recursive: true }).catch(() => {}));
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitUntil("worker /readyz", () => isOk(`${url}/readyz`), 120_000, proc);
+    return { proc, url };
+  } catch (err) {
+    await proc.kill();
+    throw err;
+  }
+}
+
+/** Start a router process; resolves once /healthz answers 200. */
+export async function startRouter(): Promise<Service> {
+  const port = freePort();
+  const proc = spawnDeno(["-P=router", "router/main.ts"], {
+    SVC_HOST: "127.0.0.1",
+    SVC_PORT: String(port),
+    SVC_WORKER_TOKEN: BENCH_FLEET_TOKEN,
+    SVC_LOG_LEVEL: "warn",
+  });
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitUntil("router /healthz", () => isOk(`${url}/healthz`), 30_000, proc);
+    return { proc, url };
+  } catch (err) {
+    await proc.kill();
+    throw err;
+  }
+}
+
+/** Resolves once the router reports at least one healthy worker. */
+export async function waitForFleet(router: Service, timeoutMs: number): Promise<void> {
+  await waitUntil(
+    "a worker registered with the router",
+    async () => {
+      const res = await fetch(`${router.url}/readyz`);
+      const body = await res.json() as { healthy_workers?: number };
+      return (body.healthy_workers ?? 0) >= 1;
+    },
+    timeoutMs,
+    router.proc,
+  );
+}
+
+async function isOk(url: string): Promise<boolean> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
+  await res.body?.cancel();
+  return res.ok;
+}

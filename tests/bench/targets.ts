@@ -1,0 +1,158 @@
+/**
+ * The five targets of performance.md from the rounds' samples: each judged on the median of its
+ * per-round values (the padding share on the pooled counts).
+ */
+import { padShare } from "./metrics.ts";
+import type { Comparison, TargetResult } from "./results.ts";
+import { meets } from "./results.ts";
+import type { PaddingRun, RoundData } from "./round.ts";
+import type { Sample } from "./samples.ts";
+import { median, quantile } from "./stats.ts";
+import { sumCounters } from "./aggregate.ts";
+
+/** A target from per-round values: the median is the value that is judged. */
+export function target(
+  id: string,
+  label: string,
+  unit: TargetResult["unit"],
+  comparison: Comparison,
+  bound: number,
+  perRound: number[],
+  note?: string,
+): TargetResult {
+  const values = perRound.filter(Number.isFinite);
+  const value = values.length > 0 ? median(values) : null;
+  return {
+    id,
+    label,
+    unit,
+    comparison,
+    target: bound,
+    value,
+    perRound: values,
+    pass: value === null ? null : meets(value, comparison, bound),
+    note,
+  };
+}
+
+/** A target that could not be measured in this run. */
+export function notMeasured(
+  id: string,
+  label: string,
+  unit: TargetResult["unit"],
+  comparison: Comparison,
+  bound: number,
+  why: string,
+): TargetResult {
+  return {
+    id,
+    label,
+    unit,
+    comparison,
+    target: bound,
+    value: null,
+    perRound: [],
+    pass: null,
+    note: `not measured: ${why}`,
+  };
+}
+
+/** The five targets of performance.md (router ones as "not measured" without a router). */
+export function buildTargets(
+  rounds: RoundData[],
+  padding: PaddingRun[],
+  routerWhy: string | null,
+): TargetResult[] {
+  const healthz = rounds.map((r) => quantile(r.healthzMs, 0.99));
+  const padRounds = padding.map((p) => p.counters);
+  const pooled = sumCounters(padRounds);
+  const out: TargetResult[] = [
+    target(
+      "server_efficiency",
+      "Worker ÷ raw ORT throughput",
+      "ratio",
+      ">=",
+      0.9,
+      rounds.map((r) => r.workerThroughput.tokensPerS / r.rawThroughput.tokensPerS),
+    ),
+    target(
+      "latency_overhead",
+      "Worker p50 − raw p50 at concurrency 1",
+      "ms",
+      "<=",
+      2,
+      rounds.map((r) => r.workerSingle.latency.p50 - r.rawSingle.latency.p50),
+    ),
+  ];
+  if (routerWhy === null) {
+    out.push(
+      target(
+        "router_throughput",
+        "Through router ÷ direct throughput",
+        "ratio",
+        ">=",
+        0.95,
+        rounds.map((r) => ratio(r.routerThroughput, r.workerThroughput)),
+      ),
+      target(
+        "router_added_p50",
+        "Router added p50 at concurrency 1",
+        "ms",
+        "<=",
+        1,
+        rounds.map((r) => outsideDiff(r.routerSingle, r.workerSingle)),
+        "per round: p50 of (client latency − X-Total-Time) through the router minus the same " +
+          "direct; pairing each request with its own server time removes inference-time noise",
+      ),
+    );
+  } else {
+    out.push(
+      notMeasured(
+        "router_throughput",
+        "Through router ÷ direct throughput",
+        "ratio",
+        ">=",
+        0.95,
+        routerWhy,
+      ),
+      notMeasured(
+        "router_added_p50",
+        "Router added p50 at concurrency 1",
+        "ms",
+        "<=",
+        1,
+        routerWhy,
+      ),
+    );
+  }
+  const padTarget = target(
+    "padding_share",
+    "Pad tokens ÷ all tokens run (5–500 tokens)",
+    "share",
+    "<=",
+    0.15,
+    padRounds.map(padShare),
+    "pooled over the padding runs from the svc_padded_tokens_total and " +
+      "svc_tokens_processed_total deltas",
+  );
+  if (padRounds.length > 0) {
+    // A share of all tokens run, so the rounds are pooled rather than their shares medianed.
+    padTarget.value = padShare(pooled);
+    padTarget.pass = meets(padTarget.value, "<=", 0.15);
+  }
+  out.push(
+    target("healthz_p99", "/healthz p99 under saturation", "ms", "<", 20, healthz),
+    padTarget,
+  );
+  return out;
+}
+
+/** Router-added time outside the worker at concurrency 1 (NaN without a router sample). */
+export function outsideDiff(router: Sample | undefined, direct: Sample): number {
+  if (!router?.outside || !direct.outside) return NaN;
+  return router.outside.serverP50 - direct.outside.serverP50;
+}
+
+function ratio(a: Sample | undefined, b: Sample): number {
+  return a ? a.tokensPerS / b.tokensPerS : NaN;
+}
