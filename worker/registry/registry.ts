@@ -201,9 +201,23 @@ export class ModelRegistry {
     }
   }
 
-  /** Unload everything (process exit). */
-  async closeAll(): Promise<void> {
-    await Promise.all([...this.#units.keys()].map((k) => this.unload(k).catch(() => {})));
+  /** Stop every model within `timeoutMs` (process exit): queued work fails, threads end. */
+  async closeAll(timeoutMs = 2000): Promise<void> {
+    // Called at process exit, possibly after the drain bound ran out: waiting for queued work
+    // here would make that bound meaningless, so fail what is left and stop the threads.
+    const stopping = new ServiceError("SHUTTING_DOWN", "worker is shutting down", {
+      retryAfterS: 5,
+    });
+    await Promise.all([...this.#units.values()].map(async (u) => {
+      const loaded = u.loaded;
+      if (!loaded) return;
+      u.state = "unloading";
+      loaded.batcher.failAll(stopping);
+      await loaded.thread.dispose(timeoutMs).catch(() => {});
+      u.loaded = undefined;
+      u.load = undefined;
+      u.state = "available";
+    }));
   }
 
   #unit(config: ModelConfig, modelFile: string): Unit {
