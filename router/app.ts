@@ -6,7 +6,7 @@ import { FLEET_PATH } from "../shared/fleet/protocol.ts";
 import { Headers as H } from "../shared/headers.ts";
 import { VERSION } from "../shared/version.ts";
 import { bearerToken, type SecretSet } from "./auth.ts";
-import { readBodyLimited } from "./body.ts";
+import { readBodyLimited } from "../shared/codec/decode.ts";
 import type { RouterConfig } from "./config.ts";
 import type { WorkerDirectory } from "./directory/types.ts";
 import type { FleetHub } from "./fleet/hub.ts";
@@ -181,7 +181,7 @@ export function createRouterApp(deps: RouterDeps): Hono<AppEnv> {
       throw new ServiceError("MODEL_NOT_FOUND", `model "${model}" is not in the catalog`);
     }
     const bundle = route.bundle;
-    const body = await readBodyLimited(c.req.raw, config.maxBodyBytes);
+    const body = await readBodyLimited(c.req.raw, { maxBodyBytes: config.maxBodyBytes });
     const target = { pool: profile, bundle, model: route.model };
     const r = await forward(c.req.raw, body, target, proxyDeps);
     if (r.kind === "response") {
@@ -217,7 +217,7 @@ export function createRouterApp(deps: RouterDeps): Hono<AppEnv> {
   app.post("/v1/embeddings", async (c) => {
     const profile = machineProfileOf(c.req.raw.headers, config);
     c.set("profile", profile);
-    const body = await readBodyLimited(c.req.raw, config.maxBodyBytes);
+    const body = await readBodyLimited(c.req.raw, { maxBodyBytes: config.maxBodyBytes });
     const model = modelOfEmbeddingsBody(body);
     const route = routeModel(model, directory);
     if (route === undefined) {

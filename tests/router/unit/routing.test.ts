@@ -483,7 +483,7 @@ Deno.test("routing: bodies larger than SVC_MAX_BODY_BYTES are refused", async ()
       body: "x".repeat(5000),
     });
     assert.equal(res.status, 400);
-    assert.match(res.body.detail.message, /larger than 2048/);
+    assert.match(res.body.detail.message, /exceeds the limit of 2048 bytes/);
     assert.equal(c.ws[0].requests.length, 0);
   } finally {
     await c.close();
