@@ -16,7 +16,8 @@ import type { Logger } from "./log.ts";
 import type { RouterMetrics } from "./metrics.ts";
 import { getModel, listModels } from "./models.ts";
 import type { LoadTracker } from "./pools/load.ts";
-import { decodeModelName, machineProfileOf, routeModel } from "./pools/resolve.ts";
+import { machineProfileOf, routeModel } from "./pools/resolve.ts";
+import { modelFromPath } from "../shared/catalog/model_path.ts";
 import { poolHasCapacity } from "./pools/selection.ts";
 import type { DemandTracker } from "./provisioning.ts";
 import { forward, type ProxyDeps } from "./proxy.ts";
@@ -173,9 +174,7 @@ export function createRouterApp(deps: RouterDeps): Hono<AppEnv> {
   async function modelOperation(c: Context<AppEnv>, op: string): Promise<Response> {
     const profile = machineProfileOf(c.req.raw.headers, config);
     c.set("profile", profile);
-    const rawPath = new URL(c.req.url).pathname;
-    const model = decodeModelName(rawPath.slice(`/v1/${op}/`.length));
-    if (model === "") throw new ServiceError("INVALID_INPUT", "model name missing from the path");
+    const model = modelFromPath(c.req.url, `/v1/${op}/`);
     const route = routeModel(model, directory);
     if (route === undefined) {
       throw new ServiceError("MODEL_NOT_FOUND", `model "${model}" is not in the catalog`);
@@ -256,8 +255,7 @@ export function createRouterApp(deps: RouterDeps): Hono<AppEnv> {
   });
 
   app.get("/v1/models/*", async (c) => {
-    const rawPath = new URL(c.req.url).pathname;
-    const model = decodeModelName(rawPath.slice("/v1/models/".length));
+    const model = modelFromPath(c.req.url, "/v1/models/");
     const info = await getModel(scopedWorkers(c), model, log, deps.fetch);
     if (!info) throw new ServiceError("MODEL_NOT_FOUND", `model "${model}" is not in the catalog`);
     return c.json(info);

@@ -87,12 +87,3 @@ export function routeModel(name: string, directory: WorkerDirectory): ModelRoute
 export function bundleOf(model: string, directory: WorkerDirectory): string | undefined {
   return routeModel(model, directory)?.bundle;
 }
-
-/** Decode a model path segment sent raw or percent-encoded (`BAAI%2Fbge-m3`). */
-export function decodeModelName(raw: string): string {
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    throw new ServiceError("INVALID_INPUT", "model name is not valid percent-encoding");
-  }
-}

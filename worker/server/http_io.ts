@@ -1,22 +1,5 @@
-/** HTTP plumbing shared by the routes: bounded body reading, model names, traces, timing headers. */
-import { invalidInput } from "../../shared/errors.ts";
+/** HTTP plumbing shared by the routes: trace ids and timing headers. */
 import { Headers as H } from "../../shared/headers.ts";
-
-/** The model name after `prefix` in the URL path, percent-decoded once (`BAAI%2Fbge-m3` works). */
-export function modelFromPath(url: string, prefix: string): string {
-  const path = new URL(url).pathname;
-  const raw = path.slice(prefix.length);
-  let name: string;
-  try {
-    name = decodeURIComponent(raw);
-  } catch {
-    throw invalidInput("model name in the path is not valid percent-encoding");
-  }
-  if (name.length === 0 || name.length > 256) {
-    throw invalidInput("model name is missing or too long");
-  }
-  return name;
-}
 
 const TRACE_RE = /^[A-Za-z0-9._-]{1,128}$/;
 

@@ -12,7 +12,8 @@ import type { WorkItem, WorkParams } from "../families/types.ts";
 import type { RequestResult } from "../scheduler/batcher.ts";
 import type { WorkerContext } from "./context.ts";
 import { gateModel } from "./model_gate.ts";
-import { makeTiming, modelFromPath, timingHeaders, traceIdOf } from "./http_io.ts";
+import { makeTiming, timingHeaders, traceIdOf } from "./http_io.ts";
+import { modelFromPath } from "../../shared/catalog/model_path.ts";
 import { sendNegotiated } from "./respond.ts";
 import { setModelLabel, setPhases } from "./request_labels.ts";
 

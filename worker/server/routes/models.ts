@@ -3,7 +3,7 @@ import type { ModelConfig } from "../../../shared/catalog/schema.ts";
 import { resolveServedName } from "../../../shared/catalog/mod.ts";
 import { ServiceError } from "../../../shared/errors.ts";
 import type { WorkerContext } from "../context.ts";
-import { modelFromPath } from "../http_io.ts";
+import { modelFromPath } from "../../../shared/catalog/model_path.ts";
 
 /** ModelInfo of one catalog entry, with `state` and `last_error` (wire.md extras). */
 export function modelInfo(ctx: WorkerContext, config: ModelConfig, name = config.id) {
