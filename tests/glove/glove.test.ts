@@ -10,6 +10,7 @@ import { buildGlove } from "../../infra/models/glove_build.ts";
 import { WINK_PACKAGE, WINK_VERSION } from "../../infra/models/wink_package.ts";
 import { postJson, startTestWorker } from "../worker/harness.ts";
 import { cachedGloveBuild, gloveAvailability, PACKAGE_DIR } from "./setup.ts";
+import { cosine } from "../worker/expected.ts";
 
 const availability = await gloveAvailability();
 const ignore = !availability.ok;
@@ -41,16 +42,6 @@ const QUERIES: [string, string][] = [
   ["who won the football match", "sports"],
   ["will it rain tomorrow", "weather"],
 ];
-
-function cosine(a: number[], b: number[]): number {
-  let dot = 0, na = 0, nb = 0;
-  a.forEach((x, i) => {
-    dot += x * b[i];
-    na += x * x;
-    nb += b[i] * b[i];
-  });
-  return dot / Math.sqrt(na * nb);
-}
 
 Deno.test({
   name: "glove: tokenizer.json gives GloVe word ids and no special tokens",

@@ -26,6 +26,7 @@ Deno.test("cluster cache (dir): files are copied into the local cache, the hub i
       assert.deepEqual(await Deno.readFile(paths[role]), files[path]);
     }
     assert.equal(hub.calls.length, 0);
+    assert.equal(events.length, Object.keys(TINY_FILES).length, "one fetch event per file");
     assert.ok(events.every((e) => e.source === "cluster-cache" && e.bytes > 0));
   });
 });

@@ -85,6 +85,7 @@ Deno.test("hub: a pinned revision is requested as such", async () => {
         sources: [createHubSource({ hubUrl: hub.url, timeoutMs: 5000 })],
       });
       await within(10_000, store.ensureFiles(REPO, commit, { config: "config.json" }));
+      assert.ok(hub.requests.length > 0, "the hub was asked");
       assert.ok(hub.requests.every((r) => r.path === `/${REPO}/resolve/${commit}/config.json`));
     } finally {
       await hub.close();

@@ -98,6 +98,14 @@ function heldSource(): WeightSource & { signals: AbortSignal[]; release: () => v
   };
 }
 
+/** Wait (bounded) until the store has started the download, instead of guessing with a sleep. */
+async function untilStarted(source: { signals: AbortSignal[] }): Promise<void> {
+  for (let i = 0; i < 200 && source.signals.length === 0; i++) {
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  assert.equal(source.signals.length, 1, "the download started");
+}
+
 Deno.test("abort: one caller leaving does not cancel a download another caller waits for", async () => {
   await withTempDir(async (tmp) => {
     const source = heldSource();
@@ -105,7 +113,7 @@ Deno.test("abort: one caller leaving does not cancel a download another caller w
     const ac = new AbortController();
     const leaving = store.ensureFiles(REPO, "main", { w: "w.bin" }, { signal: ac.signal });
     const staying = store.ensureFiles(REPO, "main", { w: "w.bin" });
-    await new Promise((r) => setTimeout(r, 20));
+    await untilStarted(source);
     ac.abort(new DOMException("client went away", "AbortError"));
     await assert.rejects(within(2000, leaving), { name: "AbortError" });
     assert.equal(source.signals[0].aborted, false);
@@ -122,7 +130,7 @@ Deno.test("abort: when the last caller leaves, the download is cancelled and cle
     const store = createWeightStore({ cacheDir: tmp, sources: [source] });
     const ac = new AbortController();
     const call = store.ensureFiles(REPO, "main", { w: "w.bin" }, { signal: ac.signal });
-    await new Promise((r) => setTimeout(r, 20));
+    await untilStarted(source);
     ac.abort(new DOMException("client went away", "AbortError"));
     await assert.rejects(within(2000, call), { name: "AbortError" });
     assert.equal(source.signals[0].aborted, true);

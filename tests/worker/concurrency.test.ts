@@ -1,14 +1,15 @@
 import assert from "node:assert/strict";
 import { postJson, startTestWorker } from "./harness.ts";
 import { expectedDense, maxDiff } from "./expected.ts";
+import { scrape, sum } from "../observability/helpers/prom_text.ts";
 
-/** Sum and count of a histogram from the Prometheus text. */
-function histogram(text: string, name: string, model: string): { sum: number; count: number } {
-  const pick = (suffix: string) => {
-    const re = new RegExp(`^${name}_${suffix}\\{model="${model}"\\} (\\S+)$`, "m");
-    return Number(re.exec(text)?.[1] ?? "NaN");
+/** Sum and count of the batch-size histogram of one model. */
+async function batchSizes(url: string, model: string): Promise<{ sum: number; count: number }> {
+  const samples = await scrape(url);
+  return {
+    sum: sum(samples, "svc_batch_size_sum", { model }),
+    count: sum(samples, "svc_batch_size_count", { model }),
   };
-  return { sum: pick("sum"), count: pick("count") };
 }
 
 Deno.test("200 concurrent encode requests form batches; every answer matches its own input", async () => {
@@ -20,11 +21,7 @@ Deno.test("200 concurrent encode requests form batches; every answer matches its
       (_, i) => `${words[i % 10]} ${words[(i * 7) % 10]} number ${i}`,
     );
     const want = await expectedDense("dense", texts);
-    const before = histogram(
-      await (await fetch(`${w.url}/metrics`)).text(),
-      "svc_batch_size",
-      "fixture/dense",
-    );
+    const before = await batchSizes(w.url, "fixture/dense");
     const answers = await Promise.all(
       texts.map((text, i) =>
         postJson(`${w.url}/v1/encode/fixture/dense`, { items: [{ id: `req-${i}`, text }] })
@@ -35,13 +32,9 @@ Deno.test("200 concurrent encode requests form batches; every answer matches its
       assert.equal(r.body.items[0].id, `req-${i}`);
       assert.ok(maxDiff(r.body.items[0].dense.values, want[i]) < 1e-4, `request ${i}`);
     });
-    const after = histogram(
-      await (await fetch(`${w.url}/metrics`)).text(),
-      "svc_batch_size",
-      "fixture/dense",
-    );
-    const items = after.sum - (before.sum || 0);
-    const batches = after.count - (before.count || 0);
+    const after = await batchSizes(w.url, "fixture/dense");
+    const items = after.sum - before.sum;
+    const batches = after.count - before.count;
     assert.equal(items, 200, "every item went through exactly one batch");
     assert.ok(batches < 100, `200 requests should share batches, got ${batches} batches`);
   } finally {

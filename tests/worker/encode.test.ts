@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { float16BitsToNumber } from "../../shared/codec/float16.ts";
-import { type Json, postJson, startTestWorker, type TestWorker } from "./harness.ts";
+import { type Json, postJson, withWorker } from "./harness.ts";
+import { VERSION } from "../../shared/version.ts";
 import { decodeMsgpackView } from "./msgpack_view.ts";
 import { expectedDense, expectedSparse, fixtureIds, maxDiff } from "./expected.ts";
 
@@ -10,15 +11,6 @@ const TEXTS = [
   "a much longer sentence about the weather and the city and the people who live there",
 ];
 
-async function withWorker(fn: (w: TestWorker) => Promise<void>, env: Record<string, string> = {}) {
-  const w = await startTestWorker(env);
-  try {
-    await fn(w);
-  } finally {
-    await w.close();
-  }
-}
-
 Deno.test("encode dense: values match a direct ONNX run, ids echoed, timing present", async () => {
   await withWorker(async (w) => {
     const r = await postJson(`${w.url}/v1/encode/fixture/dense`, {
@@ -27,6 +19,7 @@ Deno.test("encode dense: values match a direct ONNX run, ids echoed, timing pres
     assert.equal(r.status, 200);
     assert.equal(r.body.model, "fixture/dense");
     const want = await expectedDense("dense", TEXTS);
+    assert.equal(r.body.items.length, TEXTS.length, "one result per item");
     r.body.items.forEach((item: Json, i: number) => {
       if (i === 1) assert.equal("id" in item, false, "missing id stays missing");
       else assert.equal(item.id, `t${i}`);
@@ -41,7 +34,7 @@ Deno.test("encode dense: values match a direct ONNX run, ids echoed, timing pres
       assert.match(r.headers.get(h) ?? "", /^\d+\.\d\d$/, h);
     }
     assert.match(r.headers.get("x-trace-id") ?? "", /^[0-9a-f]{32}$/);
-    assert.equal(r.headers.get("x-svc-server-version"), "0.1.0");
+    assert.equal(r.headers.get("x-svc-server-version"), VERSION);
   });
 });
 
@@ -116,12 +109,15 @@ Deno.test("encode: prompts by input_type, instruction prefix, profile dimensions
       assert.ok(Math.abs(Math.hypot(...v) - 1) < 1e-5, "re-normalised");
     }
 
-    // Far longer than max_sequence_length (128): truncated, not an error.
-    const long = Array.from({ length: 400 }, (_, i) => (i % 2 ? "cat" : "dog")).join(" ");
+    // Far longer than max_sequence_length (128): truncated, not an error. Every word is one token,
+    // so the model must see exactly [CLS] + the first 126 words + [SEP].
+    const words = Array.from({ length: 400 }, (_, i) => (i % 2 ? "cat" : "dog"));
+    const long = words.join(" ");
+    assert.equal(fixtureIds(long).length, 402, "one token per word: the text really is too long");
     const t = await postJson(url, { items: [{ text: long }] });
     assert.equal(t.status, 200);
-    const ids = fixtureIds(long);
-    assert.ok(ids.length > 128, "the text really is longer than the model's limit");
+    const [head] = await expectedDense("dense", [words.slice(0, 126).join(" ")]);
+    assert.ok(maxDiff(t.body.items[0].dense.values, head) < 1e-4, "truncated to the first 126");
   });
 });
 
@@ -146,6 +142,7 @@ Deno.test("encode sparse: SPLADE non-zeros match, int32 indices on the wire", as
     });
     assert.equal(r.status, 200);
     const want = await expectedSparse(texts);
+    assert.equal(r.body.items.length, texts.length, "one result per item");
     r.body.items.forEach((item: Json, i: number) => {
       const sp = item.sparse;
       assert.equal(sp.indices.length, want[i].size);
@@ -213,6 +210,7 @@ Deno.test("encode static family: table lookup + mean in the graph, L2 here", asy
     });
     assert.equal(r.status, 200);
     const want = await expectedDense("static", texts);
+    assert.equal(r.body.items.length, texts.length, "one result per item");
     r.body.items.forEach((item: Json, i: number) => {
       assert.equal(item.dense.dims, 48);
       assert.ok(maxDiff(item.dense.values, want[i]) < 1e-4);

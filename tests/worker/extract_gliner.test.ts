@@ -8,7 +8,7 @@ import { ensureFixtures } from "../fixtures/mod.ts";
 import { GLINER_TOKENS, MAX_WIDTH, MAX_WORDS } from "../fixtures/models/gliner.ts";
 import { fixtureTokenizer, type OpenModel, openModel, runModel } from "../fixtures/testing.ts";
 import type { Feeds } from "../fixtures/types.ts";
-import { type Json, postJson, startTestWorker, type TestWorker } from "./harness.ts";
+import { type Json, postJson, type TestWorker, withWorker } from "./harness.ts";
 
 const URL_PATH = "/v1/extract/fixture/gliner";
 const LABELS = ["person", "location", "organization"];
@@ -38,15 +38,6 @@ interface Span {
 
 const tok = fixtureTokenizer(GLINER_TOKENS);
 const WORD_RE = /[\p{L}\p{N}\p{M}_]+(?:[-_][\p{L}\p{N}\p{M}_]+)*|\S/gu;
-
-async function withWorker(fn: (w: TestWorker) => Promise<void>): Promise<void> {
-  const w = await startTestWorker();
-  try {
-    await fn(w);
-  } finally {
-    await w.close();
-  }
-}
 
 /** Inputs of one window of words, alone in its batch. */
 function windowFeeds(words: string[], labels: string[]): Feeds {

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { ensureFixtures, NER_LABELS } from "../fixtures/mod.ts";
 import { fixtureTokenizer, openModel, runModel, textFeeds } from "../fixtures/testing.ts";
-import { type Json, postJson, startTestWorker, type TestWorker } from "./harness.ts";
+import { type Json, postJson, type TestWorker, withWorker } from "./harness.ts";
 import { decodeMsgpackView } from "./msgpack_view.ts";
 
 const URL_PATH = "/v1/extract/fixture/ner";
@@ -25,15 +25,6 @@ interface Ent {
   score: number;
   start: number;
   end: number;
-}
-
-async function withWorker(fn: (w: TestWorker) => Promise<void>): Promise<void> {
-  const w = await startTestWorker();
-  try {
-    await fn(w);
-  } finally {
-    await w.close();
-  }
 }
 
 /**
@@ -135,6 +126,7 @@ Deno.test("extract ner: entities match a direct ONNX run; offsets exact; ids ech
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.model, "fixture/ner");
     const want = await expectedEntities(TEXTS);
+    assert.equal(r.body.items.length, TEXTS.length, "one result per item");
     r.body.items.forEach((item: Json, i: number) => {
       if (i === 1) assert.equal("id" in item, false, "missing id stays missing");
       else assert.equal(item.id, `t${i}`);
@@ -142,6 +134,8 @@ Deno.test("extract ner: entities match a direct ONNX run; offsets exact; ids ech
       assertSameEntities(item.entities, want[i], `item ${i}`);
     });
     assert.ok(want.flat().length >= 3, "the texts produce a few entities");
+    const served = r.body.items.reduce((n: number, it: Json) => n + it.entities.length, 0);
+    assert.equal(served, want.flat().length, "the worker found every expected entity");
     assert.equal(typeof r.body.timing.inference_ms, "number");
     assert.match(r.headers.get("x-inference-time") ?? "", /^\d+\.\d\d$/);
 

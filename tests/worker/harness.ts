@@ -41,7 +41,15 @@ export async function startTestWorker(
       write: (l) => logs.push(l),
     }),
   });
-  if (opts.preload !== false) await instance.preload();
+  if (opts.preload !== false) {
+    try {
+      await instance.preload();
+    } catch (err) {
+      await instance.close();
+      if (!env.SVC_CACHE_DIR) await Deno.remove(cacheDir, { recursive: true }).catch(() => {});
+      throw err;
+    }
+  }
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
     instance.app.fetch,
@@ -57,6 +65,19 @@ export async function startTestWorker(
       if (!env.SVC_CACHE_DIR) await Deno.remove(cacheDir, { recursive: true }).catch(() => {});
     },
   };
+}
+
+/** Run `fn` against a fresh test worker that is always stopped afterwards. */
+export async function withWorker(
+  fn: (w: TestWorker) => Promise<void>,
+  env: Record<string, string> = {},
+): Promise<void> {
+  const w = await startTestWorker(env);
+  try {
+    await fn(w);
+  } finally {
+    await w.close();
+  }
 }
 
 /** A parsed JSON answer; tests read arbitrary fields of it. */

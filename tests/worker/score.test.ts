@@ -3,6 +3,7 @@ import { ensureFixtures } from "../fixtures/mod.ts";
 import { fixtureTokenizer, openModel, runModel, textFeeds } from "../fixtures/testing.ts";
 import { type Json, postJson, startTestWorker } from "./harness.ts";
 import { splitRoom } from "../../worker/families/text/tokenizer.ts";
+import { fixtureIds } from "./expected.ts";
 
 /** Logits of each (query, document) pair run alone, straight through onnxruntime. */
 async function expectedScores(query: string, docs: string[]): Promise<number[]> {
@@ -65,13 +66,17 @@ Deno.test("score: long pairs are truncated longest-first to the model's limit", 
   assert.deepEqual(splitRoom(200, 300, 100), [50, 50]);
   const w = await startTestWorker();
   try {
-    const long = Array.from({ length: 300 }, () => "cat").join(" ");
+    const cats = (n: number) => Array.from({ length: n }, () => "cat").join(" ");
+    assert.equal(fixtureIds(cats(300)).length, 302, "one token per word");
     const r = await postJson(`${w.url}/v1/score/fixture/reranker`, {
-      query: { text: long },
-      items: [{ text: long }],
+      query: { text: cats(300) },
+      items: [{ text: cats(300) }],
     });
     assert.equal(r.status, 200);
     assert.equal(r.body.scores.length, 1);
+    // 128 tokens minus [CLS] [SEP] [SEP] leave 125: split longest-first into 63 + 62.
+    const [want] = await expectedScores(cats(63), [cats(62)]);
+    assert.ok(Math.abs(r.body.scores[0].score - want) < 1e-4, "scored on the truncated pair");
   } finally {
     await w.close();
   }
