@@ -29,8 +29,11 @@ export type OutputDtype = typeof OUTPUT_DTYPES[number];
 
 /** Validated encode params, defaults applied. */
 export interface EncodeParams {
-  /** Never empty, no duplicates; `["dense"]` when none was requested. */
-  output_types: OutputType[];
+  /**
+   * Never empty, no duplicates; absent when none was requested: the server then answers the
+   * model's default (`dense` for models that have it, api-spec rule 3).
+   */
+  output_types?: OutputType[];
   instruction?: string;
   output_dtype: OutputDtype;
   /** Runtime options: `profile`, `lora_id` (a model-hub repository id), others. */
@@ -44,11 +47,11 @@ export interface EncodeParamsInput {
   options?: FreeObjectValue | null;
 }
 
-/** `params` of encode; defaults: `output_types` ["dense"], `output_dtype` "float32". */
+/** `params` of encode; default `output_dtype` "float32"; `output_types` absent when none asked. */
 export const EncodeParamsSchema: z.ZodType<EncodeParams, EncodeParamsInput> = z.object({
   output_types: optional(z.array(z.enum(OUTPUT_TYPES)).max(OUTPUT_TYPES.length * 4))
-    // None requested (absent or empty) means dense only (api-spec rule 3); duplicates collapse.
-    .transform((t): OutputType[] => (t && t.length > 0 ? [...new Set(t)] : ["dense"])),
+    // None requested (absent or empty) leaves the choice to the model; duplicates collapse.
+    .transform((t): OutputType[] | undefined => (t && t.length > 0 ? [...new Set(t)] : undefined)),
   instruction: optional(z.string()),
   output_dtype: optional(z.enum(OUTPUT_DTYPES)).transform((d): OutputDtype => d ?? "float32"),
   options: optional(FreeObject),

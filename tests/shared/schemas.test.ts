@@ -24,12 +24,13 @@ import { assertInvalid } from "./helpers.ts";
 
 Deno.test("encode request: defaults for params, output_types and output_dtype", () => {
   const r = parseRequest(EncodeRequestSchema, { items: [{ text: "a" }] });
-  assert.deepEqual(r.params, { output_types: ["dense"], output_dtype: "float32" });
+  // No output types asked: left absent so the worker can answer the model's default.
+  assert.deepEqual(r.params, { output_dtype: "float32" });
   const e = parseRequest(EncodeRequestSchema, {
     items: [{ text: "a" }],
     params: { output_types: [] },
   });
-  assert.deepEqual(e.params.output_types, ["dense"]);
+  assert.deepEqual(e.params.output_types, undefined);
   const d = parseRequest(EncodeRequestSchema, {
     items: [{ text: "a" }],
     params: {
@@ -59,10 +60,7 @@ Deno.test("requests: null means absent for optional fields, never for required o
     params: { output_dtype: null, output_types: null, instruction: null, options: null },
   });
   // Absent optional fields may be present as undefined keys; both encoders drop those.
-  assert.deepEqual(JSON.parse(JSON.stringify(p.params)), {
-    output_types: ["dense"],
-    output_dtype: "float32",
-  });
+  assert.deepEqual(JSON.parse(JSON.stringify(p.params)), { output_dtype: "float32" });
   assertInvalid(() => parseRequest(EncodeRequestSchema, { items: null }), /items: .*received null/);
   assertInvalid(
     () => parseRequest(ScoreRequestSchema, { query: null, items: [{ text: "a" }] }),

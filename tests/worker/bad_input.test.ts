@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { postJson, startTestWorker } from "./harness.ts";
+import { scrape, sum } from "../observability/helpers/prom_text.ts";
 
 async function post(url: string, body: BodyInit, contentType: string) {
   const res = await fetch(url, { method: "POST", headers: { "content-type": contentType }, body });
@@ -139,6 +140,21 @@ Deno.test("a model of another bundle gets 409 DEPENDENCY_CONFLICT", async () => 
     assert.equal(r.status, 409);
     assert.equal(r.body.detail.code, "DEPENDENCY_CONFLICT");
     assert.match(r.body.detail.message, /bundle/);
+  } finally {
+    await w.close();
+  }
+});
+
+Deno.test("unknown model names never become metric label values", async () => {
+  const w = await startTestWorker();
+  try {
+    for (let i = 0; i < 5; i++) {
+      const r = await postJson(`${w.url}/v1/encode/nope/made-up-${i}`, { items: [{ text: "a" }] });
+      assert.equal(r.status, 404);
+    }
+    const samples = await scrape(w.url);
+    assert.ok(!samples.some((s) => s.labels.model?.startsWith("nope/")), "no per-name series");
+    assert.equal(sum(samples, "svc_requests_total", { model: "unknown", status: "404" }), 5);
   } finally {
     await w.close();
   }

@@ -3,7 +3,7 @@ import { Batcher, type BatcherOptions, groupKey } from "../../worker/scheduler/b
 import type { WorkItem, WorkParams } from "../../worker/families/types.ts";
 import { ServiceError } from "../../shared/errors.ts";
 
-const P: WorkParams = { op: "encode", outputTypes: ["dense"], options: {} };
+const P: WorkParams = { op: "encode" };
 
 /** A runner whose batches finish only when the test releases them. */
 function gatedRunner() {

@@ -8,9 +8,6 @@ import type { ModelConfig } from "../../shared/catalog/schema.ts";
 /** Which API operation a batch serves. */
 export type Op = "encode" | "score" | "extract";
 
-/** Embedding outputs an encode batch can ask for. */
-export type EncodeOutput = "dense" | "sparse" | "multivector";
-
 /** One unit of work (one input item, or one query/document pair for score). Structured-clone safe. */
 export interface WorkItem {
   text?: string;
@@ -21,10 +18,12 @@ export interface WorkItem {
   query?: string;
 }
 
-/** Parameters shared by every item of a batch; items are only batched with equal params. */
+/**
+ * What the inference thread needs to know about a batch besides its items; items are only batched
+ * with equal params. Main-thread concerns (output types, dtypes, Matryoshka) stay out of it.
+ */
 export interface WorkParams {
   op: Op;
-  outputTypes: EncodeOutput[];
   /** Text put before every input (instruction or catalog query/document prompt). */
   prefix?: string;
   /** `query` or `document`: ColBERT markers and query padding depend on it. */
@@ -33,8 +32,6 @@ export interface WorkParams {
   labels?: string[];
   /** Extract: score threshold. */
   threshold?: number;
-  /** Remaining runtime options (profile options merged under request options). */
-  options: Record<string, unknown>;
 }
 
 /** An item after tokenisation, before tensors: `length` is its token count (drives sub-batching). */

@@ -87,12 +87,10 @@ export function estimateTokens(item: WorkItem): number {
 export function groupKey(params: WorkParams): string {
   return JSON.stringify([
     params.op,
-    params.outputTypes,
     params.prefix ?? null,
     params.inputType ?? null,
     params.labels ?? null,
     params.threshold ?? null,
-    Object.entries(params.options).sort(([a], [b]) => a < b ? -1 : 1),
   ]);
 }
 

@@ -6,8 +6,8 @@
 import type { Context } from "hono";
 import type { z } from "zod";
 import type { ServedModel } from "../../shared/catalog/mod.ts";
-import { decodeBody, readBodyLimited } from "../../shared/codec/decode.ts";
-import { parseRequest } from "../../shared/codec/parse.ts";
+import { readBodyLimited } from "../../shared/codec/decode.ts";
+import { decodeRequest } from "../../shared/codec/parse.ts";
 import type { WorkItem, WorkParams } from "../families/types.ts";
 import type { RequestResult } from "../scheduler/batcher.ts";
 import type { WorkerContext } from "./context.ts";
@@ -26,8 +26,6 @@ export interface ModelRequest<T> {
   name: string;
   served: ServedModel;
   body: T;
-  /** The decoded body before validation (to tell a default from an explicit value). */
-  raw: unknown;
 }
 
 /** Gate the model for `op`, then read and validate the body against `schema`. */
@@ -40,21 +38,17 @@ export async function openModelRequest<S extends z.ZodType>(
   const started = performance.now();
   const req = c.req.raw;
   const name = modelFromPath(req.url, `/v1/${op}/`);
-  setModelLabel(c, name);
   const served = gateModel(ctx, name, op);
-  const raw = decodeBody(
-    await readBodyLimited(req, ctx.limits),
-    req.headers.get("content-type"),
-    ctx.limits,
-  );
+  // Labelled only once the name is a known served name: metric label values stay bounded.
+  setModelLabel(c, name);
+  const bytes = await readBodyLimited(req, ctx.limits);
   return {
     started,
     req,
     traceId: traceIdOf(req),
     name,
     served,
-    body: parseRequest(schema, raw),
-    raw,
+    body: decodeRequest(schema, bytes, req.headers.get("content-type"), ctx.limits),
   };
 }
 

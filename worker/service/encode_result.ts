@@ -17,16 +17,16 @@ export function toEncodeResult(
   config: ModelConfig,
 ): Omit<EncodeResult, "id"> {
   const r: Omit<EncodeResult, "id"> = {};
-  const { dtype, dimensions, params } = plan;
-  if (params.outputTypes.includes("dense") && out.dense) {
+  const { dtype, dimensions, outputTypes } = plan;
+  if (outputTypes.includes("dense") && out.dense) {
     const v = dimensions !== undefined ? truncateDense(out.dense, dimensions, config) : out.dense;
     r.dense = makeDenseVector(v, dtype);
   }
-  if (params.outputTypes.includes("sparse") && out.sparse) {
+  if (outputTypes.includes("sparse") && out.sparse) {
     const s = out.sparse;
     r.sparse = makeSparseVector(s.dims, s.indices, s.values, dtype);
   }
-  if (params.outputTypes.includes("multivector") && out.multivector) {
+  if (outputTypes.includes("multivector") && out.multivector) {
     const m = out.multivector;
     r.multivector = makeMultiVector(m.values, m.numTokens, m.tokenDims, dtype);
   }

@@ -3,26 +3,23 @@ import type { ModelConfig } from "../../shared/catalog/schema.ts";
 import type { ServedModel } from "../../shared/catalog/mod.ts";
 import { invalidInput } from "../../shared/errors.ts";
 import { isSafeModelId } from "../../shared/catalog/schema.ts";
-import type { EncodeOutput, WorkParams } from "../families/types.ts";
-import { OUTPUT_DTYPES, type OutputDtype } from "../../shared/schemas/encode.ts";
+import type { WorkParams } from "../families/types.ts";
+import {
+  type EncodeParams,
+  OUTPUT_TYPES,
+  type OutputDtype,
+  type OutputType,
+} from "../../shared/schemas/encode.ts";
 
 /** Encode settings after merging profile and request. */
 export interface EncodePlan {
   params: WorkParams;
+  /** Outputs to return, each one the model produces. */
+  outputTypes: OutputType[];
   dtype: OutputDtype;
   /** Matryoshka truncation of dense vectors (then re-normalised). */
   dimensions?: number;
 }
-
-/** Raw encode params as they arrive on the wire (already schema-checked for types). */
-export interface EncodeParamsInput {
-  output_types?: string[];
-  instruction?: string;
-  output_dtype?: string;
-  options?: Record<string, unknown>;
-}
-
-const ENCODE_OUTPUTS: readonly EncodeOutput[] = ["dense", "sparse", "multivector"];
 
 /** Merge profile options under request options; `options.profile` may pick another profile. */
 export function effectiveOptions(
@@ -90,46 +87,34 @@ export function checkDimensions(config: ModelConfig, value: unknown, field: stri
  * Output types when the request names none: `dense` (as the API specifies) for models that have
  * it; otherwise what the profile enables (a ColBERT-only model answers multivector).
  */
-export function defaultOutputTypes(config: ModelConfig, profile: string): string[] {
+export function defaultOutputTypes(config: ModelConfig, profile: string): OutputType[] {
   if (config.outputs.includes("dense")) return ["dense"];
   const fromProfile = config.profiles[profile]?.output_types ?? config.outputs;
-  return fromProfile.filter((t) => ENCODE_OUTPUTS.includes(t as EncodeOutput));
+  return fromProfile.filter((t): t is OutputType => OUTPUT_TYPES.includes(t as OutputType));
 }
 
-/** Build the batch parameters of an encode request. */
-export function planEncode(served: ServedModel, p: EncodeParamsInput | undefined): EncodePlan {
+/** Build the batch parameters of an encode request (types and values already schema-checked). */
+export function planEncode(served: ServedModel, p: Partial<EncodeParams> | undefined): EncodePlan {
   const config = served.config;
   const { profile, options } = effectiveOptions(served, p?.options);
   checkLora(config, options);
-  const requested = p?.output_types && p.output_types.length > 0
-    ? p.output_types
-    : defaultOutputTypes(config, profile);
-  const outputTypes: EncodeOutput[] = [];
-  for (const t of requested) {
-    if (!ENCODE_OUTPUTS.includes(t as EncodeOutput)) {
-      throw invalidInput(`unsupported output type '${t}' (dense, sparse, multivector)`);
-    }
-    if (!config.outputs.includes(t as EncodeOutput)) {
+  const outputTypes = p?.output_types ?? defaultOutputTypes(config, profile);
+  for (const t of outputTypes) {
+    if (!config.outputs.includes(t)) {
       throw invalidInput(
         `model '${config.id}' does not produce '${t}' (it produces: ${config.outputs.join(", ")})`,
       );
     }
-    if (!outputTypes.includes(t as EncodeOutput)) outputTypes.push(t as EncodeOutput);
-  }
-  const dtype = (p?.output_dtype ?? "float32") as OutputDtype;
-  if (!OUTPUT_DTYPES.includes(dtype)) {
-    throw invalidInput(`unsupported output_dtype '${dtype}' (float32, float16, int8, binary)`);
   }
   const inputType = inputTypeOf(options);
   const prefix = p?.instruction ?? (inputType ? config.prompts[inputType] : undefined);
   const dimensions = options.dimensions === undefined
     ? undefined
     : checkDimensions(config, options.dimensions, "options.dimensions");
-  // Options that only shape post-processing on the main thread stay out of the grouping key.
-  const { dimensions: _d, input_type: _t, is_query: _q, model_file: _m, ...rest } = options;
   return {
-    params: { op: "encode", outputTypes, prefix, inputType, options: { ...rest, profile } },
-    dtype,
+    params: { op: "encode", prefix, inputType },
+    outputTypes,
+    dtype: p?.output_dtype ?? "float32",
     dimensions,
   };
 }

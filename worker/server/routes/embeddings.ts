@@ -42,8 +42,8 @@ export async function handleEmbeddings(ctx: WorkerContext, c: Context): Promise<
     req.headers.get("content-type") ?? "application/json",
     ctx.limits,
   );
-  setModelLabel(c, body.model);
   const served = gateModel(ctx, body.model, "encode");
+  setModelLabel(c, body.model);
   if (!served.config.outputs.includes("dense")) {
     throw invalidInput(`model '${served.config.id}' has no dense output; /v1/embeddings needs one`);
   }

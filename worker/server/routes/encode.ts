@@ -12,8 +12,6 @@ import { answerModelRequest, openModelRequest, runOnModel } from "../model_reque
 export async function handleEncode(ctx: WorkerContext, c: Context): Promise<Response> {
   const mr = await openModelRequest(ctx, c, "encode", EncodeRequestSchema);
   const { served, body } = mr;
-  // The schema fills in ["dense"]; a model without dense output gets its profile's types instead.
-  const askedTypes = hasOutputTypes(mr.raw) ? body.params?.output_types : undefined;
   const textModel = served.config.inputs.includes("text");
   const work: WorkItem[] = body.items.map((it, i) => {
     if (it.text === undefined && !(it.images && it.images.length > 0)) {
@@ -24,7 +22,7 @@ export async function handleEncode(ctx: WorkerContext, c: Context): Promise<Resp
     }
     return { text: it.text };
   });
-  const plan = planEncode(served, { ...body.params, output_types: askedTypes });
+  const plan = planEncode(served, body.params);
   const result = await runOnModel(ctx, mr, work, plan.params);
   const t0 = performance.now();
   const items = result.outputs.map((out, i) => {
@@ -34,9 +32,4 @@ export async function handleEncode(ctx: WorkerContext, c: Context): Promise<Resp
   });
   result.timing.postprocessingMs += performance.now() - t0;
   return answerModelRequest(c, mr, result, { items });
-}
-
-function hasOutputTypes(raw: unknown): boolean {
-  const params = (raw as { params?: { output_types?: unknown } } | null)?.params;
-  return Array.isArray(params?.output_types) && params.output_types.length > 0;
 }

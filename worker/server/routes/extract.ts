@@ -24,9 +24,9 @@ export const MAX_LABEL_LENGTH = 100;
 
 /** Build the batch parameters of an extract request; throws INVALID_INPUT on bad params. */
 export function planExtract(served: ServedModel, p: ExtractParams): WorkParams {
-  const { profile, options } = effectiveOptions(served, p.options);
+  const { options } = effectiveOptions(served, p.options);
   checkLora(served.config, options);
-  const { threshold, model_file: _m, ...rest } = options;
+  const threshold = options.threshold;
   if (
     threshold !== undefined &&
     (typeof threshold !== "number" || !Number.isFinite(threshold) || threshold < 0 ||
@@ -41,13 +41,7 @@ export function planExtract(served: ServedModel, p: ExtractParams): WorkParams {
         `params.labels must list at least one (e.g. ["person", "organization"])`,
     );
   }
-  return {
-    op: "extract",
-    outputTypes: [],
-    labels,
-    threshold: threshold as number | undefined,
-    options: { ...rest, profile },
-  };
+  return { op: "extract", labels, threshold: threshold as number | undefined };
 }
 
 /** Validate labels (count, non-empty, length) and drop repeats; undefined when none. */

@@ -25,14 +25,9 @@ export async function handleScore(ctx: WorkerContext, c: Context): Promise<Respo
     if (it.text === undefined) throw invalidInput(`items[${i}] has no text`);
     return { query: body.query.text, text: it.text };
   });
-  const { profile, options } = effectiveOptions(served, body.options);
-  checkLora(served.config, options);
-  const params: WorkParams = {
-    op: "score",
-    outputTypes: [],
-    prefix: body.instruction,
-    options: { ...options, profile },
-  };
+  // Validates `options.profile` and `options.lora_id`; rerankers read no other option.
+  checkLora(served.config, effectiveOptions(served, body.options).options);
+  const params: WorkParams = { op: "score", prefix: body.instruction };
   const result = await runOnModel(ctx, mr, work, params);
   const scores = rankScores(
     body.items.map((it) => it.id),
