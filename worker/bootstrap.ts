@@ -6,6 +6,7 @@ import { loadWorkerConfig, type WorkerConfig } from "./config/config.ts";
 import { ModelRegistry } from "./registry/registry.ts";
 import { memoryProbeFor } from "./registry/memory.ts";
 import { queryGpus } from "./telemetry/gpu.ts";
+import { parseFleetConfig, workerBundle } from "./fleet/config.ts";
 import { weightStoreFromEnv } from "./weights/from_env.ts";
 import { WorkerMetrics } from "./telemetry/metrics.ts";
 import { createLogger, type Logger } from "./telemetry/logger.ts";
@@ -53,6 +54,8 @@ export async function createWorker(
     secrets: secretsOf(env),
   });
   const limits = limitsFromEnv(env);
+  // Fleet settings are checked now, not after preloading: a bad value must stop start-up.
+  parseFleetConfig(env, config.SVC_PORT);
   const catalog = await loadCatalog({
     modelsDir: config.SVC_MODELS_DIR,
     filter: config.SVC_MODEL_FILTER,
@@ -93,7 +96,7 @@ export async function createWorker(
     log,
     state: new ServingState(),
     limits,
-    bundle: env.SVC_BUNDLE || "default",
+    bundle: workerBundle(env),
     startedAt: Date.now(),
   };
   const app = createWorkerApp(ctx);

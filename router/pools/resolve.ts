@@ -82,8 +82,3 @@ export function routeModel(name: string, directory: WorkerDirectory): ModelRoute
     model: resolveServedName(name, CATALOG_BY_ID)?.config.id ?? name,
   };
 }
-
-/** The bundle serving `model` (see routeModel), or undefined when unknown. */
-export function bundleOf(model: string, directory: WorkerDirectory): string | undefined {
-  return routeModel(model, directory)?.bundle;
-}

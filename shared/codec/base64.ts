@@ -17,11 +17,6 @@ export function base64ToBytes(text: string): Uint8Array | null {
   }
 }
 
-/** Encode bytes as standard padded base64. */
-export function bytesToBase64(bytes: Uint8Array): string {
-  return bytes.toBase64();
-}
-
 /** Little-endian float32 bytes as base64: what the `openai` client expects for `encoding_format: base64`. */
 export function float32ToBase64(values: Float32Array): string {
   return new Uint8Array(values.buffer, values.byteOffset, values.byteLength).toBase64();

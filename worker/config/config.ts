@@ -32,7 +32,6 @@ export const WorkerEnvSchema = z.object({
     "auto",
   ),
   SVC_MAX_LOADED_MODELS: int(1, 1000).default(16),
-  SVC_HTTP_TIMEOUT_MS: int(100, 3_600_000).default(60_000),
   SVC_LOG_JSON: bool.default(false),
   SVC_LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   SVC_SHUTDOWN_DRAIN_S: z.coerce.number().min(0).max(600).default(25),
@@ -60,9 +59,4 @@ export function loadWorkerConfig(env: Record<string, string | undefined>): Worke
   const home = env.HOME ?? "/tmp";
   const cacheDir = r.data.SVC_CACHE_DIR ?? `${env.XDG_CACHE_HOME ?? `${home}/.cache`}/svc/models`;
   return { ...r.data, cacheDir };
-}
-
-/** Read the process environment as a plain record (needs --allow-env). */
-export function processEnv(): Record<string, string | undefined> {
-  return Deno.env.toObject();
 }

@@ -77,6 +77,11 @@ function slug(env: Record<string, string | undefined>, name: string): string | u
   return v;
 }
 
+/** The bundle this worker serves (`SVC_BUNDLE`, normalised): what it serves and what it announces. */
+export function workerBundle(env: Record<string, string | undefined>): string {
+  return slug(env, "SVC_BUNDLE") ?? FLEET_DEFAULTS.SVC_BUNDLE;
+}
+
 /** Parse the fleet settings; null when SVC_ROUTER_URL is unset (a standalone worker). */
 export function parseFleetConfig(
   env: Record<string, string | undefined>,
@@ -119,7 +124,7 @@ export function parseFleetConfig(
     workerId,
     advertiseUrl: advertiseUrl.replace(/\/+$/, ""),
     machineProfile: slug(env, "SVC_MACHINE_PROFILE"),
-    bundle: slug(env, "SVC_BUNDLE") ?? FLEET_DEFAULTS.SVC_BUNDLE,
+    bundle: workerBundle(env),
     pool: slug(env, "SVC_POOL"),
     reconnectMaxMs,
   };

@@ -203,7 +203,15 @@ export class FleetLinkImpl implements FleetLink {
   #session(): Promise<SessionEnd> {
     const profile = this.#profile!;
     return new Promise<SessionEnd>((resolve) => {
-      const timers: ReturnType<typeof setTimeout>[] = [];
+      // Timers leave the set when they fire: status and heartbeat ticks re-arm forever.
+      const timers = new Set<ReturnType<typeof setTimeout>>();
+      const later = (fn: () => void, ms: number) => {
+        const t = setTimeout(() => {
+          timers.delete(t);
+          fn();
+        }, ms);
+        timers.add(t);
+      };
       let timings = DEFAULT_TIMINGS;
       let lastFrame = Date.now();
       let finished = false;
@@ -251,21 +259,21 @@ export class FleetLinkImpl implements FleetLink {
       this.#endSession = (code, reason) =>
         finish({ registered: false, immediate: false, refused: false }, code, reason);
       let refused = false;
-      timers.push(setTimeout(() => {
+      later(() => {
         if (ws.readyState === WebSocket.CONNECTING) {
           this.#noteFailure("router connection timed out");
           finish({ registered: false, immediate: false, refused: false }, 1000);
         }
-      }, CONNECT_TIMEOUT_MS));
+      }, CONNECT_TIMEOUT_MS);
       ws.onopen = () => {
         lastFrame = Date.now();
         this.#send(ws, this.#register(profile));
-        timers.push(setTimeout(() => {
+        later(() => {
           if (!this.#registered) {
             this.#noteFailure("router did not acknowledge the registration");
             finish({ registered: false, immediate: false, refused: false }, 1000);
           }
-        }, REGISTER_TIMEOUT_MS));
+        }, REGISTER_TIMEOUT_MS);
       };
       ws.onmessage = (ev) => {
         lastFrame = Date.now();
@@ -282,7 +290,7 @@ export class FleetLinkImpl implements FleetLink {
               status: msg.status_interval_ms,
               stale: msg.stale_after_ms,
             };
-            this.#onRegistered(ws, msg, timers, () => lastFrame, timings, finish);
+            this.#onRegistered(ws, msg, later, () => lastFrame, timings, finish);
             return;
           case "ping":
             this.#send(ws, { type: "pong", t: msg.t });
@@ -321,7 +329,7 @@ export class FleetLinkImpl implements FleetLink {
   #onRegistered(
     ws: WebSocket,
     msg: RegisteredMessage,
-    timers: ReturnType<typeof setTimeout>[],
+    later: (fn: () => void, ms: number) => void,
     lastFrame: () => number,
     timings: { heartbeat: number; status: number; stale: number },
     finish: (end: SessionEnd, closeCode?: number, reason?: string) => void,
@@ -341,9 +349,9 @@ export class FleetLinkImpl implements FleetLink {
     this.#send(ws, this.#status());
     const statusTick = () => {
       this.#send(ws, this.#status());
-      timers.push(setTimeout(statusTick, timings.status));
+      later(statusTick, timings.status);
     };
-    timers.push(setTimeout(statusTick, timings.status));
+    later(statusTick, timings.status);
     const heartbeat = () => {
       // A frozen router never closes its socket: silence past the bound means it is gone.
       if (Date.now() - lastFrame() > timings.stale) {
@@ -354,9 +362,9 @@ export class FleetLinkImpl implements FleetLink {
         return;
       }
       this.#send(ws, { type: "ping", t: Date.now() });
-      timers.push(setTimeout(heartbeat, timings.heartbeat));
+      later(heartbeat, timings.heartbeat);
     };
-    timers.push(setTimeout(heartbeat, timings.heartbeat));
+    later(heartbeat, timings.heartbeat);
   }
 
   /** Log connection failures without flooding: the first of a run, then every tenth. */

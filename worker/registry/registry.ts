@@ -5,7 +5,7 @@
  */
 import type { ModelConfig } from "../../shared/catalog/schema.ts";
 import { resolveServedName, type ServedModel } from "../../shared/catalog/mod.ts";
-import { ServiceError } from "../../shared/errors.ts";
+import { DEFAULT_RETRY_AFTER_S, ServiceError } from "../../shared/errors.ts";
 import type { WeightStore } from "../weights/types.ts";
 import { Batcher, type BatchStats } from "../scheduler/batcher.ts";
 import { InferenceThread } from "../inference/thread_client.ts";
@@ -37,8 +37,6 @@ export interface RegistryOptions {
   maxRunTokens: number;
   memoryThresholdPercent: number;
   memoryProbe: MemoryProbe;
-  /** Retry-After for MODEL_NOT_LOADED; also the pause before retrying a failed load. */
-  retryAfterS?: number;
   onEvent?: (event: string, fields: Record<string, unknown>) => void;
   onBatch?: (model: string, stats: BatchStats) => void;
 }
@@ -104,16 +102,14 @@ export class ModelRegistry {
     return [...this.#units.values()].map((u) => this.#status(u));
   }
 
+  /** Memory in use and available, as eviction sees it (container limit when there is one). */
+  memoryUsage(): { usedBytes: number; totalBytes: number } {
+    return this.#o.memoryProbe();
+  }
+
   /** The device models run on (`cpu` or `cuda`). */
   get deviceName(): string {
     return this.#o.device;
-  }
-
-  /** Loaded models' memory in bytes, summed. */
-  get loadedMemoryBytes(): number {
-    let s = 0;
-    for (const u of this.#units.values()) s += u.loaded?.memoryBytes ?? 0;
-    return s;
   }
 
   /**
@@ -129,7 +125,7 @@ export class ModelRegistry {
       throw this.#notLoaded(`model '${u.config.id}' is unloading`);
     }
     if (!u.load) {
-      const retryMs = (this.#o.retryAfterS ?? 5) * 1000;
+      const retryMs = (DEFAULT_RETRY_AFTER_S.MODEL_NOT_LOADED ?? 5) * 1000;
       if (u.state === "failed" && u.failure && performance.now() - u.failedAt < retryMs) {
         throw u.failure;
       }
@@ -205,9 +201,7 @@ export class ModelRegistry {
   async closeAll(timeoutMs = 2000): Promise<void> {
     // Called at process exit, possibly after the drain bound ran out: waiting for queued work
     // here would make that bound meaningless, so fail what is left and stop the threads.
-    const stopping = new ServiceError("SHUTTING_DOWN", "worker is shutting down", {
-      retryAfterS: 5,
-    });
+    const stopping = new ServiceError("SHUTTING_DOWN", "worker is shutting down");
     await Promise.all([...this.#units.values()].map(async (u) => {
       const loaded = u.loaded;
       if (!loaded) return;
@@ -315,7 +309,7 @@ export class ModelRegistry {
   }
 
   #notLoaded(message: string): ServiceError {
-    return new ServiceError("MODEL_NOT_LOADED", message, { retryAfterS: this.#o.retryAfterS ?? 5 });
+    return new ServiceError("MODEL_NOT_LOADED", message);
   }
 
   #status(u: Unit): UnitStatus {

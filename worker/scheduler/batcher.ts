@@ -45,7 +45,6 @@ export interface RequestResult {
 class PendingRequest {
   readonly outputs: ItemOutput[];
   remaining: number;
-  cancelled = false;
   settled = false;
   lastDispatch = 0;
   readonly timing: BatchTiming = { tokenizationMs: 0, inferenceMs: 0, postprocessingMs: 0 };
@@ -173,7 +172,6 @@ export class Batcher {
 
   #cancel(req: PendingRequest): void {
     if (req.settled) return;
-    req.cancelled = true;
     // Drop the request's waiting items now so they never reach the model.
     const group = this.#groups.get(req.key);
     if (group) {

@@ -32,7 +32,7 @@ export function createWorkerApp(ctx: WorkerContext): Hono {
     const started = performance.now();
     if (ctx.state.draining) {
       c.res = errorResponse(
-        new ServiceError("SHUTTING_DOWN", "worker is shutting down", { retryAfterS: 5 }),
+        new ServiceError("SHUTTING_DOWN", "worker is shutting down"),
       );
     } else {
       ctx.state.enter();

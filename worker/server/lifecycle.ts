@@ -66,13 +66,13 @@ export async function runWorkerProcess(
       })),
     status: () => {
       const statuses = ctx.registry.statuses();
-      const mem = Deno.systemMemoryInfo();
+      const mem = ctx.registry.memoryUsage();
       return {
         models: statuses.map((s) => ({ name: s.name, state: s.state, queue_depth: s.queueDepth })),
         queue_depth: statuses.reduce((a, s) => a + s.queueDepth, 0),
         in_flight: ctx.state.inFlight,
-        memory_used_bytes: mem.total - mem.available,
-        memory_total_bytes: mem.total,
+        memory_used_bytes: mem.usedBytes,
+        memory_total_bytes: mem.totalBytes,
         draining: ctx.state.draining,
       };
     },

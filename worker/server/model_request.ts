@@ -52,18 +52,16 @@ export async function openModelRequest<S extends z.ZodType>(
   };
 }
 
-/** Load (or find) the model and run the items through its batcher. */
+/** Load (or find) the model and run the items through its batcher; `signal`: client gone. */
 export async function runOnModel(
   ctx: WorkerContext,
-  mr: ModelRequest<unknown>,
+  served: ServedModel,
+  signal: AbortSignal,
   work: WorkItem[],
   params: WorkParams,
 ): Promise<RequestResult> {
-  const model = await ctx.registry.acquire(mr.served, ctx.config.SVC_LOAD_WAIT_MS);
-  return await ctx.registry.use(
-    model,
-    () => model.batcher.submit(work, params, mr.req.signal),
-  );
+  const model = await ctx.registry.acquire(served, ctx.config.SVC_LOAD_WAIT_MS);
+  return await ctx.registry.use(model, () => model.batcher.submit(work, params, signal));
 }
 
 /** Answer 200 with `payload` plus `timing`, the timing headers and the trace id. */

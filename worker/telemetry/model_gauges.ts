@@ -5,7 +5,8 @@ import type { WorkerContext } from "../server/context.ts";
 export function refreshModelGauges(ctx: WorkerContext): void {
   const device = ctx.registry.deviceName;
   for (const s of ctx.registry.statuses()) {
-    const model = s.config.id;
+    // The unit name: a profile running another weights file is its own series.
+    const model = s.name;
     ctx.metrics.modelLoaded.set({ model, device }, s.state === "loaded" ? 1 : 0);
     ctx.metrics.modelMemory.set({ model, device }, s.memoryBytes);
     ctx.metrics.queueDepth.set({ model }, s.queueDepth);

@@ -20,15 +20,13 @@ import type { WorkerContext } from "../context.ts";
 import { gateModel } from "../model_gate.ts";
 import { makeTiming, timingHeaders, traceIdOf } from "../http_io.ts";
 import { setModelLabel, setPhases } from "../request_labels.ts";
+import { runOnModel } from "../model_request.ts";
 
 /** The accepted `input` forms as work items (texts or token-id lists). */
 export function embeddingWorkItems(input: OpenAIEmbeddingsRequest["input"]): WorkItem[] {
   const parsed = embeddingInputs(input);
   if ("texts" in parsed) return parsed.texts.map((text) => ({ text }));
-  return parsed.tokenIds.map((tokenIds, i) => {
-    if (tokenIds.length === 0) throw invalidInput(`input[${i}] is an empty token list`);
-    return { tokenIds };
-  });
+  return parsed.tokenIds.map((tokenIds) => ({ tokenIds }));
 }
 
 /** Handle one OpenAI-style embeddings request. */
@@ -47,20 +45,13 @@ export async function handleEmbeddings(ctx: WorkerContext, c: Context): Promise<
   if (!served.config.outputs.includes("dense")) {
     throw invalidInput(`model '${served.config.id}' has no dense output; /v1/embeddings needs one`);
   }
+  // Input shape, list sizes and token ids were bounded by the schema and the input limits.
   const work = embeddingWorkItems(body.input);
-  if (work.length === 0) throw invalidInput("input must not be empty");
-  if (work.length > ctx.limits.maxItems) {
-    throw invalidInput(`input has ${work.length} entries; the limit is ${ctx.limits.maxItems}`);
-  }
-  const dims = body.dimensions === undefined || body.dimensions === null
+  const dims = body.dimensions === undefined
     ? undefined
     : checkDimensions(served.config, body.dimensions, "dimensions");
   const plan = planEncode(served, { output_types: ["dense"] });
-  const model = await ctx.registry.acquire(served, ctx.config.SVC_LOAD_WAIT_MS);
-  const result = await ctx.registry.use(
-    model,
-    () => model.batcher.submit(work, plan.params, req.signal),
-  );
+  const result = await runOnModel(ctx, served, req.signal, work, plan.params);
   const base64 = body.encoding_format === "base64";
   const data = result.outputs.map((out, index) => {
     let v = out.dense!;

@@ -23,7 +23,7 @@ export async function handleEncode(ctx: WorkerContext, c: Context): Promise<Resp
     return { text: it.text };
   });
   const plan = planEncode(served, body.params);
-  const result = await runOnModel(ctx, mr, work, plan.params);
+  const result = await runOnModel(ctx, served, mr.req.signal, work, plan.params);
   const t0 = performance.now();
   const items = result.outputs.map((out, i) => {
     const r = toEncodeResult(out, plan, served.config);

@@ -70,7 +70,7 @@ export async function handleExtract(ctx: WorkerContext, c: Context): Promise<Res
     return { text: it.text };
   });
   const params = planExtract(served, body.params);
-  const result = await runOnModel(ctx, mr, work, params);
+  const result = await runOnModel(ctx, served, mr.req.signal, work, params);
   const items = result.outputs.map((out, i): ExtractResult => {
     const entities = out.entities ?? [];
     const id = body.items[i].id;

@@ -28,7 +28,7 @@ export async function handleScore(ctx: WorkerContext, c: Context): Promise<Respo
   // Validates `options.profile` and `options.lora_id`; rerankers read no other option.
   checkLora(served.config, effectiveOptions(served, body.options).options);
   const params: WorkParams = { op: "score", prefix: body.instruction };
-  const result = await runOnModel(ctx, mr, work, params);
+  const result = await runOnModel(ctx, served, mr.req.signal, work, params);
   const scores = rankScores(
     body.items.map((it) => it.id),
     result.outputs.map((o) => o.score ?? 0),
