@@ -6,7 +6,8 @@ import { FLEET_PATH } from "../shared/fleet/protocol.ts";
 import { Headers as H } from "../shared/headers.ts";
 import { VERSION } from "../shared/version.ts";
 import { bearerToken, type SecretSet } from "./auth.ts";
-import { readBodyLimited } from "../shared/codec/decode.ts";
+import { decodeBody, readBodyLimited } from "../shared/codec/decode.ts";
+import type { InputLimits } from "../shared/codec/limits.ts";
 import type { RouterConfig } from "./config.ts";
 import type { WorkerDirectory } from "./directory/types.ts";
 import type { FleetHub } from "./fleet/hub.ts";
@@ -17,7 +18,7 @@ import type { RouterMetrics } from "./metrics.ts";
 import { getModel, listModels } from "./models.ts";
 import type { LoadTracker } from "./pools/load.ts";
 import { machineProfileOf, routeModel } from "./pools/resolve.ts";
-import { modelFromPath } from "../shared/catalog/model_path.ts";
+import { MAX_MODEL_NAME_LENGTH, modelFromPath } from "../shared/catalog/model_path.ts";
 import { poolHasCapacity } from "./pools/selection.ts";
 import type { DemandTracker } from "./provisioning.ts";
 import { forward, type ProxyDeps } from "./proxy.ts";
@@ -180,7 +181,7 @@ export function createRouterApp(deps: RouterDeps): Hono<AppEnv> {
       throw new ServiceError("MODEL_NOT_FOUND", `model "${model}" is not in the catalog`);
     }
     const bundle = route.bundle;
-    const body = await readBodyLimited(c.req.raw, { maxBodyBytes: config.maxBodyBytes });
+    const body = await readBodyLimited(c.req.raw, config.limits);
     const target = { pool: profile, bundle, model: route.model };
     const r = await forward(c.req.raw, body, target, proxyDeps);
     if (r.kind === "response") {
@@ -216,8 +217,8 @@ export function createRouterApp(deps: RouterDeps): Hono<AppEnv> {
   app.post("/v1/embeddings", async (c) => {
     const profile = machineProfileOf(c.req.raw.headers, config);
     c.set("profile", profile);
-    const body = await readBodyLimited(c.req.raw, { maxBodyBytes: config.maxBodyBytes });
-    const model = modelOfEmbeddingsBody(body);
+    const body = await readBodyLimited(c.req.raw, config.limits);
+    const model = modelOfEmbeddingsBody(body, c.req.header("content-type") ?? null, config.limits);
     const route = routeModel(model, directory);
     if (route === undefined) {
       throw new ServiceError("MODEL_NOT_FOUND", `model "${model}" is not in the catalog`);
@@ -282,17 +283,22 @@ function notServed(model: string, profile: string, bundle: string): ServiceError
   );
 }
 
-/** The `model` field of an embeddings request body (JSON). */
-function modelOfEmbeddingsBody(body: Uint8Array): string {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(new TextDecoder().decode(body));
-  } catch {
-    throw new ServiceError("INVALID_INPUT", "request body must be JSON");
-  }
+/**
+ * The `model` field of an embeddings body (JSON or msgpack, like the worker), decoded with the
+ * same input limits; the name is bounded before it is echoed in any error.
+ */
+function modelOfEmbeddingsBody(
+  body: Uint8Array,
+  contentType: string | null,
+  limits: InputLimits,
+): string {
+  const parsed = decodeBody(body, contentType ?? "application/json", limits);
   const model = (parsed as { model?: unknown } | null)?.model;
-  if (typeof model !== "string" || model === "") {
-    throw new ServiceError("INVALID_INPUT", "field 'model' (string) is required");
+  if (typeof model !== "string" || model === "" || model.length > MAX_MODEL_NAME_LENGTH) {
+    throw new ServiceError(
+      "INVALID_INPUT",
+      `field 'model' must be a model name of 1 to ${MAX_MODEL_NAME_LENGTH} characters`,
+    );
   }
   return model;
 }

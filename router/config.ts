@@ -4,6 +4,7 @@
  * the variable is a secret).
  */
 import { SLUG_RE } from "../shared/fleet/protocol.ts";
+import { type InputLimits, limitsFromEnv } from "../shared/codec/limits.ts";
 
 /** Where the worker directory lives. */
 export type DirectoryKind = "memory" | "kv";
@@ -28,8 +29,8 @@ export interface RouterConfig {
   statusIntervalMs: number;
   /** Bound on one proxied request, from send to the last byte of the answer. */
   upstreamTimeoutMs: number;
-  /** Largest request body the router buffers and forwards. */
-  maxBodyBytes: number;
+  /** Input limits, the same settings the worker reads (`SVC_MAX_BODY_BYTES`, ...). */
+  limits: InputLimits;
   /** `Retry-After` of a provisioning 202. */
   provisionRetryAfterS: number;
   /** URL that receives demand notices; undefined disables the webhook. */
@@ -65,7 +66,6 @@ export type DefaultedVariable =
   | "SVC_HEARTBEAT_INTERVAL_MS"
   | "SVC_STATUS_INTERVAL_MS"
   | "SVC_UPSTREAM_TIMEOUT_MS"
-  | "SVC_MAX_BODY_BYTES"
   | "SVC_PROVISION_RETRY_AFTER_S"
   | "SVC_PROVISION_WEBHOOK_INTERVAL_S"
   | "SVC_DEMAND_WINDOW_S"
@@ -84,7 +84,6 @@ export const ROUTER_DEFAULTS: Readonly<Record<DefaultedVariable, string>> = {
   SVC_HEARTBEAT_INTERVAL_MS: "500",
   SVC_STATUS_INTERVAL_MS: "1000",
   SVC_UPSTREAM_TIMEOUT_MS: "150000",
-  SVC_MAX_BODY_BYTES: String(32 * 1024 * 1024),
   SVC_PROVISION_RETRY_AFTER_S: "10",
   SVC_PROVISION_WEBHOOK_INTERVAL_S: "30",
   SVC_DEMAND_WINDOW_S: "600",
@@ -186,7 +185,7 @@ export function parseRouterConfig(env: Env): RouterConfig {
     heartbeatIntervalMs,
     statusIntervalMs: int(env, "SVC_STATUS_INTERVAL_MS", 50, 60_000),
     upstreamTimeoutMs: int(env, "SVC_UPSTREAM_TIMEOUT_MS", 100, 3_600_000),
-    maxBodyBytes: int(env, "SVC_MAX_BODY_BYTES", 1024, 1024 * 1024 * 1024),
+    limits: limitsFromEnv(env),
     provisionRetryAfterS: int(env, "SVC_PROVISION_RETRY_AFTER_S", 1, 3600),
     provisionWebhook: url(env, "SVC_PROVISION_WEBHOOK"),
     provisionWebhookToken: read(env, "SVC_PROVISION_WEBHOOK_TOKEN"),

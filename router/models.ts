@@ -4,7 +4,8 @@
  * is true when any worker in scope reports the model loaded. Bundles without a reachable worker
  * are described from the built-in catalog, so a fleet scaled to zero still lists its models.
  */
-import { BUILTIN_CATALOG } from "../shared/catalog/mod.ts";
+import { BUILTIN_CATALOG, catalogById, resolveServedName } from "../shared/catalog/mod.ts";
+import { modelInfoOf } from "../shared/catalog/model_info.ts";
 import type { ModelConfig } from "../shared/catalog/schema.ts";
 import type { WorkerRecord } from "./directory/types.ts";
 import type { Logger } from "./log.ts";
@@ -15,29 +16,6 @@ export const CATALOG_FETCH_TIMEOUT_MS = 3000;
 
 /** A model entry as the API returns it (extra fields from workers are kept). */
 export type ModelInfo = Record<string, unknown> & { name: string; loaded: boolean };
-
-/** Describe a catalog config the way a worker would, for bundles with no worker. */
-export function modelInfoFromConfig(config: ModelConfig): ModelInfo {
-  const profiles: Record<string, unknown> = {};
-  for (const [name, p] of Object.entries(config.profiles)) {
-    profiles[name] = {
-      is_default: p.is_default,
-      output_types: p.output_types,
-      output_similarity: p.output_similarity,
-    };
-  }
-  return {
-    name: config.id,
-    inputs: config.inputs,
-    outputs: config.outputs,
-    dims: config.dims,
-    loaded: false,
-    max_sequence_length: config.max_sequence_length,
-    profiles,
-    state: "available",
-    bundle: config.bundle,
-  };
-}
 
 /** Workers in scope that can answer: not draining, one per bundle, least loaded first. */
 function representatives(workers: readonly WorkerRecord[]): Map<string, WorkerRecord> {
@@ -99,7 +77,7 @@ export async function listModels(
     }
   }));
   for (const c of BUILTIN_CATALOG) {
-    if (!answered.has(c.bundle) && !merged.has(c.id)) merged.set(c.id, modelInfoFromConfig(c));
+    if (!answered.has(c.bundle) && !merged.has(c.id)) merged.set(c.id, catalogInfo(c));
   }
   const out = [...merged.values()];
   for (const info of out) {
@@ -109,6 +87,23 @@ export async function listModels(
     }
   }
   return out.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+const CATALOG_BY_ID = catalogById(BUILTIN_CATALOG);
+
+/** A catalog entry described without a worker (the same document a worker sends). */
+function catalogInfo(config: ModelConfig, name?: string): ModelInfo {
+  return { ...modelInfoOf(config, { name }) };
+}
+
+/** The id a served name belongs to: itself when a worker reports it, else the part before `:`. */
+function baseIdOf(model: string, workers: readonly WorkerRecord[]): string {
+  if (workers.some((w) => modelsOf(w).has(model))) return model;
+  const colon = model.lastIndexOf(":");
+  if (colon > 0 && workers.some((w) => modelsOf(w).has(model.slice(0, colon)))) {
+    return model.slice(0, colon);
+  }
+  return resolveServedName(model, CATALOG_BY_ID)?.config.id ?? model;
 }
 
 /**
@@ -121,21 +116,23 @@ export async function getModel(
   log: Logger,
   doFetch: typeof fetch = fetch,
 ): Promise<ModelInfo | undefined> {
-  const candidates = workers.filter((w) => !w.draining && modelsOf(w).has(model)).sort((a, b) =>
-    Number(modelsOf(b).get(model)?.state === "loaded") -
-    Number(modelsOf(a).get(model)?.state === "loaded")
+  // Workers report ids; `id:profile` is looked up under its id and asked for by its full name.
+  const id = baseIdOf(model, workers);
+  const candidates = workers.filter((w) => !w.draining && modelsOf(w).has(id)).sort((a, b) =>
+    Number(modelsOf(b).get(id)?.state === "loaded") -
+    Number(modelsOf(a).get(id)?.state === "loaded")
   );
   for (const w of candidates.slice(0, 2)) {
     const r = await fetchJson(w, `/v1/models/${encodeURIComponent(model)}`, log, doFetch);
     if (r?.status === 200 && r.body && typeof r.body === "object") {
-      const info = { ...(r.body as ModelInfo), bundle: modelsOf(w).get(model)?.bundle ?? w.bundle };
-      if (loadedAnywhere(workers, model)) {
+      const info = { ...(r.body as ModelInfo), bundle: modelsOf(w).get(id)?.bundle ?? w.bundle };
+      if (loadedAnywhere(workers, id)) {
         info.loaded = true;
         if ("state" in info) info.state = "loaded";
       }
       return info;
     }
   }
-  const config = BUILTIN_CATALOG.find((c) => c.id === model);
-  return config ? modelInfoFromConfig(config) : undefined;
+  const served = resolveServedName(model, CATALOG_BY_ID);
+  return served ? catalogInfo(served.config, model) : undefined;
 }

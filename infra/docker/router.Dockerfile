@@ -8,8 +8,9 @@
 #   docker build -f infra/docker/router.Dockerfile -t svc-router:0.1.0 .
 #
 # NOT BUILT HERE (Docker client only, no engine, no registry access). The runtime layout (these
-# files, only hono and zod in node_modules, a non-root uid, a read-only DENO_DIR) was reproduced
-# by hand in a scratch directory and answered /healthz, /readyz and /metrics.
+# files, then only hono and zod in node_modules, a non-root uid, a read-only DENO_DIR) was
+# reproduced by hand in a scratch directory and answered /healthz, /readyz and /metrics; msgpackr
+# (pure JS, the shared body decoder) joined the router's graph later, not re-run in that layout.
 
 ARG NODE_IMAGE=node:22-bookworm-slim
 # glibc + libgcc_s, which is all the deno binary links against; `nonroot` is uid/gid 65532.
@@ -20,7 +21,7 @@ ARG RUNTIME_IMAGE=gcr.io/distroless/cc-debian12:nonroot
 FROM ${NODE_IMAGE} AS build
 # npm packages the router's module graph loads at run time. tests/infra/infra.test.ts compares
 # this list with `deno info router/main.ts`, so a new import fails the test, not the deployment.
-ARG ROUTER_NPM_PACKAGES="hono zod"
+ARG ROUTER_NPM_PACKAGES="hono msgpackr zod"
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 # --ignore-scripts: nothing the router needs has an install step we want (onnxruntime-node's

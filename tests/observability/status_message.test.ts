@@ -99,7 +99,7 @@ Deno.test("status message: models map to the four stream states", () => {
         pendingItems: 11,
       }),
       unit({ name: "b", state: "loading" }),
-      unit({ name: "c", state: "failed", lastError: { code: "X", message: "boom" } }),
+      unit({ name: "c", state: "failed", lastError: { code: "INTERNAL_ERROR", message: "boom" } }),
       unit({ name: "d", state: "unloading", device: "cpu" }),
     ],
   }));

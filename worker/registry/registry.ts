@@ -5,14 +5,14 @@
  */
 import type { ModelConfig } from "../../shared/catalog/schema.ts";
 import { resolveServedName, type ServedModel } from "../../shared/catalog/mod.ts";
-import { DEFAULT_RETRY_AFTER_S, ServiceError } from "../../shared/errors.ts";
+import { DEFAULT_RETRY_AFTER_S, type ErrorCode, ServiceError } from "../../shared/errors.ts";
+import type { ModelState } from "../../shared/schemas/models.ts";
 import type { WeightStore } from "../weights/types.ts";
 import { Batcher, type BatchStats } from "../scheduler/batcher.ts";
 import { InferenceThread } from "../inference/thread_client.ts";
 import { filesSize, type MemoryProbe } from "./memory.ts";
 
-/** Model state as reported by the API. */
-export type ModelState = "available" | "loading" | "loaded" | "unloading" | "failed";
+export type { ModelState };
 
 /** A model ready to take work. */
 export interface LoadedModel {
@@ -46,7 +46,7 @@ interface Unit {
   config: ModelConfig;
   modelFile: string;
   state: ModelState;
-  lastError: { code: string; message: string } | null;
+  lastError: { code: ErrorCode; message: string } | null;
   /** The error a failed load answered with, repeated until the retry pause is over. */
   failure?: ServiceError;
   failedAt: number;
@@ -65,7 +65,7 @@ export interface UnitStatus {
   queueDepth: number;
   /** Waiting items plus items of the batch being run. */
   pendingItems: number;
-  lastError: { code: string; message: string } | null;
+  lastError: { code: ErrorCode; message: string } | null;
   config: ModelConfig;
 }
 

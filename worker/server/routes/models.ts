@@ -2,37 +2,14 @@
 import type { ModelConfig } from "../../../shared/catalog/schema.ts";
 import { resolveServedName } from "../../../shared/catalog/mod.ts";
 import { ServiceError } from "../../../shared/errors.ts";
+import { modelInfoOf } from "../../../shared/catalog/model_info.ts";
 import type { WorkerContext } from "../context.ts";
 import { modelFromPath } from "../../../shared/catalog/model_path.ts";
 
-/** ModelInfo of one catalog entry, with `state` and `last_error` (wire.md extras). */
+/** ModelInfo of one catalog entry with its live state (never loads the model). */
 export function modelInfo(ctx: WorkerContext, config: ModelConfig, name = config.id) {
   const st = ctx.registry.status(config.id);
-  const profiles: Record<string, unknown> = {};
-  for (const [p, v] of Object.entries(config.profiles)) {
-    profiles[p] = {
-      is_default: v.is_default,
-      output_types: v.output_types,
-      output_similarity: v.output_similarity,
-    };
-  }
-  const embeddingDims: Record<string, number> = {};
-  for (const [k, v] of Object.entries(config.dims)) {
-    if (k === "dense" || k === "sparse" || k === "multivector") embeddingDims[k] = v;
-  }
-  return {
-    name,
-    inputs: config.inputs,
-    outputs: config.outputs,
-    dims: embeddingDims,
-    loaded: st?.state === "loaded",
-    max_sequence_length: config.max_sequence_length,
-    profiles,
-    state: st?.state ?? "available",
-    last_error: st?.lastError ?? null,
-    family: config.family,
-    bundle: config.bundle,
-  };
+  return modelInfoOf(config, { name, state: st?.state, lastError: st?.lastError });
 }
 
 /** GET /v1/models */

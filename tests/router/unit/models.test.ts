@@ -1,0 +1,60 @@
+import assert from "node:assert/strict";
+import { pack } from "msgpackr/pack";
+import { getModel } from "../../../router/models.ts";
+import { getJson, startTestRouter } from "../helpers/router.ts";
+
+const quiet = () => {};
+
+Deno.test("models: id:profile is described like its id, from the catalog, without workers", async () => {
+  const name = "nomic-ai/nomic-embed-text-v1.5:matryoshka-256";
+  const info = await getModel([], name, quiet);
+  assert.ok(info, "a non-default profile is a served name");
+  assert.equal(info.name, name);
+  assert.equal(info.bundle, "default");
+  assert.equal(info.loaded, false);
+  assert.equal(
+    await getModel([], "nomic-ai/nomic-embed-text-v1.5:no-such-profile", quiet),
+    undefined,
+  );
+});
+
+Deno.test("models: GET /v1/models/{id:profile} answers 200 on the router", async () => {
+  const r = await startTestRouter({});
+  try {
+    const res = await getJson(
+      `${r.url}/v1/models/nomic-ai%2Fnomic-embed-text-v1.5%3Amatryoshka-256`,
+    );
+    assert.equal(res.status, 200);
+    assert.equal(res.body.name, "nomic-ai/nomic-embed-text-v1.5:matryoshka-256");
+  } finally {
+    await r.close();
+  }
+});
+
+Deno.test("embeddings: the router reads the model from JSON or msgpack, with the input limits", async () => {
+  const r = await startTestRouter({ SVC_DEFAULT_MACHINE_PROFILE: "cpu" });
+  try {
+    const post = (body: BodyInit, type: string) =>
+      getJson(`${r.url}/v1/embeddings`, {
+        method: "POST",
+        headers: { "content-type": type },
+        body,
+      });
+    const unknownPacked = await post(
+      new Uint8Array(pack({ model: "x/y", input: "a" })),
+      "application/msgpack",
+    );
+    assert.equal(unknownPacked.status, 404, "msgpack body understood");
+    const long = await post(
+      JSON.stringify({ model: "m".repeat(5000), input: "a" }),
+      "application/json",
+    );
+    assert.equal(long.status, 400);
+    assert.ok(long.body.detail.message.length < 300, "the long name is not echoed back");
+    const deep = await post("[".repeat(5000) + "]".repeat(5000), "application/json");
+    assert.equal(deep.status, 400);
+    assert.match(deep.body.detail.message, /nesting/);
+  } finally {
+    await r.close();
+  }
+});
