@@ -19,7 +19,6 @@ import { getModel, listModels } from "./models.ts";
 import type { LoadTracker } from "./pools/load.ts";
 import { machineProfileOf, routeModel } from "./pools/resolve.ts";
 import { MAX_MODEL_NAME_LENGTH, modelFromPath } from "../shared/catalog/model_path.ts";
-import { poolHasCapacity } from "./pools/selection.ts";
 import type { DemandTracker } from "./provisioning.ts";
 import { forward, type ProxyDeps } from "./proxy.ts";
 
@@ -90,10 +89,8 @@ export function createRouterApp(deps: RouterDeps): Hono<AppEnv> {
     }
     for (const e of counts.values()) metrics.workers.set(e.labels, e.n);
     metrics.pendingDemand.reset();
-    for (const d of demand.pending()) {
-      if (poolHasCapacity(workers, d.machine_profile, d.bundle)) {
-        demand.satisfied(d.machine_profile, d.bundle);
-      } else metrics.pendingDemand.set([d.machine_profile, d.bundle], d.pending);
+    for (const d of demand.pending(workers)) {
+      metrics.pendingDemand.set([d.machine_profile, d.bundle], d.pending);
     }
   });
 
@@ -144,9 +141,10 @@ export function createRouterApp(deps: RouterDeps): Hono<AppEnv> {
   });
   app.get("/health", async (c) => {
     await directory.refresh();
+    const workers = directory.snapshot();
     return c.json(buildHealth({
-      workers: directory.snapshot(),
-      demand: demand.pending(),
+      workers,
+      demand: demand.pending(workers),
       routerId: deps.routerId,
       directory: directory.kind,
       now: Date.now(),

@@ -7,6 +7,8 @@
 import { VERSION } from "../shared/version.ts";
 import type { Logger } from "./log.ts";
 import type { RouterMetrics } from "./metrics.ts";
+import type { WorkerRecord } from "./directory/types.ts";
+import { poolHasCapacity } from "./pools/selection.ts";
 
 /** Pending demand of one pool. */
 export interface DemandEntry {
@@ -28,6 +30,8 @@ export interface WebhookOptions {
 
 /** At most this many pools are tracked (profiles come from a client header). */
 const MAX_ENTRIES = 256;
+/** Webhook posts allowed per interval across all pools. */
+const MAX_POSTS_PER_INTERVAL = 16;
 /** Bound on one webhook post. */
 const WEBHOOK_TIMEOUT_MS = 5000;
 
@@ -43,6 +47,8 @@ export class DemandTracker {
   readonly #fetch: typeof fetch;
   readonly #now: () => number;
   readonly #posts = new Set<Promise<void>>();
+  #windowStart = -Infinity;
+  #windowPosts = 0;
 
   constructor(opts: {
     windowS: number;
@@ -84,12 +90,16 @@ export class DemandTracker {
     this.#entries.delete(`${machineProfile}\u0000${bundle}`);
   }
 
-  /** Current demand, entries older than the window left out. */
-  pending(): DemandEntry[] {
+  /**
+   * Current demand: entries older than the window are dropped, and so are pools that `workers`
+   * (when given) now serve, so every reader (metrics, /health, the dashboard) sees the same.
+   */
+  pending(workers?: readonly WorkerRecord[]): DemandEntry[] {
     const now = this.#now();
     const out: DemandEntry[] = [];
     for (const [key, e] of this.#entries) {
-      if (now - e.last_at > this.#windowMs) this.#entries.delete(key);
+      const met = workers !== undefined && poolHasCapacity(workers, e.machine_profile, e.bundle);
+      if (met || now - e.last_at > this.#windowMs) this.#entries.delete(key);
       else out.push({ ...e });
     }
     return out;
@@ -114,8 +124,17 @@ export class DemandTracker {
 
   #maybeNotify(key: string, e: DemandEntry, model: string, now: number): void {
     if (!this.#webhook) return;
+    const intervalMs = this.#webhook.intervalS * 1000;
     const last = this.#lastPost.get(key);
-    if (last !== undefined && now - last < this.#webhook.intervalS * 1000) return;
+    if (last !== undefined && now - last < intervalMs) return;
+    // Profiles come from a client header: without a bound across pools, every made-up profile
+    // would make the router post once. At most MAX_POSTS_PER_INTERVAL posts per interval.
+    if (now - this.#windowStart >= intervalMs) {
+      this.#windowStart = now;
+      this.#windowPosts = 0;
+    }
+    if (this.#windowPosts >= MAX_POSTS_PER_INTERVAL) return;
+    this.#windowPosts++;
     this.#lastPost.set(key, now);
     if (this.#lastPost.size > MAX_ENTRIES) {
       this.#lastPost.delete(this.#lastPost.keys().next().value!);

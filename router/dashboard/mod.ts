@@ -46,9 +46,10 @@ export function mountDashboard<E extends Env>(app: Hono<E>, deps: DashboardDeps)
     deps.intervalMs ?? CLUSTER_STATUS_INTERVAL_MS,
     async () => {
       await deps.directory.refresh(); // KV directories: see workers held by other isolates
+      const workers = deps.directory.snapshot();
       return JSON.stringify(builder.build({
-        workers: deps.directory.snapshot(),
-        demand: deps.demand.pending(),
+        workers,
+        demand: deps.demand.pending(workers),
         routerId: deps.routerId,
         directory: deps.directory.kind,
         metrics: deps.metrics,

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { silentLogger } from "../../../router/log.ts";
 import { createRouterMetrics } from "../../../router/metrics.ts";
 import { DemandTracker } from "../../../router/provisioning.ts";
+import type { WorkerRecord } from "../../../router/directory/types.ts";
 
 Deno.test("demand: counts per pool, ends when served or after the window", () => {
   let now = 1_000_000;
@@ -86,4 +87,52 @@ Deno.test("demand: a failing webhook is counted, never thrown", async () => {
   await d.flush();
   assert.equal(metrics.webhook.get(["error"]), 1);
   assert.ok(logs.every((l) => !l.includes("s3cr3t")), "webhook URL is not logged");
+});
+
+Deno.test("demand: made-up profiles cannot make the router post without bound", async () => {
+  const posts: string[] = [];
+  const fakeFetch: typeof fetch = (_url, init) => {
+    posts.push(String(init?.body));
+    return Promise.resolve(new Response("ok"));
+  };
+  let now = 0;
+  const d = new DemandTracker({
+    windowS: 600,
+    webhook: { url: "http://127.0.0.1:9/hook", token: undefined, intervalS: 30 },
+    routerId: "r",
+    log: silentLogger,
+    metrics: createRouterMetrics(),
+    fetch: fakeFetch,
+    now: () => now,
+  });
+  for (let i = 0; i < 200; i++) d.record(`made-up-${i}`, "default", "m");
+  await d.flush();
+  assert.ok(posts.length > 0 && posts.length <= 16, `${posts.length} posts in one interval`);
+  now += 31_000;
+  d.record("l4", "default", "m");
+  await d.flush();
+  assert.ok(posts.at(-1)!.includes('"l4"'), "a later interval posts again");
+});
+
+Deno.test("demand: a pool that gained a serving worker leaves every reader's view at once", () => {
+  const d = new DemandTracker({
+    windowS: 600,
+    webhook: undefined,
+    routerId: "r",
+    log: silentLogger,
+    metrics: createRouterMetrics(),
+  });
+  d.record("l4", "default", "m");
+  d.record("t4", "default", "m");
+  const worker = {
+    id: "w",
+    url: "http://127.0.0.1:1",
+    machine_profile: "l4",
+    pool: "l4",
+    bundle: "default",
+    draining: false,
+    models: [],
+  } as unknown as WorkerRecord;
+  assert.deepEqual(d.pending([worker]).map((e) => e.machine_profile), ["t4"]);
+  assert.deepEqual(d.pending().map((e) => e.machine_profile), ["t4"], "and it stays gone");
 });
