@@ -41,7 +41,11 @@ export async function startRouter(
   config: RouterConfig,
   opts: StartOptions = {},
 ): Promise<RunningRouter> {
-  const log = opts.log ?? createLogger({ json: config.logJson, minLevel: config.logLevel });
+  const log = opts.log ?? createLogger({
+    json: config.logJson,
+    minLevel: config.logLevel,
+    secrets: [config.workerToken, config.provisionWebhookToken, ...config.apiKeys],
+  });
   const routerId = `router-${crypto.randomUUID().slice(0, 8)}`;
   const metrics = createRouterMetrics();
   let directory: WorkerDirectory;

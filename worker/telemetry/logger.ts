@@ -1,5 +1,7 @@
 /** Structured logs: one line per event, text or JSON (`SVC_LOG_JSON=1`); secrets are redacted. */
 
+import { secretRedactor } from "../../shared/redact.ts";
+
 /** Log severity. */
 export type LogLevel = "debug" | "info" | "warn" | "error";
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
@@ -16,12 +18,8 @@ export function createLogger(opts: {
   secrets?: (string | undefined)[];
   write?: (line: string) => void;
 }): Logger {
-  const secrets = (opts.secrets ?? []).filter((s): s is string => !!s && s.length >= 4);
   const write = opts.write ?? ((line: string) => console.log(line));
-  const redact = (s: string): string => {
-    for (const sec of secrets) s = s.split(sec).join("***");
-    return s;
-  };
+  const redact = secretRedactor(opts.secrets ?? []);
   return {
     log(level, msg, fields = {}) {
       if (ORDER[level] < ORDER[opts.level]) return;

@@ -1,6 +1,7 @@
 /** Error messages of weight fetching: they name the model and never contain secrets. */
 import { ServiceError } from "../../shared/errors.ts";
 import type { WeightFileRef } from "./types.ts";
+import { secretRedactor } from "../../shared/redact.ts";
 
 /** The name used for a model in messages: the catalog id when known, else the repository. */
 export function modelLabel(ref: WeightFileRef): string {
@@ -52,5 +53,5 @@ export function sourceFailedError(
 
 /** Replaces every occurrence of `secret` in `text`, in case a library echoed it. */
 export function redact(text: string, secret?: string): string {
-  return secret ? text.split(secret).join("[redacted]") : text;
+  return secretRedactor([secret], "[redacted]")(text);
 }
