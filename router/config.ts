@@ -3,7 +3,7 @@
  * once at start-up. A bad value throws an Error that names the variable (never its value when
  * the variable is a secret).
  */
-import { SLUG_RE } from "../shared/fleet/protocol.ts";
+import { SLUG_RE, workerTokenProblem } from "../shared/fleet/protocol.ts";
 import { type InputLimits, limitsFromEnv } from "../shared/codec/limits.ts";
 
 /** Where the worker directory lives. */
@@ -139,9 +139,8 @@ function list(env: Env, name: string): string[] {
 /** Parse and validate the router settings; throws an Error naming the first bad variable. */
 export function parseRouterConfig(env: Env): RouterConfig {
   const workerToken = read(env, "SVC_WORKER_TOKEN");
-  if (workerToken !== undefined && (workerToken.length < 16 || /\s/.test(workerToken))) {
-    throw new Error("SVC_WORKER_TOKEN must be at least 16 characters without whitespace");
-  }
+  const tokenProblem = workerToken === undefined ? undefined : workerTokenProblem(workerToken);
+  if (tokenProblem) throw new Error(tokenProblem);
   const apiKeys = list(env, "SVC_API_KEYS");
   for (const k of apiKeys) {
     if (k.length < 8 || /\s/.test(k)) {

@@ -5,15 +5,11 @@
  */
 import { ServiceError } from "../shared/errors.ts";
 import { Headers as H } from "../shared/headers.ts";
-import { VERSION } from "../shared/version.ts";
 import type { WorkerDirectory, WorkerRecord } from "./directory/types.ts";
 import type { Logger } from "./log.ts";
 import type { RouterMetrics } from "./metrics.ts";
 import type { LoadTracker } from "./pools/load.ts";
 import { type Affinity, type SelectionRequest, selectWorker } from "./pools/selection.ts";
-
-/** Header naming the worker that answered (debugging, affinity tests). */
-export const WORKER_ID_HEADER = "X-SVC-Worker-ID";
 
 /** Everything forwarding needs. */
 export interface ProxyDeps {
@@ -81,8 +77,7 @@ function downstreamResponse(res: Response, worker: WorkerRecord, body: BodyInit 
     headers.delete("content-encoding");
     headers.delete("content-length");
   }
-  headers.set(H.serverVersion, VERSION);
-  headers.set(WORKER_ID_HEADER, worker.id);
+  headers.set(H.workerId, worker.id);
   return out;
 }
 

@@ -7,6 +7,8 @@ export const Headers = {
   postprocessingTime: "X-Postprocessing-Time",
   traceId: "X-Trace-ID",
   serverVersion: "X-SVC-Server-Version",
+  /** Router → client: which worker answered (affinity and debugging). */
+  workerId: "X-SVC-Worker-ID",
   machineProfile: "X-SVC-MACHINE-PROFILE",
   /** Spelling used by the SIE client libraries; accepted as an alias. */
   machineProfileAlias: "X-SIE-MACHINE-PROFILE",

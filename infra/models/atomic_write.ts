@@ -1,17 +1,14 @@
 /** Atomic file writes: readers see the old file or the whole new one, never a partial one. */
 import { dirname } from "node:path";
+import { writeStreamAtomic } from "../../worker/weights/atomic_file.ts";
 
-/** Write `bytes` to `path` through a temporary sibling and a rename (creates parent dirs). */
+/**
+ * Write `bytes` to `path` (creating parent dirs) with the weight cache's own atomic writer: the
+ * model lands in that cache, so its partial files must be the kind the worker knows to ignore.
+ */
 export async function writeFileAtomic(path: string, bytes: Uint8Array): Promise<void> {
   await Deno.mkdir(dirname(path), { recursive: true });
-  const tmp = `${path}.tmp-${crypto.randomUUID().slice(0, 8)}`;
-  try {
-    await Deno.writeFile(tmp, bytes);
-    await Deno.rename(tmp, path);
-  } catch (err) {
-    await Deno.remove(tmp).catch(() => {});
-    throw err;
-  }
+  await writeStreamAtomic(path, ReadableStream.from([bytes]));
 }
 
 /** Write a JSON value with stable formatting (2-space indent, trailing newline). */

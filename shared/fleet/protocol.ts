@@ -12,6 +12,7 @@
  * release `version` is informative only (a mismatch is logged, not refused).
  */
 import { z } from "zod";
+import { MODEL_STATES } from "../schemas/models.ts";
 
 /** Version of this message set; bumped on any incompatible change. */
 export const FLEET_PROTOCOL_VERSION = 1;
@@ -44,9 +45,18 @@ export const FLEET_ERROR_CODES = [
 ] as const;
 export type FleetErrorCode = typeof FLEET_ERROR_CODES[number];
 
-/** Model states a worker reports (`failed` is the worker's remembered load failure). */
-export const MODEL_STATES = ["available", "loading", "loaded", "unloading", "failed"] as const;
-export type ModelState = typeof MODEL_STATES[number];
+// Model states a worker reports are the API's (`failed`: the worker's remembered load failure).
+export { MODEL_STATES, type ModelState } from "../schemas/models.ts";
+
+/**
+ * Why a worker token is unusable, or undefined when it is fine: at least 16 characters, no
+ * whitespace. Router and worker apply the same rule, so they agree on what starts.
+ */
+export function workerTokenProblem(token: string): string | undefined {
+  return token.length < 16 || /\s/.test(token)
+    ? "SVC_WORKER_TOKEN must be at least 16 characters without whitespace"
+    : undefined;
+}
 
 /** Worker ids: printable, no spaces, bounded (they become metric labels and KV keys). */
 export const WORKER_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;

@@ -2,7 +2,12 @@
  * Fleet settings of a worker, from its environment. A bad value throws an Error naming the
  * variable; the worker token's value never appears in a message.
  */
-import { FLEET_PATH, SLUG_RE, WORKER_ID_RE } from "../../shared/fleet/protocol.ts";
+import {
+  FLEET_PATH,
+  SLUG_RE,
+  WORKER_ID_RE,
+  workerTokenProblem,
+} from "../../shared/fleet/protocol.ts";
 
 /** Validated fleet settings. */
 export interface FleetConfig {
@@ -94,9 +99,8 @@ export function parseFleetConfig(
   if (token === undefined) {
     throw new Error("SVC_WORKER_TOKEN is required when SVC_ROUTER_URL is set");
   }
-  if (token.length < 16 || /\s/.test(token)) {
-    throw new Error("SVC_WORKER_TOKEN must be at least 16 characters without whitespace");
-  }
+  const tokenProblem = workerTokenProblem(token);
+  if (tokenProblem) throw new Error(tokenProblem);
   const workerId = read(env, "SVC_WORKER_ID") ?? defaultWorkerId();
   if (!WORKER_ID_RE.test(workerId)) {
     throw new Error(

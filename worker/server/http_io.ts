@@ -1,5 +1,6 @@
 /** HTTP plumbing shared by the routes: trace ids and timing headers. */
 import { Headers as H } from "../../shared/headers.ts";
+import type { TimingInfo } from "../../shared/schemas/timing.ts";
 
 const TRACE_RE = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -9,15 +10,6 @@ export function traceIdOf(req: Request): string {
   return t && TRACE_RE.test(t) ? t : crypto.randomUUID().replaceAll("-", "");
 }
 
-/** Server-side timing of one request, in milliseconds. */
-export interface Timing {
-  total_ms: number;
-  queue_ms: number;
-  tokenization_ms: number;
-  inference_ms: number;
-  postprocessing_ms: number | null;
-}
-
 /** Build the wire `timing` object (postprocessing null when zero). */
 export function makeTiming(
   totalMs: number,
@@ -25,7 +17,7 @@ export function makeTiming(
     queueMs: number;
     timing: { tokenizationMs: number; inferenceMs: number; postprocessingMs: number };
   },
-): Timing {
+): TimingInfo {
   const round = (x: number) => Math.round(x * 1000) / 1000;
   return {
     total_ms: round(totalMs),
@@ -37,7 +29,7 @@ export function makeTiming(
 }
 
 /** Timing headers (ms, two decimals); X-Postprocessing-Time only when > 0. */
-export function timingHeaders(t: Timing, traceId: string): Record<string, string> {
+export function timingHeaders(t: TimingInfo, traceId: string): Record<string, string> {
   const h: Record<string, string> = {
     [H.totalTime]: t.total_ms.toFixed(2),
     [H.queueTime]: t.queue_ms.toFixed(2),
