@@ -7,12 +7,11 @@
  * requests:  `mountDashboard(app, { directory, demand, metrics, log, routerId: deps.routerId });`
  */
 import type { Env, Hono } from "hono";
-import { errorResponse, ServiceError } from "../../shared/errors.ts";
 import type { WorkerDirectory } from "../directory/types.ts";
 import type { Logger } from "../log.ts";
 import type { RouterMetrics } from "../metrics.ts";
 import type { DemandTracker } from "../provisioning.ts";
-import { FleetBroadcaster } from "./broadcaster.ts";
+import { acceptStreamClient, Broadcaster } from "../../shared/dashboard/broadcaster.ts";
 import { ClusterStatusBuilder } from "./cluster_status.ts";
 import { dashboardResponse } from "../../shared/dashboard/mod.ts";
 import { FLEET_DASHBOARD_HTML } from "./page.ts";
@@ -23,10 +22,6 @@ export type { ClusterPool, ClusterStatus, ClusterWorker } from "./cluster_status
 export const CLUSTER_STATUS_PATH = "/ws/cluster-status";
 /** One message per second: the directory itself only changes at status-frame pace. */
 export const CLUSTER_STATUS_INTERVAL_MS = 1000;
-/** Viewers beyond this are refused. */
-const MAX_VIEWERS = 256;
-/** Silence (s) after which Deno pings a viewer and drops it without a pong (frozen tabs). */
-const IDLE_TIMEOUT_S = 10;
 
 /** What the dashboard reads from the router. */
 export interface DashboardDeps {
@@ -42,9 +37,9 @@ export interface DashboardDeps {
 /** Add GET `/` and `/ws/cluster-status` to the router app. */
 export function mountDashboard<E extends Env>(app: Hono<E>, deps: DashboardDeps): void {
   const builder = new ClusterStatusBuilder();
-  const broadcaster = new FleetBroadcaster(
-    deps.intervalMs ?? CLUSTER_STATUS_INTERVAL_MS,
-    async () => {
+  const broadcaster = new Broadcaster({
+    intervalMs: deps.intervalMs ?? CLUSTER_STATUS_INTERVAL_MS,
+    build: async () => {
       await deps.directory.refresh(); // KV directories: see workers held by other isolates
       const workers = deps.directory.snapshot();
       return JSON.stringify(builder.build({
@@ -56,24 +51,13 @@ export function mountDashboard<E extends Env>(app: Hono<E>, deps: DashboardDeps)
         nowMs: Date.now(),
       }));
     },
-    (err) => deps.log("error", "cluster status failed", { error: String(err) }),
-  );
+    onError: (err) => deps.log("error", "cluster status failed", { error: String(err) }),
+  });
 
   app.get("/", () => dashboardResponse(FLEET_DASHBOARD_HTML));
 
-  app.get(CLUSTER_STATUS_PATH, (c) => {
-    if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
-      return errorResponse(
-        new ServiceError("INVALID_INPUT", `${CLUSTER_STATUS_PATH} is a WebSocket endpoint`),
-      );
-    }
-    if (broadcaster.clientCount >= MAX_VIEWERS) {
-      return errorResponse(
-        new ServiceError("QUEUE_FULL", "too many dashboard viewers", { retryAfterS: 5 }),
-      );
-    }
-    const { socket, response } = Deno.upgradeWebSocket(c.req.raw, { idleTimeout: IDLE_TIMEOUT_S });
-    broadcaster.add(socket);
-    return response;
-  });
+  app.get(
+    CLUSTER_STATUS_PATH,
+    (c) => acceptStreamClient(c.req.raw, CLUSTER_STATUS_PATH, broadcaster),
+  );
 }

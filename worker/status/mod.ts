@@ -4,10 +4,9 @@
  * clients; nothing runs while nobody listens.
  */
 import type { Hono } from "hono";
-import { errorResponse, ServiceError } from "../../shared/errors.ts";
 import type { WorkerContext } from "../server/context.ts";
 import { metricsView } from "../telemetry/metrics_view.ts";
-import { Broadcaster } from "./broadcaster.ts";
+import { acceptStreamClient, Broadcaster } from "../../shared/dashboard/broadcaster.ts";
 import { GpuReadings } from "./gpu_readings.ts";
 import { buildStatusMessage, type WorkerStatusMessage } from "./message.ts";
 import { readServerFacts } from "./server_facts.ts";
@@ -16,13 +15,6 @@ import { readServerFacts } from "./server_facts.ts";
 export const STATUS_PATH = "/ws/status";
 /** Period of the status stream. */
 export const STATUS_INTERVAL_MS = 200;
-/** Clients beyond this are refused (each costs a send per tick). */
-export const MAX_STATUS_CLIENTS = 256;
-/**
- * Deno pings a client that has been silent this long and drops it when no pong follows, so a
- * frozen peer is noticed (it would never fire close on its own).
- */
-const IDLE_TIMEOUT_S = 10;
 
 /** The mounted stream. */
 export interface StatusStream {
@@ -75,24 +67,7 @@ export function mountStatusStream(
       }),
   });
 
-  app.get(STATUS_PATH, (c) => {
-    if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
-      return errorResponse(
-        new ServiceError("INVALID_INPUT", `${STATUS_PATH} is a WebSocket endpoint`),
-        { upgrade: "websocket" },
-      );
-    }
-    if (broadcaster.clientCount >= MAX_STATUS_CLIENTS) {
-      return errorResponse(
-        new ServiceError("QUEUE_FULL", "too many status stream clients", { retryAfterS: 5 }),
-      );
-    }
-    const { socket, response } = Deno.upgradeWebSocket(c.req.raw, {
-      idleTimeout: IDLE_TIMEOUT_S,
-    });
-    broadcaster.add(socket);
-    return response;
-  });
+  app.get(STATUS_PATH, (c) => acceptStreamClient(c.req.raw, STATUS_PATH, broadcaster));
 
   return {
     broadcaster,

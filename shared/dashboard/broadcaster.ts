@@ -1,8 +1,11 @@
 /**
  * Fan-out of one periodic message to many WebSocket clients. The message is built ONCE per
  * tick and the same string goes to every client, so a hundred dashboards cost one build, not a
- * hundred. The ticker runs only while at least one client is connected.
+ * hundred. The ticker runs only while at least one client is connected. Used by the worker's
+ * /ws/status and the router's /ws/cluster-status.
  */
+
+import { errorResponse, ServiceError } from "../errors.ts";
 
 /** Options of {@link Broadcaster}. */
 export interface BroadcasterOptions {
@@ -114,4 +117,29 @@ export class Broadcaster {
       }
     }
   }
+}
+
+/** Viewers one stream serves at most; beyond it new ones get 503 (each costs a socket). */
+export const MAX_STREAM_CLIENTS = 256;
+/** Seconds without a pong before a silent client is dropped (Deno pings it). */
+export const STREAM_IDLE_TIMEOUT_S = 10;
+
+/**
+ * Answer a GET on a status-stream path: 400 unless it is a WebSocket upgrade, 503 when the
+ * stream is full, else upgrade and hand the socket to `broadcaster`.
+ */
+export function acceptStreamClient(req: Request, path: string, broadcaster: Broadcaster): Response {
+  if (req.headers.get("upgrade")?.toLowerCase() !== "websocket") {
+    return errorResponse(new ServiceError("INVALID_INPUT", `${path} is a WebSocket endpoint`), {
+      upgrade: "websocket",
+    });
+  }
+  if (broadcaster.clientCount >= MAX_STREAM_CLIENTS) {
+    return errorResponse(
+      new ServiceError("QUEUE_FULL", `too many ${path} clients`, { retryAfterS: 5 }),
+    );
+  }
+  const { socket, response } = Deno.upgradeWebSocket(req, { idleTimeout: STREAM_IDLE_TIMEOUT_S });
+  broadcaster.add(socket);
+  return response;
 }
