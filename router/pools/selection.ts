@@ -21,7 +21,7 @@ export interface SelectionRequest {
 
 /** Outcome of a selection. */
 export type Selection =
-  | { kind: "worker"; worker: WorkerRecord; affinity: Affinity; load: number }
+  | { kind: "worker"; worker: WorkerRecord; affinity: Affinity }
   /** No serving worker in (pool, bundle): the pool must be provisioned. */
   | { kind: "no_capacity" }
   /** The pool has serving workers but none offers this model. */
@@ -111,7 +111,7 @@ export function selectWorker(
   }
   const chosen = best ?? fallback;
   if (chosen) {
-    return { kind: "worker", worker: chosen.worker, affinity: chosen.affinity, load: chosen.load };
+    return { kind: "worker", worker: chosen.worker, affinity: chosen.affinity };
   }
   return serving > 0 ? { kind: "not_served" } : { kind: "no_capacity" };
 }

@@ -1,5 +1,6 @@
 /** The model configuration format: one file per model, shared by router and worker. */
 import { z } from "zod";
+import { SLUG_RE } from "../fleet/protocol.ts";
 
 /** Model families; one adapter module per family in `worker/families/`. */
 export const FAMILIES = [
@@ -82,7 +83,7 @@ export const ModelConfigSchema = z.object({
   /** Max padded tokens (batch × longest) in one ONNX run. */
   batch_token_budget: z.number().int().positive().default(8192),
   /** Worker pool bundle that serves this model. */
-  bundle: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,31}$/).default("default"),
+  bundle: z.string().regex(SLUG_RE, "bundle must be a lower-case slug").default("default"),
   licence: z.string().default("unknown"),
   /** False for entries that could not be exercised offline (configuration only). */
   verified_offline: z.boolean().default(false),

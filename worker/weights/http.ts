@@ -46,9 +46,12 @@ export async function fetchWithTimeout(
   }
 }
 
-/** A copy of `res` with its body read into memory; keeps `url`, which libraries look at. */
+/** Buffered bodies are probes and error pages: a few bytes; more than this is cut off. */
+const MAX_BUFFERED_BYTES = 64 * 1024;
+
+/** A copy of `res` with its body (at most MAX_BUFFERED_BYTES) in memory; keeps `url`. */
 async function bufferedCopy(res: Response): Promise<Response> {
-  const body = await res.arrayBuffer();
+  const body = await readAtMost(res, MAX_BUFFERED_BYTES);
   const nullBody = res.status === 204 || res.status === 304;
   const copy = new Response(nullBody ? null : body, {
     status: res.status,
@@ -57,4 +60,28 @@ async function bufferedCopy(res: Response): Promise<Response> {
   });
   Object.defineProperty(copy, "url", { value: res.url });
   return copy;
+}
+
+/** The first `max` bytes of a body; the rest is cancelled (a misbehaving server cannot fill RAM). */
+async function readAtMost(res: Response, max: number): Promise<Uint8Array<ArrayBuffer>> {
+  if (!res.body) return new Uint8Array(0);
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  while (total < max) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    total += value.byteLength;
+  }
+  if (total >= max) await reader.cancel().catch(() => {});
+  const out = new Uint8Array(Math.min(total, max));
+  let at = 0;
+  for (const c of chunks) {
+    const part = c.subarray(0, out.length - at);
+    out.set(part, at);
+    at += part.length;
+    if (at >= out.length) break;
+  }
+  return out;
 }
