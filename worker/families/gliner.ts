@@ -20,6 +20,7 @@ import { type GlinerSettings, loadGlinerSettings } from "./gliner/config.ts";
 import { splitWords, type Word } from "./gliner/words.ts";
 import { planWindows } from "./gliner/windows.ts";
 import { buildRow, type GlinerRow, promptIds } from "./gliner/rows.ts";
+import { memoLast } from "./text/memo.ts";
 import { glinerFeeds } from "./gliner/feeds.ts";
 import { collectSpans, greedyFlat, type SpanCandidate, toEntities } from "./gliner/decode.ts";
 
@@ -43,12 +44,19 @@ export async function createGlinerAdapter(ctx: AdapterContext): Promise<ModelAda
 }
 
 class GlinerAdapter implements ModelAdapter<GlinerItem> {
+  /** Items of one batch share their labels: build the label prompt once. */
+  readonly #prompt: (labelsKey: string) => number[];
+
   constructor(
     private readonly model: TextModel,
     private readonly s: GlinerSettings,
     /** Most padded tokens in one ONNX run: a long text's windows are run in slices. */
     private readonly tokenBudget: number,
-  ) {}
+  ) {
+    this.#prompt = memoLast((key) =>
+      promptIds(model.tokenizer, key.split("\u0000"), s.entId, s.sepId)
+    );
+  }
 
   prepare(item: WorkItem, index: number, params: WorkParams): GlinerItem {
     const tok = this.model.tokenizer;
@@ -63,7 +71,7 @@ class GlinerAdapter implements ModelAdapter<GlinerItem> {
     });
     const labels = params.labels ?? [];
     if (labels.length === 0) return fail("GLiNER models need params.labels (entity types)");
-    const prompt = promptIds(tok, labels, this.s.entId, this.s.sepId);
+    const prompt = this.#prompt(labels.join("\u0000"));
     const { prefix, suffix } = tok.template;
     const room = tok.maxLength - prefix.length - suffix.length - prompt.length;
     if (room < 1) {

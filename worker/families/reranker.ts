@@ -5,6 +5,7 @@ import type { TokenTensors } from "./text/tensors.ts";
 import { outputF32 } from "./onnx_session.ts";
 import type { TextItem } from "./text/prepare.ts";
 import { loadTextModel, TextAdapter, type TextModel } from "./text/base.ts";
+import { memoLast } from "./text/memo.ts";
 
 interface PairItem extends TextItem {
   typeIds: number[];
@@ -26,12 +27,17 @@ export function pairScore(data: Float32Array, dims: readonly number[], b: number
 }
 
 class RerankerAdapter extends TextAdapter<PairItem> {
+  /** Every item of a score request carries the same query: tokenise it once. */
+  readonly #queryIds: (query: string) => number[];
+
   constructor(model: TextModel, private readonly sigmoid: boolean) {
     super(model);
+    const tok = model.tokenizer;
+    this.#queryIds = memoLast((q) => tok.bodyIds(q, tok.pairRoom()));
   }
 
   override prepare(item: WorkItem, index: number, params: WorkParams): PairItem {
-    const query = (params.prefix ?? "") + (item.query ?? "");
+    const query = this.#queryIds((params.prefix ?? "") + (item.query ?? ""));
     const { ids, typeIds } = this.model.tokenizer.encodePair(query, item.text ?? "");
     return { index, length: ids.length, ids, typeIds: typeIds ?? [] };
   }

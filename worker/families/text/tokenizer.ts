@@ -64,11 +64,20 @@ export class TextTokenizer {
     return ids.length > limit ? ids.slice(0, limit) : ids;
   }
 
-  /** Encode a text pair (query, document) with segment ids, truncated longest-first. */
-  encodePair(a: string, b: string, max = this.maxLength): TokenizedText {
+  /** Body tokens a text pair may hold in total (the limit minus the pair's special tokens). */
+  pairRoom(max = this.maxLength): number {
     const t = this.#pair;
-    const room = Math.max(2, max - t.prefix.length - t.middle.length - t.suffix.length);
-    const aIds = this.bodyIds(a, room);
+    return Math.max(2, max - t.prefix.length - t.middle.length - t.suffix.length);
+  }
+
+  /**
+   * Encode a text pair (query, document) with segment ids, truncated longest-first. The first
+   * text may come as body ids (at most `pairRoom` of them) tokenised once for many pairs.
+   */
+  encodePair(a: string | readonly number[], b: string, max = this.maxLength): TokenizedText {
+    const t = this.#pair;
+    const room = this.pairRoom(max);
+    const aIds = typeof a === "string" ? this.bodyIds(a, room) : a;
     const bIds = this.bodyIds(b, room);
     const [na, nb] = splitRoom(aIds.length, bIds.length, room);
     const ids = [...t.prefix, ...aIds.slice(0, na), ...t.middle, ...bIds.slice(0, nb), ...t.suffix];

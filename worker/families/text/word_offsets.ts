@@ -61,7 +61,8 @@ function alignChunk(
 ): Span[] {
   if (ids.length > 1) {
     const spans: Span[] = [];
-    const pieces = new RegExp(PIECE_RE.source, PIECE_RE.flags);
+    const pieces = PIECE_RE; // shared: JS runs one alignment at a time, so reset and reuse
+    pieces.lastIndex = 0;
     for (let m = pieces.exec(chunk); m && spans.length < ids.length; m = pieces.exec(chunk)) {
       const want = ids.length - spans.length;
       const pieceIds = tok.bodyIds(m[0], want);
@@ -109,9 +110,17 @@ function alignPiece(
   });
 }
 
-/** Ids of the tokenizer's unknown tokens: their strings say nothing about the text's length. */
+const UNKNOWN_IDS = new WeakMap<TextTokenizer, Set<number>>();
+
+/**
+ * Ids of the tokenizer's unknown tokens (their strings say nothing about the text's length),
+ * computed once per tokenizer.
+ */
 function unknownIds(tok: TextTokenizer): Set<number> {
+  const known = UNKNOWN_IDS.get(tok);
+  if (known) return known;
   const ids = new Set<number>();
+  UNKNOWN_IDS.set(tok, ids);
   for (const t of ["[UNK]", "<unk>"]) {
     const id = tok.tokenId(t);
     if (id !== undefined) ids.add(id);
