@@ -40,7 +40,7 @@ interface RowRef extends PreparedItem {
 export async function createGlinerAdapter(ctx: AdapterContext): Promise<ModelAdapter<GlinerItem>> {
   const model = await loadTextModel(ctx);
   const settings = await loadGlinerSettings(ctx, model.tokenizer);
-  return new GlinerAdapter(model, settings, ctx.config.batch_token_budget);
+  return new GlinerAdapter(model, settings, ctx.runTokenBudget);
 }
 
 class GlinerAdapter implements ModelAdapter<GlinerItem> {

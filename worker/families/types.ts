@@ -84,6 +84,8 @@ export interface AdapterContext {
   executionProviders: string[];
   /** Intra-op threads for ONNX Runtime (0 = runtime default). */
   intraOpThreads: number;
+  /** Most padded tokens in one ONNX run (families that cut their own runs respect it too). */
+  runTokenBudget: number;
 }
 
 /** Builds a family's adapter. */

@@ -10,8 +10,10 @@ export type ToThread =
     files: Record<string, string>;
     executionProviders: string[];
     intraOpThreads: number;
+    /** Most padded tokens in one ONNX run (a batch is cut into runs of at most this). */
+    runTokenBudget: number;
   }
-  | { type: "run"; batchId: number; items: WorkItem[]; params: WorkParams; tokenBudget: number }
+  | { type: "run"; batchId: number; items: WorkItem[]; params: WorkParams }
   | { type: "dispose" };
 
 /** Phase timings of one batch, in milliseconds. */

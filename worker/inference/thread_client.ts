@@ -12,6 +12,7 @@ export interface ThreadLoadOptions {
   files: Record<string, string>;
   executionProviders: string[];
   intraOpThreads: number;
+  runTokenBudget: number;
 }
 
 /** One Web Worker running one model's ONNX session. */
@@ -49,12 +50,12 @@ export class InferenceThread {
   }
 
   /** Run one batch; resolves with outputs in item order. */
-  run(items: WorkItem[], params: WorkParams, tokenBudget: number): Promise<BatchResult> {
+  run(items: WorkItem[], params: WorkParams): Promise<BatchResult> {
     if (this.#dead) return Promise.reject(new Error("inference thread is gone"));
     const batchId = this.#nextId++;
     return new Promise<BatchResult>((resolve, reject) => {
       this.#pending.set(batchId, { resolve, reject });
-      this.#post({ type: "run", batchId, items, params, tokenBudget });
+      this.#post({ type: "run", batchId, items, params });
     });
   }
 

@@ -13,6 +13,7 @@ const scope = self as unknown as {
 };
 
 let adapter: ModelAdapter | undefined;
+let runTokenBudget = 0;
 // Messages are handled one at a time so that batches never overlap inside one session.
 let chain: Promise<void> = Promise.resolve();
 
@@ -31,7 +32,9 @@ async function handle(msg: ToThread): Promise<void> {
           files: msg.files,
           executionProviders: msg.executionProviders,
           intraOpThreads: msg.intraOpThreads,
+          runTokenBudget: msg.runTokenBudget,
         });
+        runTokenBudget = msg.runTokenBudget;
         scope.postMessage({ type: "loaded" });
       } catch (err) {
         scope.postMessage({ type: "load_failed", message: errorText(err) });
@@ -44,7 +47,7 @@ async function handle(msg: ToThread): Promise<void> {
         return;
       }
       try {
-        const r = await driveBatch(adapter, msg.items, msg.params, msg.tokenBudget);
+        const r = await driveBatch(adapter, msg.items, msg.params, runTokenBudget);
         scope.postMessage(
           { type: "result", batchId: msg.batchId, ...r },
           transferables(r.outputs),

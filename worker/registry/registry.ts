@@ -250,24 +250,25 @@ export class ModelRegistry {
           modelId: u.config.id,
         },
       );
-      const thread = await InferenceThread.start({
-        config: u.config,
-        files,
-        executionProviders: this.#o.device === "cuda" ? ["cuda", "cpu"] : ["cpu"],
-        intraOpThreads: this.#o.intraOpThreads,
-      });
-      const memoryBytes = await filesSize([files.model, files.model_data].filter(Boolean));
       const runTokens = runTokenBudget(
         u.config.batch_token_budget,
         this.#o.device,
         this.#o.maxRunTokens,
       );
+      const thread = await InferenceThread.start({
+        config: u.config,
+        files,
+        executionProviders: this.#o.device === "cuda" ? ["cuda", "cpu"] : ["cpu"],
+        intraOpThreads: this.#o.intraOpThreads,
+        runTokenBudget: runTokens,
+      });
+      const memoryBytes = await filesSize([files.model, files.model_data].filter(Boolean));
       const batcher = new Batcher({
         maxBatchItems: this.#o.maxBatchItems,
         batchTokenBudget: u.config.batch_token_budget,
         maxWaitMs: this.#o.maxWaitMs,
         maxQueueItems: this.#o.maxQueueItems,
-        run: (items, params) => thread.run(items, params, runTokens),
+        run: (items, params) => thread.run(items, params),
         onBatch: (s) => this.#o.onBatch?.(u.config.id, s),
       });
       u.loaded = {
