@@ -78,6 +78,9 @@ export function createRouterApp(deps: RouterDeps): Hono<AppEnv> {
 
   metrics.registry.onCollect(() => {
     const workers = directory.snapshot();
+    const live = new Set(workers.map((w) => w.id));
+    metrics.upstream.retainWhere(0, live);
+    metrics.upstreamErrors.retainWhere(0, live);
     metrics.workers.reset();
     const counts = new Map<string, { labels: string[]; n: number }>();
     for (const w of workers) {

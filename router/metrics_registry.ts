@@ -51,6 +51,14 @@ abstract class Metric {
     return s;
   }
 
+  /**
+   * Drop the series whose label at `index` is not in `keep` (e.g. workers that left: their ids are
+   * random per process start, so without this they would fill the series cap over time).
+   */
+  retainWhere(index: number, keep: ReadonlySet<string>): void {
+    for (const [key, s] of this.series) if (!keep.has(s.labels[index])) this.series.delete(key);
+  }
+
   /** Current value of one series (0 when absent); for tests and health views. */
   get(labels: LabelValues): number {
     return this.series.get(labels.join("\u0000"))?.value ?? 0;

@@ -38,3 +38,15 @@ Deno.test("metrics: series per metric are capped", () => {
   for (let i = 0; i < MAX_SERIES_PER_METRIC + 50; i++) c.inc([String(i)]);
   assert.equal(c.render().split("\n").length - 2, MAX_SERIES_PER_METRIC);
 });
+
+Deno.test("metrics: retainWhere drops the series of labels no longer live", () => {
+  const c = new Counter("t_total", "test", ["worker_id", "kind"]);
+  c.inc(["a", "x"]);
+  c.inc(["b", "x"], 2);
+  c.inc(["c", "y"], 3);
+  c.retainWhere(0, new Set(["b"]));
+  assert.equal(c.get(["a", "x"]), 0);
+  assert.equal(c.get(["b", "x"]), 2);
+  assert.equal(c.get(["c", "y"]), 0);
+  assert.ok(!c.render().includes('worker_id="a"'));
+});
