@@ -3,7 +3,7 @@ import { VERSION } from "../shared/version.ts";
 import { createRouterApp } from "./app.ts";
 import { SecretSet } from "./auth.ts";
 import type { RouterConfig } from "./config.ts";
-import { KvWorkerDirectory, MemoryWorkerDirectory, openDirectory } from "./directory/mod.ts";
+import { openDirectory } from "./directory/mod.ts";
 import type { WorkerDirectory } from "./directory/types.ts";
 import { FleetHub } from "./fleet/hub.ts";
 import { createLogger, type Logger } from "./log.ts";
@@ -48,28 +48,7 @@ export async function startRouter(
   });
   const routerId = `router-${crypto.randomUUID().slice(0, 8)}`;
   const metrics = createRouterMetrics();
-  let directory: WorkerDirectory;
-  let closeDirectory: () => Promise<void>;
-  if (opts.kv) {
-    const kvDir = new KvWorkerDirectory({
-      kv: opts.kv,
-      prefix: config.kvPrefix,
-      staleMs: config.workerStaleMs,
-      refreshMs: config.kvRefreshMs,
-      log,
-    });
-    await kvDir.refresh();
-    directory = kvDir;
-    closeDirectory = () => kvDir.close();
-  } else if (config.directory === "memory") {
-    const mem = new MemoryWorkerDirectory({ staleMs: config.workerStaleMs });
-    directory = mem;
-    closeDirectory = () => mem.close();
-  } else {
-    const opened = await openDirectory(config, log);
-    directory = opened.directory;
-    closeDirectory = opened.close;
-  }
+  const { directory, close: closeDirectory } = await openDirectory(config, log, opts.kv);
   if (config.workerToken === undefined) {
     log("warn", "SVC_WORKER_TOKEN is not set: every worker connection will be refused");
   }

@@ -15,13 +15,20 @@ export interface OpenedDirectory {
   close(): Promise<void>;
 }
 
-/** Open the directory the config asks for; KV opens `SVC_KV_PATH` or the platform default. */
-export async function openDirectory(config: RouterConfig, log: Logger): Promise<OpenedDirectory> {
-  if (config.directory === "memory") {
+/**
+ * Open the directory the config asks for; KV opens `SVC_KV_PATH` or the platform default. A `kv`
+ * passed in (tests sharing one database) is used instead and left open on close.
+ */
+export async function openDirectory(
+  config: RouterConfig,
+  log: Logger,
+  sharedKv?: Deno.Kv,
+): Promise<OpenedDirectory> {
+  if (config.directory === "memory" && !sharedKv) {
     const directory = new MemoryWorkerDirectory({ staleMs: config.workerStaleMs });
     return { directory, close: () => directory.close() };
   }
-  const kv = await Deno.openKv(config.kvPath);
+  const kv = sharedKv ?? await Deno.openKv(config.kvPath);
   const directory = new KvWorkerDirectory({
     kv,
     prefix: config.kvPrefix,
@@ -34,7 +41,7 @@ export async function openDirectory(config: RouterConfig, log: Logger): Promise<
     directory,
     close: async () => {
       await directory.close();
-      kv.close();
+      if (!sharedKv) kv.close();
     },
   };
 }
