@@ -13,7 +13,7 @@ import { parseRouterConfig } from "../router/config.ts";
 import { startRouter } from "../router/server.ts";
 import { createWorker } from "../worker/bootstrap.ts";
 import { runWorkerProcess } from "../worker/server/lifecycle.ts";
-import { machineProfileOf, queryGpus } from "../worker/telemetry/gpu.ts";
+import { gpuInventory, machineProfileOf } from "../worker/telemetry/gpu.ts";
 
 /** A random token for this run (never printed). */
 function randomToken(): string {
@@ -25,12 +25,8 @@ function randomToken(): string {
 async function localProfile(env: Record<string, string | undefined>): Promise<string> {
   const set = env.SVC_MACHINE_PROFILE?.trim().toLowerCase();
   if (set) return set;
-  try {
-    return machineProfileOf(await queryGpus());
-  } catch (err) {
-    console.error(`start: GPU detection failed (${(err as Error).message}); using cpu`);
-    return "cpu";
-  }
+  // The same cached detection the worker uses (a failure reads as no GPU: `cpu`).
+  return machineProfileOf(await gpuInventory());
 }
 
 /** Start router + worker; returns when the worker process lifecycle ends (it exits itself). */

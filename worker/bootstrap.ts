@@ -5,7 +5,7 @@ import { loadCatalog } from "./catalog/loader.ts";
 import { loadWorkerConfig, type WorkerConfig } from "./config/config.ts";
 import { ModelRegistry } from "./registry/registry.ts";
 import { memoryProbeFor } from "./registry/memory.ts";
-import { queryGpus } from "./telemetry/gpu.ts";
+import { gpuInventory } from "./telemetry/gpu.ts";
 import { parseFleetConfig, workerBundle } from "./fleet/config.ts";
 import { weightStoreFromEnv } from "./weights/from_env.ts";
 import { WorkerMetrics } from "./telemetry/metrics.ts";
@@ -67,7 +67,7 @@ export async function createWorker(
   const metrics = new WorkerMetrics();
   // Only `auto` needs to look for GPUs; nvidia-smi is absent (and skipped) on CPU machines.
   const gpuCount = opts.gpuCount ??
-    (config.SVC_DEVICE === "auto" ? (await queryGpus()).length : 0);
+    (config.SVC_DEVICE === "auto" ? (await gpuInventory()).length : 0);
   const device = chooseDevice(config, gpuCount);
   const registry = new ModelRegistry({
     catalog,

@@ -2,7 +2,7 @@
  * The worker's link to the router (fleet membership). `worker/main.ts` calls `startFleetLink`
  * once its HTTP server listens, `drain()` when graceful shutdown starts, and `close()` at exit.
  */
-import { machineProfileOf, queryGpus } from "../telemetry/gpu.ts";
+import { gpuInventory, machineProfileOf } from "../telemetry/gpu.ts";
 import { parseFleetConfig } from "./config.ts";
 import { type FleetLink, FleetLinkImpl, type WorkerStatusSnapshot } from "./link.ts";
 
@@ -30,12 +30,8 @@ export function startFleetLink(opts: {
     status: opts.status,
     log: opts.log,
     detect: async () => {
-      let gpus: Awaited<ReturnType<typeof queryGpus>> = [];
-      try {
-        gpus = await queryGpus();
-      } catch (err) {
-        opts.log("warn", "GPU detection failed; reporting no GPU", { error: String(err) });
-      }
+      // A failed detection reads as no GPU (gpuInventory never rejects).
+      const gpus = await gpuInventory();
       const profile = cfg.machineProfile ?? machineProfileOf(gpus);
       return {
         profile,

@@ -174,6 +174,17 @@ export async function queryGpus(timeoutMs: number = NVIDIA_SMI_TIMEOUT_MS): Prom
   return out === undefined ? [] : parseNvidiaSmiCsv(out);
 }
 
+let inventory: Promise<GpuReading[]> | undefined;
+
+/**
+ * The machine's GPUs as first detected (one nvidia-smi run per process): for what does not
+ * change while the process runs (device choice, machine profile). Live readings use queryGpus.
+ */
+export function gpuInventory(): Promise<GpuReading[]> {
+  inventory ??= queryGpus().catch(() => []);
+  return inventory;
+}
+
 /** Machine profile for a set of GPUs: the type of the first GPU, or `cpu` when there is none. */
 export function machineProfileOf(gpus: readonly GpuReading[]): string {
   return gpus.length > 0 ? gpus[0].gpu_type : "cpu";
