@@ -1,13 +1,13 @@
 /** The router's Hono app: probes, fleet socket, metrics, and the proxied API. */
 import { Hono } from "hono";
 import type { Context } from "hono";
-import { errorResponse, ServiceError, toServiceError } from "../shared/errors.ts";
-import { FLEET_PATH } from "../shared/fleet/protocol.ts";
-import { Headers as H } from "../shared/headers.ts";
-import { VERSION } from "../shared/version.ts";
+import { errorResponse, ServiceError, toServiceError } from "@svc/shared/errors";
+import { FLEET_PATH } from "@svc/shared/fleet/protocol";
+import { Headers as H } from "@svc/shared/headers";
+import { VERSION } from "@svc/shared/version";
 import { bearerToken, type SecretSet } from "./auth.ts";
-import { decodeBody, readBodyLimited } from "../shared/codec/decode.ts";
-import type { InputLimits } from "../shared/codec/limits.ts";
+import { decodeBody, readBodyLimited } from "@svc/shared/codec/decode";
+import type { InputLimits } from "@svc/shared/codec/limits";
 import type { RouterConfig } from "./config.ts";
 import type { WorkerDirectory } from "./directory/types.ts";
 import type { FleetHub } from "./fleet/hub.ts";
@@ -18,7 +18,7 @@ import type { RouterMetrics } from "./metrics.ts";
 import { getModel, listModels } from "./models.ts";
 import type { LoadTracker } from "./pools/load.ts";
 import { machineProfileOf, routeModel } from "./pools/resolve.ts";
-import { MAX_MODEL_NAME_LENGTH, modelFromPath } from "../shared/catalog/model_path.ts";
+import { MAX_MODEL_NAME_LENGTH, modelFromPath } from "@svc/shared/catalog/model_path";
 import type { DemandTracker } from "./provisioning.ts";
 import { forward, type ProxyDeps } from "./proxy.ts";
 

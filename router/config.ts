@@ -3,8 +3,8 @@
  * once at start-up. A bad value throws an Error that names the variable (never its value when
  * the variable is a secret).
  */
-import { SLUG_RE, workerTokenProblem } from "../shared/fleet/protocol.ts";
-import { type InputLimits, limitsFromEnv } from "../shared/codec/limits.ts";
+import { SLUG_RE, workerTokenProblem } from "@svc/shared/fleet/protocol";
+import { type InputLimits, limitsFromEnv } from "@svc/shared/codec/limits";
 
 /** Where the worker directory lives. */
 export type DirectoryKind = "memory" | "kv";

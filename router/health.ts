@@ -1,5 +1,5 @@
 /** The router's `/health` document: the fleet at a glance, per worker and per model. */
-import { VERSION } from "../shared/version.ts";
+import { VERSION } from "@svc/shared/version";
 import type { WorkerRecord } from "./directory/types.ts";
 import type { DemandEntry } from "./provisioning.ts";
 

@@ -1,6 +1,6 @@
 /** Router logging: one line per event, JSON when configured, never carrying secrets. */
 
-import { secretRedactor } from "../shared/redact.ts";
+import { secretRedactor } from "@svc/shared/redact";
 
 /** Log levels, lowest first. */
 export type LogLevel = "debug" | "info" | "warn" | "error";

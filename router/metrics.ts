@@ -1,5 +1,5 @@
 /** The router's metrics: names, labels and buckets in one place. */
-import { VERSION } from "../shared/version.ts";
+import { VERSION } from "@svc/shared/version";
 import { Counter, Gauge, Histogram, Registry } from "./metrics_registry.ts";
 
 /** Latency buckets (seconds): sub-millisecond router overhead up to multi-minute model loads. */

@@ -4,9 +4,9 @@
  * is true when any worker in scope reports the model loaded. Bundles without a reachable worker
  * are described from the built-in catalog, so a fleet scaled to zero still lists its models.
  */
-import { BUILTIN_CATALOG, catalogById, resolveServedName } from "../shared/catalog/mod.ts";
-import { modelInfoOf } from "../shared/catalog/model_info.ts";
-import type { ModelConfig } from "../shared/catalog/schema.ts";
+import { BUILTIN_CATALOG, catalogById, resolveServedName } from "@svc/shared/catalog";
+import { modelInfoOf } from "@svc/shared/catalog/model_info";
+import type { ModelConfig } from "@svc/shared/catalog/schema";
 import type { WorkerRecord } from "./directory/types.ts";
 import type { Logger } from "./log.ts";
 import { modelsOf } from "./pools/selection.ts";

@@ -4,7 +4,7 @@
  * A count ends when the pool gets a serving worker, or after a window without new demand, so a
  * pool nobody asks for can scale back to zero.
  */
-import { VERSION } from "../shared/version.ts";
+import { VERSION } from "@svc/shared/version";
 import type { Logger } from "./log.ts";
 import type { RouterMetrics } from "./metrics.ts";
 import type { WorkerRecord } from "./directory/types.ts";

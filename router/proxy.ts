@@ -3,8 +3,8 @@
  * answer back. A worker that cannot be reached, or that answers 503 because it is shutting down,
  * costs one retry on another eligible worker; a timeout is not retried (the work may be running).
  */
-import { ServiceError } from "../shared/errors.ts";
-import { Headers as H } from "../shared/headers.ts";
+import { ServiceError } from "@svc/shared/errors";
+import { Headers as H } from "@svc/shared/headers";
 import type { WorkerDirectory, WorkerRecord } from "./directory/types.ts";
 import type { Logger } from "./log.ts";
 import type { RouterMetrics } from "./metrics.ts";

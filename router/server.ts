@@ -1,5 +1,5 @@
 /** Assemble and start a router: directory, fleet hub, app, HTTP server. */
-import { VERSION } from "../shared/version.ts";
+import { VERSION } from "@svc/shared/version";
 import { createRouterApp } from "./app.ts";
 import { SecretSet } from "./auth.ts";
 import type { RouterConfig } from "./config.ts";

@@ -1,6 +1,6 @@
 /** Composition root of a worker: settings → catalog, weights, registry, metrics, HTTP app. */
 import type { Hono } from "hono";
-import { limitsFromEnv } from "../shared/codec/limits.ts";
+import { limitsFromEnv } from "@svc/shared/codec/limits";
 import { loadCatalog } from "./catalog/loader.ts";
 import { loadWorkerConfig, type WorkerConfig } from "./config/config.ts";
 import { ModelRegistry } from "./registry/registry.ts";

@@ -1,5 +1,5 @@
 /** The catalog entry and `config.json` of `glove/6B-100d`. */
-import { type ModelConfig, parseModelConfig } from "../../shared/catalog/schema.ts";
+import { type ModelConfig, parseModelConfig } from "@svc/shared/catalog/schema";
 import type { Json } from "./glove_tokenizer.ts";
 import { PAD_ID, UNK_ID } from "./glove_tokenizer.ts";
 

@@ -11,9 +11,9 @@ import type { WorkerDirectory } from "../directory/types.ts";
 import type { Logger } from "../log.ts";
 import type { RouterMetrics } from "../metrics.ts";
 import type { DemandTracker } from "../provisioning.ts";
-import { acceptStreamClient, Broadcaster } from "../../shared/dashboard/broadcaster.ts";
+import { acceptStreamClient, Broadcaster } from "@svc/shared/dashboard/broadcaster";
 import { ClusterStatusBuilder } from "./cluster_status.ts";
-import { dashboardResponse } from "../../shared/dashboard/mod.ts";
+import { dashboardResponse } from "@svc/shared/dashboard";
 import { FLEET_DASHBOARD_HTML } from "./page.ts";
 
 export type { ClusterPool, ClusterStatus, ClusterWorker } from "./cluster_status.ts";

@@ -3,7 +3,7 @@
  * One interface, two implementations: process memory (one router process) and Deno KV (many
  * router isolates on Deno Deploy, each holding some of the workers' sockets).
  */
-import type { FleetModel, ModelState } from "../../shared/fleet/protocol.ts";
+import type { FleetModel, ModelState } from "@svc/shared/fleet/protocol";
 
 /** One model on one worker: registration data merged with the latest status. */
 export interface WorkerModel {

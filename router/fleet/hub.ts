@@ -3,7 +3,7 @@
  * in the directory while its socket lives, and removes it the moment the socket drops or the
  * worker falls silent (a frozen peer never closes its socket, so silence is checked too).
  */
-import { errorResponse, ServiceError } from "../../shared/errors.ts";
+import { errorResponse, ServiceError } from "@svc/shared/errors";
 import {
   CLOSE_CODES,
   decodeWorkerMessage,
@@ -13,8 +13,8 @@ import {
   type RegisterMessage,
   type RouterMessage,
   type StatusMessage,
-} from "../../shared/fleet/protocol.ts";
-import { parseVersion, VERSION } from "../../shared/version.ts";
+} from "@svc/shared/fleet/protocol";
+import { parseVersion, VERSION } from "@svc/shared/version";
 import { bearerToken, type SecretSet } from "../auth.ts";
 import {
   modelsFromRegistration,

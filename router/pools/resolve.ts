@@ -1,9 +1,9 @@
 /** Request → (pool, bundle): the machine-profile header picks the pool, the model its bundle. */
-import { BUILTIN_CATALOG, catalogById, resolveServedName } from "../../shared/catalog/mod.ts";
-import { modelBundles } from "../../shared/catalog/bundles.ts";
-import { ServiceError } from "../../shared/errors.ts";
-import { Headers as H } from "../../shared/headers.ts";
-import { SLUG_RE } from "../../shared/fleet/protocol.ts";
+import { BUILTIN_CATALOG, catalogById, resolveServedName } from "@svc/shared/catalog";
+import { modelBundles } from "@svc/shared/catalog/bundles";
+import { ServiceError } from "@svc/shared/errors";
+import { Headers as H } from "@svc/shared/headers";
+import { SLUG_RE } from "@svc/shared/fleet/protocol";
 import type { WorkerDirectory } from "../directory/types.ts";
 
 /**

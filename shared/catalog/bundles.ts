@@ -3,7 +3,7 @@
  * pool for a model name taken from the request path.
  */
 import type { ModelConfig } from "./schema.ts";
-import { servedNamesOf } from "./mod.ts";
+import { servedNamesOf } from "./served_names.ts";
 
 /**
  * Bundles of the built-in catalog: `default` serves encode and score models (and CLIP),

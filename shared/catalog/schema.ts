@@ -17,6 +17,7 @@ export const FAMILIES = [
 ] as const;
 export type Family = typeof FAMILIES[number];
 
+/** What a model can produce. */
 export const OUTPUT_KINDS = [
   "dense",
   "sparse",
@@ -44,58 +45,112 @@ const RepoPath = z.string().min(1).max(300).refine(
   "file paths are relative to the repository, without '..'",
 );
 
-export const ProfileConfigSchema = z.object({
+/** One profile of a model: which outputs it enables and which options it sets. */
+export interface ProfileConfig {
+  is_default: boolean;
+  output_types: OutputKind[];
+  output_similarity: Record<string, string>;
+  /** Options this profile sets (merged under the request's `options`). */
+  options: Record<string, unknown>;
+}
+
+/** A profile as written in a catalog file (defaults not yet applied). */
+export type ProfileConfigInput =
+  & Omit<ProfileConfig, "output_similarity" | "options">
+  & Partial<Pick<ProfileConfig, "output_similarity" | "options">>;
+
+/** A validated model configuration (one catalog entry, defaults applied). */
+export interface ModelConfig {
+  /** Catalog id, e.g. `BAAI/bge-small-en-v1.5`. */
+  id: string;
+  family: Family;
+  /** Where the weights are: a hub repository at a revision. */
+  hub: { repo: string; revision: string; gated: boolean };
+  /**
+   * Files by role: `model` (ONNX graph), `model_data` (external weights), `tokenizer`
+   * (tokenizer.json), `vision_model`, `gliner_config`, `added_tokens`, `config`...
+   */
+  files: Record<string, string>;
+  inputs: ("text" | "image")[];
+  outputs: OutputKind[];
+  /** Dimension per output type (dense: H, sparse: vocab size, multivector: token dim). */
+  dims: Record<string, number>;
+  max_sequence_length: number;
+  pooling: "mean" | "cls" | "none";
+  normalize: boolean;
+  /** Matryoshka sizes the model was trained for (informative; any N ≤ dims is accepted). */
+  matryoshka_dims?: number[];
+  /** Text prefixes chosen with `options.input_type` = `query` | `document`. */
+  prompts: { query?: string; document?: string };
+  profiles: Record<string, ProfileConfig>;
+  /** Max padded tokens (batch × longest) in one ONNX run. */
+  batch_token_budget: number;
+  /** Worker pool bundle that serves this model. */
+  bundle: string;
+  licence: string;
+  /** False for entries that could not be exercised offline (configuration only). */
+  verified_offline: boolean;
+  /** Family-specific settings (score activation, label maps, ColBERT marker ids, thresholds...). */
+  family_options: Record<string, unknown>;
+  description: string;
+}
+
+/** Fields of a catalog file that have defaults. */
+type Defaulted =
+  | "dims"
+  | "pooling"
+  | "normalize"
+  | "prompts"
+  | "profiles"
+  | "batch_token_budget"
+  | "bundle"
+  | "licence"
+  | "verified_offline"
+  | "family_options"
+  | "description";
+
+/** A model configuration as written in a file (defaults not yet applied). */
+export type ModelConfigInput =
+  & Omit<ModelConfig, Defaulted | "hub" | "profiles">
+  & Partial<Omit<Pick<ModelConfig, Defaulted>, "profiles">>
+  & {
+    hub: { repo: string; revision?: string; gated?: boolean };
+    profiles?: Record<string, ProfileConfigInput>;
+  };
+
+const ProfileConfigSchema = z.object({
   is_default: z.boolean(),
   output_types: z.array(z.enum(OUTPUT_KINDS)),
   output_similarity: z.record(z.string(), z.string()).default({}),
-  /** Options this profile sets (merged under the request's `options`). */
   options: z.record(z.string(), z.unknown()).default({}),
 });
-export type ProfileConfig = z.infer<typeof ProfileConfigSchema>;
 
-export const ModelConfigSchema = z.object({
-  /** Catalog id, e.g. `BAAI/bge-small-en-v1.5`. */
+/** Schema of one catalog entry (parse with `parseModelConfig` for a readable error). */
+export const ModelConfigSchema: z.ZodType<ModelConfig, ModelConfigInput> = z.object({
   id: z.string().refine(isSafeModelId, "model id must be 'org/name' without paths or URLs"),
   family: z.enum(FAMILIES),
-  /** Where the weights are: a hub repository at a revision. */
   hub: z.object({
     repo: z.string().refine(isSafeModelId, "hub repo must be 'org/name'"),
     revision: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).default("main"),
     gated: z.boolean().default(false),
   }),
-  /**
-   * Files by role: `model` (ONNX graph), `model_data` (external weights), `tokenizer`
-   * (tokenizer.json), `vision_model`, `gliner_config`, `added_tokens`, `config`...
-   */
   files: z.record(z.string(), RepoPath).refine((f) => "model" in f, "files.model is required"),
   inputs: z.array(z.enum(["text", "image"])).min(1),
   outputs: z.array(z.enum(OUTPUT_KINDS)).min(1),
-  /** Dimension per output type (dense: H, sparse: vocab size, multivector: token dim). */
   dims: z.record(z.string(), z.number().int().positive()).default({}),
   max_sequence_length: z.number().int().positive().max(131072),
   pooling: z.enum(["mean", "cls", "none"]).default("mean"),
   normalize: z.boolean().default(true),
-  /** Matryoshka sizes the model was trained for (informative; any N ≤ dims is accepted). */
   matryoshka_dims: z.array(z.number().int().positive()).optional(),
-  /** Text prefixes chosen with `options.input_type` = `query` | `document`. */
   prompts: z.object({ query: z.string().optional(), document: z.string().optional() }).default({}),
   profiles: z.record(z.string(), ProfileConfigSchema).default({}),
-  /** Max padded tokens (batch × longest) in one ONNX run. */
   batch_token_budget: z.number().int().positive().default(8192),
-  /** Worker pool bundle that serves this model. */
   bundle: z.string().regex(SLUG_RE, "bundle must be a lower-case slug").default("default"),
   licence: z.string().default("unknown"),
-  /** False for entries that could not be exercised offline (configuration only). */
   verified_offline: z.boolean().default(false),
-  /** Family-specific settings (score activation, label maps, ColBERT marker ids, thresholds...). */
   family_options: z.record(z.string(), z.unknown()).default({}),
   description: z.string().default(""),
 });
-
-/** A validated model configuration. */
-export type ModelConfig = z.infer<typeof ModelConfigSchema>;
-/** A model configuration as written in a file (defaults not yet applied). */
-export type ModelConfigInput = z.input<typeof ModelConfigSchema>;
 
 /** Validate a raw config; throws with a readable message naming the source. */
 export function parseModelConfig(raw: unknown, source: string): ModelConfig {

@@ -12,7 +12,7 @@
  * release `version` is informative only (a mismatch is logged, not refused).
  */
 import { z } from "zod";
-import { MODEL_STATES } from "../schemas/models.ts";
+import { MODEL_STATES, type ModelState } from "../schemas/models.ts";
 
 /** Version of this message set; bumped on any incompatible change. */
 export const FLEET_PROTOCOL_VERSION = 1;
@@ -46,7 +46,7 @@ export const FLEET_ERROR_CODES = [
 export type FleetErrorCode = typeof FLEET_ERROR_CODES[number];
 
 // Model states a worker reports are the API's (`failed`: the worker's remembered load failure).
-export { MODEL_STATES, type ModelState } from "../schemas/models.ts";
+export { MODEL_STATES, type ModelState };
 
 /**
  * Why a worker token is unusable, or undefined when it is fine: at least 16 characters, no
@@ -63,32 +63,132 @@ export const WORKER_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 /** Machine profiles, pools and bundles: lower-case slugs. */
 export const SLUG_RE = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
+// Member schemas stay private: the public API is the explicit message types and the two union
+// schemas below (explicit types keep the package free of slow types).
 const Slug = z.string().regex(SLUG_RE, "must be a lower-case slug (a-z, 0-9, '.', '_', '-')");
 const Count = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 const ModelName = z.string().min(1).max(256);
 
 /** One model a worker can serve, as announced at registration. */
-export const FleetModelSchema = z.object({
+export interface FleetModel {
+  name: string;
+  bundle: string;
+  state: ModelState;
+}
+
+/** One model's live state in a status frame. */
+export interface FleetModelStatus {
+  name: string;
+  state: ModelState;
+  queue_depth: number;
+}
+
+/** First frame of a worker: who it is, where to reach it, what it serves. */
+export interface RegisterMessage {
+  type: "register";
+  protocol: number;
+  worker_id: string;
+  /** Base URL the router proxies HTTP requests to. */
+  url: string;
+  machine_profile: string;
+  pool: string;
+  bundle: string;
+  /** Release version of the worker (major.minor.patch). */
+  version: string;
+  gpus: { count: number; types: string[] };
+  models: FleetModel[];
+  draining: boolean;
+}
+
+/** Periodic load report (about once a second); also serves as a heartbeat. */
+export interface StatusMessage {
+  type: "status";
+  seq: number;
+  models: FleetModelStatus[];
+  queue_depth: number;
+  in_flight: number;
+  memory_used_bytes: number;
+  memory_total_bytes: number;
+  draining: boolean;
+}
+
+/** Sent at the start of a graceful shutdown: route nothing new to this worker. */
+export interface DrainMessage {
+  type: "drain";
+  reason?: string;
+}
+
+/** Heartbeat request; the peer answers with a pong carrying the same `t`. */
+export interface PingMessage {
+  type: "ping";
+  t: number;
+}
+
+/** Heartbeat answer. */
+export interface PongMessage {
+  type: "pong";
+  t: number;
+}
+
+/** Every frame a worker may send. */
+export type WorkerMessage =
+  | RegisterMessage
+  | StatusMessage
+  | DrainMessage
+  | PingMessage
+  | PongMessage;
+
+/** The router's answer to a valid register: timings the worker must follow. */
+export interface RegisteredMessage {
+  type: "registered";
+  protocol: number;
+  router_version: string;
+  router_id: string;
+  /** How often the worker sends ping frames. */
+  heartbeat_interval_ms: number;
+  /** How often the worker sends status frames. */
+  status_interval_ms: number;
+  /** Silence after which either side treats the peer as gone. */
+  stale_after_ms: number;
+}
+
+/** Acknowledges a drain frame. */
+export interface AckMessage {
+  type: "ack";
+  of: "drain";
+}
+
+/** A refusal or protocol error; the router closes the socket after sending it. */
+export interface ErrorMessage {
+  type: "error";
+  code: FleetErrorCode;
+  message: string;
+}
+
+/** Every frame a router may send. */
+export type RouterMessage =
+  | RegisteredMessage
+  | AckMessage
+  | PingMessage
+  | PongMessage
+  | ErrorMessage;
+
+const FleetModelSchema = z.object({
   name: ModelName,
   bundle: Slug,
   state: z.enum(MODEL_STATES),
 });
-export type FleetModel = z.infer<typeof FleetModelSchema>;
 
-/** One model's live state in a status frame. */
-export const FleetModelStatusSchema = z.object({
+const FleetModelStatusSchema = z.object({
   name: ModelName,
   state: z.enum(MODEL_STATES),
   queue_depth: Count,
 });
-export type FleetModelStatus = z.infer<typeof FleetModelStatusSchema>;
 
-/** First frame of a worker: who it is, where to reach it, what it serves. */
-export const RegisterMessageSchema = z.object({
+const RegisterMessageSchema = z.object({
   type: z.literal("register"),
   protocol: z.number().int().positive(),
   worker_id: z.string().regex(WORKER_ID_RE, "invalid worker id"),
-  /** Base URL the router proxies HTTP requests to. */
   url: z.string().max(2048).refine((u) => {
     try {
       const p = new URL(u);
@@ -101,16 +201,13 @@ export const RegisterMessageSchema = z.object({
   machine_profile: Slug,
   pool: Slug,
   bundle: Slug,
-  /** Release version of the worker (major.minor.patch). */
   version: z.string().min(1).max(64),
   gpus: z.object({ count: Count, types: z.array(Slug).max(64) }),
   models: z.array(FleetModelSchema).max(1000),
   draining: z.boolean().default(false),
 });
-export type RegisterMessage = z.infer<typeof RegisterMessageSchema>;
 
-/** Periodic load report (about once a second); also serves as a heartbeat. */
-export const StatusMessageSchema = z.object({
+const StatusMessageSchema = z.object({
   type: z.literal("status"),
   seq: Count,
   models: z.array(FleetModelStatusSchema).max(1000),
@@ -120,69 +217,56 @@ export const StatusMessageSchema = z.object({
   memory_total_bytes: Count,
   draining: z.boolean(),
 });
-export type StatusMessage = z.infer<typeof StatusMessageSchema>;
 
-/** Sent at the start of a graceful shutdown: route nothing new to this worker. */
-export const DrainMessageSchema = z.object({
+const DrainMessageSchema = z.object({
   type: z.literal("drain"),
   reason: z.string().max(200).optional(),
 });
-export type DrainMessage = z.infer<typeof DrainMessageSchema>;
 
-/** Heartbeat request; the peer answers with a pong carrying the same `t`. */
-export const PingMessageSchema = z.object({ type: z.literal("ping"), t: z.number() });
-export type PingMessage = z.infer<typeof PingMessageSchema>;
+const PingMessageSchema = z.object({ type: z.literal("ping"), t: z.number() });
+const PongMessageSchema = z.object({ type: z.literal("pong"), t: z.number() });
 
-/** Heartbeat answer. */
-export const PongMessageSchema = z.object({ type: z.literal("pong"), t: z.number() });
-export type PongMessage = z.infer<typeof PongMessageSchema>;
+/** Every frame a worker may send (validated shape; `draining` defaults to false). */
+export const WorkerMessageSchema: z.ZodType<WorkerMessage, unknown> = z.discriminatedUnion(
+  "type",
+  [
+    RegisterMessageSchema,
+    StatusMessageSchema,
+    DrainMessageSchema,
+    PingMessageSchema,
+    PongMessageSchema,
+  ],
+);
 
-/** Every frame a worker may send. */
-export const WorkerMessageSchema = z.discriminatedUnion("type", [
-  RegisterMessageSchema,
-  StatusMessageSchema,
-  DrainMessageSchema,
-  PingMessageSchema,
-  PongMessageSchema,
-]);
-export type WorkerMessage = z.infer<typeof WorkerMessageSchema>;
-
-/** The router's answer to a valid register: timings the worker must follow. */
-export const RegisteredMessageSchema = z.object({
+const RegisteredMessageSchema = z.object({
   type: z.literal("registered"),
   protocol: z.number().int().positive(),
   router_version: z.string(),
   router_id: z.string(),
-  /** How often the worker sends ping frames. */
   heartbeat_interval_ms: z.number().int().positive(),
-  /** How often the worker sends status frames. */
   status_interval_ms: z.number().int().positive(),
-  /** Silence after which either side treats the peer as gone. */
   stale_after_ms: z.number().int().positive(),
 });
-export type RegisteredMessage = z.infer<typeof RegisteredMessageSchema>;
 
-/** Acknowledges a drain frame. */
-export const AckMessageSchema = z.object({ type: z.literal("ack"), of: z.literal("drain") });
-export type AckMessage = z.infer<typeof AckMessageSchema>;
+const AckMessageSchema = z.object({ type: z.literal("ack"), of: z.literal("drain") });
 
-/** A refusal or protocol error; the router closes the socket after sending it. */
-export const ErrorMessageSchema = z.object({
+const ErrorMessageSchema = z.object({
   type: z.literal("error"),
   code: z.enum(FLEET_ERROR_CODES),
   message: z.string().max(500),
 });
-export type ErrorMessage = z.infer<typeof ErrorMessageSchema>;
 
 /** Every frame a router may send. */
-export const RouterMessageSchema = z.discriminatedUnion("type", [
-  RegisteredMessageSchema,
-  AckMessageSchema,
-  PingMessageSchema,
-  PongMessageSchema,
-  ErrorMessageSchema,
-]);
-export type RouterMessage = z.infer<typeof RouterMessageSchema>;
+export const RouterMessageSchema: z.ZodType<RouterMessage, unknown> = z.discriminatedUnion(
+  "type",
+  [
+    RegisteredMessageSchema,
+    AckMessageSchema,
+    PingMessageSchema,
+    PongMessageSchema,
+    ErrorMessageSchema,
+  ],
+);
 
 /** Result of decoding one frame: the message, or a short reason it was rejected. */
 export type Decoded<T> = { ok: true; message: T } | { ok: false; error: string };

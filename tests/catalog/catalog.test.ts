@@ -5,19 +5,14 @@ import {
   defaultProfileName,
   expandProfiles,
   resolveServedName,
-} from "../../shared/catalog/mod.ts";
-import {
-  BUNDLE_NAMES,
-  bundlesOf,
-  isBundleName,
-  modelBundles,
-} from "../../shared/catalog/bundles.ts";
+} from "@svc/shared/catalog";
+import { BUNDLE_NAMES, bundlesOf, isBundleName, modelBundles } from "@svc/shared/catalog/bundles";
 import {
   FAMILIES,
   isSafeModelId,
   type ModelConfig,
   ModelConfigSchema,
-} from "../../shared/catalog/schema.ts";
+} from "@svc/shared/catalog/schema";
 
 const MODELS_DIR = new URL("../../shared/catalog/models/", import.meta.url);
 const byId = catalogById(BUILTIN_CATALOG);

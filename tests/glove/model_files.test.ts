@@ -15,7 +15,7 @@ import {
   tokenizerConfig,
   tokenizerJson,
 } from "../../infra/models/glove_tokenizer.ts";
-import { parseModelConfig } from "../../shared/catalog/schema.ts";
+import { parseModelConfig } from "@svc/shared/catalog/schema";
 import { TextTokenizer } from "../../worker/families/text/tokenizer.ts";
 import { postJson, startTestWorker } from "../worker/harness.ts";
 

@@ -15,8 +15,8 @@ import { loadWorkerConfig, WorkerEnvSchema } from "../../worker/config/config.ts
 import { FLEET_DEFAULTS, parseFleetConfig } from "../../worker/fleet/config.ts";
 import { readWeightSettings } from "../../worker/weights/from_env.ts";
 import { parseRouterConfig, ROUTER_DEFAULTS } from "../../router/config.ts";
-import { LIMIT_ENV, limitsFromEnv } from "../../shared/codec/limits.ts";
-import { VERSION } from "../../shared/version.ts";
+import { LIMIT_ENV, limitsFromEnv } from "@svc/shared/codec/limits";
+import { VERSION } from "@svc/shared/version";
 import { parseYamlDocuments, type YamlMap, type YamlValue } from "./yaml_subset.ts";
 
 const ROOT = new URL("../../", import.meta.url);

@@ -1,8 +1,8 @@
 /** The status message builder and the compact metrics view, from plain inputs. */
 import assert from "node:assert/strict";
 import client from "prom-client";
-import type { ModelConfig } from "../../shared/catalog/schema.ts";
-import { StatusMessageSchema } from "../../shared/schemas/status.ts";
+import type { ModelConfig } from "@svc/shared/catalog/schema";
+import { StatusMessageSchema } from "@svc/shared/schemas/status";
 import type { UnitStatus } from "../../worker/registry/registry.ts";
 import { buildStatusMessage, type StatusInputs } from "../../worker/status/message.ts";
 import { parseNvidiaSmiCsv } from "../../worker/telemetry/gpu.ts";

@@ -1,7 +1,7 @@
 /** WebSocket /ws/status: ~5 frames/s, every field (zod schema), honest CPU values, one build per tick. */
 import assert from "node:assert/strict";
-import { StatusMessageSchema } from "../../shared/schemas/status.ts";
-import { VERSION } from "../../shared/version.ts";
+import { StatusMessageSchema } from "@svc/shared/schemas/status";
+import { VERSION } from "@svc/shared/version";
 import { queryGpus } from "../../worker/telemetry/gpu.ts";
 import type { WorkerStatusMessage } from "../../worker/status/message.ts";
 import { startTestWorker } from "../worker/harness.ts";

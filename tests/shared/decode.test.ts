@@ -1,12 +1,12 @@
 /** Request decoding: content types, limits, and every kind of bad input → INVALID_INPUT. */
 import assert from "node:assert/strict";
 import { pack } from "msgpackr/pack";
-import { decodeBody, isMsgpackContentType } from "../../shared/codec/decode.ts";
-import { DEFAULT_LIMITS, type InputLimits } from "../../shared/codec/limits.ts";
-import { encodeMsgpack, MsgpackExt } from "../../shared/codec/msgpack_encode.ts";
-import { decodeRequest, parseRequest } from "../../shared/codec/parse.ts";
-import { ServiceError } from "../../shared/errors.ts";
-import { EncodeRequestSchema } from "../../shared/schemas/encode.ts";
+import { decodeBody, isMsgpackContentType } from "@svc/shared/codec/decode";
+import { DEFAULT_LIMITS, type InputLimits } from "@svc/shared/codec/limits";
+import { encodeMsgpack, MsgpackExt } from "@svc/shared/codec/msgpack_encode";
+import { decodeRequest, parseRequest } from "@svc/shared/codec/parse";
+import { ServiceError } from "@svc/shared/errors";
+import { EncodeRequestSchema } from "@svc/shared/schemas/encode";
 import { assertInvalid, concat, fromHex, rng } from "./helpers.ts";
 
 const te = new TextEncoder();

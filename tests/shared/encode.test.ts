@@ -1,18 +1,14 @@
 /** Response encoding: content negotiation, msgpack forms, JSON lists, round trips. */
 import assert from "node:assert/strict";
 import { Unpackr } from "msgpackr/unpack";
-import { encodeAs, encodeResponse } from "../../shared/codec/encode.ts";
-import { encodeJson } from "../../shared/codec/json_encode.ts";
-import { encodeMsgpack } from "../../shared/codec/msgpack_encode.ts";
-import { NdArray } from "../../shared/codec/ndarray.ts";
-import { negotiate } from "../../shared/codec/negotiate.ts";
-import { decodeMsgpackResponse } from "../../shared/codec/response_decode.ts";
-import {
-  makeDenseVector,
-  makeMultiVector,
-  makeSparseVector,
-} from "../../shared/codec/output_dtype.ts";
-import { type EncodeResponse, EncodeResponseSchema } from "../../shared/schemas/encode.ts";
+import { encodeAs, encodeResponse } from "@svc/shared/codec/encode";
+import { encodeJson } from "@svc/shared/codec/json_encode";
+import { encodeMsgpack } from "@svc/shared/codec/msgpack_encode";
+import { NdArray } from "@svc/shared/codec/ndarray";
+import { negotiate } from "@svc/shared/codec/negotiate";
+import { decodeMsgpackResponse } from "@svc/shared/codec/response_decode";
+import { makeDenseVector, makeMultiVector, makeSparseVector } from "@svc/shared/codec/output_dtype";
+import { type EncodeResponse, EncodeResponseSchema } from "@svc/shared/schemas/encode";
 
 const plain = new Unpackr({ useRecords: false, mapsAsObjects: true, int64AsType: "number" });
 const hex = (b: Uint8Array): string =>

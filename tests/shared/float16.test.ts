@@ -11,12 +11,8 @@ import {
   quantizeInt8,
   quantizeInt8Rows,
   unpackBits,
-} from "../../shared/codec/float16.ts";
-import {
-  makeDenseVector,
-  makeMultiVector,
-  makeSparseVector,
-} from "../../shared/codec/output_dtype.ts";
+} from "@svc/shared/codec/float16";
+import { makeDenseVector, makeMultiVector, makeSparseVector } from "@svc/shared/codec/output_dtype";
 
 Deno.test("float16: hand-computed conversions (normals, rounding, subnormals, inf, nan)", () => {
   const cases: [number, number][] = [

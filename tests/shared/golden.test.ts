@@ -5,10 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { Unpackr } from "msgpackr/unpack";
-import { encodeMsgpack } from "../../shared/codec/msgpack_encode.ts";
-import { NdArray } from "../../shared/codec/ndarray.ts";
-import { float32ToFloat16, packBits, quantizeInt8 } from "../../shared/codec/float16.ts";
-import { makeDenseVector } from "../../shared/codec/output_dtype.ts";
+import { encodeMsgpack } from "@svc/shared/codec/msgpack_encode";
+import { NdArray } from "@svc/shared/codec/ndarray";
+import { float32ToFloat16, packBits, quantizeInt8 } from "@svc/shared/codec/float16";
+import { makeDenseVector } from "@svc/shared/codec/output_dtype";
 
 const golden = (name: string): Promise<Uint8Array> =>
   Deno.readFile(new URL(`./golden/${name}`, import.meta.url));

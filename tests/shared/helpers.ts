@@ -1,6 +1,6 @@
 /** Test helpers for tests/shared. */
 import assert from "node:assert/strict";
-import { ServiceError } from "../../shared/errors.ts";
+import { ServiceError } from "@svc/shared/errors";
 
 /** Assert that `fn` throws a ServiceError INVALID_INPUT (and nothing else) whose message matches. */
 export function assertInvalid(fn: () => unknown, message?: RegExp): ServiceError {

@@ -1,7 +1,7 @@
 /** InputLimits from the environment, and reading bodies without exceeding the limit. */
 import assert from "node:assert/strict";
-import { readBodyLimited } from "../../shared/codec/decode.ts";
-import { DEFAULT_LIMITS, limitsFromEnv } from "../../shared/codec/limits.ts";
+import { readBodyLimited } from "@svc/shared/codec/decode";
+import { DEFAULT_LIMITS, limitsFromEnv } from "@svc/shared/codec/limits";
 import { assertInvalid } from "./helpers.ts";
 
 Deno.test("limits: documented defaults", () => {

@@ -1,25 +1,25 @@
 /** Resource schemas: defaults, null tolerance, strict types, response and status shapes. */
 import assert from "node:assert/strict";
-import { parseRequest } from "../../shared/codec/parse.ts";
-import { NdArray } from "../../shared/codec/ndarray.ts";
+import { parseRequest } from "@svc/shared/codec/parse";
+import { NdArray } from "@svc/shared/codec/ndarray";
 import {
   DenseVectorSchema,
   EncodeRequestSchema,
   MultiVectorSchema,
   SparseVectorSchema,
-} from "../../shared/schemas/encode.ts";
-import { ExtractRequestSchema, ExtractResponseSchema } from "../../shared/schemas/extract.ts";
-import { ScoreRequestSchema, ScoreResponseSchema } from "../../shared/schemas/score.ts";
-import { ModelInfoSchema, ModelsListResponseSchema } from "../../shared/schemas/models.ts";
-import { ErrorBodySchema } from "../../shared/schemas/error_body.ts";
-import { StatusMessageSchema } from "../../shared/schemas/status.ts";
-import { TimingInfoSchema } from "../../shared/schemas/timing.ts";
+} from "@svc/shared/schemas/encode";
+import { ExtractRequestSchema, ExtractResponseSchema } from "@svc/shared/schemas/extract";
+import { ScoreRequestSchema, ScoreResponseSchema } from "@svc/shared/schemas/score";
+import { ModelInfoSchema, ModelsListResponseSchema } from "@svc/shared/schemas/models";
+import { ErrorBodySchema } from "@svc/shared/schemas/error_body";
+import { StatusMessageSchema } from "@svc/shared/schemas/status";
+import { TimingInfoSchema } from "@svc/shared/schemas/timing";
 import {
   embeddingInputs,
   OpenAIEmbeddingsRequestSchema,
   OpenAIEmbeddingsResponseSchema,
-} from "../../shared/schemas/openai.ts";
-import { ServiceError } from "../../shared/errors.ts";
+} from "@svc/shared/schemas/openai";
+import { ServiceError } from "@svc/shared/errors";
 import { assertInvalid } from "./helpers.ts";
 
 Deno.test("encode request: defaults for params, output_types and output_dtype", () => {

@@ -6,7 +6,7 @@ import { createHubSource } from "../../worker/weights/hub.ts";
 import { createHttpClusterCache } from "../../worker/weights/cluster_cache.ts";
 import { createWeightStore } from "../../worker/weights/store.ts";
 import { writeStreamAtomic } from "../../worker/weights/atomic_file.ts";
-import { ServiceError } from "../../shared/errors.ts";
+import { ServiceError } from "@svc/shared/errors";
 import type { WeightFileRef, WeightSource } from "../../worker/weights/types.ts";
 import {
   bytes,

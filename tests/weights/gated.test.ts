@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { startFakeHub } from "../fake_hub/server.ts";
 import { createHubSource } from "../../worker/weights/hub.ts";
 import { createWeightStore } from "../../worker/weights/store.ts";
-import { ServiceError } from "../../shared/errors.ts";
+import { ServiceError } from "@svc/shared/errors";
 import { partialFiles, TINY_FILES, tinyModel, within, withTempDir, writeRepo } from "./helpers.ts";
 
 const REPO = "gatedorg/secret-model";

@@ -5,7 +5,7 @@ import { startFakeHub } from "../fake_hub/server.ts";
 import { createHubSource } from "../../worker/weights/hub.ts";
 import { createClusterCacheSource } from "../../worker/weights/cluster_cache.ts";
 import { createWeightStore } from "../../worker/weights/store.ts";
-import { ServiceError } from "../../shared/errors.ts";
+import { ServiceError } from "@svc/shared/errors";
 import { tinyModel, within, withTempDir, writeRepo } from "./helpers.ts";
 
 const REPO = "acme/partial-model";

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { createWeightStore } from "../../worker/weights/store.ts";
 import { repoFilePath, repoFileUrl } from "../../worker/weights/paths.ts";
-import { ServiceError } from "../../shared/errors.ts";
+import { ServiceError } from "@svc/shared/errors";
 import { spySource, withTempDir } from "./helpers.ts";
 
 const BAD_PATHS = [

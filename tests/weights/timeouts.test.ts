@@ -7,7 +7,7 @@ import { createHttpClusterCache } from "../../worker/weights/cluster_cache.ts";
 import { createWeightStore } from "../../worker/weights/store.ts";
 import { fetchWithTimeout } from "../../worker/weights/http.ts";
 import { writeStreamAtomic } from "../../worker/weights/atomic_file.ts";
-import { ServiceError } from "../../shared/errors.ts";
+import { ServiceError } from "@svc/shared/errors";
 import type { WeightFileRef, WeightSource } from "../../worker/weights/types.ts";
 import { bytes, partialFiles, tinyModel, within, withTempDir, writeRepo } from "./helpers.ts";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { Batcher, type BatcherOptions, groupKey } from "../../worker/scheduler/batcher.ts";
 import type { WorkItem, WorkParams } from "../../worker/families/types.ts";
-import { ServiceError } from "../../shared/errors.ts";
+import { ServiceError } from "@svc/shared/errors";
 
 const P: WorkParams = { op: "encode" };
 

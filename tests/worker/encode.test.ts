@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { float16BitsToNumber } from "../../shared/codec/float16.ts";
+import { float16BitsToNumber } from "@svc/shared/codec/float16";
 import { type Json, postJson, withWorker } from "./harness.ts";
-import { VERSION } from "../../shared/version.ts";
+import { VERSION } from "@svc/shared/version";
 import { decodeMsgpackView } from "./msgpack_view.ts";
 import { expectedDense, expectedSparse, fixtureIds, maxDiff } from "./expected.ts";
 

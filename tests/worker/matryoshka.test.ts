@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { truncateDense } from "../../worker/service/matryoshka.ts";
-import { parseModelConfig } from "../../shared/catalog/schema.ts";
+import { parseModelConfig } from "@svc/shared/catalog/schema";
 
 const base = {
   id: "t/m",

@@ -1,6 +1,6 @@
 /** The worker's catalog: built-in entries plus `SVC_MODELS_DIR` files, minus `SVC_MODEL_FILTER`. */
-import { BUILTIN_CATALOG } from "../../shared/catalog/mod.ts";
-import { type ModelConfig, parseModelConfig } from "../../shared/catalog/schema.ts";
+import { BUILTIN_CATALOG } from "@svc/shared/catalog";
+import { type ModelConfig, parseModelConfig } from "@svc/shared/catalog/schema";
 
 /** Read every `*.json` model config of a directory (sorted by file name). */
 export async function readModelsDir(dir: string): Promise<ModelConfig[]> {

@@ -5,7 +5,7 @@
  */
 
 /** The page's HTML. */
-import { liveSocketScript } from "../../shared/dashboard/mod.ts";
+import { liveSocketScript } from "@svc/shared/dashboard";
 
 export const WORKER_DASHBOARD_HTML: string = `<!doctype html>
 <html lang="en">

@@ -1,5 +1,5 @@
 /** Family registry: which adapter runs which catalog family. */
-import type { Family } from "../../shared/catalog/schema.ts";
+import type { Family } from "@svc/shared/catalog/schema";
 import type { AdapterFactory } from "./types.ts";
 import { createDenseAdapter } from "./dense.ts";
 import { createSparseAdapter } from "./sparse.ts";

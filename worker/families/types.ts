@@ -3,7 +3,7 @@
  * they tokenise, build tensors, run the ONNX session and post-process. The registry and the
  * batcher never know which family they drive.
  */
-import type { ModelConfig } from "../../shared/catalog/schema.ts";
+import type { ModelConfig } from "@svc/shared/catalog/schema";
 
 /** Which API operation a batch serves. */
 export type Op = "encode" | "score" | "extract";

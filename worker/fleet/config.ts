@@ -2,12 +2,7 @@
  * Fleet settings of a worker, from its environment. A bad value throws an Error naming the
  * variable; the worker token's value never appears in a message.
  */
-import {
-  FLEET_PATH,
-  SLUG_RE,
-  WORKER_ID_RE,
-  workerTokenProblem,
-} from "../../shared/fleet/protocol.ts";
+import { FLEET_PATH, SLUG_RE, WORKER_ID_RE, workerTokenProblem } from "@svc/shared/fleet/protocol";
 
 /** Validated fleet settings. */
 export interface FleetConfig {

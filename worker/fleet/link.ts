@@ -13,8 +13,8 @@ import {
   type RegisteredMessage,
   SLUG_RE,
   type WorkerMessage,
-} from "../../shared/fleet/protocol.ts";
-import { VERSION } from "../../shared/version.ts";
+} from "@svc/shared/fleet/protocol";
+import { VERSION } from "@svc/shared/version";
 import { backoffDelay } from "./backoff.ts";
 import type { FleetConfig } from "./config.ts";
 

@@ -1,5 +1,5 @@
 /** Messages between the main thread and an inference thread (one thread per loaded model). */
-import type { ModelConfig } from "../../shared/catalog/schema.ts";
+import type { ModelConfig } from "@svc/shared/catalog/schema";
 import type { ItemOutput, WorkItem, WorkParams } from "../families/types.ts";
 
 /** Main → thread. */

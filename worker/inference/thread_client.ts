@@ -1,5 +1,5 @@
 /** Main-thread handle of one inference thread: load, run batches, dispose. */
-import type { ModelConfig } from "../../shared/catalog/schema.ts";
+import type { ModelConfig } from "@svc/shared/catalog/schema";
 import type { WorkItem, WorkParams } from "../families/types.ts";
 import type { FromThread, ToThread } from "./protocol.ts";
 

@@ -3,10 +3,10 @@
  * bounded waits), memory accounting, and LRU eviction of idle models under memory pressure.
  * States: available → loading → loaded → unloading → available; a failed load is remembered.
  */
-import type { ModelConfig } from "../../shared/catalog/schema.ts";
-import { resolveServedName, type ServedModel } from "../../shared/catalog/mod.ts";
-import { DEFAULT_RETRY_AFTER_S, type ErrorCode, ServiceError } from "../../shared/errors.ts";
-import type { ModelState } from "../../shared/schemas/models.ts";
+import type { ModelConfig } from "@svc/shared/catalog/schema";
+import { resolveServedName, type ServedModel } from "@svc/shared/catalog";
+import { DEFAULT_RETRY_AFTER_S, type ErrorCode, ServiceError } from "@svc/shared/errors";
+import type { ModelState } from "@svc/shared/schemas/models";
 import type { WeightStore } from "../weights/types.ts";
 import { Batcher, type BatchStats } from "../scheduler/batcher.ts";
 import { InferenceThread } from "../inference/thread_client.ts";

@@ -4,7 +4,7 @@
  * item; an idle thread gets work at once when `maxWaitMs` is 0, and while a batch runs the next
  * one fills (continuous batching). Items only share a batch with items of equal parameters.
  */
-import { ServiceError } from "../../shared/errors.ts";
+import { ServiceError } from "@svc/shared/errors";
 import type { ItemOutput, WorkItem, WorkParams } from "../families/types.ts";
 import type { BatchTiming } from "../inference/protocol.ts";
 

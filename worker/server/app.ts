@@ -1,9 +1,9 @@
 /** The worker's HTTP app: routes plus the middleware every request passes through. */
 import { Hono } from "hono";
 import type { Context } from "hono";
-import { errorResponse, ServiceError, toServiceError } from "../../shared/errors.ts";
-import { Headers as H } from "../../shared/headers.ts";
-import { VERSION } from "../../shared/version.ts";
+import { errorResponse, ServiceError, toServiceError } from "@svc/shared/errors";
+import { Headers as H } from "@svc/shared/headers";
+import { VERSION } from "@svc/shared/version";
 import type { WorkerContext } from "./context.ts";
 import { handleEncode } from "./routes/encode.ts";
 import { handleEmbeddings } from "./routes/embeddings.ts";

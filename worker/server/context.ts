@@ -1,5 +1,5 @@
 /** Everything a route needs, passed explicitly (no globals). */
-import type { InputLimits } from "../../shared/codec/limits.ts";
+import type { InputLimits } from "@svc/shared/codec/limits";
 import type { WorkerConfig } from "../config/config.ts";
 import type { ModelRegistry } from "../registry/registry.ts";
 import type { WorkerMetrics } from "../telemetry/metrics.ts";

@@ -1,6 +1,6 @@
 /** Checks shared by the model operations: the model exists, serves this op, belongs to our bundle. */
-import type { ServedModel } from "../../shared/catalog/mod.ts";
-import { invalidInput, ServiceError } from "../../shared/errors.ts";
+import type { ServedModel } from "@svc/shared/catalog";
+import { invalidInput, ServiceError } from "@svc/shared/errors";
 import { FAMILY_ADAPTERS, familyOp } from "../families/mod.ts";
 import type { WorkerContext } from "./context.ts";
 

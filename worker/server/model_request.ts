@@ -5,15 +5,15 @@
  */
 import type { Context } from "hono";
 import type { z } from "zod";
-import type { ServedModel } from "../../shared/catalog/mod.ts";
-import { readBodyLimited } from "../../shared/codec/decode.ts";
-import { decodeRequest } from "../../shared/codec/parse.ts";
+import type { ServedModel } from "@svc/shared/catalog";
+import { readBodyLimited } from "@svc/shared/codec/decode";
+import { decodeRequest } from "@svc/shared/codec/parse";
 import type { WorkItem, WorkParams } from "../families/types.ts";
 import type { RequestResult } from "../scheduler/batcher.ts";
 import type { WorkerContext } from "./context.ts";
 import { gateModel } from "./model_gate.ts";
 import { makeTiming, timingHeaders, traceIdOf } from "./http_io.ts";
-import { modelFromPath } from "../../shared/catalog/model_path.ts";
+import { modelFromPath } from "@svc/shared/catalog/model_path";
 import { sendNegotiated } from "./respond.ts";
 import { setModelLabel, setPhases } from "./request_labels.ts";
 

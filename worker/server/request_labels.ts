@@ -1,6 +1,6 @@
 /** Per-request facts that routes hand to the access-log and metrics middleware. */
 import type { Context } from "hono";
-import type { TimingInfo as Timing } from "../../shared/schemas/timing.ts";
+import type { TimingInfo as Timing } from "@svc/shared/schemas/timing";
 
 const MODEL = "svc.model";
 const PHASES = "svc.phases";

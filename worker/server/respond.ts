@@ -1,5 +1,5 @@
 /** Negotiated responses: msgpack by default, JSON when the client asks for it. */
-import { encodeResponse } from "../../shared/codec/encode.ts";
+import { encodeResponse } from "@svc/shared/codec/encode";
 
 /** Encode `value` for the request's Accept header and wrap it in a Response. */
 export function sendNegotiated(

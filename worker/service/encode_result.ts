@@ -1,11 +1,7 @@
 /** Model outputs → EncodeResult wire objects, with Matryoshka truncation and output dtypes. */
-import {
-  makeDenseVector,
-  makeMultiVector,
-  makeSparseVector,
-} from "../../shared/codec/output_dtype.ts";
-import type { ModelConfig } from "../../shared/catalog/schema.ts";
-import type { EncodeResult } from "../../shared/schemas/encode.ts";
+import { makeDenseVector, makeMultiVector, makeSparseVector } from "@svc/shared/codec/output_dtype";
+import type { ModelConfig } from "@svc/shared/catalog/schema";
+import type { EncodeResult } from "@svc/shared/schemas/encode";
 import type { ItemOutput } from "../families/types.ts";
 import type { EncodePlan } from "./params.ts";
 import { truncateDense } from "./matryoshka.ts";

@@ -1,5 +1,5 @@
 /** Matryoshka truncation of dense vectors: keep the first N values, re-normalise. */
-import type { ModelConfig } from "../../shared/catalog/schema.ts";
+import type { ModelConfig } from "@svc/shared/catalog/schema";
 import { l2Normalize } from "../families/text/pooling.ts";
 
 /**

@@ -1,15 +1,15 @@
 /** Turning a request's params and options into batch parameters, with validation against the model. */
-import type { ModelConfig } from "../../shared/catalog/schema.ts";
-import type { ServedModel } from "../../shared/catalog/mod.ts";
-import { invalidInput } from "../../shared/errors.ts";
-import { isSafeModelId } from "../../shared/catalog/schema.ts";
+import type { ModelConfig } from "@svc/shared/catalog/schema";
+import type { ServedModel } from "@svc/shared/catalog";
+import { invalidInput } from "@svc/shared/errors";
+import { isSafeModelId } from "@svc/shared/catalog/schema";
 import type { WorkParams } from "../families/types.ts";
 import {
   type EncodeParams,
   OUTPUT_TYPES,
   type OutputDtype,
   type OutputType,
-} from "../../shared/schemas/encode.ts";
+} from "@svc/shared/schemas/encode";
 
 /** Encode settings after merging profile and request. */
 export interface EncodePlan {

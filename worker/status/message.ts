@@ -3,7 +3,7 @@
  * Beyond the specified fields it carries `process` (memory, lag, in-flight, draining): the
  * spec leaves room for it and the worker's dashboard shows it; clients ignore unknown keys.
  */
-import type { GpuStatus, ModelStatus, StatusMessage } from "../../shared/schemas/status.ts";
+import type { GpuStatus, ModelStatus, StatusMessage } from "@svc/shared/schemas/status";
 import type { UnitStatus } from "../registry/registry.ts";
 import { type GpuReading, machineProfileOf } from "../telemetry/gpu.ts";
 import type { MetricsView } from "../telemetry/metrics_view.ts";

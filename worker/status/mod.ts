@@ -6,7 +6,7 @@
 import type { Hono } from "hono";
 import type { WorkerContext } from "../server/context.ts";
 import { metricsView } from "../telemetry/metrics_view.ts";
-import { acceptStreamClient, Broadcaster } from "../../shared/dashboard/broadcaster.ts";
+import { acceptStreamClient, Broadcaster } from "@svc/shared/dashboard/broadcaster";
 import { GpuReadings } from "./gpu_readings.ts";
 import { buildStatusMessage, type WorkerStatusMessage } from "./message.ts";
 import { readServerFacts } from "./server_facts.ts";

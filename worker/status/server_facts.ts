@@ -1,6 +1,6 @@
 /** Facts about the worker process reported in `server` of the status message. */
 import { userInfo } from "node:os";
-import { VERSION } from "../../shared/version.ts";
+import { VERSION } from "@svc/shared/version";
 import type { ServerFacts } from "./message.ts";
 
 /** The user the process runs as: the OS account, else $USER/$LOGNAME, else `unknown`. */

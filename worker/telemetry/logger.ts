@@ -1,6 +1,6 @@
 /** Structured logs: one line per event, text or JSON (`SVC_LOG_JSON=1`); secrets are redacted. */
 
-import { secretRedactor } from "../../shared/redact.ts";
+import { secretRedactor } from "@svc/shared/redact";
 
 /** Log severity. */
 export type LogLevel = "debug" | "info" | "warn" | "error";

@@ -1,7 +1,7 @@
 /** Error messages of weight fetching: they name the model and never contain secrets. */
-import { ServiceError } from "../../shared/errors.ts";
+import { ServiceError } from "@svc/shared/errors";
 import type { WeightFileRef } from "./types.ts";
-import { secretRedactor } from "../../shared/redact.ts";
+import { secretRedactor } from "@svc/shared/redact";
 
 /** The name used for a model in messages: the catalog id when known, else the repository. */
 export function modelLabel(ref: WeightFileRef): string {

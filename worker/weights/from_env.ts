@@ -1,6 +1,6 @@
 /** Builds the weight store from environment settings (SVC_CACHE_DIR, SVC_CLUSTER_CACHE, ...). */
 import { join } from "node:path";
-import { ServiceError } from "../../shared/errors.ts";
+import { ServiceError } from "@svc/shared/errors";
 import { createClusterCacheSource } from "./cluster_cache.ts";
 import { createHubSource, DEFAULT_HUB_URL } from "./hub.ts";
 import { createWeightStore, DEFAULT_MAX_PARALLEL } from "./store.ts";

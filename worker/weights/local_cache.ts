@@ -5,7 +5,7 @@
  * are in-progress or abandoned downloads and are never returned.
  */
 import { dirname } from "node:path";
-import { ServiceError } from "../../shared/errors.ts";
+import { ServiceError } from "@svc/shared/errors";
 import { repoFilePath } from "./paths.ts";
 
 /** The name reported for files that were already in the local cache. */

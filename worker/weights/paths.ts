@@ -3,8 +3,8 @@
  * `<base>/<org>/<name>/<path>` layout shared by the local cache and the cluster cache.
  */
 import { isAbsolute, join, relative, resolve } from "node:path";
-import { isSafeModelId } from "../../shared/catalog/schema.ts";
-import { ServiceError } from "../../shared/errors.ts";
+import { isSafeModelId } from "@svc/shared/catalog/schema";
+import { ServiceError } from "@svc/shared/errors";
 
 /** Same bound as the catalog schema's revision field; `.`/`..` are excluded separately. */
 const REVISION_RE = /^[A-Za-z0-9_.-]{1,64}$/;

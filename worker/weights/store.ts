@@ -4,7 +4,7 @@
  * in this process, whatever the number of callers; several files of a model in parallel.
  */
 import { resolve } from "node:path";
-import { ServiceError } from "../../shared/errors.ts";
+import { ServiceError } from "@svc/shared/errors";
 import { removeStalePartials } from "./atomic_file.ts";
 import { weightsNotFoundError } from "./errors.ts";
 import { mapLimit } from "./limit.ts";

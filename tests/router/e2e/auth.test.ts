@@ -4,7 +4,7 @@
  * appears in either process's output.
  */
 import assert from "node:assert/strict";
-import { FLEET_PATH } from "../../../shared/fleet/protocol.ts";
+import { FLEET_PATH } from "@svc/shared/fleet/protocol";
 import {
   E2E_TOKEN,
   encode,

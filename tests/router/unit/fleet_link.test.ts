@@ -9,7 +9,7 @@ import {
   encodeMessage,
   FLEET_PATH,
   type RegisterMessage,
-} from "../../../shared/fleet/protocol.ts";
+} from "@svc/shared/fleet/protocol";
 import { startFleetLink } from "../../../worker/fleet/mod.ts";
 import { startFakeWorker, waitFor } from "../helpers/fake_worker.ts";
 import { getJson, startTestRouter, TEST_TOKEN } from "../helpers/router.ts";

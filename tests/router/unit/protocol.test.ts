@@ -6,7 +6,7 @@ import {
   FLEET_PROTOCOL_VERSION,
   MAX_FRAME_BYTES,
   type RegisterMessage,
-} from "../../../shared/fleet/protocol.ts";
+} from "@svc/shared/fleet/protocol";
 
 const register: RegisterMessage = {
   type: "register",

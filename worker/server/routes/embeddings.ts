@@ -4,15 +4,15 @@
  * never answers 202: OpenAI clients take any 2xx as success.
  */
 import type { Context } from "hono";
-import { invalidInput } from "../../../shared/errors.ts";
-import { readBodyLimited } from "../../../shared/codec/decode.ts";
-import { decodeRequest } from "../../../shared/codec/parse.ts";
-import { float32ToBase64 } from "../../../shared/codec/base64.ts";
+import { invalidInput } from "@svc/shared/errors";
+import { readBodyLimited } from "@svc/shared/codec/decode";
+import { decodeRequest } from "@svc/shared/codec/parse";
+import { float32ToBase64 } from "@svc/shared/codec/base64";
 import {
   embeddingInputs,
   type OpenAIEmbeddingsRequest,
   OpenAIEmbeddingsRequestSchema,
-} from "../../../shared/schemas/openai.ts";
+} from "@svc/shared/schemas/openai";
 import type { WorkItem } from "../../families/types.ts";
 import { checkDimensions, planEncode } from "../../service/params.ts";
 import { truncateDense } from "../../service/matryoshka.ts";

@@ -1,7 +1,7 @@
 /** POST /v1/encode/{model}: dense, sparse and multi-vector embeddings. */
 import type { Context } from "hono";
-import { invalidInput } from "../../../shared/errors.ts";
-import { EncodeRequestSchema } from "../../../shared/schemas/encode.ts";
+import { invalidInput } from "@svc/shared/errors";
+import { EncodeRequestSchema } from "@svc/shared/schemas/encode";
 import type { WorkItem } from "../../families/types.ts";
 import { planEncode } from "../../service/params.ts";
 import { toEncodeResult } from "../../service/encode_result.ts";

@@ -1,12 +1,12 @@
 /** POST /v1/extract/{model}: named entities from token classification and GLiNER models. */
 import type { Context } from "hono";
-import type { ServedModel } from "../../../shared/catalog/mod.ts";
-import { invalidInput } from "../../../shared/errors.ts";
+import type { ServedModel } from "@svc/shared/catalog";
+import { invalidInput } from "@svc/shared/errors";
 import {
   type ExtractParams,
   ExtractRequestSchema,
   type ExtractResult,
-} from "../../../shared/schemas/extract.ts";
+} from "@svc/shared/schemas/extract";
 import type { WorkItem, WorkParams } from "../../families/types.ts";
 import { checkLora, effectiveOptions } from "../../service/params.ts";
 import type { WorkerContext } from "../context.ts";

@@ -1,10 +1,10 @@
 /** GET /v1/models and GET /v1/models/{model}: the catalog with live state; never loads a model. */
-import type { ModelConfig } from "../../../shared/catalog/schema.ts";
-import { resolveServedName } from "../../../shared/catalog/mod.ts";
-import { ServiceError } from "../../../shared/errors.ts";
-import { modelInfoOf } from "../../../shared/catalog/model_info.ts";
+import type { ModelConfig } from "@svc/shared/catalog/schema";
+import { resolveServedName } from "@svc/shared/catalog";
+import { ServiceError } from "@svc/shared/errors";
+import { modelInfoOf } from "@svc/shared/catalog/model_info";
 import type { WorkerContext } from "../context.ts";
-import { modelFromPath } from "../../../shared/catalog/model_path.ts";
+import { modelFromPath } from "@svc/shared/catalog/model_path";
 
 /** ModelInfo of one catalog entry with its live state (never loads the model). */
 export function modelInfo(ctx: WorkerContext, config: ModelConfig, name = config.id) {

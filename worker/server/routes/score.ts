@@ -1,8 +1,8 @@
 /** POST /v1/score/{model}: rerank items against a query with a cross-encoder. */
 import type { Context } from "hono";
-import { invalidInput } from "../../../shared/errors.ts";
-import { ScoreRequestSchema } from "../../../shared/schemas/score.ts";
-import type { ScoreEntry } from "../../../shared/schemas/score.ts";
+import { invalidInput } from "@svc/shared/errors";
+import { ScoreRequestSchema } from "@svc/shared/schemas/score";
+import type { ScoreEntry } from "@svc/shared/schemas/score";
 import type { WorkItem, WorkParams } from "../../families/types.ts";
 import { checkLora, effectiveOptions } from "../../service/params.ts";
 import type { WorkerContext } from "../context.ts";
