@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { planSubBatches, RUN_COST_TOKENS } from "../../worker/inference/driver.ts";
+import { planSubBatches, RUN_COST_TOKENS } from "../../worker/scheduler/sub_batches.ts";
 import type { PreparedItem } from "../../worker/families/types.ts";
 import { runTokenBudget } from "../../worker/registry/registry.ts";
 

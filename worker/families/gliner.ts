@@ -15,7 +15,7 @@ import type {
 } from "./types.ts";
 import { outputF32, runTimed } from "./onnx_session.ts";
 import { loadTextModel, type TextModel } from "./text/base.ts";
-import { planSubBatches } from "../inference/driver.ts";
+import { planSubBatches } from "../scheduler/sub_batches.ts";
 import { type GlinerSettings, loadGlinerSettings } from "./gliner/config.ts";
 import { splitWords, type Word } from "./gliner/words.ts";
 import { planWindows } from "./gliner/windows.ts";

@@ -2,7 +2,8 @@
  * Entry point of an inference thread (a Deno Web Worker). ONNX Runtime's `run` blocks the
  * JavaScript thread for the whole batch, so it must never run on the main thread.
  */
-import { FAMILY_ADAPTERS } from "../families/mod.ts";
+import { FAMILY_ADAPTERS } from "../families/adapters.ts";
+import { hasAdapter } from "../families/kinds.ts";
 import type { ModelAdapter } from "../families/types.ts";
 import { driveBatch, transferables } from "./driver.ts";
 import type { FromThread, ToThread } from "./protocol.ts";
@@ -25,9 +26,9 @@ async function handle(msg: ToThread): Promise<void> {
   switch (msg.type) {
     case "load": {
       try {
-        const factory = FAMILY_ADAPTERS[msg.config.family];
-        if (!factory) throw new Error(`family '${msg.config.family}' has no adapter yet`);
-        adapter = await factory({
+        const family = msg.config.family;
+        if (!hasAdapter(family)) throw new Error(`family '${family}' has no adapter yet`);
+        adapter = await FAMILY_ADAPTERS[family]({
           config: msg.config,
           files: msg.files,
           executionProviders: msg.executionProviders,

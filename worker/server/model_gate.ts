@@ -1,7 +1,7 @@
 /** Checks shared by the model operations: the model exists, serves this op, belongs to our bundle. */
 import type { ServedModel } from "@svc/shared/catalog";
 import { invalidInput, ServiceError } from "@svc/shared/errors";
-import { FAMILY_ADAPTERS, familyOp } from "../families/mod.ts";
+import { familyOp, hasAdapter } from "../families/kinds.ts";
 import type { WorkerContext } from "./context.ts";
 
 /** Resolve a served name for an operation, or throw the matching API error. */
@@ -18,7 +18,7 @@ export function gateModel(
       `model '${c.id}' is a ${c.family} model: use /v1/${modelOp}/, not /v1/${op}/`,
     );
   }
-  if (!FAMILY_ADAPTERS[c.family]) {
+  if (!hasAdapter(c.family)) {
     throw invalidInput(
       `model '${c.id}' is a ${c.family} model; this release has no ${c.family} family yet`,
     );

@@ -1,0 +1,25 @@
+/**
+ * Which adapter runs which family. Imported only by the inference thread: every adapter pulls in
+ * ONNX Runtime and the tokenizer, which must stay off the main thread (see `kinds.ts`).
+ */
+import type { AdapterFactory } from "./types.ts";
+import type { AdapterFamily } from "./kinds.ts";
+import { createDenseAdapter } from "./dense.ts";
+import { createSparseAdapter } from "./sparse.ts";
+import { createColbertAdapter } from "./colbert.ts";
+import { createRerankerAdapter } from "./reranker.ts";
+import { createTokenClassificationAdapter } from "./token_classification.ts";
+import { createGlinerAdapter } from "./gliner.ts";
+
+/** Adapter factories by family: exactly the families `kinds.ts` lists as having one. */
+export const FAMILY_ADAPTERS: Record<AdapterFamily, AdapterFactory> = {
+  dense: createDenseAdapter,
+  // Static embedding models (model2vec, GloVe averages) are a token-table lookup plus mean
+  // pooling inside the graph: the dense adapter's rank-2 path serves them unchanged.
+  static: createDenseAdapter,
+  sparse: createSparseAdapter,
+  colbert: createColbertAdapter,
+  reranker: createRerankerAdapter,
+  token_classification: createTokenClassificationAdapter,
+  gliner: createGlinerAdapter,
+};

@@ -1,0 +1,45 @@
+/**
+ * What each model family is, without loading it: the op it serves and whether this release has
+ * an adapter for it. Imports nothing at run time: the main thread reads it (model gate), while
+ * the adapters themselves (and ONNX Runtime with them) load only inside inference threads.
+ */
+import type { Family } from "@svc/shared/catalog/schema";
+import type { Op } from "./types.ts";
+
+/** Families this release can run; their factories are in `adapters.ts` (inference threads only). */
+export const ADAPTER_FAMILIES = [
+  "dense",
+  "static",
+  "sparse",
+  "colbert",
+  "reranker",
+  "token_classification",
+  "gliner",
+] as const satisfies readonly Family[];
+
+/** A family with an adapter. */
+export type AdapterFamily = typeof ADAPTER_FAMILIES[number];
+
+/** True when this release has an adapter for `family` (others are listed but cannot load). */
+export function hasAdapter(family: Family): family is AdapterFamily {
+  return (ADAPTER_FAMILIES as readonly Family[]).includes(family);
+}
+
+// Every family names its op, so a family added to the catalog schema must be placed here.
+const FAMILY_OPS: Record<Family, Op> = {
+  dense: "encode",
+  static: "encode",
+  sparse: "encode",
+  colbert: "encode",
+  clip: "encode",
+  reranker: "score",
+  gliner: "extract",
+  token_classification: "extract",
+  zero_shot: "extract",
+  detection: "extract",
+};
+
+/** The op each family serves. */
+export function familyOp(family: Family): Op {
+  return FAMILY_OPS[family];
+}
