@@ -1,80 +1,10 @@
-/**
- * The worker's status stream: WebSocket `/ws/status`, one JSON text message every 200 ms to
- * every connected client (api-spec "Events"). One message is built per tick and shared by all
- * clients; nothing runs while nobody listens.
- */
-import type { Hono } from "hono";
-import type { WorkerContext } from "../server/context.ts";
-import { metricsView } from "../telemetry/metrics_view.ts";
-import { acceptStreamClient, Broadcaster } from "@svc/shared/dashboard/broadcaster";
-import { GpuReadings } from "./gpu_readings.ts";
-import { buildStatusMessage, type WorkerStatusMessage } from "./message.ts";
-import { readServerFacts } from "./server_facts.ts";
-
-/** Path of the status stream. */
-export const STATUS_PATH = "/ws/status";
-/** Period of the status stream. */
-export const STATUS_INTERVAL_MS = 200;
-
-/** The mounted stream. */
-export interface StatusStream {
-  broadcaster: Broadcaster;
-  /** Build one message now (tests, the dashboard's first paint). */
-  snapshot(): Promise<WorkerStatusMessage>;
-  /** Close every client and stop the ticker. */
-  close(): Promise<void>;
-}
-
-/** Options of {@link mountStatusStream}. */
-export interface StatusStreamOptions {
-  gpus?: GpuReadings;
-  intervalMs?: number;
-}
-
-/** Add `GET /ws/status` to `app`. */
-export function mountStatusStream(
-  app: Hono,
-  ctx: WorkerContext,
-  opts: StatusStreamOptions = {},
-): StatusStream {
-  const server = readServerFacts(ctx.startedAt);
-  const gpus = opts.gpus ?? new GpuReadings({
-    onError: (err) =>
-      ctx.log.log("warn", "GPU readings failed; status reports the last ones", {
-        error: err instanceof Error ? err.message : String(err),
-      }),
-  });
-  const snapshot = async (): Promise<WorkerStatusMessage> =>
-    buildStatusMessage({
-      nowMs: Date.now(),
-      server,
-      gpus: await gpus.current(),
-      memoryThresholdPct: ctx.config.SVC_MEMORY_PRESSURE_THRESHOLD_PERCENT,
-      models: ctx.registry.statuses(),
-      metrics: await metricsView(ctx.metrics.registry),
-      process: {
-        ...ctx.metrics.process.snapshot(),
-        in_flight: ctx.state.inFlight,
-        draining: ctx.state.draining,
-      },
-    });
-  const broadcaster = new Broadcaster({
-    intervalMs: opts.intervalMs ?? STATUS_INTERVAL_MS,
-    build: async () => JSON.stringify(await snapshot()),
-    onError: (err) =>
-      ctx.log.log("error", "status message failed", {
-        error: err instanceof Error ? err.message : String(err),
-      }),
-  });
-
-  app.get(STATUS_PATH, (c) => acceptStreamClient(c.req.raw, STATUS_PATH, broadcaster));
-
-  return {
-    broadcaster,
-    snapshot,
-    async close() {
-      broadcaster.close();
-      await gpus.settle();
-    },
-  };
-}
+/** The worker's status stream (`/ws/status`) and the message it sends. */
+export {
+  mountStatusStream,
+  STATUS_INTERVAL_MS,
+  STATUS_PATH,
+  type StatusStream,
+  type StatusStreamOptions,
+} from "./stream.ts";
+export { buildStatusMessage, type WorkerStatusMessage } from "./message.ts";
+export { GpuReadings } from "./gpu_readings.ts";

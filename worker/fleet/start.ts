@@ -1,0 +1,44 @@
+/**
+ * Starting the worker's link to the router (fleet membership). The process lifecycle calls
+ * `startFleetLink` once its HTTP server listens, `drain()` when graceful shutdown starts, and
+ * `close()` at exit.
+ */
+import { gpuInventory, machineProfileOf } from "../telemetry/gpu.ts";
+import { parseFleetConfig } from "./config.ts";
+import { type FleetLink, FleetLinkImpl, type WorkerStatusSnapshot } from "./link.ts";
+
+export type { FleetLink, WorkerStatusSnapshot };
+
+/** Start the dial-back link when SVC_ROUTER_URL is set; null otherwise. */
+export function startFleetLink(opts: {
+  env: Record<string, string | undefined>;
+  port: number;
+  servedModels: () => { name: string; bundle: string; state: string }[];
+  status: () => WorkerStatusSnapshot;
+  log: (level: "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>) => void;
+}): FleetLink | null {
+  // Throws (naming the variable) on a bad value: the worker must not start half-configured.
+  const cfg = parseFleetConfig(opts.env, opts.port);
+  if (cfg === null) return null;
+  opts.log("info", "joining the fleet", {
+    router: cfg.routerWsUrl,
+    worker_id: cfg.workerId,
+    advertise_url: cfg.advertiseUrl,
+    bundle: cfg.bundle,
+  });
+  return new FleetLinkImpl(cfg, {
+    servedModels: opts.servedModels,
+    status: opts.status,
+    log: opts.log,
+    detect: async () => {
+      // A failed detection reads as no GPU (gpuInventory never rejects).
+      const gpus = await gpuInventory();
+      const profile = cfg.machineProfile ?? machineProfileOf(gpus);
+      return {
+        profile,
+        gpuCount: gpus.length,
+        gpuTypes: [...new Set(gpus.map((g) => g.gpu_type))],
+      };
+    },
+  });
+}
