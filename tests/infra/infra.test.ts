@@ -17,7 +17,7 @@ import { readWeightSettings } from "../../worker/weights/from_env.ts";
 import { parseRouterConfig, ROUTER_DEFAULTS } from "../../router/config.ts";
 import { LIMIT_ENV, limitsFromEnv } from "@svc/shared/codec/limits";
 import { VERSION } from "@svc/shared/version";
-import { parseYamlDocuments, type YamlMap, type YamlValue } from "./yaml_subset.ts";
+import { parseAllDocuments } from "yaml";
 
 const ROOT = new URL("../../", import.meta.url);
 const ROOT_PATH = decodeURIComponent(ROOT.pathname);
@@ -161,7 +161,24 @@ function unitEnvironment(rel: string): Record<string, string> {
   return out;
 }
 
-// YAML helpers over the subset reader's output.
+/** A parsed YAML value, typed the way Kubernetes reads it (numbers and booleans are not strings). */
+type YamlValue = string | number | boolean | null | YamlValue[] | { [key: string]: YamlValue };
+/** A parsed mapping. */
+type YamlMap = { [key: string]: YamlValue };
+
+/**
+ * Every non-empty document of a multi-document YAML text. YAML 1.1, as Kubernetes' reader
+ * (go-yaml) uses; any parse error (duplicate keys included) fails the test with its line.
+ */
+function parseYamlDocuments(source: string): YamlValue[] {
+  return parseAllDocuments(source, { version: "1.1" }).flatMap((doc) => {
+    if (doc.errors.length > 0) throw doc.errors[0];
+    const value = doc.toJS() as YamlValue;
+    return value === null ? [] : [value];
+  });
+}
+
+// Helpers over the parsed documents.
 const asMap = (v: YamlValue | undefined, what: string): YamlMap => {
   assert.ok(v !== null && typeof v === "object" && !Array.isArray(v), `${what}: not a mapping`);
   return v as YamlMap;
@@ -227,7 +244,8 @@ function envOf(container: YamlMap, what: string): EnvVar[] {
     const m = asMap(e, `${what} env entry`);
     return {
       name: asString(m.name, `${what} env name`),
-      value: m.value === undefined ? undefined : (m.value ?? ""),
+      // Kubernetes refuses an unquoted number or boolean here: env values are strings.
+      value: m.value === undefined ? undefined : asString(m.value ?? "", `${what} env value`),
       valueFrom: m.valueFrom === undefined ? undefined : asMap(m.valueFrom, `${what} valueFrom`),
     } as EnvVar;
   });
@@ -451,7 +469,7 @@ Deno.test("infra: probe paths and ports are the API's", () => {
   assert.equal(ROUTER_DEFAULTS.SVC_PORT, port);
   for (const d of deployments) {
     const spec = podSpec(d);
-    assert.equal(spec.enableServiceLinks, "false", `${d.file}: enableServiceLinks: false`);
+    assert.equal(spec.enableServiceLinks, false, `${d.file}: enableServiceLinks: false`);
     assert.equal(
       at(d.doc, "spec", "template", "metadata", "annotations", "prometheus.io/port"),
       port,
@@ -459,7 +477,7 @@ Deno.test("infra: probe paths and ports are the API's", () => {
     for (const c of containers(d)) {
       const where = `${d.file} ${String(c.name)}`;
       const ports = asList(c.ports, `${where} ports`).map((p) => asMap(p, where));
-      assert.deepEqual(ports.map((p) => p.containerPort), [port], `${where} containerPort`);
+      assert.deepEqual(ports.map((p) => p.containerPort), [Number(port)], `${where} containerPort`);
       const named = new Map(ports.map((p) => [String(p.name), String(p.containerPort)]));
       const probe = (kind: string) => {
         const get = asMap(at(c, kind, "httpGet"), `${where} ${kind}`);
@@ -481,7 +499,7 @@ Deno.test("infra: probe paths and ports are the API's", () => {
   for (const sp of asList(at(service.doc, "spec", "ports"), "Service ports")) {
     const t = String(at(sp, "targetPort"));
     const named = routerPorts.find((p) => at(p, "name") === t);
-    assert.equal(named ? at(named, "containerPort") : t, port, `Service targetPort ${t}`);
+    assert.equal(named ? String(at(named, "containerPort")) : t, port, `Service targetPort ${t}`);
   }
   // The images expose and configure the same port.
   for (const rel of [WORKER_DOCKERFILE, ROUTER_DOCKERFILE]) {
@@ -595,7 +613,7 @@ Deno.test("infra: KEDA scales each pool on the router's real metrics, labelled f
     const target = asString(at(so.doc, "spec", "scaleTargetRef", "name"), `${so.file} target`);
     const d = workerDeployments.find((w) => w.name === target && w.file === so.file);
     assert.ok(d, `${so.file}: scaleTargetRef ${target} is the Deployment in the same file`);
-    assert.equal(at(so.doc, "spec", "minReplicaCount"), "0", `${so.file}: scales from zero`);
+    assert.equal(at(so.doc, "spec", "minReplicaCount"), 0, `${so.file}: scales from zero`);
     const env = resolvedEnv(d, containers(d)[0]);
     const profile = env.SVC_MACHINE_PROFILE;
     const bundle = env.SVC_BUNDLE ?? "default";
@@ -686,7 +704,7 @@ Deno.test("infra: names, labels and selectors agree", () => {
     const gpuReq = at(res, "requests", "nvidia.com/gpu");
     assert.equal(gpuReq, at(res, "limits", "nvidia.com/gpu"), `${d.file}: GPU request = limit`);
     if (env.SVC_DEVICE === "cuda") {
-      assert.equal(gpuReq, "1", `${d.file}: nvidia.com/gpu: 1`);
+      assert.equal(gpuReq, 1, `${d.file}: nvidia.com/gpu: 1`);
       assert.ok(at(podSpec(d), "nodeSelector"), `${d.file}: GPU pools select their GPU type`);
     } else assert.equal(gpuReq, undefined, `${d.file}: CPU pools ask for no GPU`);
   }
@@ -893,35 +911,11 @@ Deno.test({
   },
 });
 
-Deno.test("infra: the YAML subset reader reads what it claims and refuses the rest", () => {
-  const [doc] = parseYamlDocuments(
-    [
-      "# comment",
-      "a: 1 # trailing",
-      'b: "x: y # not a comment"',
-      "c:",
-      "  - name: n",
-      "    value: http://$(POD_IP):8080",
-      "  - plain",
-      "d:",
-      "- 'it''s'",
-      'e: ["ALL", b]',
-      "f: {}",
-      "g:",
-    ].join("\n"),
-  );
-  assert.deepEqual(doc, {
-    a: "1",
-    b: "x: y # not a comment",
-    c: [{ name: "n", value: "http://$(POD_IP):8080" }, "plain"],
-    d: ["it's"],
-    e: ["ALL", "b"],
-    f: {},
-    g: null,
-  });
+Deno.test("infra: the manifest reader types scalars as Kubernetes does and refuses bad YAML", () => {
+  const [doc] = parseYamlDocuments('a: 1\nb: "1"\nc: yes\nd: "x: y # not a comment"\ne:\n');
+  assert.deepEqual(doc, { a: 1, b: "1", c: true, d: "x: y # not a comment", e: null });
   assert.equal(parseYamlDocuments("a: 1\n---\n# only a comment\n---\nb: 2\n").length, 2);
-  assert.equal(at(parseYamlDocuments("l:\n  - x\n  - y")[0], "l", "1"), "y");
-  for (const bad of ["a: |\n  x", "a: x\n  y", "a: 1\na: 2", "a: &x 1", "a: {b: 1}"]) {
+  for (const bad of ["a: 1\na: 2", "a: [1", "a: b: c"]) {
     assert.throws(() => parseYamlDocuments(bad), Error, `should refuse: ${JSON.stringify(bad)}`);
   }
 });
