@@ -1,3 +1,4 @@
+// Own code: no kept-up npm package writes ONNX (onnx-proto pins protobufjs 6, an old major).
 /**
  * Our own ONNX writer: build small inference graphs in TypeScript and save them as `.onnx` files
  * (opset 17, IR version 8), without Python or the onnx package.

@@ -1,3 +1,4 @@
+// Own code: ONNX needs five protobuf wire primitives; a protobuf package needs onnx.proto built in.
 /**
  * Minimal protobuf wire-format writer: just what ONNX model files need (varints, fixed32 floats,
  * strings, bytes and nested messages). Output is kept as a list of chunks so that embedding a large

@@ -1,3 +1,4 @@
+// Own code: a fallback for runtimes without Float16Array (Node 22); no package rounds like numpy.
 /**
  * Output precision helpers (wire.md, `output_dtype`): float16 conversion, symmetric int8
  * quantisation and binary packing. Pure functions over typed arrays; the worker calls them per
@@ -49,8 +50,11 @@ export function float16BitsToNumber(h: number): number {
   return sign * (1 + mant / 1024) * 2 ** (exp - 15);
 }
 
-/** The native Float16Array constructor when the runtime has one (Deno 2.x does). */
-type Float16Ctor = new (src: ArrayLike<number>) => { buffer: ArrayBuffer; length: number };
+/** The native Float16Array (Deno 2.x, Node 24+); the two constructor forms used here. */
+interface Float16Ctor {
+  new (src: ArrayLike<number>): { buffer: ArrayBuffer; length: number };
+  new (buffer: ArrayBufferLike, byteOffset: number, length: number): ArrayLike<number>;
+}
 const NativeFloat16: Float16Ctor | undefined =
   (globalThis as unknown as { Float16Array?: Float16Ctor }).Float16Array;
 
@@ -67,10 +71,18 @@ export function float32ToFloat16Js(src: Float32Array): Uint16Array {
   return out;
 }
 
+/** float16 bits → float32 for a whole vector (native conversion when available; same result). */
+export function float16ToFloat32(src: Uint16Array): Float32Array {
+  if (NativeFloat16) {
+    return new Float32Array(new NativeFloat16(src.buffer, src.byteOffset, src.length));
+  }
+  return float16ToFloat32Js(src);
+}
+
 let halfTable: Float32Array | undefined;
 
-/** float16 bits → float32 for a whole vector (65536-entry table built on first use). */
-export function float16ToFloat32(src: Uint16Array): Float32Array {
+/** Portable float16 → float32 (65536-entry table built on first use), cross-checked in tests. */
+export function float16ToFloat32Js(src: Uint16Array): Float32Array {
   if (!halfTable) {
     halfTable = new Float32Array(65536);
     for (let h = 0; h < 65536; h++) halfTable[h] = float16BitsToNumber(h);

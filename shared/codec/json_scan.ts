@@ -1,3 +1,4 @@
+// Own code: no JSON package bounds depth and value count before JSON.parse allocates.
 /** Structural pre-check of untrusted JSON text (depth, value count), before JSON.parse sees it. */
 
 import { tooDeep, tooManyValues } from "./limits.ts";

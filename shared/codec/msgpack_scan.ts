@@ -1,3 +1,4 @@
+// Own code: msgpackr trusts declared lengths; no package checks them before allocating.
 /**
  * Structural pre-scan of untrusted msgpack, before any decoder allocates.
  *

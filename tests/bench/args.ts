@@ -1,4 +1,5 @@
 /** Command line of `deno task bench`: `--quick`, `--out DIR`, `--no-router`, `--worker PATH`. */
+import { parseArgs as parseNodeArgs } from "node:util";
 
 /** Parsed options. */
 export interface BenchArgs {
@@ -11,24 +12,30 @@ export interface BenchArgs {
   workerEntry: string;
 }
 
+const USAGE = "usage: deno task bench [--quick] [--out DIR] [--no-router] [--worker PATH]";
+
 /** Parse the arguments; throws with a usage line on anything unknown. */
 export function parseArgs(argv: readonly string[]): BenchArgs {
-  const args: BenchArgs = {
-    quick: false,
-    outDir: null,
-    router: true,
-    workerEntry: "worker/main.ts",
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === "--quick") args.quick = true;
-    else if (a === "--no-router") args.router = false;
-    else if (a === "--out" && i + 1 < argv.length) args.outDir = argv[++i];
-    else if (a.startsWith("--out=")) args.outDir = a.slice("--out=".length);
-    else if (a === "--worker" && i + 1 < argv.length) args.workerEntry = argv[++i];
-    else {throw new Error(
-        `unknown argument '${a}'\nusage: deno task bench [--quick] [--out DIR] [--no-router] [--worker PATH]`,
-      );}
+  let values;
+  try {
+    ({ values } = parseNodeArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        quick: { type: "boolean", default: false },
+        "no-router": { type: "boolean", default: false },
+        out: { type: "string" },
+        worker: { type: "string", default: "worker/main.ts" },
+      },
+    }));
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n${USAGE}`);
   }
-  return args;
+  return {
+    quick: values.quick,
+    outDir: values.out ?? null,
+    router: !values["no-router"],
+    workerEntry: values.worker,
+  };
 }

@@ -1,3 +1,4 @@
+// Own code: one small static chart; chart packages need a DOM or bring a large dependency.
 /**
  * docs/bench/chart.svg, written by hand (no libraries): one bar per target against its bound,
  * then median throughput per scenario and the latency figures. Self-contained: inline styles,

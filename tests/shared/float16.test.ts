@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import {
   float16BitsToNumber,
   float16ToFloat32,
+  float16ToFloat32Js,
   float32ToFloat16,
   float32ToFloat16Bits,
   float32ToFloat16Js,
@@ -87,6 +88,17 @@ Deno.test("float16: every half value survives half → float32 → half exactly"
       assert.fail(`0x${h.toString(16)} came back as 0x${back[h].toString(16)}`);
     }
   }
+  // The native half → float32 conversion gives the portable table's values for every half.
+  const native = float16ToFloat32(all);
+  const js = float16ToFloat32Js(all);
+  for (let h = 0; h < 65536; h++) {
+    if (!Object.is(native[h], js[h]) && !(Number.isNaN(native[h]) && Number.isNaN(js[h]))) {
+      assert.fail(`0x${h.toString(16)}: native ${native[h]} js ${js[h]}`);
+    }
+  }
+  // A view into a larger buffer converts only its own elements.
+  const view = new Uint16Array([0x3c00, 0x4000, 0xc000]).subarray(1, 2);
+  assert.deepEqual(float16ToFloat32(view), Float32Array.of(2));
   assert.equal(float16BitsToNumber(0x3555), 0.333251953125);
   assert.equal(float16BitsToNumber(0x0001), 2 ** -24);
 });
