@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import type { Context } from "hono";
 import { errorResponse, ServiceError, toServiceError } from "@svc/shared/errors";
 import { FLEET_PATH } from "@svc/shared/fleet/protocol";
-import { Headers as H } from "@svc/shared/headers";
+import { Headers as H, setServerVersion } from "@svc/shared/headers";
 import { VERSION } from "@svc/shared/version";
 import { bearerToken, type SecretSet } from "./auth.ts";
 import { decodeBody, readBodyLimited } from "@svc/shared/codec/decode";
@@ -97,6 +97,13 @@ export function createRouterApp(deps: RouterDeps): Hono<AppEnv> {
     }
   });
 
+  // Every answer carries the version under both names (the SIE clients warn on skew), the
+  // dashboard page included; a WebSocket's 101 stays untouched.
+  app.use("*", async (c, next) => {
+    await next();
+    if (c.res.status !== 101) setServerVersion(c.res.headers, VERSION);
+  });
+
   // The fleet socket comes before the middleware: its 101 response must stay untouched, and it
   // is authenticated with the worker token, not with client API keys.
   app.get(FLEET_PATH, (c) => deps.hub.handleUpgrade(c.req.raw, addrOf(c)));
@@ -106,7 +113,6 @@ export function createRouterApp(deps: RouterDeps): Hono<AppEnv> {
   app.use("*", async (c, next) => {
     const start = performance.now();
     await next();
-    c.res.headers.set(H.serverVersion, VERSION);
     const path = c.req.path;
     const endpoint = endpointOf(path);
     const status = c.res.status;

@@ -7,6 +7,8 @@ export const Headers = {
   postprocessingTime: "X-Postprocessing-Time",
   traceId: "X-Trace-ID",
   serverVersion: "X-SVC-Server-Version",
+  /** The same version under the SIE clients' name: their version-skew warning reads this one. */
+  serverVersionSie: "X-SIE-Server-Version",
   /** Router → client: which worker answered (affinity and debugging). */
   workerId: "X-SVC-Worker-ID",
   machineProfile: "X-SVC-MACHINE-PROFILE",
@@ -21,3 +23,9 @@ export const MediaTypes = {
   msgpackAlt: "application/x-msgpack",
   json: "application/json",
 } as const;
+
+/** Put the service version on a response under both names (ours and the SIE clients'). */
+export function setServerVersion(headers: globalThis.Headers, version: string): void {
+  headers.set(Headers.serverVersion, version);
+  headers.set(Headers.serverVersionSie, version);
+}

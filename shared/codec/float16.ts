@@ -1,7 +1,7 @@
 // Own code: a fallback for runtimes without Float16Array (Node 22); no package rounds like numpy.
 /**
- * Output precision helpers (wire.md, `output_dtype`): float16 conversion, symmetric int8
- * quantisation and binary packing. Pure functions over typed arrays; the worker calls them per
+ * Output precision helpers (wire.md, `output_dtype`): float16 conversion, symmetric int8 and
+ * min-max uint8 quantisation, and binary packing. Pure functions over typed arrays; the worker calls them per
  * vector (or per token row for multi-vectors).
  */
 
@@ -93,8 +93,11 @@ export function float16ToFloat32Js(src: Uint16Array): Float32Array {
   return out;
 }
 
-/** Round half to even, like numpy's `round`, so int8 output matches the reference engine. */
-function roundHalfEven(x: number): number {
+/**
+ * Round half to even, like numpy's `round` (JavaScript's `Math.round` rounds halves up), so int8
+ * and uint8 output match the reference engine byte for byte.
+ */
+export function roundHalfEven(x: number): number {
   const r = Math.round(x);
   return r - x === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
@@ -123,6 +126,42 @@ export function quantizeInt8Rows(src: Float32Array, rows: number, cols: number):
   const out = new Int8Array(rows * cols);
   for (let r = 0; r < rows; r++) {
     out.set(quantizeInt8(src.subarray(r * cols, (r + 1) * cols)), r * cols);
+  }
+  return out;
+}
+
+/** What a constant vector (max = min) quantises to under uint8: the middle of the range. */
+export const UINT8_CONSTANT = 128;
+
+/**
+ * Min-max uint8 quantisation of one vector: `round((x - min) / (max - min) * 255)`, every step in
+ * float32 like numpy. A constant vector (or one with a non-finite range) is all 128; NaN
+ * elements become 0.
+ */
+export function quantizeUint8(src: Float32Array): Uint8Array {
+  const out = new Uint8Array(src.length);
+  let min = Infinity;
+  let max = -Infinity;
+  for (let i = 0; i < src.length; i++) {
+    const x = src[i];
+    if (x < min) min = x;
+    if (x > max) max = x;
+  }
+  const range = Math.fround(max - min);
+  if (!(range > 0) || !Number.isFinite(range)) return out.fill(UINT8_CONSTANT);
+  for (let i = 0; i < src.length; i++) {
+    const scaled = Math.fround(Math.fround(Math.fround(src[i] - min) / range) * 255);
+    const q = roundHalfEven(scaled);
+    out[i] = q !== q ? 0 : q; // NaN guard; x - min ≤ range, so q never exceeds 255
+  }
+  return out;
+}
+
+/** uint8 quantisation of each row of a `rows` × `cols` matrix, each row scaled on its own. */
+export function quantizeUint8Rows(src: Float32Array, rows: number, cols: number): Uint8Array {
+  const out = new Uint8Array(rows * cols);
+  for (let r = 0; r < rows; r++) {
+    out.set(quantizeUint8(src.subarray(r * cols, (r + 1) * cols)), r * cols);
   }
   return out;
 }

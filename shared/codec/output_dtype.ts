@@ -10,10 +10,12 @@ import {
   packBitsRows,
   quantizeInt8,
   quantizeInt8Rows,
+  quantizeUint8,
+  quantizeUint8Rows,
 } from "./float16.ts";
 import { NdArray } from "./ndarray.ts";
 
-/** A dense vector at `dtype`; `dims` stays the float dimension (also for packed binary). */
+/** A dense vector at `dtype`; `dims` stays the float dimension (also for packed bits). */
 export function makeDenseVector(values: Float32Array, dtype: OutputDtype = "float32"): DenseVector {
   const dims = values.length;
   switch (dtype) {
@@ -23,12 +25,15 @@ export function makeDenseVector(values: Float32Array, dtype: OutputDtype = "floa
       return { dims, dtype, values: float32ToFloat16(values) };
     case "int8":
       return { dims, dtype, values: quantizeInt8(values) };
+    case "uint8":
+      return { dims, dtype, values: quantizeUint8(values) };
     case "binary":
+    case "ubinary":
       return { dims, dtype, values: packBits(values) };
   }
 }
 
-/** A sparse vector; int8/binary do not apply to sparse output, so they stay float32. */
+/** A sparse vector; the integer and binary dtypes do not apply to sparse output: float32. */
 export function makeSparseVector(
   dims: number,
   indices: Int32Array,
@@ -40,7 +45,7 @@ export function makeSparseVector(
     : { dims, dtype: "float32", indices, values };
 }
 
-/** A multi-vector from a row-major `numTokens` × `tokenDims` matrix; int8/binary per token row. */
+/** A multi-vector from a row-major `numTokens` × `tokenDims` matrix; quantised per token row. */
 export function makeMultiVector(
   data: Float32Array,
   numTokens: number,
@@ -58,7 +63,13 @@ export function makeMultiVector(
         ...head,
         values: NdArray.matrix(quantizeInt8Rows(data, numTokens, tokenDims), numTokens, tokenDims),
       };
-    case "binary": {
+    case "uint8":
+      return {
+        ...head,
+        values: NdArray.matrix(quantizeUint8Rows(data, numTokens, tokenDims), numTokens, tokenDims),
+      };
+    case "binary":
+    case "ubinary": {
       const packed = packBitsRows(data, numTokens, tokenDims);
       return { ...head, values: NdArray.matrix(packed, numTokens, Math.ceil(tokenDims / 8)) };
     }

@@ -22,8 +22,11 @@ export const OUTPUT_TYPES = ["dense", "sparse", "multivector"] as const;
 /** One of {@link OUTPUT_TYPES}. */
 export type OutputType = typeof OUTPUT_TYPES[number];
 
-/** Precisions of returned vectors. */
-export const OUTPUT_DTYPES = ["float32", "float16", "int8", "binary"] as const;
+/**
+ * Precisions of returned vectors: the spec's four plus `uint8` (min-max per vector) and `ubinary`
+ * (the same packed bytes as `binary`), which the SIE clients send (wire.md "Encode").
+ */
+export const OUTPUT_DTYPES = ["float32", "float16", "int8", "uint8", "binary", "ubinary"] as const;
 /** One of {@link OUTPUT_DTYPES}. */
 export type OutputDtype = typeof OUTPUT_DTYPES[number];
 
@@ -74,12 +77,14 @@ export const EncodeRequestSchema: z.ZodType<EncodeRequest, EncodeRequestInput> =
   params: optional(EncodeParamsSchema).transform((p) => p ?? EncodeParamsSchema.parse({})),
 });
 
-/** A dense vector; `values` follows `dtype` (binary: packed bits, ceil(dims/8) bytes). */
+/**
+ * A dense vector; `values` follows `dtype` (binary and ubinary: packed bits, ceil(dims/8) bytes).
+ */
 export type DenseVector =
   | { dims: number; dtype: "float32"; values: Float32Array }
   | { dims: number; dtype: "float16"; values: Uint16Array }
   | { dims: number; dtype: "int8"; values: Int8Array }
-  | { dims: number; dtype: "binary"; values: Uint8Array };
+  | { dims: number; dtype: "uint8" | "binary" | "ubinary"; values: Uint8Array };
 
 /** Schema of {@link DenseVector}. */
 export const DenseVectorSchema: z.ZodType<DenseVector, DenseVector> = z.discriminatedUnion(
@@ -88,11 +93,16 @@ export const DenseVectorSchema: z.ZodType<DenseVector, DenseVector> = z.discrimi
     z.object({ dims: Count, dtype: z.literal("float32"), values: F32 }),
     z.object({ dims: Count, dtype: z.literal("float16"), values: F16 }),
     z.object({ dims: Count, dtype: z.literal("int8"), values: I8 }),
+    z.object({ dims: Count, dtype: z.literal("uint8"), values: U8 }),
     z.object({ dims: Count, dtype: z.literal("binary"), values: U8 }),
+    z.object({ dims: Count, dtype: z.literal("ubinary"), values: U8 }),
   ],
 );
 
-/** A sparse vector: int32 indices; values float32, or float16 bits (int8/binary do not apply). */
+/**
+ * A sparse vector: int32 indices; values float32, or float16 bits (the integer and binary dtypes
+ * do not apply).
+ */
 export type SparseVector =
   | { dims: number; dtype: "float32"; indices: Int32Array; values: Float32Array }
   | { dims: number; dtype: "float16"; indices: Int32Array; values: Uint16Array };
@@ -107,8 +117,8 @@ export const SparseVectorSchema: z.ZodType<SparseVector, SparseVector> = z.discr
 );
 
 /**
- * Per-token vectors: one NdArray of shape [num_tokens, token_dims] (binary: [num_tokens,
- * ceil(token_dims/8)]), never a list of rows.
+ * Per-token vectors: one NdArray of shape [num_tokens, token_dims] (binary and ubinary:
+ * [num_tokens, ceil(token_dims/8)]), never a list of rows.
  */
 export interface MultiVector {
   token_dims: number;

@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { Unpackr } from "msgpackr/unpack";
 import { encodeMsgpack } from "@svc/shared/codec/msgpack_encode";
 import { NdArray } from "@svc/shared/codec/ndarray";
-import { float32ToFloat16, packBits, quantizeInt8 } from "@svc/shared/codec/float16";
-import { makeDenseVector } from "@svc/shared/codec/output_dtype";
+import { float32ToFloat16, packBits, quantizeInt8, quantizeUint8 } from "@svc/shared/codec/float16";
+import { makeDenseVector, makeMultiVector } from "@svc/shared/codec/output_dtype";
 
 const golden = (name: string): Promise<Uint8Array> =>
   Deno.readFile(new URL(`./golden/${name}`, import.meta.url));
@@ -38,9 +38,40 @@ Deno.test("golden: int8 via quantizeInt8", async () => {
   assert.deepEqual(encodeMsgpack(v), await golden("i8.msgpack"));
 });
 
-Deno.test("golden: binary via packBits", async () => {
-  const v = packBits(new Float32Array([0.3, -1, 2, 0, 0.5, -3, 4, 1, -1, 2]));
-  assert.deepEqual(encodeMsgpack(v), await golden("binary.msgpack"));
+Deno.test("golden: int8 rounds exact halves to even (numpy), not half up", async () => {
+  const v = quantizeInt8(new Float32Array([254, 125, -125, 127, -127, 1, 3, 0]));
+  assert.deepEqual(encodeMsgpack(v), await golden("i8_half_even.msgpack"));
+  const dense = makeDenseVector(new Float32Array([254, 125, -125, 127, -127, 1, 3, 0]), "int8");
+  assert.deepEqual(encodeMsgpack(dense.values), await golden("i8_half_even.msgpack"));
+});
+
+Deno.test("golden: uint8 min-max, exact halves to even", async () => {
+  const src = new Float32Array([0, 1, 3, 5, 7, 510, 255, 509]);
+  assert.deepEqual(encodeMsgpack(quantizeUint8(src)), await golden("u8_half_even.msgpack"));
+  const dense = makeDenseVector(src, "uint8");
+  assert.equal(dense.dtype, "uint8");
+  assert.equal(dense.dims, 8);
+  assert.deepEqual(encodeMsgpack(dense.values), await golden("u8_half_even.msgpack"));
+});
+
+Deno.test("golden: uint8 of a constant vector is all 128", async () => {
+  const v = makeDenseVector(new Float32Array([0.25, 0.25, 0.25]), "uint8");
+  assert.deepEqual(encodeMsgpack(v.values), await golden("u8_constant.msgpack"));
+});
+
+Deno.test("golden: uint8 multi-vector quantises each token row on its own", async () => {
+  const m = makeMultiVector(new Float32Array([0, 1, 2, 5, 5, 5]), 2, 3, "uint8");
+  assert.equal(m.dtype, "uint8");
+  assert.deepEqual(encodeMsgpack(m.values), await golden("u8_2d.msgpack"));
+});
+
+Deno.test("golden: binary via packBits; ubinary sends the same bytes", async () => {
+  const src = new Float32Array([0.3, -1, 2, 0, 0.5, -3, 4, 1, -1, 2]);
+  assert.deepEqual(encodeMsgpack(packBits(src)), await golden("binary.msgpack"));
+  const ub = makeDenseVector(src, "ubinary");
+  assert.equal(ub.dtype, "ubinary");
+  assert.equal(ub.dims, 10);
+  assert.deepEqual(encodeMsgpack(ub.values), await golden("binary.msgpack"));
 });
 
 Deno.test("golden: int32", async () => {
@@ -106,6 +137,24 @@ Deno.test("golden: msgpackr decodes the files to the numpy map (bin keys, str ty
   );
   check(unpackr.unpack(await golden("i8.msgpack")), "|i1", [4], new Uint8Array([64, 129, 32, 0]));
   check(unpackr.unpack(await golden("binary.msgpack")), "|u1", [2], new Uint8Array([0xab, 0x40]));
+  check(
+    unpackr.unpack(await golden("i8_half_even.msgpack")),
+    "|i1",
+    [8],
+    new Uint8Array(new Int8Array([127, 62, -62, 64, -64, 0, 2, 0]).buffer),
+  );
+  check(
+    unpackr.unpack(await golden("u8_half_even.msgpack")),
+    "|u1",
+    [8],
+    new Uint8Array([0, 0, 2, 2, 4, 255, 128, 254]),
+  );
+  check(
+    unpackr.unpack(await golden("u8_2d.msgpack")),
+    "|u1",
+    [2, 3],
+    new Uint8Array([0, 128, 255, 128, 128, 128]),
+  );
   check(
     unpackr.unpack(await golden("f32_2d.msgpack")),
     "<f4",

@@ -41,7 +41,7 @@ Deno.test("encode dense: values match a direct ONNX run, ids echoed, timing pres
 Deno.test("encode: msgpack response carries numpy-style arrays; dtypes convert per wire.md", async () => {
   await withWorker(async (w) => {
     const want = (await expectedDense("dense", ["hello world"]))[0];
-    for (const dtype of ["float32", "float16", "int8", "binary"]) {
+    for (const dtype of ["float32", "float16", "int8", "uint8", "binary", "ubinary"]) {
       const res = await fetch(`${w.url}/v1/encode/fixture/dense`, {
         method: "POST",
         headers: { "content-type": "application/json" },
@@ -70,6 +70,16 @@ Deno.test("encode: msgpack response carries numpy-style arrays; dtypes convert p
         const q = new Int8Array(data.slice().buffer);
         const max = Math.max(...want.map(Math.abs));
         want.forEach((x, i) => assert.ok(Math.abs(q[i] - Math.round(x / max * 127)) <= 1));
+      } else if (dtype === "uint8") {
+        assert.equal(arr.type, "|u1");
+        assert.deepEqual(arr.shape, [32]);
+        const min = Math.min(...want);
+        const max = Math.max(...want);
+        want.forEach((x, i) => {
+          const expected = Math.round((x - min) / (max - min) * 255);
+          assert.ok(Math.abs(data[i] - expected) <= 1, `uint8 ${i}: ${data[i]} vs ${expected}`);
+        });
+        assert.ok(data.includes(0) && data.includes(255), "min → 0 and max → 255");
       } else {
         assert.equal(arr.type, "|u1");
         assert.deepEqual(arr.shape, [4]);

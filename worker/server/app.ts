@@ -2,7 +2,7 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
 import { errorResponse, ServiceError, toServiceError } from "@svc/shared/errors";
-import { Headers as H } from "@svc/shared/headers";
+import { Headers as H, setServerVersion } from "@svc/shared/headers";
 import { VERSION } from "@svc/shared/version";
 import type { WorkerContext } from "./context.ts";
 import { handleEncode } from "./routes/encode.ts";
@@ -26,6 +26,12 @@ export function endpointOf(path: string): string | undefined {
 export function createWorkerApp(ctx: WorkerContext): Hono {
   const app = new Hono();
 
+  // Every answer carries the version (the SIE clients warn on skew); a WebSocket's 101 stays as is.
+  app.use("*", async (c, next) => {
+    await next();
+    if (c.res.status !== 101) setServerVersion(c.res.headers, VERSION);
+  });
+
   app.use("*", async (c, next) => {
     const path = c.req.path;
     if (ALWAYS_OPEN.has(path)) return await next();
@@ -42,7 +48,6 @@ export function createWorkerApp(ctx: WorkerContext): Hono {
         ctx.state.leave();
       }
     }
-    c.res.headers.set(H.serverVersion, VERSION);
     record(ctx, c, performance.now() - started);
   });
 

@@ -34,8 +34,28 @@ export const GOLDEN: Record<string, string> = {
   // -127 → 0x81, 31.75 → 32 → 0x20, 0 → 0x00.
   "i8.msgpack": nd("|i1", "9104", "40" + "81" + "20" + "00"),
 
+  // int8 at exact halves, where half-to-even differs from Math.round: [254, 125, -125, 127,
+  // -127, 1, 3, 0], max|x| = 254, so x / 254 * 127 in float32 is 127, 62.5, -62.5, 63.5, -63.5,
+  // 0.5, 1.5, 0 → 127 (7f), 62 (3e), -62 (c2), 64 (40), -64 (c0), 0, 2, 0. Math.round would give
+  // 63, -62, 64, -63, 1, 2. (numpy 2.4: np.round(v / np.abs(v).max() * 127) gives the same.)
+  "i8_half_even.msgpack": nd("|i1", "9108", "7f" + "3e" + "c2" + "40" + "c0" + "00" + "02" + "00"),
+
+  // uint8 at exact halves: [0, 1, 3, 5, 7, 510, 255, 509], min 0, max 510, so
+  // (x - 0) / 510 * 255 in float32 is 0, 0.5, 1.5, 2.5, 3.5, 255, 127.5, 254.5 → 0, 0, 2, 2, 4,
+  // 255 (ff), 128 (80), 254 (fe). Math.round would give 1, 2, 3, 4, 128, 255 for the halves.
+  // (numpy 2.4: np.round((v - v.min()) / (v.max() - v.min()) * 255) gives the same.)
+  "u8_half_even.msgpack": nd("|u1", "9108", "00" + "00" + "02" + "02" + "04" + "ff" + "80" + "fe"),
+
+  // uint8 of a constant vector [0.25, 0.25, 0.25]: max = min, every element is 128 (wire.md).
+  "u8_constant.msgpack": nd("|u1", "9103", "80" + "80" + "80"),
+
+  // uint8 per token row of a 2 × 3 multi-vector [[0, 1, 2], [5, 5, 5]]: row 0 (min 0, max 2)
+  // → 0, 127.5 → 128 (80), 255 (ff); row 1 is constant → 80 80 80. Shape [2, 3] = 92 02 03.
+  "u8_2d.msgpack": nd("|u1", "920203", "00" + "80" + "ff" + "80" + "80" + "80"),
+
   // binary of 10 dims [0.3, -1, 2, 0, 0.5, -3, 4, 1, -1, 2]: bits x>0 = 1010 1011 | 01 + six
-  // zero pad bits → 0xab, 0x40. The shape is the packed length, 2.
+  // zero pad bits → 0xab, 0x40. The shape is the packed length, 2. `ubinary` sends these same
+  // bytes.
   "binary.msgpack": nd("|u1", "9102", "ab" + "40"),
 
   // int32 sparse indices [0, 7, 30521, -1]: 30521 = 0x7739 → 39770000; -1 → ffffffff.
