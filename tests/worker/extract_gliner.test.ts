@@ -4,16 +4,24 @@
  * describes them and decoded here (sigmoid, threshold, greedy flat NER, word offsets).
  */
 import assert from "node:assert/strict";
-import { ensureFixtures } from "../fixtures/mod.ts";
 import { GLINER_TOKENS, MAX_WIDTH, MAX_WORDS } from "../fixtures/models/gliner.ts";
-import { fixtureTokenizer, type OpenModel, openModel, runModel } from "../fixtures/testing.ts";
-import type { Feeds } from "../fixtures/types.ts";
 import { type Json, postJson, type TestWorker, withWorker } from "./harness.ts";
+import {
+  type Ent,
+  expectedEntities as expectedFor,
+  type GlinerFixture,
+  inCodePoints,
+} from "./gliner_expected.ts";
 
 const URL_PATH = "/v1/extract/fixture/gliner";
 const LABELS = ["person", "location", "organization"];
-/** Words shared by consecutive windows: a span of up to MAX_WIDTH words fits in one of them. */
-const OVERLAP = MAX_WIDTH - 1;
+const FIXTURE: GlinerFixture = {
+  name: "gliner",
+  layout: "span",
+  tokens: GLINER_TOKENS,
+  maxWidth: MAX_WIDTH,
+  maxWords: MAX_WORDS,
+};
 
 const TEXTS = [
   "Alice lives in Paris and works for Google.",
@@ -21,103 +29,15 @@ const TEXTS = [
   "the stock market fell; investors sold shares in london, berlin and tokyo",
 ];
 
-interface Ent {
-  text: string;
-  label: string;
-  score: number;
-  start: number;
-  end: number;
-}
-
-interface Span {
-  start: number;
-  end: number;
-  label: number;
-  score: number;
-}
-
-const tok = fixtureTokenizer(GLINER_TOKENS);
-const WORD_RE = /[\p{L}\p{N}\p{M}_]+(?:[-_][\p{L}\p{N}\p{M}_]+)*|\S/gu;
-
-/** Inputs of one window of words, alone in its batch. */
-function windowFeeds(words: string[], labels: string[]): Feeds {
-  const ids = [4]; // [CLS]
-  const marks = [0];
-  for (const p of [...labels.flatMap((l) => ["<<ENT>>", l]), "<<SEP>>"]) {
-    for (const id of tok.encode(p, { add_special_tokens: false }).ids) {
-      ids.push(id);
-      marks.push(0);
-    }
-  }
-  words.forEach((w, k) => {
-    tok.encode(w, { add_special_tokens: false }).ids.forEach((id, i) => {
-      ids.push(id);
-      marks.push(i === 0 ? k + 1 : 0);
-    });
-  });
-  ids.push(5); // [SEP]
-  marks.push(0);
-  const W = words.length;
-  const spans = Array.from({ length: W * MAX_WIDTH }, (_, s) => {
-    const i = Math.floor(s / MAX_WIDTH);
-    return [i, i + (s % MAX_WIDTH)];
-  });
-  return {
-    input_ids: { type: "int64", dims: [1, ids.length], data: ids },
-    attention_mask: { type: "int64", dims: [1, ids.length], data: ids.map(() => 1) },
-    words_mask: { type: "int64", dims: [1, ids.length], data: marks },
-    text_lengths: { type: "int64", dims: [1, 1], data: [W] },
-    span_idx: { type: "int64", dims: [1, W * MAX_WIDTH, 2], data: spans.flat() },
-    span_mask: { type: "bool", dims: [1, W * MAX_WIDTH], data: spans.map(([, e]) => +(e < W)) },
-  };
-}
-
-/** Window starts: MAX_WORDS words each, the next one starting OVERLAP words before the end. */
-function windows(n: number): [number, number][] {
-  const out: [number, number][] = [];
-  for (let start = 0;; start = out[out.length - 1][1] - OVERLAP) {
-    const end = Math.min(n, start + MAX_WORDS);
-    out.push([start, end]);
-    if (end === n) return out;
-  }
-}
-
-let model: Promise<OpenModel> | undefined;
-
-/** Entities of a text from direct runs of the fixture, decoded here. */
-async function expectedEntities(text: string, labels: string[], threshold = 0.5): Promise<Ent[]> {
-  model ??= ensureFixtures().then(async (fx) =>
-    openModel(await Deno.readFile(`${fx}/cache/fixture/gliner/onnx/model.onnx`))
-  );
-  const m = await model;
-  const words = [...text.matchAll(WORD_RE)];
-  if (words.length === 0) return [];
-  const found: Span[] = [];
-  for (const [from, to] of windows(words.length)) {
-    const feeds = windowFeeds(words.slice(from, to).map((w) => w[0]), labels);
-    const { dims, data } = (await runModel(m, feeds)).logits;
-    const [, W, K, C] = dims;
-    for (let i = 0; i < W; i++) {
-      for (let j = 0; j < K && i + j < W; j++) {
-        for (let c = 0; c < C; c++) {
-          const score = 1 / (1 + Math.exp(-data[(i * K + j) * C + c]));
-          if (score >= threshold) {
-            found.push({ start: from + i, end: from + i + j, label: c, score });
-          }
-        }
-      }
-    }
-  }
-  found.sort((a, b) => b.score - a.score);
-  const kept: Span[] = [];
-  for (const s of found) {
-    if (kept.every((k) => s.end < k.start || s.start > k.end)) kept.push(s);
-  }
-  return kept.sort((a, b) => a.start - b.start).map((s) => {
-    const start = words[s.start].index;
-    const end = words[s.end].index + words[s.end][0].length;
-    return { text: text.slice(start, end), label: labels[s.label], score: s.score, start, end };
-  });
+/** Entities of a text from direct runs of the fixture, decoded in the test helper (code points). */
+async function expectedEntities(
+  text: string,
+  labels: string[],
+  threshold = 0.5,
+  lead?: string,
+): Promise<Ent[]> {
+  const ents = await expectedFor(FIXTURE, text, labels, { threshold, lead });
+  return ents.map((e) => inCodePoints(text, e));
 }
 
 function assertSameEntities(got: Ent[], want: Ent[], what: string): void {
@@ -129,9 +49,10 @@ function assertSameEntities(got: Ent[], want: Ent[], what: string): void {
   got.forEach((e, i) => assert.ok(Math.abs(e.score - want[i].score) < 1e-4, `${what}: score`));
 }
 
+/** Offsets are code points: `text` is exactly that slice of the text's code points. */
 function assertOffsets(text: string, ents: Ent[]): void {
   for (const e of ents) {
-    assert.equal(text.slice(e.start, e.end), e.text);
+    assert.equal(Array.from(text).slice(e.start, e.end).join(""), e.text);
     assert.ok(e.start < e.end && e.score >= 0 && e.score <= 1);
   }
 }
@@ -258,5 +179,90 @@ Deno.test("extract gliner: batching does not change results; label sets never mi
       assertSameEntities(a[i], await expectedEntities(text, LABELS), `labels A item ${i}`);
       assertSameEntities(b[i], await expectedEntities(text, other), `labels B item ${i}`);
     }
+  });
+});
+
+Deno.test("extract gliner: offsets are code points (accents, CJK, emoji, combining marks)", async () => {
+  // Emoji before the entities (surrogate pairs shift UTF-16 offsets), CJK, precomposed and
+  // decomposed accents.
+  const texts = [
+    "😀😀 Alice lives in Paris 🎉 and Bob in 東京 with Zoë.",
+    "Cafe\u0301 owners 👩‍👩‍👧 met Jose\u0301 in Mu\u0308nchen and 北京.",
+  ];
+  await withWorker(async (w) => {
+    const got = await extract(w, texts, { labels: LABELS, options: { threshold: 0 } });
+    for (const [i, text] of texts.entries()) {
+      assertOffsets(text, got[i]);
+      assertSameEntities(got[i], await expectedEntities(text, LABELS, 0), `text ${i}`);
+      const astral = Array.from(text).findIndex((ch) => ch.length === 2);
+      assert.ok(
+        got[i].some((e) => e.start > astral && e.start !== text.indexOf(e.text)),
+        "some entity after an emoji, where code points and UTF-16 units differ",
+      );
+    }
+  });
+});
+
+Deno.test("extract gliner: labels are data: special tokens, control characters, blanks are 400", async () => {
+  await withWorker(async (w) => {
+    const cases: [string, string[]][] = [
+      ["the prompt token", ["<<ENT>>"]],
+      ["inside a label", ["per<<SEP>>son"]],
+      ["a BERT special token", ["[CLS] person"]],
+      ["newline", ["person\nname"]],
+      ["NUL", ["\u0000person"]],
+      ["blank", ["   "]],
+    ];
+    for (const [what, labels] of cases) {
+      const r = await postJson(`${w.url}${URL_PATH}`, {
+        items: [{ text: "Alice" }],
+        params: { labels },
+      });
+      assert.equal(r.status, 400, `${what}: ${JSON.stringify(r.body)}`);
+      assert.equal(r.body.detail.code, "INVALID_INPUT", what);
+    }
+    const special = await postJson(`${w.url}${URL_PATH}`, {
+      items: [{ text: "Alice" }],
+      params: { labels: ["person", "<<ENT>>"] },
+    });
+    assert.match(special.body.detail.message, /<<ENT>>.*special token/);
+    // The worker is still serving.
+    assert.equal((await extract(w, ["Alice"], { labels: LABELS })).length, 1);
+  });
+});
+
+Deno.test("extract gliner: an instruction is read as words before the text; spans stay in the text", async () => {
+  const instruction = "Find the people and places mentioned in the following text:";
+  await withWorker(async (w) => {
+    const r = await postJson(`${w.url}${URL_PATH}`, {
+      items: TEXTS.map((text) => ({ text })),
+      params: { labels: LABELS, instruction, options: { threshold: 0.3 } },
+    });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    let differs = false;
+    for (const [i, text] of TEXTS.entries()) {
+      const got: Ent[] = r.body.items[i].entities;
+      assertOffsets(text, got);
+      assertSameEntities(got, await expectedEntities(text, LABELS, 0.3, instruction), `item ${i}`);
+      const plain = await expectedEntities(text, LABELS, 0.3);
+      differs ||= JSON.stringify(plain.map((e) =>
+        e.score
+      )) !== JSON.stringify(got.map((e) => e.score));
+    }
+    assert.ok(differs, "the instruction changes what the model reads");
+    // Windowed text: the instruction precedes every window.
+    const { text: long } = longText(150);
+    const [windowed] = await extract(w, [long], { labels: LABELS, instruction });
+    assertSameEntities(
+      windowed,
+      await expectedEntities(long, LABELS, 0.5, instruction),
+      "windowed",
+    );
+    const tooLong = await postJson(`${w.url}${URL_PATH}`, {
+      items: [{ text: "a" }],
+      params: { labels: LABELS, instruction: "word ".repeat(40) },
+    });
+    assert.equal(tooLong.status, 400);
+    assert.match(tooLong.body.detail.message, /instruction/);
   });
 });

@@ -28,27 +28,31 @@ interface Ent {
 }
 
 /**
- * Character span of each token: lower-case, accent-free text matched token by token; an [UNK]
+ * Code-point span of each token: lower-case, accent-free text matched token by token; an [UNK]
  * covers one BERT word (a run of letters and digits, or one other character).
  */
 function alignTokens(text: string, tokens: string[]): [number, number][] {
   const norm = [...text].map((ch) => ch.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase());
-  assert.ok(norm.every((n) => n.length === 1), "test texts use one-unit characters only");
-  const flat = norm.join("");
+  assert.ok(norm.every((n) => [...n].length === 1), "test texts: one code point per character");
   let pos = 0;
   return tokens.map((t) => {
-    while (/\s/.test(flat[pos])) pos++;
+    while (/\s/.test(norm[pos])) pos++;
     const start = pos;
     if (t === "[UNK]") {
-      if (/[\p{L}\p{N}]/u.test(flat[pos])) { while (/[\p{L}\p{N}]/u.test(flat[pos] ?? "")) pos++; }
+      if (/[\p{L}\p{N}]/u.test(norm[pos])) { while (/[\p{L}\p{N}]/u.test(norm[pos] ?? "")) pos++; }
       else pos++;
     } else {
       const surface = t.replace(/^##/, "");
-      assert.equal(flat.slice(pos, pos + surface.length), surface, `token ${t} at ${pos}`);
+      assert.equal(norm.slice(pos, pos + surface.length).join(""), surface, `token ${t} at ${pos}`);
       pos += surface.length;
     }
     return [start, pos];
   });
+}
+
+/** A code-point slice of a text. */
+function slice(text: string, start: number, end: number): string {
+  return Array.from(text).slice(start, end).join("");
 }
 
 /** Entities of each text from a direct run of the fixture (each text alone, no padding). */
@@ -85,7 +89,7 @@ async function expectedEntities(texts: string[]): Promise<Ent[][]> {
     if (cur) ents.push(cur);
     out.push(ents.map((e) => {
       const { n, ...rest } = e as Ent & { n: number };
-      return { ...rest, score: rest.score / n, text: text.slice(rest.start, rest.end) };
+      return { ...rest, score: rest.score / n, text: slice(text, rest.start, rest.end) };
     }));
   }
   await m.session.release();
@@ -101,9 +105,10 @@ function assertSameEntities(got: Ent[], want: Ent[], what: string): void {
   got.forEach((e, i) => assert.ok(Math.abs(e.score - want[i].score) < 1e-4, `${what}: score`));
 }
 
+/** Offsets are code points: `text` is exactly that slice of the text's code points. */
 function assertOffsets(text: string, ents: Ent[]): void {
   for (const e of ents) {
-    assert.equal(text.slice(e.start, e.end), e.text);
+    assert.equal(slice(text, e.start, e.end), e.text);
     assert.ok(e.start < e.end && e.score > 0 && e.score <= 1);
     assert.equal(e.text.trim(), e.text, "entities never start or end with whitespace");
   }
@@ -205,6 +210,11 @@ Deno.test("extract ner: bad inputs are 400; unknown model 404; wrong op 400", as
       ["threshold below 0", { items: [{ text: "a" }], params: { options: { threshold: -0.1 } } }],
       ["empty items", { items: [] }],
       ["empty label", { items: [{ text: "a" }], params: { labels: ["PER", " "] } }],
+      ["control character in a label", { items: [{ text: "a" }], params: { labels: ["P\tER"] } }],
+      ["instruction (no prompt to put it in)", {
+        items: [{ text: "a" }],
+        params: { instruction: "find people" },
+      }],
     ];
     for (const [what, body] of cases) {
       const r = await post(URL_PATH, body);
@@ -222,5 +232,29 @@ Deno.test("extract ner: bad inputs are 400; unknown model 404; wrong op 400", as
     const ok = await post(URL_PATH, { items: [{ text: "" }, { text: "   " }] });
     assert.equal(ok.status, 200);
     assert.deepEqual(ok.body.items, [{ entities: [] }, { entities: [] }]);
+  });
+});
+
+Deno.test("extract ner: offsets are code points after emoji and accents", async () => {
+  const texts = [
+    "😀 Alice met Bob in Paris 🎉 and Zoë went to Berlin.",
+    "naïve 🎉 café owners in london 😀 and paris",
+  ];
+  await withWorker(async (w) => {
+    const got = await extract(w, texts, { options: { threshold: 0 } });
+    const want = await expectedEntities(texts);
+    for (const [i, text] of texts.entries()) {
+      assertOffsets(text, got[i]);
+      assertSameEntities(got[i], want[i], `text ${i}`);
+      assert.ok(
+        got[i].some((e) => e.start !== text.indexOf(e.text)),
+        "an entity where code points and UTF-16 units differ",
+      );
+    }
+    const r = await postJson(`${w.url}${URL_PATH}`, {
+      items: [{ text: "a" }],
+      params: { instruction: "find people" },
+    });
+    assert.match(r.body.detail.message, /instruction/);
   });
 });

@@ -28,8 +28,24 @@ export interface WorkParams {
   prefix?: string;
   /** `query` or `document`: ColBERT markers and query padding depend on it. */
   inputType?: "query" | "document";
-  /** Extract: entity labels. */
+  /**
+   * Extract: entity types (NER), candidate classes (classification) or relation types (on a
+   * relations model).
+   */
   labels?: string[];
+  /** Extract on a relations model: entity types of the first pass (relation heads and tails). */
+  entityLabels?: string[];
+  /** Extract with an output schema: one span label per schema field, decoded label by label. */
+  fieldLabels?: string[];
+  /**
+   * Extract: the request's instruction, where the family reads one (GLiNER: words before the
+   * text; NLI: before each hypothesis; GLiClass: after the label prompt).
+   */
+  prompt?: string;
+  /** Zero-shot NLI: hypothesis template with one `{}` where the label goes. */
+  hypothesisTemplate?: string;
+  /** Classification: one independent score per label instead of one distribution. */
+  multiLabel?: boolean;
   /** Extract: score threshold. */
   threshold?: number;
 }
@@ -52,6 +68,9 @@ export interface ItemOutput {
   score?: number;
   entities?: { text: string; label: string; score: number; start: number; end: number }[];
   classifications?: { label: string; score: number }[];
+  relations?: { head: string; tail: string; relation: string; score: number }[];
+  /** Spans found for each of `WorkParams.fieldLabels` (same order), each by descending score. */
+  fieldSpans?: { text: string; score: number }[][];
   /** Tokens the model processed for this item (usage, metrics). */
   tokens: number;
   /** Set when this item alone was rejected (e.g. token ids outside the vocabulary). */

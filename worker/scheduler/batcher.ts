@@ -90,6 +90,11 @@ export function groupKey(params: WorkParams): string {
     params.inputType ?? null,
     params.labels ?? null,
     params.threshold ?? null,
+    params.entityLabels ?? null,
+    params.fieldLabels ?? null,
+    params.prompt ?? null,
+    params.hypothesisTemplate ?? null,
+    params.multiLabel ?? null,
   ]);
 }
 

@@ -1,6 +1,7 @@
 /** GLiNER settings: span width, window size, threshold and prompt token ids. */
 import type { AdapterContext } from "../types.ts";
 import { readJsonFile, type TextTokenizer } from "../text/tokenizer.ts";
+import { DEFAULT_RELATION_PROMPT } from "./relations.ts";
 
 /** What the GLiNER adapter needs to know about its model. */
 export interface GlinerSettings {
@@ -14,6 +15,8 @@ export interface GlinerSettings {
   entId: number;
   /** Id of the token that ends the label prompt (`<<SEP>>`). */
   sepId: number;
+  /** Words put before the text in the relation pass (`family_options.relation_prompt`). */
+  relationPrompt: string;
 }
 
 /**
@@ -40,6 +43,9 @@ export async function loadGlinerSettings(
     threshold: typeof fo.threshold === "number" ? fo.threshold : 0.5,
     entId: tokenId(entToken),
     sepId: tokenId(sepToken),
+    relationPrompt: typeof fo.relation_prompt === "string"
+      ? fo.relation_prompt
+      : DEFAULT_RELATION_PROMPT,
   };
 }
 

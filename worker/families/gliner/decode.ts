@@ -1,4 +1,9 @@
-/** From span logits to entities: sigmoid, threshold, greedy flat NER, character offsets. */
+/**
+ * From GLiNER logits to spans: sigmoid, threshold, greedy selection, character offsets.
+ * Span-level exports score every (start, width) span; token-level exports (the multitask models)
+ * score each word as a span's start, end and inside, and a span is a start and an end of the same
+ * label with every word between them inside.
+ */
 import type { ItemOutput } from "../types.ts";
 import type { GlinerRow } from "./rows.ts";
 import type { Word } from "./words.ts";
@@ -7,37 +12,76 @@ import type { Word } from "./words.ts";
 export interface SpanCandidate {
   start: number;
   end: number;
+  /** Index into the item's label list. */
   label: number;
   score: number;
 }
 
-/** An entity as the API returns it. */
+/** An entity as the API returns it (offsets in JavaScript string indices here). */
 export type SpanEntity = NonNullable<ItemOutput["entities"]>[number];
 
+/** The two logits layouts GLiNER exports produce. */
+export type GlinerLayout = "span" | "token";
+
+function sigmoid(x: number): number {
+  return 1 / (1 + Math.exp(-x));
+}
+
 /**
- * Append the spans of batch row `b` (logits `[B, W, maxWidth, C]`) that score at least
- * `threshold` after a sigmoid, in whole-text word indices.
+ * Append the spans of batch row `b` that score at least `threshold`, in whole-text word indices.
+ * Span layout: logits `[B, W, maxWidth, C]`. Token layout: `[3, B, W, C]` (start, end, inside);
+ * a span's score is the mean of its inside scores, and spans are at most `maxWidth` words so
+ * that windows overlapping by `maxWidth - 1` words see every span whole.
  */
 export function collectSpans(
+  layout: GlinerLayout,
   logits: Float32Array,
   dims: readonly number[],
   b: number,
   row: GlinerRow,
+  maxWidth: number,
   threshold: number,
   out: SpanCandidate[],
 ): void {
-  const [, W, K, C] = dims;
-  for (let i = 0; i < row.words; i++) {
-    for (let j = 0; j < K && i + j < row.words; j++) {
-      const base = ((b * W + i) * K + j) * C;
-      for (let c = 0; c < C; c++) {
-        const score = 1 / (1 + Math.exp(-logits[base + c]));
-        if (score >= threshold) {
-          out.push({ start: row.offset + i, end: row.offset + i + j, label: c, score });
+  const push = (i: number, j: number, c: number, score: number) =>
+    out.push({
+      start: row.offset + i - row.lead,
+      end: row.offset + j - row.lead,
+      label: row.labelOffset + c,
+      score,
+    });
+  if (layout === "span") {
+    const [, W, K, C] = dims;
+    for (let i = row.lead; i < row.words; i++) {
+      for (let j = 0; j < K && i + j < row.words; j++) {
+        const base = ((b * W + i) * K + j) * C;
+        for (let c = 0; c < row.labels; c++) {
+          const score = sigmoid(logits[base + c]);
+          if (score >= threshold) push(i, i + j, c, score);
         }
       }
     }
+    return;
   }
+  const [, B, W, C] = dims;
+  const at = (plane: number, i: number, c: number) =>
+    sigmoid(logits[((plane * B + b) * W + i) * C + c]);
+  for (let c = 0; c < row.labels; c++) {
+    for (let i = row.lead; i < row.words; i++) {
+      if (at(0, i, c) < threshold) continue;
+      let inside = 0;
+      for (let j = i; j < row.words && j < i + maxWidth; j++) {
+        const s = at(2, j, c);
+        if (s < threshold) break; // every longer span holds this word too
+        inside += s;
+        if (at(1, j, c) >= threshold) push(i, j, c, inside / (j - i + 1));
+      }
+    }
+  }
+}
+
+function byScore(a: SpanCandidate, b: SpanCandidate): number {
+  return b.score - a.score || a.start - b.start || a.end - b.end || a.label - b.label;
 }
 
 /**
@@ -45,12 +89,9 @@ export function collectSpans(
  * taken (also the same span under another label, or from an overlapping window); sorted by start.
  */
 export function greedyFlat(candidates: readonly SpanCandidate[], words: number): SpanCandidate[] {
-  const order = [...candidates].sort((a, b) =>
-    b.score - a.score || a.start - b.start || a.end - b.end || a.label - b.label
-  );
   const taken = new Uint8Array(words);
   const kept: SpanCandidate[] = [];
-  for (const s of order) {
+  for (const s of [...candidates].sort(byScore)) {
     let free = true;
     for (let w = s.start; w <= s.end && free; w++) free = taken[w] === 0;
     if (!free) continue;
@@ -58,6 +99,20 @@ export function greedyFlat(candidates: readonly SpanCandidate[], words: number):
     kept.push(s);
   }
   return kept.sort((a, b) => a.start - b.start);
+}
+
+/**
+ * Greedy flat selection within each label separately (labels do not compete for words): the
+ * spans of every label, each list by descending score.
+ */
+export function greedyPerLabel(
+  candidates: readonly SpanCandidate[],
+  words: number,
+  labels: number,
+): SpanCandidate[][] {
+  const byLabel: SpanCandidate[][] = Array.from({ length: labels }, () => []);
+  for (const s of candidates) byLabel[s.label]?.push(s);
+  return byLabel.map((list) => greedyFlat(list, words).sort(byScore));
 }
 
 /** Entities with character offsets: from the start word's start to the end word's end. */

@@ -17,6 +17,8 @@ export class TextTokenizer {
   readonly #prefix: number[];
   readonly #suffix: number[];
   readonly #pair: PairTemplate;
+  /** Ids of the added tokens flagged special, except the unknown token (text can produce it). */
+  readonly #specialIds: ReadonlySet<number>;
   readonly maxLength: number;
   /** Number of ids the tokenizer can produce (added tokens included). */
   readonly vocabSize: number;
@@ -34,6 +36,20 @@ export class TextTokenizer {
     this.#prefix = at >= 0 ? full.slice(0, at) : [];
     this.#suffix = at >= 0 ? full.slice(at + body.length) : [];
     this.#pair = learnPairTemplate(this.#tok);
+    this.#specialIds = specialIdsOf(tokenizerJson, this.#tok);
+  }
+
+  /**
+   * The first special token (or one of `reserved`, a family's prompt tokens) that `text`
+   * tokenises to, undefined when there is none: such a text would change the prompt's structure.
+   */
+  reservedTokenIn(text: string, reserved: ReadonlySet<number> = new Set()): string | undefined {
+    for (const id of this.#tok.encode(text, { add_special_tokens: false }).ids) {
+      if (this.#specialIds.has(id) || reserved.has(id)) {
+        return this.#tok.id_to_token(id) ?? `#${id}`;
+      }
+    }
+    return undefined;
   }
 
   /** Ids of a special or ordinary token, undefined when absent. */
@@ -96,6 +112,25 @@ export class TextTokenizer {
     const room = Math.max(0, max - this.#prefix.length - this.#suffix.length);
     return { ids: [...this.#prefix, ...this.bodyIds(text, room), ...this.#suffix] };
   }
+}
+
+/** Ids of `tokenizer.json`'s special added tokens, without the unknown token. */
+function specialIdsOf(json: unknown, tok: Tokenizer): Set<number> {
+  const j = json as {
+    added_tokens?: { id?: unknown; special?: unknown }[];
+    model?: { unk_token?: unknown; unk_id?: unknown };
+  };
+  const ids = new Set<number>();
+  for (const t of j.added_tokens ?? []) {
+    if (t.special === true && typeof t.id === "number") ids.add(t.id);
+  }
+  // WordPiece and BPE name their unknown token, Unigram (SentencePiece) gives its id.
+  const unk = typeof j.model?.unk_token === "string"
+    ? tok.token_to_id(j.model.unk_token)
+    : undefined;
+  if (unk !== undefined) ids.delete(unk);
+  if (typeof j.model?.unk_id === "number") ids.delete(j.model.unk_id);
+  return ids;
 }
 
 /** Where the special tokens and segment ids go around a text pair, learnt from one probe. */

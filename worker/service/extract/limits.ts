@@ -1,0 +1,17 @@
+/**
+ * Documented bounds of extract requests (README, "Extract"). Each one keeps a request's prompt,
+ * and so its cost, proportional to what the models were trained with.
+ */
+
+/**
+ * Most labels one request may name (entity types, candidate classes or relation types). GLiNER
+ * reads every label as a prompt before each window of text and NLI runs one pair per label;
+ * real models are trained with a few dozen labels at most.
+ */
+export const MAX_LABELS = 64;
+
+/** Longest label, in characters: a label is a short name ("person", "drug dosage"). */
+export const MAX_LABEL_LENGTH = 100;
+
+/** Longest `params.instruction` of an extract request, in characters. */
+export const MAX_INSTRUCTION_LENGTH = 500;
