@@ -1,6 +1,6 @@
 // Own code: a fallback for runtimes without Float16Array (Node 22); no package rounds like numpy.
 /**
- * Output precision helpers (wire.md, `output_dtype`): float16 conversion, symmetric int8 and
+ * Output precision helpers (docs/api.md, `output_dtype`): float16 conversion, symmetric int8 and
  * min-max uint8 quantisation, and binary packing. Pure functions over typed arrays; the worker calls them per
  * vector (or per token row for multi-vectors).
  */

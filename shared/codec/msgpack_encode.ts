@@ -1,5 +1,5 @@
 /**
- * msgpack encoder for responses. Typed arrays and NdArrays become the numpy 5-entry map of wire.md
+ * msgpack encoder for responses. Typed arrays and NdArrays become the numpy 5-entry map of docs/api.md
  * (bin keys nd/type/kind/shape/data, raw little-endian bytes copied in one `set`); everything else
  * is plain msgpack with str keys. Own encoder rather than msgpackr: the numpy map needs bin keys
  * and a fixed entry order, and msgpackr would need a process-wide extension hook to emit it.

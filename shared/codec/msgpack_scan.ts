@@ -13,7 +13,7 @@
 import { invalidInput, type ServiceError } from "../errors.ts";
 import { tooDeep, tooManyValues } from "./limits.ts";
 
-/** msgpack extension type of typed arrays in requests (wire.md). */
+/** msgpack extension type of typed arrays in requests (docs/api.md). */
 export const EXT_TYPED_ARRAY = 78;
 
 function fail(at: number, why: string): ServiceError {

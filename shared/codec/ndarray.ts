@@ -2,7 +2,7 @@
  * In-memory n-dimensional arrays and their numpy dtype strings.
  *
  * A bare typed array is a 1-D vector; `NdArray` adds a shape (2-D multi-vectors) or an explicit
- * dtype. Both are sent as the numpy 5-entry msgpack map described in wire.md.
+ * dtype. Both are sent as the numpy 5-entry msgpack map of docs/api.md ("Arrays on the wire").
  */
 
 /** numpy dtype strings the wire uses (`<` little-endian, `|` single byte). */

@@ -1,4 +1,4 @@
-/** Content negotiation of response bodies (wire.md "Content negotiation"). */
+/** Content negotiation of response bodies (docs/api.md "Content negotiation"). */
 
 import { MediaTypes } from "../headers.ts";
 

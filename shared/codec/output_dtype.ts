@@ -1,5 +1,5 @@
 /**
- * Building response vectors at the requested `output_dtype` (wire.md "Encode"): the worker hands
+ * Building response vectors at the requested `output_dtype` (docs/api.md "Output dtypes"): the worker hands
  * over float32 and gets the exact in-memory shape the codec sends.
  */
 

@@ -23,8 +23,8 @@ export const OUTPUT_TYPES = ["dense", "sparse", "multivector"] as const;
 export type OutputType = typeof OUTPUT_TYPES[number];
 
 /**
- * Precisions of returned vectors: the spec's four plus `uint8` (min-max per vector) and `ubinary`
- * (the same packed bytes as `binary`), which the SIE clients send (wire.md "Encode").
+ * Precisions of returned vectors: `float32`, `float16`, `int8`, `binary`, plus `uint8` (min-max per vector) and `ubinary`
+ * (the same packed bytes as `binary`), which the SIE clients send (docs/api.md "Output dtypes").
  */
 export const OUTPUT_DTYPES = ["float32", "float16", "int8", "uint8", "binary", "ubinary"] as const;
 /** One of {@link OUTPUT_DTYPES}. */
@@ -34,7 +34,7 @@ export type OutputDtype = typeof OUTPUT_DTYPES[number];
 export interface EncodeParams {
   /**
    * Never empty, no duplicates; absent when none was requested: the server then answers the
-   * model's default (`dense` for models that have it, api-spec rule 3).
+   * model's default (`dense` for models that have it, docs/api.md "Encode").
    */
   output_types?: OutputType[];
   instruction?: string;

@@ -99,7 +99,7 @@ export const ClassificationSchema: z.ZodType<Classification, Classification> = z
   score: probability,
 });
 
-/** A detected object (wire.md): label, score and integer-pixel box. */
+/** A detected object (docs/api.md): label, score and integer-pixel box. */
 export interface DetectedObject {
   label: string;
   score: number;

@@ -25,7 +25,7 @@ export const ProfileInfoSchema: z.ZodType<ProfileInfo, ProfileInfo> = z.object({
   output_similarity: z.record(z.string(), z.string()),
 });
 
-/** A model in the catalog; `state` and `last_error` are wire.md extras. */
+/** A model in the catalog; `state` and `last_error` tell the load state (docs/api.md "Models"). */
 export interface ModelInfo {
   /** May contain `/` (and `:` for a profile). */
   name: string;

@@ -1,4 +1,4 @@
-/** POST /v1/embeddings in the OpenAI format (wire.md "OpenAI-compatible"). */
+/** POST /v1/embeddings in the OpenAI format (docs/api.md "POST /v1/embeddings"). */
 
 import { z } from "zod";
 import { Count, optional, TokenIds } from "./common.ts";

@@ -1,9 +1,9 @@
-/** The /ws/status message, sent as JSON about every 200 ms (api-spec "Events"). */
+/** The /ws/status message, sent as JSON about every 200 ms (docs/observability.md). */
 
 import { z } from "zod";
 import { Count, FreeObject, type FreeObjectValue } from "./common.ts";
 
-/** Model states of the status stream (api-spec lists exactly these four). */
+/** Model states of the status stream (exactly these four; ModelInfo adds `failed`). */
 export const STATUS_MODEL_STATES = ["loaded", "loading", "unloading", "available"] as const;
 /** One of {@link STATUS_MODEL_STATES}. */
 export type StatusModelState = typeof STATUS_MODEL_STATES[number];

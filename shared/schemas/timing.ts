@@ -1,4 +1,4 @@
-/** TimingInfo: the server-side timing breakdown in the encode response body (wire.md). */
+/** TimingInfo: the server-side timing breakdown in model-operation response bodies (docs/api.md). */
 
 import { z } from "zod";
 

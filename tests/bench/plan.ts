@@ -41,7 +41,7 @@ export interface BenchPlan {
 export function makePlan(quick: boolean): BenchPlan {
   const common = {
     probeIntervalMs: 25,
-    // performance.md finds 1–4k tokens best on CPUs; interleaved runs on the reference 2-core
+    // 1–4k tokens per run is the usual best range on CPUs; interleaved runs on the reference 2-core
     // machine found 1024 fastest of 1024/2048/4096 (4096: −16 to −22 %), so the baseline uses it.
     rawBatchBudget: 1024,
     throughputTokens: [32, 160] as [number, number],

@@ -7,7 +7,7 @@ export const RESULTS_SCHEMA = 1;
 /** How a target value is compared with its bound. */
 export type Comparison = ">=" | "<=" | "<";
 
-/** One performance target of performance.md and its measured value. */
+/** One performance target (docs/bench/README.md) and its measured value. */
 export interface TargetResult {
   id: string;
   label: string;

@@ -1,5 +1,5 @@
 /**
- * The five targets of performance.md from the rounds' samples: each judged on the median of its
+ * The five performance targets (docs/bench/README.md) from the rounds' samples: each judged on the median of its
  * per-round values (the padding share on the pooled counts).
  */
 import { padShare } from "./metrics.ts";
@@ -57,7 +57,7 @@ export function notMeasured(
   };
 }
 
-/** The five targets of performance.md (router ones as "not measured" without a router). */
+/** The five performance targets (router ones as "not measured" without a router). */
 export function buildTargets(
   rounds: RoundData[],
   padding: PaddingRun[],

@@ -1,4 +1,4 @@
-/** GET /metrics: the spec's series move with traffic; process metrics are real under Deno. */
+/** GET /metrics: the API's series (docs/observability.md) move with traffic; process metrics are real under Deno. */
 import assert from "node:assert/strict";
 import { startTestWorker } from "../worker/harness.ts";
 import { has, type Sample, scrape, sum } from "./helpers/prom_text.ts";

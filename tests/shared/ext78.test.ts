@@ -17,7 +17,7 @@ const payload = (head: string, data: ArrayBufferView): Uint8Array =>
 const body = (p: Uint8Array): Uint8Array => encodeMsgpack({ x: new MsgpackExt(78, p) });
 const decodeX = (p: Uint8Array): unknown => (decodeBody(body(p), MP) as { x: unknown }).x;
 
-Deno.test("ext78: the wire.md example <f4|3|<12 bytes> becomes a Float32Array", () => {
+Deno.test("ext78: the docs/api.md example <f4|3|<12 bytes> becomes a Float32Array", () => {
   const p = payload("<f4|3|", new Float32Array([1, -2, 0.5]));
   // Hand-built ext8 header: c7 <len> 4e, inside a fixmap {"x": …}.
   const bytes = concat(fromHex(`81 a1 78 c7 ${p.length.toString(16)} 4e`), p);

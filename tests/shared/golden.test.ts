@@ -1,5 +1,5 @@
 /**
- * Golden-byte tests of the msgpack response encoding (wire.md "msgpack arrays").
+ * Golden-byte tests of the msgpack response encoding (docs/api.md "Arrays on the wire").
  * The files in ./golden/ were written once by ./golden/make_golden.ts from hand-assembled hex
  * (derivations are commented there); here the encoder must reproduce them exactly.
  */
@@ -16,13 +16,13 @@ const golden = (name: string): Promise<Uint8Array> =>
 const hex = (b: Uint8Array): string =>
   Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
 
-/** The example printed in wire.md, copied verbatim (spaces removed). */
+/** The example printed in docs/api.md, copied verbatim (spaces removed). */
 const WIRE_MD_EXAMPLE = (
   "85 c4026e64 c3 c40474797065 a33c6634 c4046b696e64 c400 c4057368617065 9103 c40464617461 c40c " +
   "0000803f000000c0 0000003f"
 ).replaceAll(" ", "");
 
-Deno.test("golden: float32 [1,-2,0.5] matches wire.md byte for byte", async () => {
+Deno.test("golden: float32 [1,-2,0.5] matches docs/api.md byte for byte", async () => {
   const bytes = encodeMsgpack(new Float32Array([1.0, -2.0, 0.5]));
   assert.equal(hex(bytes), WIRE_MD_EXAMPLE);
   assert.deepEqual(bytes, await golden("f32_wire_example.msgpack"));
@@ -101,7 +101,7 @@ Deno.test("golden: whole encode response", async () => {
   assert.deepEqual(encodeMsgpack(response), await golden("encode_response.msgpack"));
 });
 
-// Cross-check with an independent decoder: msgpackr sees exactly the wire.md structure.
+// Cross-check with an independent decoder: msgpackr sees exactly the docs/api.md structure.
 Deno.test("golden: msgpackr decodes the files to the numpy map (bin keys, str type)", async () => {
   const unpackr = new Unpackr({ mapsAsObjects: false, useRecords: false });
   const td = new TextDecoder();

@@ -38,7 +38,7 @@ Deno.test("encode dense: values match a direct ONNX run, ids echoed, timing pres
   });
 });
 
-Deno.test("encode: msgpack response carries numpy-style arrays; dtypes convert per wire.md", async () => {
+Deno.test("encode: msgpack response carries numpy-style arrays; dtypes convert per docs/api.md", async () => {
   await withWorker(async (w) => {
     const want = (await expectedDense("dense", ["hello world"]))[0];
     for (const dtype of ["float32", "float16", "int8", "uint8", "binary", "ubinary"]) {

@@ -1,6 +1,6 @@
 /**
  * POST /v1/extract with fixture/gliner (span NER). Expected entities come from direct
- * onnxruntime runs of the fixture, one window at a time, with inputs built here as models.md
+ * onnxruntime runs of the fixture, one window at a time, with inputs built here as GLiNER's ONNX exports take them
  * describes them and decoded here (sigmoid, threshold, greedy flat NER, word offsets).
  */
 import assert from "node:assert/strict";

@@ -1,5 +1,5 @@
 /**
- * The worker stamps its version under both names on every answer (wire.md "Router"), probes,
+ * The worker stamps its version under both names on every answer (docs/api.md "Versioning"), probes,
  * metrics and errors included: `X-SIE-Server-Version` is what the SIE clients read for skew.
  */
 import assert from "node:assert/strict";

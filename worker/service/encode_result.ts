@@ -6,7 +6,7 @@ import type { ItemOutput } from "../families/types.ts";
 import type { EncodePlan } from "./params.ts";
 import { truncateDense } from "./matryoshka.ts";
 
-/** One EncodeResult (without `id`), per wire.md. */
+/** One EncodeResult (without `id`), as docs/api.md describes it. */
 export function toEncodeResult(
   out: ItemOutput,
   plan: EncodePlan,

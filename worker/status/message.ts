@@ -1,5 +1,5 @@
 /**
- * The /ws/status message (api-spec "Events"), built from plain inputs so it is easy to test.
+ * The /ws/status message (docs/observability.md), built from plain inputs so it is easy to test.
  * Beyond the specified fields it carries `process` (memory, lag, in-flight, draining): the
  * spec leaves room for it and the worker's dashboard shows it; clients ignore unknown keys.
  */

@@ -1,6 +1,6 @@
 /**
  * The worker's status stream: WebSocket `/ws/status`, one JSON text message every 200 ms to
- * every connected client (api-spec "Events"). One message is built per tick and shared by all
+ * every connected client (docs/observability.md). One message is built per tick and shared by all
  * clients; nothing runs while nobody listens.
  */
 import type { Hono } from "hono";

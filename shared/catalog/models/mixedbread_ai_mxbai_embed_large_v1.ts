@@ -11,7 +11,7 @@ export default {
   max_sequence_length: 512,
   pooling: "cls",
   normalize: true,
-  // Retrieval instruction for queries as given on the model card (not listed in models.md).
+  // Retrieval instruction for queries as given on the model card.
   prompts: { query: "Represent this sentence for searching relevant passages: " },
   profiles: {
     default: { is_default: true, output_types: ["dense"], output_similarity: { dense: "cosine" } },

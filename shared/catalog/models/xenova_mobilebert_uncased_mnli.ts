@@ -18,7 +18,7 @@ export default {
   bundle: "extract",
   licence: "see model card",
   verified_offline: false,
-  // Label order as documented in models.md; config.json (files.config) is authoritative and
+  // Label order as on the model card; config.json (files.config) is authoritative and
   // should be preferred at load time when it names the classes differently.
   family_options: {
     id2label: ["entailment", "neutral", "contradiction"],

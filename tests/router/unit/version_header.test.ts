@@ -1,5 +1,5 @@
 /**
- * The router stamps its version under both names on every answer (wire.md "Router"): ours and
+ * The router stamps its version under both names on every answer (docs/api.md "Versioning"): ours and
  * `X-SIE-Server-Version`, which the SIE clients read for their version-skew warning.
  */
 import assert from "node:assert/strict";

@@ -3,7 +3,7 @@
  * the encoder under test. Run once (`deno run -P=tests tests/shared/golden/make_golden.ts`); the
  * files are committed and `golden.test.ts` asserts the encoder reproduces them byte for byte.
  *
- * Every numpy map follows wire.md: `85` (map of 5) | bin "nd" `c4026e64` → `c3` (true) |
+ * Every numpy map follows docs/api.md: `85` (map of 5) | bin "nd" `c4026e64` → `c3` (true) |
  * bin "type" `c40474797065` → str dtype `a3` + 3 ASCII bytes | bin "kind" `c4046b696e64` → empty
  * bin `c400` | bin "shape" `c4057368617065` → array of ints | bin "data" `c40464617461` → bin8
  * `c4 <len>` + raw little-endian element bytes.
@@ -22,8 +22,8 @@ function nd(dtype: string, shapeHex: string, dataHex: string): string {
 }
 
 export const GOLDEN: Record<string, string> = {
-  // wire.md's example, float32 [1.0, -2.0, 0.5]: IEEE bits 3f800000, c0000000, 3f000000,
-  // written little-endian. Must equal the hex printed in wire.md.
+  // docs/api.md's example, float32 [1.0, -2.0, 0.5]: IEEE bits 3f800000, c0000000, 3f000000,
+  // written little-endian. Must equal the hex printed in docs/api.md.
   "f32_wire_example.msgpack": nd("<f4", "9103", "0000803f" + "000000c0" + "0000003f"),
 
   // float16 of [1.0, -2.0, 0.5, 65504]: half bits 3c00 (exp 15, mant 0), c000 (sign, exp 16),
@@ -46,7 +46,7 @@ export const GOLDEN: Record<string, string> = {
   // (numpy 2.4: np.round((v - v.min()) / (v.max() - v.min()) * 255) gives the same.)
   "u8_half_even.msgpack": nd("|u1", "9108", "00" + "00" + "02" + "02" + "04" + "ff" + "80" + "fe"),
 
-  // uint8 of a constant vector [0.25, 0.25, 0.25]: max = min, every element is 128 (wire.md).
+  // uint8 of a constant vector [0.25, 0.25, 0.25]: max = min, every element is 128 (docs/api.md).
   "u8_constant.msgpack": nd("|u1", "9103", "80" + "80" + "80"),
 
   // uint8 per token row of a 2 × 3 multi-vector [[0, 1, 2], [5, 5, 5]]: row 0 (min 0, max 2)
@@ -69,7 +69,7 @@ export const GOLDEN: Record<string, string> = {
     "0000803f" + "00000040" + "00004040" + "00008040" + "0000a040" + "0000c040",
   ),
 
-  // A whole encode response: str keys, int/float/null scalars, one dense vector (the wire.md
+  // A whole encode response: str keys, int/float/null scalars, one dense vector (the docs/api.md
   // example). {model:"m", items:[{id:"a", dense:{dims:3, dtype:"float32", values:…}}],
   // timing:{total_ms:1.5, queue_ms:0, tokenization_ms:0.25, inference_ms:1, postprocessing_ms:null}}
   // 1.5 = float64 3ff8000000000000, 0.25 = 3fd0000000000000 (cb = float64); integral numbers
