@@ -5,6 +5,7 @@ import { loadCatalog } from "./catalog/loader.ts";
 import { loadWorkerConfig, type WorkerConfig } from "./config/config.ts";
 import { ModelRegistry } from "./registry/registry.ts";
 import { memoryProbeFor } from "./registry/memory.ts";
+import { threadBackend } from "./inference/thread_backend.ts";
 import { gpuInventory } from "./telemetry/gpu.ts";
 import { parseFleetConfig, workerBundle } from "./fleet/config.ts";
 import { weightStoreFromEnv } from "./weights/from_env.ts";
@@ -72,8 +73,7 @@ export async function createWorker(
   const registry = new ModelRegistry({
     catalog,
     weights,
-    device,
-    intraOpThreads: config.SVC_INTRA_OP_THREADS,
+    backend: threadBackend({ device, intraOpThreads: config.SVC_INTRA_OP_THREADS }),
     maxBatchItems: config.SVC_MAX_BATCH_REQUESTS,
     maxWaitMs: config.SVC_MAX_BATCH_WAIT_MS,
     maxQueueItems: config.SVC_MAX_QUEUE_ITEMS,

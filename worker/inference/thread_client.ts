@@ -1,6 +1,8 @@
 /** Main-thread handle of one inference thread: load, run batches, dispose. */
 import type { ModelConfig } from "@svc/shared/catalog/schema";
+import { deadline } from "@svc/shared/deadline";
 import type { WorkItem, WorkParams } from "../families/types.ts";
+import type { ModelRunner } from "../registry/runner.ts";
 import type { FromThread, ToThread } from "./protocol.ts";
 
 /** Result of one batch as seen by the main thread. */
@@ -16,7 +18,7 @@ export interface ThreadLoadOptions {
 }
 
 /** One Web Worker running one model's ONNX session. */
-export class InferenceThread {
+export class InferenceThread implements ModelRunner {
   readonly #worker: Worker;
   readonly #pending = new Map<number, { resolve(r: BatchResult): void; reject(e: Error): void }>();
   #nextId = 1;
@@ -64,9 +66,7 @@ export class InferenceThread {
     if (this.#dead) return;
     const done = new Promise<void>((resolve) => this.#onDisposed = resolve);
     this.#post({ type: "dispose" });
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([done, new Promise<void>((r) => timer = setTimeout(r, timeoutMs))]);
-    clearTimeout(timer);
+    await deadline(done, timeoutMs);
     this.#dead = true;
     this.#worker.terminate();
     this.#fail(new Error("model unloaded"));

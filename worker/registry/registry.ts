@@ -2,15 +2,18 @@
  * Model registry: which models exist, their states, on-demand loading (one shared load per model,
  * bounded waits), memory accounting, and LRU eviction of idle models under memory pressure.
  * States: available → loading → loaded → unloading → available; a failed load is remembered.
+ * Models run through an injected backend (`runner.ts`), so all of this is testable without ONNX.
  */
 import type { ModelConfig } from "@svc/shared/catalog/schema";
 import { resolveServedName, type ServedModel } from "@svc/shared/catalog";
-import { DEFAULT_RETRY_AFTER_S, type ErrorCode, ServiceError } from "@svc/shared/errors";
+import { type ErrorCode, ServiceError } from "@svc/shared/errors";
+import { deadline } from "@svc/shared/deadline";
 import type { ModelState } from "@svc/shared/schemas/models";
 import type { WeightStore } from "../weights/types.ts";
 import { Batcher, type BatchStats } from "../scheduler/batcher.ts";
-import { InferenceThread } from "../inference/thread_client.ts";
 import { filesSize, type MemoryProbe } from "./memory.ts";
+import { failureRemembered, type LoadFailure, loadFailure } from "./load_failure.ts";
+import type { ModelBackend, ModelRunner } from "./runner.ts";
 
 export type { ModelState };
 
@@ -27,8 +30,8 @@ export interface LoadedModel {
 export interface RegistryOptions {
   catalog: Map<string, ModelConfig>;
   weights: WeightStore;
-  device: "cpu" | "cuda";
-  intraOpThreads: number;
+  /** Starts a runner for each model that loads (and knows the device they run on). */
+  backend: ModelBackend;
   maxBatchItems: number;
   maxWaitMs: number;
   maxQueueItems: number;
@@ -39,6 +42,8 @@ export interface RegistryOptions {
   memoryProbe: MemoryProbe;
   onEvent?: (event: string, fields: Record<string, unknown>) => void;
   onBatch?: (model: string, stats: BatchStats) => void;
+  /** Clock in ms for recency and failure memory (default `performance.now`). */
+  now?: () => number;
 }
 
 interface Unit {
@@ -46,12 +51,10 @@ interface Unit {
   config: ModelConfig;
   modelFile: string;
   state: ModelState;
-  lastError: { code: ErrorCode; message: string } | null;
-  /** The error a failed load answered with, repeated until the retry pause is over. */
-  failure?: ServiceError;
-  failedAt: number;
+  /** The last failed load, until a load succeeds (its answer is repeated for a while). */
+  failure?: LoadFailure;
   load?: Promise<LoadedModel>;
-  loaded?: LoadedModel & { thread: InferenceThread };
+  loaded?: LoadedModel & { runner: ModelRunner };
   lastUsed: number;
   inUse: number;
 }
@@ -73,9 +76,11 @@ export interface UnitStatus {
 export class ModelRegistry {
   readonly #o: RegistryOptions;
   readonly #units = new Map<string, Unit>();
+  readonly #now: () => number;
 
   constructor(opts: RegistryOptions) {
     this.#o = opts;
+    this.#now = opts.now ?? (() => performance.now());
     for (const c of opts.catalog.values()) this.#unit(c, c.files.model);
   }
 
@@ -109,7 +114,7 @@ export class ModelRegistry {
 
   /** The device models run on (`cpu` or `cuda`). */
   get deviceName(): string {
-    return this.#o.device;
+    return this.#o.backend.device;
   }
 
   /**
@@ -119,30 +124,20 @@ export class ModelRegistry {
   async acquire(served: ServedModel, waitMs: number): Promise<LoadedModel> {
     const modelFile = profileModelFile(served);
     const u = this.#unit(served.config, modelFile);
-    u.lastUsed = performance.now();
+    u.lastUsed = this.#now();
     if (u.loaded && u.state === "loaded") return u.loaded;
     if (u.state === "unloading") {
       throw this.#notLoaded(`model '${u.config.id}' is unloading`);
     }
     if (!u.load) {
-      const retryMs = (DEFAULT_RETRY_AFTER_S.MODEL_NOT_LOADED ?? 5) * 1000;
-      if (u.state === "failed" && u.failure && performance.now() - u.failedAt < retryMs) {
-        throw u.failure;
+      if (u.state === "failed" && u.failure && failureRemembered(u.failure, this.#now())) {
+        throw u.failure.answer;
       }
       u.load = this.#load(u);
     }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(this.#notLoaded(`model '${u.config.id}' is still loading`)),
-        waitMs,
-      );
+    return await deadline(u.load, waitMs, () => {
+      throw this.#notLoaded(`model '${u.config.id}' is still loading`);
     });
-    try {
-      return await Promise.race([u.load, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
   }
 
   /** Unload a model (after its queued and running work finishes). */
@@ -152,7 +147,7 @@ export class ModelRegistry {
     u.state = "unloading";
     const loaded = u.loaded;
     await loaded.batcher.whenIdle();
-    await loaded.thread.dispose();
+    await loaded.runner.dispose();
     u.loaded = undefined;
     u.load = undefined;
     u.state = "available";
@@ -192,7 +187,7 @@ export class ModelRegistry {
     } finally {
       if (u) {
         u.inUse--;
-        u.lastUsed = performance.now();
+        u.lastUsed = this.#now();
       }
     }
   }
@@ -207,7 +202,7 @@ export class ModelRegistry {
       if (!loaded) return;
       u.state = "unloading";
       loaded.batcher.failAll(stopping);
-      await loaded.thread.dispose(timeoutMs).catch(() => {});
+      await loaded.runner.dispose(timeoutMs).catch(() => {});
       u.loaded = undefined;
       u.load = undefined;
       u.state = "available";
@@ -223,8 +218,6 @@ export class ModelRegistry {
         config,
         modelFile,
         state: "available",
-        lastError: null,
-        failedAt: 0,
         lastUsed: 0,
         inUse: 0,
       };
@@ -236,6 +229,7 @@ export class ModelRegistry {
   async #load(u: Unit): Promise<LoadedModel> {
     u.state = "loading";
     const started = performance.now();
+    const device = this.#o.backend.device;
     this.#o.onEvent?.("model_loading", { model: u.config.id, key: u.key });
     try {
       await this.evictIfNeeded(u.key);
@@ -250,17 +244,10 @@ export class ModelRegistry {
           modelId: u.config.id,
         },
       );
-      const runTokens = runTokenBudget(
-        u.config.batch_token_budget,
-        this.#o.device,
-        this.#o.maxRunTokens,
-      );
-      const thread = await InferenceThread.start({
+      const runner = await this.#o.backend.start({
         config: u.config,
         files,
-        executionProviders: this.#o.device === "cuda" ? ["cuda", "cpu"] : ["cpu"],
-        intraOpThreads: this.#o.intraOpThreads,
-        runTokenBudget: runTokens,
+        runTokenBudget: runTokenBudget(u.config.batch_token_budget, device, this.#o.maxRunTokens),
       });
       const memoryBytes = await filesSize([files.model, files.model_data].filter(Boolean));
       const batcher = new Batcher({
@@ -268,44 +255,36 @@ export class ModelRegistry {
         batchTokenBudget: u.config.batch_token_budget,
         maxWaitMs: this.#o.maxWaitMs,
         maxQueueItems: this.#o.maxQueueItems,
-        run: (items, params) => thread.run(items, params),
+        run: (items, params) => runner.run(items, params),
         onBatch: (s) => this.#o.onBatch?.(u.config.id, s),
       });
       u.loaded = {
         key: u.key,
         config: u.config,
         batcher,
-        device: this.#o.device,
+        device,
         memoryBytes,
-        thread,
+        runner,
       };
       u.state = "loaded";
-      u.lastError = null;
+      u.failure = undefined;
       this.#o.onEvent?.("model_loaded", {
         model: u.config.id,
         key: u.key,
-        device: this.#o.device,
+        device,
         memory_bytes: memoryBytes,
         load_ms: Math.round(performance.now() - started),
       });
       return u.loaded;
     } catch (err) {
-      const se = err instanceof ServiceError ? err : undefined;
-      const message = err instanceof Error ? err.message : String(err);
       u.state = "failed";
-      u.failedAt = performance.now();
-      u.lastError = { code: se?.code ?? "INTERNAL_ERROR", message };
+      u.failure = loadFailure(u.config.id, err, this.#now());
       u.load = undefined;
-      this.#o.onEvent?.("model_load_failed", { model: u.config.id, error: message });
-      // Transient causes (network, timeouts) stay 503 + Retry-After; others (gated repo, bad
-      // weights) keep their own code so clients do not retry what only an operator can fix.
-      const text = `model '${u.config.id}' failed to load: ${message}`;
-      u.failure = se && se.code !== "MODEL_NOT_LOADED"
-        ? new ServiceError(se.code === "MODEL_NOT_FOUND" ? "INTERNAL_ERROR" : se.code, text)
-        : se
-        ? this.#notLoaded(text)
-        : new ServiceError("INTERNAL_ERROR", text);
-      throw u.failure;
+      this.#o.onEvent?.("model_load_failed", {
+        model: u.config.id,
+        error: u.failure.lastError.message,
+      });
+      throw u.failure.answer;
     }
   }
 
@@ -321,7 +300,7 @@ export class ModelRegistry {
       memoryBytes: u.loaded?.memoryBytes ?? 0,
       queueDepth: u.loaded?.batcher.queueDepth ?? 0,
       pendingItems: u.loaded?.batcher.pendingItems ?? 0,
-      lastError: u.lastError,
+      lastError: u.failure?.lastError ?? null,
       config: u.config,
     };
   }

@@ -4,6 +4,7 @@
  * the drain bound, then exit 0; a second signal exits at once).
  */
 import type { WorkerInstance } from "../bootstrap.ts";
+import { deadline } from "@svc/shared/deadline";
 import { startFleetLink } from "../fleet/mod.ts";
 
 /** Serve until a termination signal, then drain and exit. */
@@ -35,12 +36,7 @@ export async function runWorkerProcess(
     ctx.log.log("info", "shutdown started", { signal, in_flight: ctx.state.inFlight });
     await link?.drain().catch(() => {});
     const boundMs = ctx.config.SVC_SHUTDOWN_DRAIN_S * 1000;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const drained = await Promise.race([
-      ctx.state.whenIdle().then(() => true),
-      new Promise<boolean>((r) => timer = setTimeout(() => r(false), boundMs)),
-    ]);
-    clearTimeout(timer);
+    const drained = await deadline(ctx.state.whenIdle().then(() => true), boundMs, () => false);
     ctx.log.log(drained ? "info" : "warn", "drain finished", {
       drained,
       in_flight: ctx.state.inFlight,

@@ -1,0 +1,406 @@
+/**
+ * The model registry with a fake backend, weights store, memory probe and clock: loading,
+ * eviction, failure memory and state transitions in milliseconds. Real ONNX models go through
+ * the same registry in tests/worker/registry.test.ts.
+ */
+import assert from "node:assert/strict";
+import { parseModelConfig } from "@svc/shared/catalog/schema";
+import type { ModelConfig } from "@svc/shared/catalog/schema";
+import { ServiceError } from "@svc/shared/errors";
+import { ModelRegistry, type RegistryOptions } from "../../../worker/registry/registry.ts";
+import type { ModelBackend, ModelRunner, RunnerSpec } from "../../../worker/registry/runner.ts";
+import { LOAD_RETRY_PAUSE_MS } from "../../../worker/registry/load_failure.ts";
+import type { WeightStore } from "../../../worker/weights/types.ts";
+import type { BatchStats } from "../../../worker/scheduler/batcher.ts";
+import type { WorkItem, WorkParams } from "../../../worker/families/types.ts";
+
+/** A promise with its settle functions. */
+interface Deferred<T = void> {
+  promise: Promise<T>;
+  resolve(value: T): void;
+  reject(err: unknown): void;
+}
+
+function deferred<T = void>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/** Let every pending promise callback run (a timer fires only after the microtask queue). */
+const settle = () => new Promise<void>((r) => setTimeout(r, 0));
+
+const ENCODE: WorkParams = { op: "encode" };
+
+/** A model runner that answers one output per item (tokens = text length). */
+class FakeRunner implements ModelRunner {
+  readonly batches: WorkItem[][] = [];
+  /** When set, runs wait for it (a batch "on the thread"). */
+  hold: Deferred | undefined;
+  disposedWith: number | undefined | null = null;
+
+  constructor(readonly spec: RunnerSpec, private readonly onDispose: () => void) {}
+
+  async run(items: WorkItem[], _params: WorkParams) {
+    this.batches.push(items);
+    await this.hold?.promise;
+    const tokens = items.map((it) => it.text?.length ?? 0);
+    return {
+      outputs: tokens.map((t) => ({ tokens: t })),
+      timing: { tokenizationMs: 0, inferenceMs: 0, postprocessingMs: 0 },
+      paddedTokens: items.length * Math.max(...tokens),
+    };
+  }
+
+  dispose(timeoutMs?: number): Promise<void> {
+    this.disposedWith = timeoutMs;
+    // Like the inference thread: what was running fails once the model is gone.
+    this.hold?.reject(new Error("model unloaded"));
+    this.onDispose();
+    return Promise.resolve();
+  }
+
+  get disposed(): boolean {
+    return this.disposedWith !== null;
+  }
+}
+
+/** A backend whose loads can be held, made to fail, and counted. */
+class FakeBackend implements ModelBackend {
+  readonly starts: RunnerSpec[] = [];
+  readonly runners = new Map<string, FakeRunner>();
+  /** When set, starts wait for it (a load in progress). */
+  gate: Deferred | undefined;
+  /** Model ids whose start rejects with this error. */
+  readonly failures = new Map<string, unknown>();
+  /** Called when a runner is disposed (memory goes down). */
+  onDispose = () => {};
+
+  constructor(readonly device: "cpu" | "cuda" = "cpu") {}
+
+  async start(spec: RunnerSpec): Promise<ModelRunner> {
+    this.starts.push(spec);
+    await this.gate?.promise;
+    if (this.failures.has(spec.config.id)) throw this.failures.get(spec.config.id);
+    const runner = new FakeRunner(spec, () => this.onDispose());
+    this.runners.set(spec.config.id, runner);
+    return runner;
+  }
+}
+
+/** A weights store that answers paths at once, or fails for chosen repositories. */
+class FakeWeights implements WeightStore {
+  readonly calls: { repo: string; files: Record<string, string> }[] = [];
+  readonly failures = new Map<string, unknown>();
+
+  ensureFiles(repo: string, _revision: string, files: Record<string, string>) {
+    this.calls.push({ repo, files });
+    if (this.failures.has(repo)) return Promise.reject(this.failures.get(repo));
+    const paths = Object.entries(files).map(([role, path]) => [role, `/fake/${repo}/${path}`]);
+    return Promise.resolve(Object.fromEntries(paths));
+  }
+}
+
+function model(id: string, extra: Record<string, unknown> = {}): ModelConfig {
+  return parseModelConfig({
+    id,
+    family: "dense",
+    hub: { repo: id },
+    files: { model: "onnx/model.onnx", model_data: "onnx/model.onnx_data", tokenizer: "t.json" },
+    inputs: ["text"],
+    outputs: ["dense"],
+    max_sequence_length: 128,
+    ...extra,
+  }, id);
+}
+
+const CATALOG = new Map(
+  [
+    model("org/a", {
+      profiles: {
+        default: { is_default: true, output_types: ["dense"] },
+        small: {
+          is_default: false,
+          output_types: ["dense"],
+          options: { model_file: "onnx/model_int8.onnx" },
+        },
+      },
+    }),
+    model("org/b"),
+    model("org/c"),
+  ].map((c) => [c.id, c]),
+);
+
+/** A registry over fakes; `mem.usedPercent` and `clock.now` are the test's to move. */
+function setup(opts: Partial<RegistryOptions> & { device?: "cpu" | "cuda" } = {}) {
+  const backend = new FakeBackend(opts.device);
+  const weights = new FakeWeights();
+  const events: { event: string; fields: Record<string, unknown> }[] = [];
+  const batches: BatchStats[] = [];
+  const mem = { usedPercent: 10 };
+  const clock = { now: 1_000 };
+  const registry = new ModelRegistry({
+    catalog: CATALOG,
+    weights,
+    backend,
+    maxBatchItems: 8,
+    maxWaitMs: 0,
+    maxQueueItems: 100,
+    maxLoadedModels: 8,
+    maxRunTokens: 0,
+    memoryThresholdPercent: 90,
+    memoryProbe: () => ({
+      usedPercent: mem.usedPercent,
+      usedBytes: mem.usedPercent,
+      totalBytes: 100,
+    }),
+    onEvent: (event, fields) => events.push({ event, fields }),
+    onBatch: (_model, s) => batches.push(s),
+    now: () => clock.now,
+    ...opts,
+  });
+  const count = (event: string, id: string) =>
+    events.filter((e) => e.event === event && e.fields.model === id).length;
+  const state = (id: string) => registry.status(id)?.state;
+  const acquire = (name: string, waitMs = 10_000) =>
+    registry.acquire(registry.resolve(name), waitMs);
+  return { registry, backend, weights, events, batches, mem, clock, count, state, acquire };
+}
+
+/** Assert that `p` rejects with a ServiceError of `code` whose message matches `message`. */
+async function rejectsWith(
+  p: Promise<unknown>,
+  code: string,
+  message: RegExp,
+): Promise<ServiceError> {
+  const err = await p.then(() => assert.fail("expected a rejection"), (e) => e);
+  assert.ok(err instanceof ServiceError, String(err));
+  assert.equal(err.code, code);
+  assert.match(err.message, message);
+  return err;
+}
+
+Deno.test("registry: concurrent first requests share one load (available → loading → loaded)", async () => {
+  const t = setup();
+  assert.equal(t.state("org/a"), "available");
+  t.backend.gate = deferred();
+  const first = t.acquire("org/a");
+  const second = t.acquire("org/a");
+  await settle();
+  assert.equal(t.state("org/a"), "loading");
+  assert.equal(t.backend.starts.length, 1);
+  t.backend.gate.resolve();
+  const [m1, m2] = await Promise.all([first, second]);
+  assert.equal(m1, m2);
+  assert.equal(t.state("org/a"), "loaded");
+  assert.equal(t.backend.starts.length, 1);
+  assert.equal(t.count("model_loading", "org/a"), 1);
+  assert.equal(t.count("model_loaded", "org/a"), 1);
+  assert.equal(m1.device, "cpu");
+  // A loaded model is handed out without another load; its batches run on its runner.
+  assert.equal(await t.acquire("org/a"), m1);
+  const r = await t.registry.use(m1, () => m1.batcher.submit([{ text: "hello" }], ENCODE));
+  assert.deepEqual(r.outputs, [{ tokens: 5 }]);
+  assert.deepEqual(t.backend.runners.get("org/a")?.batches, [[{ text: "hello" }]]);
+  assert.deepEqual(t.batches.map((b) => [b.size, b.tokens, b.paddedTokens]), [[1, 5, 5]]);
+});
+
+Deno.test("registry: a wait past waitMs answers 503 MODEL_NOT_LOADED while the load goes on", async () => {
+  const t = setup();
+  t.backend.gate = deferred();
+  const err = await rejectsWith(t.acquire("org/b", 0), "MODEL_NOT_LOADED", /still loading/);
+  assert.equal(err.status, 503);
+  assert.ok((err.retryAfterS ?? 0) > 0);
+  assert.equal(t.state("org/b"), "loading");
+  t.backend.gate.resolve();
+  await t.acquire("org/b");
+  assert.equal(t.state("org/b"), "loaded");
+  assert.equal(t.backend.starts.length, 1, "the late request joined the same load");
+});
+
+Deno.test("registry: a failed load is remembered and repeated, without a new load, until the pause is over", async () => {
+  const t = setup();
+  t.backend.failures.set("org/a", new Error("graph has no output 'x'"));
+  const first = await rejectsWith(
+    t.acquire("org/a"),
+    "INTERNAL_ERROR",
+    /^model 'org\/a' failed to load: graph has no output 'x'$/,
+  );
+  assert.equal(t.state("org/a"), "failed");
+  assert.deepEqual(t.registry.status("org/a")?.lastError, {
+    code: "INTERNAL_ERROR",
+    message: "graph has no output 'x'",
+  });
+  assert.equal(t.count("model_load_failed", "org/a"), 1);
+
+  t.clock.now += LOAD_RETRY_PAUSE_MS - 1;
+  assert.equal(await t.acquire("org/a").catch((e) => e), first, "the same answer, repeated");
+  assert.equal(t.backend.starts.length, 1);
+
+  // Pause over: the next request loads again (and the failure is forgotten once it works).
+  t.clock.now += 1;
+  t.backend.failures.delete("org/a");
+  await t.acquire("org/a");
+  assert.equal(t.backend.starts.length, 2);
+  assert.equal(t.state("org/a"), "loaded");
+  assert.equal(t.registry.status("org/a")?.lastError, null);
+});
+
+Deno.test("registry: what a failed load answers (transient stays 503; operator-only causes keep their code)", async () => {
+  const cases: [unknown, string, number, string][] = [
+    // [weights error, answer code, answer status, last_error code]
+    [
+      new ServiceError("MODEL_NOT_LOADED", "hub timed out"),
+      "MODEL_NOT_LOADED",
+      503,
+      "MODEL_NOT_LOADED",
+    ],
+    [
+      new ServiceError("INTERNAL_ERROR", "gated: set HF_TOKEN"),
+      "INTERNAL_ERROR",
+      500,
+      "INTERNAL_ERROR",
+    ],
+    // Missing weights are the deployment's fault: not a 404 for a model the catalog has.
+    [
+      new ServiceError("MODEL_NOT_FOUND", "no model.onnx"),
+      "INTERNAL_ERROR",
+      500,
+      "MODEL_NOT_FOUND",
+    ],
+    ["a thrown string", "INTERNAL_ERROR", 500, "INTERNAL_ERROR"],
+  ];
+  for (const [cause, code, status, lastCode] of cases) {
+    const t = setup();
+    t.weights.failures.set("org/c", cause);
+    const err = await rejectsWith(t.acquire("org/c"), code, /^model 'org\/c' failed to load: /);
+    assert.equal(err.status, status);
+    assert.equal(t.registry.status("org/c")?.lastError?.code, lastCode);
+    assert.equal(t.backend.starts.length, 0, "no runner for weights that never came");
+  }
+});
+
+Deno.test("registry: the model cap evicts the least recently used idle model before a load", async () => {
+  const t = setup({ maxLoadedModels: 2 });
+  await t.acquire("org/a");
+  t.clock.now += 10;
+  await t.acquire("org/b");
+  t.clock.now += 10;
+  await t.acquire("org/a"); // a is now the most recent
+  t.clock.now += 10;
+  await t.acquire("org/c");
+  assert.equal(t.state("org/b"), "available");
+  assert.equal(t.backend.runners.get("org/b")?.disposed, true);
+  assert.equal(t.state("org/a"), "loaded");
+  assert.equal(t.state("org/c"), "loaded");
+  const evicted = t.events.filter((e) => e.event === "model_evicted");
+  assert.deepEqual(evicted.map((e) => [e.fields.model, e.fields.reason]), [["org/b", "model_cap"]]);
+  assert.equal(t.count("model_unloaded", "org/b"), 1);
+});
+
+Deno.test("registry: models in use or with work on the thread are never evicted", async () => {
+  const t = setup({ maxLoadedModels: 2 });
+  const a = await t.acquire("org/a");
+  t.clock.now += 10;
+  const b = await t.acquire("org/b");
+  const release = deferred();
+  const using = t.registry.use(a, () => release.promise);
+  const runnerB = t.backend.runners.get("org/b")!;
+  runnerB.hold = deferred();
+  const running = b.batcher.submit([{ text: "x" }], ENCODE);
+  t.clock.now += 10;
+  // No idle victim: the load goes ahead over the cap rather than wait or fail.
+  await t.acquire("org/c");
+  assert.deepEqual(["org/a", "org/b", "org/c"].map(t.state), ["loaded", "loaded", "loaded"]);
+  assert.equal(t.events.filter((e) => e.event === "model_evicted").length, 0);
+  release.resolve();
+  runnerB.hold.resolve();
+  await Promise.all([using, running]);
+});
+
+Deno.test("registry: memory pressure evicts idle models, oldest first, until below the threshold", async () => {
+  const t = setup({ memoryThresholdPercent: 50 });
+  await t.acquire("org/a");
+  t.clock.now += 10;
+  await t.acquire("org/b");
+  t.mem.usedPercent = 80;
+  t.backend.onDispose = () => t.mem.usedPercent -= 40;
+  t.clock.now += 10;
+  await t.acquire("org/c");
+  assert.equal(t.state("org/a"), "available", "the oldest went first");
+  assert.equal(t.state("org/b"), "loaded", "one eviction brought memory under the threshold");
+  const evicted = t.events.filter((e) => e.event === "model_evicted");
+  assert.deepEqual(evicted.map((e) => e.fields), [
+    { model: "org/a", memory_used_percent: 80, reason: "memory_pressure" },
+  ]);
+});
+
+Deno.test("registry: unload lets running work finish, then disposes; requests meanwhile get 503", async () => {
+  const t = setup();
+  const a = await t.acquire("org/a");
+  const runner = t.backend.runners.get("org/a")!;
+  runner.hold = deferred();
+  const running = a.batcher.submit([{ text: "abc" }], ENCODE);
+  const unloading = t.registry.unload("org/a");
+  await settle();
+  assert.equal(t.state("org/a"), "unloading");
+  assert.equal(runner.disposed, false, "not while a batch runs");
+  await rejectsWith(t.acquire("org/a"), "MODEL_NOT_LOADED", /unloading/);
+  runner.hold.resolve();
+  assert.deepEqual((await running).outputs, [{ tokens: 3 }]);
+  await unloading;
+  assert.equal(runner.disposed, true);
+  assert.equal(t.state("org/a"), "available");
+  assert.equal(t.count("model_unloaded", "org/a"), 1);
+  // Available again: the next request loads it anew.
+  await t.acquire("org/a");
+  assert.equal(t.backend.starts.length, 2);
+});
+
+Deno.test("registry: closeAll fails queued work with SHUTTING_DOWN and stops every runner within its bound", async () => {
+  const t = setup();
+  const a = await t.acquire("org/a");
+  await t.acquire("org/b");
+  const runner = t.backend.runners.get("org/a")!;
+  runner.hold = deferred();
+  const running = a.batcher.submit([{ text: "on the thread" }], ENCODE).catch((e) => e);
+  const queued = a.batcher.submit([{ text: "waiting" }], ENCODE).catch((e) => e);
+  await t.registry.closeAll(250);
+  const err = await queued;
+  assert.ok(err instanceof ServiceError);
+  assert.equal(err.code, "SHUTTING_DOWN");
+  assert.match(String(await running), /model unloaded/);
+  assert.equal(runner.disposedWith, 250);
+  assert.equal(t.backend.runners.get("org/b")?.disposedWith, 250);
+  assert.deepEqual(["org/a", "org/b"].map(t.state), ["available", "available"]);
+});
+
+Deno.test("registry: a profile's own model file is its own unit; the run budget follows the device", async () => {
+  const cpu = setup();
+  await cpu.acquire("org/a:small");
+  assert.deepEqual(cpu.weights.calls[0].files, {
+    model: "onnx/model_int8.onnx",
+    tokenizer: "t.json",
+  });
+  assert.deepEqual(cpu.registry.statuses().map((s) => [s.name, s.state]), [
+    ["org/a", "available"],
+    ["org/b", "available"],
+    ["org/c", "available"],
+    ["org/a@onnx/model_int8.onnx", "loaded"],
+  ]);
+  assert.equal(cpu.backend.starts[0].files.model, "/fake/org/a/onnx/model_int8.onnx");
+  assert.equal(cpu.backend.starts[0].runTokenBudget, 1024, "CPU runs stay near 1k tokens");
+
+  const gpu = setup({ device: "cuda" });
+  const m = await gpu.acquire("org/b");
+  assert.equal(m.device, "cuda");
+  assert.equal(gpu.registry.deviceName, "cuda");
+  assert.equal(gpu.backend.starts[0].runTokenBudget, 8192, "GPUs take the model's whole budget");
+  const capped = setup({ device: "cuda", maxRunTokens: 2000 });
+  await capped.acquire("org/b");
+  assert.equal(capped.backend.starts[0].runTokenBudget, 2000);
+});

@@ -1,0 +1,32 @@
+/**
+ * How the registry runs a model, injected like text-embeddings-inference's `Backend`: the real
+ * backend starts one inference thread per model (`inference/thread_backend.ts`); tests hand in a
+ * fake one to check loading, eviction and failure memory without ONNX Runtime.
+ */
+import type { ModelConfig } from "@svc/shared/catalog/schema";
+import type { BatchRunner } from "../scheduler/batcher.ts";
+
+/** What a model runner is started from. */
+export interface RunnerSpec {
+  config: ModelConfig;
+  /** Local absolute paths of the model's files, by role (the weights store's answer). */
+  files: Record<string, string>;
+  /** Most padded tokens in one ONNX run (see `runTokenBudget`). */
+  runTokenBudget: number;
+}
+
+/** One started model: runs batches until disposed. */
+export interface ModelRunner {
+  /** Run one batch; outputs come back in item order. */
+  run: BatchRunner;
+  /** Release the model, waiting at most `timeoutMs`; runs still pending then fail. */
+  dispose(timeoutMs?: number): Promise<void>;
+}
+
+/** Starts model runners on one device. */
+export interface ModelBackend {
+  /** Where runners run: run budgets and model status depend on it. */
+  readonly device: "cpu" | "cuda";
+  /** Load one model and start its runner; rejects with the reason when it cannot load. */
+  start(spec: RunnerSpec): Promise<ModelRunner>;
+}
