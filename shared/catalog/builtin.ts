@@ -5,6 +5,7 @@
 import { type ModelConfig, parseModelConfig } from "./schema.ts";
 import answerdotaiAnsweraiColbertSmallV1 from "./models/answerdotai_answerai_colbert_small_v1.ts";
 import baaiBgeBaseEnV15 from "./models/baai_bge_base_en_v1_5.ts";
+import baaiBgeM3 from "./models/baai_bge_m3.ts";
 import baaiBgeRerankerBase from "./models/baai_bge_reranker_base.ts";
 import baaiBgeSmallEnV15 from "./models/baai_bge_small_en_v1_5.ts";
 import colbertIrColbertv20 from "./models/colbert_ir_colbertv2_0.ts";
@@ -30,6 +31,7 @@ import xenovaMsMarcoMinilmL6V2 from "./models/xenova_ms_marco_minilm_l_6_v2.ts";
 const RAW_ENTRIES: ReadonlyArray<readonly [string, unknown]> = [
   ["models/answerdotai_answerai_colbert_small_v1.ts", answerdotaiAnsweraiColbertSmallV1],
   ["models/baai_bge_base_en_v1_5.ts", baaiBgeBaseEnV15],
+  ["models/baai_bge_m3.ts", baaiBgeM3],
   ["models/baai_bge_reranker_base.ts", baaiBgeRerankerBase],
   ["models/baai_bge_small_en_v1_5.ts", baaiBgeSmallEnV15],
   ["models/colbert_ir_colbertv2_0.ts", colbertIrColbertv20],

@@ -7,6 +7,8 @@ export const FAMILIES = [
   "dense",
   "sparse",
   "colbert",
+  /** One graph, three heads: dense, sparse and multi-vector (BGE-M3). */
+  "bge_m3",
   "reranker",
   "gliner",
   "token_classification",

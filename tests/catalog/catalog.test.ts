@@ -53,6 +53,9 @@ Deno.test("every model file parses and is imported by mod.ts", async () => {
   assert.deepEqual(stems.sort(), BUILTIN_CATALOG.map((c) => snake(c.id)).sort());
 });
 
+/** Catalog ids served from another repository's ONNX export (id → repository). */
+const ONNX_EXPORTS: Record<string, string> = { "BAAI/bge-m3": "aapot/bge-m3-onnx" };
+
 Deno.test("ids are unique and safe; hub repos are safe", () => {
   assert.equal(byId.size, BUILTIN_CATALOG.length);
   assert.throws(() => catalogById([...BUILTIN_CATALOG, BUILTIN_CATALOG[0]]), /duplicate/);
@@ -60,7 +63,13 @@ Deno.test("ids are unique and safe; hub repos are safe", () => {
     assert.ok(isSafeModelId(c.id), c.id);
     assert.ok(isSafeModelId(c.hub.repo), c.hub.repo);
     assert.ok(!c.id.includes(":"), `${c.id}: ':' is reserved for profiles`);
-    assert.equal(c.hub.repo, c.id, `${c.id}: the catalog serves each repository under its own id`);
+    // Each repository is served under its own id, except models whose authors publish no usable
+    // ONNX graph: they keep the name clients know and point at a named export.
+    assert.equal(
+      c.hub.repo,
+      ONNX_EXPORTS[c.id] ?? c.id,
+      `${c.id}: the catalog serves each repository under its own id`,
+    );
     assert.equal(c.hub.revision, "main");
   }
 });
@@ -147,6 +156,7 @@ Deno.test("dims are consistent with outputs", () => {
   assert.deepEqual(get("answerdotai/answerai-colbert-small-v1").dims, { multivector: 96 });
   assert.deepEqual(get("nomic-ai/nomic-embed-text-v1.5").matryoshka_dims, [768, 512, 256, 128, 64]);
   assert.deepEqual(get("Xenova/ms-marco-MiniLM-L-6-v2").dims, {});
+  assert.deepEqual(get("BAAI/bge-m3").dims, { dense: 1024, sparse: 250002, multivector: 1024 });
 });
 
 Deno.test("family shapes: inputs, outputs, pooling and options", () => {
@@ -172,6 +182,11 @@ Deno.test("family shapes: inputs, outputs, pooling and options", () => {
           query_length: 32,
           mask_token_id: 103,
         });
+        break;
+      case "bge_m3":
+        assert.deepEqual(c.outputs, ["dense", "sparse", "multivector"], c.id);
+        assert.equal(c.pooling, "cls", c.id);
+        assert.ok(c.files.model_data, `${c.id}: external weights`);
         break;
       case "reranker":
         assert.deepEqual(c.outputs, ["score"], c.id);

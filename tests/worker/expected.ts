@@ -3,7 +3,7 @@
  * library tokenizer, the fixture graph run directly in onnxruntime-node, pooling done here.
  * The worker batches, pads and post-processes on its own; results must agree.
  */
-import { ensureFixtures } from "../fixtures/mod.ts";
+import { ensureFixtures, SPECIAL_IDS } from "../fixtures/mod.ts";
 import { fixtureTokenizer, openModel, runModel, textFeeds } from "../fixtures/testing.ts";
 
 async function modelFor(name: string) {
@@ -56,6 +56,50 @@ export async function expectedSparse(texts: string[]): Promise<Map<number, numbe
       if (best > 0) w.set(v, Math.log1p(best));
     }
     out.push(w);
+  }
+  await m.session.release();
+  return out;
+}
+
+/** What BGE-M3 post-processing should give for one text. */
+export interface ExpectedM3 {
+  dense: Float32Array;
+  /** Token id → weight (special tokens and zero weights left out). */
+  sparse: Map<number, number>;
+  /** One L2-normalised row per token after [CLS] ([SEP] included). */
+  multivector: Float32Array[];
+}
+
+/**
+ * fixture/m3 run on each text alone (no padding): CLS dense vector (L2), per-id max of the
+ * per-token weights without the special tokens, and the token vectors after [CLS], each L2.
+ */
+export async function expectedM3(texts: string[]): Promise<ExpectedM3[]> {
+  const m = await modelFor("m3");
+  const tok = fixtureTokenizer();
+  const specials = new Set<number>([
+    SPECIAL_IDS.pad,
+    SPECIAL_IDS.unk,
+    SPECIAL_IDS.cls,
+    SPECIAL_IDS.sep,
+    SPECIAL_IDS.mask,
+  ]);
+  const out: ExpectedM3[] = [];
+  for (const text of texts) {
+    const feeds = textFeeds(tok, [text], false);
+    const ids = Array.from(feeds.input_ids.data);
+    const r = await runModel(m, feeds);
+    const sparse = new Map<number, number>();
+    ids.forEach((id, p) => {
+      const w = r.sparse_vecs.data[p];
+      if (!specials.has(id) && w > 0 && w > (sparse.get(id) ?? 0)) sparse.set(id, w);
+    });
+    const dim = r.colbert_vecs.dims[2];
+    const multivector: Float32Array[] = [];
+    for (let p = 0; p < ids.length - 1; p++) {
+      multivector.push(l2(r.colbert_vecs.data.slice(p * dim, (p + 1) * dim)));
+    }
+    out.push({ dense: l2(r.dense_vecs.data.slice()), sparse, multivector });
   }
   await m.session.release();
   return out;

@@ -7,6 +7,7 @@ import type { AdapterFamily } from "./kinds.ts";
 import { createDenseAdapter } from "./dense.ts";
 import { createSparseAdapter } from "./sparse.ts";
 import { createColbertAdapter } from "./colbert.ts";
+import { createBgeM3Adapter } from "./bge_m3.ts";
 import { createRerankerAdapter } from "./reranker.ts";
 import { createTokenClassificationAdapter } from "./token_classification.ts";
 import { createGlinerAdapter } from "./gliner.ts";
@@ -19,6 +20,7 @@ export const FAMILY_ADAPTERS: Record<AdapterFamily, AdapterFactory> = {
   static: createDenseAdapter,
   sparse: createSparseAdapter,
   colbert: createColbertAdapter,
+  bge_m3: createBgeM3Adapter,
   reranker: createRerankerAdapter,
   token_classification: createTokenClassificationAdapter,
   gliner: createGlinerAdapter,

@@ -4,6 +4,7 @@
  * batcher never know which family they drive.
  */
 import type { ModelConfig } from "@svc/shared/catalog/schema";
+import type { OutputType } from "@svc/shared/schemas/encode";
 
 /** Which API operation a batch serves. */
 export type Op = "encode" | "score" | "extract";
@@ -20,7 +21,8 @@ export interface WorkItem {
 
 /**
  * What the inference thread needs to know about a batch besides its items; items are only batched
- * with equal params. Main-thread concerns (output types, dtypes, Matryoshka) stay out of it.
+ * with equal params. Main-thread concerns (dtypes, Matryoshka) stay out of it; output types come
+ * in only so that a multi-head family skips the heads nobody asked for.
  */
 export interface WorkParams {
   op: Op;
@@ -28,6 +30,11 @@ export interface WorkParams {
   prefix?: string;
   /** `query` or `document`: ColBERT markers and query padding depend on it. */
   inputType?: "query" | "document";
+  /**
+   * Encode: the output types the batch returns. Families with several heads post-process (and
+   * send back) only these; single-output families ignore it. Absent: every output.
+   */
+  outputs?: OutputType[];
   /**
    * Extract: entity types (NER), candidate classes (classification) or relation types (on a
    * relations model).

@@ -88,6 +88,7 @@ export function groupKey(params: WorkParams): string {
     params.op,
     params.prefix ?? null,
     params.inputType ?? null,
+    params.outputs ?? null,
     params.labels ?? null,
     params.threshold ?? null,
     params.entityLabels ?? null,

@@ -112,7 +112,7 @@ export function planEncode(served: ServedModel, p: Partial<EncodeParams> | undef
     ? undefined
     : checkDimensions(config, options.dimensions, "options.dimensions");
   return {
-    params: { op: "encode", prefix, inputType },
+    params: { op: "encode", prefix, inputType, outputs: outputTypes },
     outputTypes,
     dtype: p?.output_dtype ?? "float32",
     dimensions,

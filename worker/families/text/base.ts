@@ -44,13 +44,14 @@ export abstract class TextAdapter<P extends TextItem = TextItem> implements Mode
     group: P[],
     out: ort.InferenceSession.ReturnType,
     t: TokenTensors,
+    params?: WorkParams,
   ): ItemOutput[];
 
-  async run(group: P[]): Promise<RunResult> {
+  async run(group: P[], params?: WorkParams): Promise<RunResult> {
     const t = padTokens(group);
     const { out, ms } = await runTimed(this.model.session, tokenFeeds(this.model.session, t));
     const t0 = performance.now();
-    const outputs = this.postprocess(group, out, t);
+    const outputs = this.postprocess(group, out, t, params);
     return { outputs, inferenceMs: ms, postprocessingMs: performance.now() - t0 };
   }
 

@@ -22,6 +22,8 @@ export class TextTokenizer {
   readonly maxLength: number;
   /** Number of ids the tokenizer can produce (added tokens included). */
   readonly vocabSize: number;
+  /** Ids of the added tokens flagged `special` in tokenizer.json (CLS, SEP, PAD, UNK, MASK...). */
+  readonly specialIds: ReadonlySet<number>;
 
   constructor(tokenizerJson: unknown, tokenizerConfig: unknown, maxLength: number) {
     this.#tok = new Tokenizer(tokenizerJson as object, (tokenizerConfig ?? {}) as object);
@@ -29,6 +31,7 @@ export class TextTokenizer {
     let top = -1;
     for (const id of this.#tok.get_vocab(true).values()) if (id > top) top = id;
     this.vocabSize = top + 1;
+    this.specialIds = specialAddedIds(tokenizerJson);
     const probe = "hello world";
     const body = this.#tok.encode(probe, { add_special_tokens: false }).ids;
     const full = this.#tok.encode(probe, { add_special_tokens: true }).ids;
@@ -116,14 +119,8 @@ export class TextTokenizer {
 
 /** Ids of `tokenizer.json`'s special added tokens, without the unknown token. */
 function specialIdsOf(json: unknown, tok: Tokenizer): Set<number> {
-  const j = json as {
-    added_tokens?: { id?: unknown; special?: unknown }[];
-    model?: { unk_token?: unknown; unk_id?: unknown };
-  };
-  const ids = new Set<number>();
-  for (const t of j.added_tokens ?? []) {
-    if (t.special === true && typeof t.id === "number") ids.add(t.id);
-  }
+  const j = json as { model?: { unk_token?: unknown; unk_id?: unknown } };
+  const ids = specialAddedIds(json);
   // WordPiece and BPE name their unknown token, Unigram (SentencePiece) gives its id.
   const unk = typeof j.model?.unk_token === "string"
     ? tok.token_to_id(j.model.unk_token)
@@ -185,6 +182,18 @@ export function splitRoom(aLen: number, bLen: number, room: number): [number, nu
   if (aLen <= half) return [aLen, room - aLen];
   if (bLen <= room - half) return [room - bLen, bLen];
   return [room - half, half];
+}
+
+/** Ids of `added_tokens` entries with `special: true` (an absent or odd list gives none). */
+function specialAddedIds(tokenizerJson: unknown): Set<number> {
+  const ids = new Set<number>();
+  const added = (tokenizerJson as { added_tokens?: unknown } | null)?.added_tokens;
+  if (!Array.isArray(added)) return ids;
+  for (const t of added) {
+    const e = t as { id?: unknown; special?: unknown } | null;
+    if (e?.special === true && typeof e.id === "number") ids.add(e.id);
+  }
+  return ids;
 }
 
 function indexOfRun(hay: number[], needle: number[]): number {
