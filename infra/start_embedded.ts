@@ -5,13 +5,15 @@
  * local worker's pool, so plain `curl localhost:8080/v1/...` works.
  *
  * Everything is in-process because the `worker` permission set may run only nvidia-smi.
- * Settings: every router and worker SVC_* variable applies; in addition
- *   SVC_WORKER_PORT  port of the embedded worker (default: a free port)
- *   SVC_WORKER_TOKEN shared by both sides (default: a random token for this run)
+ * Settings: every router and worker SVC_* variable applies; in addition SVC_WORKER_PORT (below),
+ * and SVC_WORKER_TOKEN is shared by both sides (default: a random token for this run).
  */
-import { parseRouterConfig } from "../router/config.ts";
+import { ConfigError, type Env } from "@svc/shared/config";
+import { loadRouterSettings } from "../router/settings.ts";
 import { startRouter } from "../router/server.ts";
 import { createWorker } from "../worker/bootstrap.ts";
+import { WORKER_SETTING_NAMES } from "../worker/config/settings.ts";
+import { START_SCHEMA } from "./start_settings.ts";
 import { runWorkerProcess } from "../worker/server/lifecycle.ts";
 import { gpuInventory, machineProfileOf } from "../worker/telemetry/gpu.ts";
 
@@ -22,7 +24,7 @@ function randomToken(): string {
 }
 
 /** This machine's profile: SVC_MACHINE_PROFILE, else the detected GPU type, else `cpu`. */
-async function localProfile(env: Record<string, string | undefined>): Promise<string> {
+async function localProfile(env: Env): Promise<string> {
   const set = env.SVC_MACHINE_PROFILE?.trim().toLowerCase();
   if (set) return set;
   // The same cached detection the worker uses (a failure reads as no GPU: `cpu`).
@@ -34,23 +36,25 @@ async function main(): Promise<void> {
   const env = Deno.env.toObject();
   const token = env.SVC_WORKER_TOKEN?.trim() || randomToken();
   const profile = await localProfile(env);
-  let routerConfig;
+  let routerSettings;
+  let start;
   try {
-    routerConfig = parseRouterConfig({
+    start = START_SCHEMA.load(env);
+    routerSettings = loadRouterSettings({
       ...env,
       SVC_WORKER_TOKEN: token,
       SVC_DEFAULT_MACHINE_PROFILE: env.SVC_DEFAULT_MACHINE_PROFILE || profile,
-    });
+    }, [...WORKER_SETTING_NAMES, ...START_SCHEMA.names]);
   } catch (err) {
     console.error(`start: invalid configuration: ${(err as Error).message}`);
     Deno.exit(2);
   }
-  const router = await startRouter(routerConfig);
-  const workerEnv: Record<string, string | undefined> = {
+  const router = await startRouter(routerSettings);
+  const workerEnv: Env = {
     ...env,
     // The worker is private: only the router (same process, loopback) talks to it.
     SVC_HOST: "127.0.0.1",
-    SVC_PORT: env.SVC_WORKER_PORT || "0",
+    SVC_PORT: String(start.SVC_WORKER_PORT),
     SVC_ROUTER_URL: router.url,
     SVC_WORKER_TOKEN: token,
     SVC_MACHINE_PROFILE: profile,
@@ -58,15 +62,21 @@ async function main(): Promise<void> {
   };
   let worker;
   try {
-    worker = await createWorker(workerEnv);
+    worker = await createWorker(workerEnv, {
+      // The router already warned about unknown names: the worker sees the same environment.
+      alsoKnown: Object.keys(env),
+      // One output for both: the worker's lines must not carry the router's secrets either.
+      secrets: routerSettings.secrets,
+    });
   } catch (err) {
-    console.error(`start: worker failed to start: ${(err as Error).message}`);
+    const what = err instanceof ConfigError ? "invalid configuration: " : "";
+    console.error(`start: worker failed to start: ${what}${(err as Error).message}`);
     await router.close();
     Deno.exit(2);
   }
   // The worker's lifecycle owns SIGINT/SIGTERM: it drains (telling the router), then exits
   // the process, which also ends the router.
-  await runWorkerProcess(worker, workerEnv);
+  await runWorkerProcess(worker);
 }
 
 if (import.meta.main) await main();

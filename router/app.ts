@@ -8,7 +8,7 @@ import { VERSION } from "@svc/shared/version";
 import { bearerToken, type SecretSet } from "./auth.ts";
 import { decodeBody, readBodyLimited } from "@svc/shared/codec/decode";
 import type { InputLimits } from "@svc/shared/codec/limits";
-import type { RouterConfig } from "./config.ts";
+import type { RouterSettings } from "./settings.ts";
 import type { WorkerDirectory } from "./directory/types.ts";
 import type { FleetHub } from "./fleet/hub.ts";
 import { mountDashboard } from "./dashboard/mod.ts";
@@ -24,7 +24,7 @@ import { forward, type ProxyDeps } from "./proxy.ts";
 
 /** Everything the app needs; built by server.ts (or a test). */
 export interface RouterDeps {
-  config: RouterConfig;
+  settings: RouterSettings;
   directory: WorkerDirectory;
   hub: FleetHub;
   apiKeys: SecretSet;
@@ -64,15 +64,15 @@ export function endpointOf(path: string): string {
 
 /** Build the router app. */
 export function createRouterApp(deps: RouterDeps): Hono<AppEnv> {
-  const { config, directory, metrics, demand, log } = deps;
+  const { settings, directory, metrics, demand, log } = deps;
   const app = new Hono<AppEnv>();
   const proxyDeps: ProxyDeps = {
     directory,
     load: deps.load,
     metrics,
     log,
-    upstreamTimeoutMs: config.upstreamTimeoutMs,
-    spillLoad: config.affinitySpillLoad,
+    upstreamTimeoutMs: settings.upstreamTimeoutMs,
+    spillLoad: settings.pools.affinitySpillLoad,
     fetch: deps.fetch,
   };
 
@@ -180,7 +180,7 @@ export function createRouterApp(deps: RouterDeps): Hono<AppEnv> {
 
   /** encode/score/extract: pool from the header, bundle from the path's model; 202 without capacity. */
   async function modelOperation(c: Context<AppEnv>, op: string): Promise<Response> {
-    const profile = machineProfileOf(c.req.raw.headers, config);
+    const profile = machineProfileOf(c.req.raw.headers, settings.pools);
     c.set("profile", profile);
     const model = modelFromPath(c.req.url, `/v1/${op}/`);
     const route = routeModel(model, directory);
@@ -188,7 +188,7 @@ export function createRouterApp(deps: RouterDeps): Hono<AppEnv> {
       throw new ServiceError("MODEL_NOT_FOUND", `model "${model}" is not in the catalog`);
     }
     const bundle = route.bundle;
-    const body = await readBodyLimited(c.req.raw, config.limits);
+    const body = await readBodyLimited(c.req.raw, settings.limits);
     const target = { pool: profile, bundle, model: route.model };
     const r = await forward(c.req.raw, body, target, proxyDeps);
     if (r.kind === "response") {
@@ -203,7 +203,7 @@ export function createRouterApp(deps: RouterDeps): Hono<AppEnv> {
   /** 202 with Retry-After and the demand recorded. */
   function provisioning(profile: string, bundle: string, model: string): Response {
     const entry = demand.record(profile, bundle, model);
-    const retry = config.provisionRetryAfterS;
+    const retry = settings.provisioning.retryAfterS;
     const body = {
       status: "provisioning",
       machine_profile: profile,
@@ -222,17 +222,21 @@ export function createRouterApp(deps: RouterDeps): Hono<AppEnv> {
 
   /** OpenAI-compatible embeddings: never 202 (clients take any 2xx as success); waits, then 503. */
   app.post("/v1/embeddings", async (c) => {
-    const profile = machineProfileOf(c.req.raw.headers, config);
+    const profile = machineProfileOf(c.req.raw.headers, settings.pools);
     c.set("profile", profile);
-    const body = await readBodyLimited(c.req.raw, config.limits);
-    const model = modelOfEmbeddingsBody(body, c.req.header("content-type") ?? null, config.limits);
+    const body = await readBodyLimited(c.req.raw, settings.limits);
+    const model = modelOfEmbeddingsBody(
+      body,
+      c.req.header("content-type") ?? null,
+      settings.limits,
+    );
     const route = routeModel(model, directory);
     if (route === undefined) {
       throw new ServiceError("MODEL_NOT_FOUND", `model "${model}" is not in the catalog`);
     }
     const bundle = route.bundle;
     const target = { pool: profile, bundle, model: route.model };
-    const deadline = Date.now() + config.embeddingsWaitMs;
+    const deadline = Date.now() + settings.provisioning.embeddingsWaitMs;
     let recorded = false;
     while (true) {
       const r = await forward(c.req.raw, body, target, proxyDeps);
@@ -250,7 +254,7 @@ export function createRouterApp(deps: RouterDeps): Hono<AppEnv> {
         throw new ServiceError(
           "NO_CAPACITY",
           `no worker of pool "${profile}" serves bundle "${bundle}" yet; capacity has been requested`,
-          { retryAfterS: config.provisionRetryAfterS },
+          { retryAfterS: settings.provisioning.retryAfterS },
         );
       }
       await sleep(Math.min(CAPACITY_POLL_MS, Math.max(1, deadline - Date.now())));
@@ -274,7 +278,7 @@ export function createRouterApp(deps: RouterDeps): Hono<AppEnv> {
     const named = c.req.header(H.machineProfile) ?? c.req.header(H.machineProfileAlias);
     const all = directory.snapshot();
     if (!named) return all;
-    const profile = machineProfileOf(c.req.raw.headers, config);
+    const profile = machineProfileOf(c.req.raw.headers, settings.pools);
     c.set("profile", profile);
     return all.filter((w) => w.pool === profile);
   }

@@ -1,20 +1,20 @@
 /**
  * Router entry point (`deno task router`): network and environment access only, so the same
- * code runs on Deno Deploy. Configuration comes from SVC_* variables (see router/config.ts).
+ * code runs on Deno Deploy. Configuration comes from SVC_* variables (see router/settings.ts).
  */
-import { parseRouterConfig } from "./config.ts";
+import { loadRouterSettings } from "./settings.ts";
 import { startRouter } from "./server.ts";
 
 /** Parse the environment, start the router, and stop it cleanly on SIGINT/SIGTERM. */
 export async function main(): Promise<void> {
-  let config;
+  let settings;
   try {
-    config = parseRouterConfig(Deno.env.toObject());
+    settings = loadRouterSettings(Deno.env.toObject());
   } catch (err) {
     console.error(`router: invalid configuration: ${(err as Error).message}`);
     Deno.exit(2);
   }
-  const router = await startRouter(config);
+  const router = await startRouter(settings);
   let stopping = false;
   const stop = () => {
     if (stopping) Deno.exit(1); // a second signal: leave at once

@@ -1,5 +1,5 @@
 /** Public surface of the router package: configuration, assembly, and the Hono app. */
-export { parseRouterConfig, ROUTER_DEFAULTS, type RouterConfig } from "./config.ts";
+export { loadRouterSettings, type RouterSettings } from "./settings.ts";
 export { type RunningRouter, type StartOptions, startRouter } from "./server.ts";
 export { createRouterApp, type RouterDeps } from "./app.ts";
 export type { WorkerDirectory, WorkerRecord } from "./directory/types.ts";

@@ -2,7 +2,7 @@
 import { VERSION } from "@svc/shared/version";
 import { createRouterApp } from "./app.ts";
 import { SecretSet } from "./auth.ts";
-import type { RouterConfig } from "./config.ts";
+import type { RouterSettings } from "./settings.ts";
 import { openDirectory } from "./directory/mod.ts";
 import type { WorkerDirectory } from "./directory/types.ts";
 import { FleetHub } from "./fleet/hub.ts";
@@ -36,51 +36,48 @@ export interface StartOptions {
   onListen?: (addr: Deno.NetAddr) => void;
 }
 
-/** Start a router with `config`; resolves once it listens. */
+/** Start a router with `settings`; resolves once it listens. */
 export async function startRouter(
-  config: RouterConfig,
+  settings: RouterSettings,
   opts: StartOptions = {},
 ): Promise<RunningRouter> {
   const log = opts.log ?? createLogger({
-    json: config.logJson,
-    minLevel: config.logLevel,
-    secrets: [config.workerToken, config.provisionWebhookToken, ...config.apiKeys],
+    json: settings.log.json,
+    minLevel: settings.log.level,
+    secrets: settings.secrets,
   });
+  for (const w of settings.warnings) log("warn", w);
   const routerId = `router-${crypto.randomUUID().slice(0, 8)}`;
   const metrics = createRouterMetrics();
-  const { directory, close: closeDirectory } = await openDirectory(config, log, opts.kv);
-  if (config.workerToken === undefined) {
+  const { directory, close: closeDirectory } = await openDirectory(
+    settings.directory,
+    log,
+    opts.kv,
+  );
+  if (settings.workerToken === undefined) {
     log("warn", "SVC_WORKER_TOKEN is not set: every worker connection will be refused");
   }
   const hub = new FleetHub({
     directory,
-    workerTokens: await SecretSet.create(config.workerToken ? [config.workerToken] : []),
+    workerTokens: await SecretSet.create(settings.workerToken ? [settings.workerToken] : []),
     routerId,
-    heartbeatIntervalMs: config.heartbeatIntervalMs,
-    statusIntervalMs: config.statusIntervalMs,
-    workerStaleMs: config.workerStaleMs,
+    ...settings.fleet,
     log,
     metrics,
   });
   const demand = new DemandTracker({
-    windowS: config.demandWindowS,
-    webhook: config.provisionWebhook
-      ? {
-        url: config.provisionWebhook,
-        token: config.provisionWebhookToken,
-        intervalS: config.provisionWebhookIntervalS,
-      }
-      : undefined,
+    windowS: settings.provisioning.demandWindowS,
+    webhook: settings.provisioning.webhook,
     routerId,
     log,
     metrics,
     fetch: opts.fetch,
   });
   const app = createRouterApp({
-    config,
+    settings,
     directory,
     hub,
-    apiKeys: await SecretSet.create(config.apiKeys),
+    apiKeys: await SecretSet.create(settings.apiKeys),
     metrics,
     demand,
     load: new LoadTracker(),
@@ -91,8 +88,8 @@ export async function startRouter(
   let resolveAddr: (a: Deno.NetAddr) => void = () => {};
   const listening = new Promise<Deno.NetAddr>((r) => (resolveAddr = r));
   const server = Deno.serve({
-    port: config.port,
-    hostname: config.host,
+    port: settings.listen.port,
+    hostname: settings.listen.host,
     onListen: (addr) => resolveAddr(addr as Deno.NetAddr),
   }, (req, info) => app.fetch(req, { remoteAddr: info.remoteAddr as Deno.NetAddr }));
   const addr = await listening;
@@ -103,8 +100,8 @@ export async function startRouter(
     version: VERSION,
     router_id: routerId,
     directory: directory.kind,
-    client_auth: config.apiKeys.length > 0 ? "api-keys" : "open",
-    default_machine_profile: config.defaultMachineProfile,
+    client_auth: settings.apiKeys.length > 0 ? "api-keys" : "open",
+    default_machine_profile: settings.pools.defaultMachineProfile,
   });
   let closing: Promise<void> | undefined;
   const host = addr.hostname === "0.0.0.0" ? "127.0.0.1" : addr.hostname;

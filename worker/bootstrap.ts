@@ -1,14 +1,13 @@
 /** Composition root of a worker: settings → catalog, weights, registry, metrics, HTTP app. */
 import type { Hono } from "hono";
-import { limitsFromEnv } from "@svc/shared/codec/limits";
+import type { Env } from "@svc/shared/config";
 import { loadCatalog } from "./catalog/loader.ts";
-import { loadWorkerConfig, type WorkerConfig } from "./config/config.ts";
+import { loadWorkerSettings, type WorkerSettings } from "./config/settings.ts";
 import { ModelRegistry } from "./registry/registry.ts";
 import { memoryProbeFor } from "./registry/memory.ts";
 import { threadBackend } from "./inference/thread_backend.ts";
 import { gpuInventory } from "./telemetry/gpu.ts";
-import { parseFleetConfig, workerBundle } from "./fleet/config.ts";
-import { weightStoreFromEnv } from "./weights/from_env.ts";
+import { weightStoreFrom } from "./weights/settings.ts";
 import { WorkerMetrics } from "./telemetry/metrics.ts";
 import { createLogger, type Logger } from "./telemetry/logger.ts";
 import { createWorkerApp } from "./server/app.ts";
@@ -21,6 +20,8 @@ import { mountWorkerDashboard } from "./dashboard/mod.ts";
 /** A composed worker, not yet listening. */
 export interface WorkerInstance {
   app: Hono;
+  /** The settings it was built from (parsed once, here). */
+  settings: WorkerSettings;
   ctx: WorkerContext;
   /** The /ws/status stream. */
   status: StatusStream;
@@ -30,56 +31,50 @@ export interface WorkerInstance {
   close(): Promise<void>;
 }
 
-/** Secrets that must never appear in logs. */
-export function secretsOf(env: Record<string, string | undefined>): (string | undefined)[] {
-  const keys = (env.SVC_API_KEYS ?? "").split(",").map((k) => k.trim());
-  return [env.HF_TOKEN, env.SVC_WORKER_TOKEN, ...keys];
-}
-
 /** Pick the execution device: `auto` means CUDA when a GPU was detected. */
-export function chooseDevice(config: WorkerConfig, gpuCount: number): "cpu" | "cuda" {
-  if (config.SVC_DEVICE === "cpu") return "cpu";
-  if (config.SVC_DEVICE === "cuda") return "cuda";
+export function chooseDevice(device: WorkerSettings["device"], gpuCount: number): "cpu" | "cuda" {
+  if (device === "cpu") return "cpu";
+  if (device === "cuda") return "cuda";
   return gpuCount > 0 ? "cuda" : "cpu";
 }
 
-/** Build a worker from an environment record. */
+/** Options of {@link createWorker} beyond the environment. */
+export interface CreateWorkerOptions {
+  log?: Logger;
+  gpuCount?: number;
+  /** Other settings this process reads (`deno task start`: the router's), not typos. */
+  alsoKnown?: readonly string[];
+  /** More secrets to keep out of the worker's log lines (`deno task start`: the router's). */
+  secrets?: readonly string[];
+}
+
+/**
+ * Build a worker from an environment record: its settings are parsed here, once (a bad value
+ * throws a ConfigError naming the variable), and every subsystem gets its slice.
+ */
 export async function createWorker(
-  env: Record<string, string | undefined>,
-  opts: { log?: Logger; gpuCount?: number } = {},
+  env: Env,
+  opts: CreateWorkerOptions = {},
 ): Promise<WorkerInstance> {
-  const config = loadWorkerConfig(env);
-  const log = opts.log ?? createLogger({
-    json: config.SVC_LOG_JSON,
-    level: config.SVC_LOG_LEVEL,
-    secrets: secretsOf(env),
-  });
-  const limits = limitsFromEnv(env);
-  // Fleet settings are checked now, not after preloading: a bad value must stop start-up.
-  parseFleetConfig(env, config.SVC_PORT);
-  const catalog = await loadCatalog({
-    modelsDir: config.SVC_MODELS_DIR,
-    filter: config.SVC_MODEL_FILTER,
-  });
-  const weights = weightStoreFromEnv(
-    (name) => name === "SVC_CACHE_DIR" ? config.cacheDir : env[name],
+  const settings = loadWorkerSettings(env, opts.alsoKnown);
+  const log = opts.log ??
+    createLogger({ ...settings.log, secrets: [...settings.secrets, ...opts.secrets ?? []] });
+  for (const w of settings.warnings) log.log("warn", w);
+  const catalog = await loadCatalog(settings.catalog);
+  const weights = weightStoreFrom(
+    settings.weights,
     (e) => log.log("info", "weights fetched", { ...e }),
   );
   const metrics = new WorkerMetrics();
   // Only `auto` needs to look for GPUs; nvidia-smi is absent (and skipped) on CPU machines.
   const gpuCount = opts.gpuCount ??
-    (config.SVC_DEVICE === "auto" ? (await gpuInventory()).length : 0);
-  const device = chooseDevice(config, gpuCount);
+    (settings.device === "auto" ? (await gpuInventory()).length : 0);
+  const device = chooseDevice(settings.device, gpuCount);
   const registry = new ModelRegistry({
+    ...settings.scheduling,
     catalog,
     weights,
-    backend: threadBackend({ device, intraOpThreads: config.SVC_INTRA_OP_THREADS }),
-    maxBatchItems: config.SVC_MAX_BATCH_REQUESTS,
-    maxWaitMs: config.SVC_MAX_BATCH_WAIT_MS,
-    maxQueueItems: config.SVC_MAX_QUEUE_ITEMS,
-    maxLoadedModels: config.SVC_MAX_LOADED_MODELS,
-    maxRunTokens: config.SVC_MAX_RUN_TOKENS,
-    memoryThresholdPercent: config.SVC_MEMORY_PRESSURE_THRESHOLD_PERCENT,
+    backend: threadBackend({ device, intraOpThreads: settings.intraOpThreads }),
     memoryProbe: memoryProbeFor(),
     onEvent: (event, fields) =>
       log.log(event === "model_load_failed" ? "error" : "info", event, fields),
@@ -90,13 +85,13 @@ export async function createWorker(
     },
   });
   const ctx: WorkerContext = {
-    config,
+    settings,
     registry,
     metrics,
     log,
     state: new ServingState(),
-    limits,
-    bundle: workerBundle(env),
+    limits: settings.limits,
+    bundle: settings.bundle,
     startedAt: Date.now(),
   };
   const app = createWorkerApp(ctx);
@@ -109,10 +104,11 @@ export async function createWorker(
   mountWorkerDashboard(app);
   return {
     app,
+    settings,
     ctx,
     status,
     async preload() {
-      for (const name of config.SVC_PRELOAD_MODELS ?? []) {
+      for (const name of settings.preload) {
         try {
           await registry.acquire(registry.resolve(name), 3_600_000);
         } catch (err) {

@@ -1,16 +1,17 @@
 /** Worker process entry point: `deno task worker`. */
+import { ConfigError } from "@svc/shared/config";
 import { createWorker } from "./bootstrap.ts";
 import { runWorkerProcess } from "./server/lifecycle.ts";
 
 if (import.meta.main) {
-  const env = Deno.env.toObject();
   let worker;
   try {
-    worker = await createWorker(env);
+    worker = await createWorker(Deno.env.toObject());
   } catch (err) {
-    // Configuration errors name the variable; print and stop with a clear exit code.
-    console.error(`worker failed to start: ${(err as Error).message}`);
+    // Configuration errors name every bad variable; print and stop with a clear exit code.
+    const what = err instanceof ConfigError ? "invalid configuration: " : "";
+    console.error(`worker failed to start: ${what}${(err as Error).message}`);
     Deno.exit(2);
   }
-  await runWorkerProcess(worker, env);
+  await runWorkerProcess(worker);
 }

@@ -1,5 +1,5 @@
 /** Build the configured worker directory (memory, or Deno KV for many isolates). */
-import type { RouterConfig } from "../config.ts";
+import type { DirectorySettings } from "../settings.ts";
 import type { Logger } from "../log.ts";
 import { KvWorkerDirectory } from "./kv.ts";
 import { MemoryWorkerDirectory } from "./memory.ts";
@@ -16,24 +16,24 @@ export interface OpenedDirectory {
 }
 
 /**
- * Open the directory the config asks for; KV opens `SVC_KV_PATH` or the platform default. A `kv`
+ * Open the directory the settings ask for; KV opens `SVC_KV_PATH` or the platform default. A `kv`
  * passed in (tests sharing one database) is used instead and left open on close.
  */
 export async function openDirectory(
-  config: RouterConfig,
+  settings: DirectorySettings,
   log: Logger,
   sharedKv?: Deno.Kv,
 ): Promise<OpenedDirectory> {
-  if (config.directory === "memory" && !sharedKv) {
-    const directory = new MemoryWorkerDirectory({ staleMs: config.workerStaleMs });
+  if (settings.kind === "memory" && !sharedKv) {
+    const directory = new MemoryWorkerDirectory({ staleMs: settings.staleMs });
     return { directory, close: () => directory.close() };
   }
-  const kv = sharedKv ?? await Deno.openKv(config.kvPath);
+  const kv = sharedKv ?? await Deno.openKv(settings.kvPath);
   const directory = new KvWorkerDirectory({
     kv,
-    prefix: config.kvPrefix,
-    staleMs: config.workerStaleMs,
-    refreshMs: config.kvRefreshMs,
+    prefix: settings.kvPrefix,
+    staleMs: settings.staleMs,
+    refreshMs: settings.kvRefreshMs,
     log,
   });
   await directory.refresh();

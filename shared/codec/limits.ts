@@ -1,4 +1,4 @@
-/** Hard limits on request bodies, each one a setting (environment variable). */
+/** Hard limits on request bodies, each one a setting (read by shared/config/common.ts). */
 
 import { invalidInput, type ServiceError } from "../errors.ts";
 
@@ -56,28 +56,12 @@ export const LIMIT_ENV: Readonly<Record<keyof InputLimits, string>> = {
  * Upper bounds of each setting. Depth is capped because msgpackr and JSON.parse recurse per level;
  * the body cap stays under what a single ArrayBuffer and bin32 can hold comfortably.
  */
-const LIMIT_MAX: Readonly<Record<keyof InputLimits, number>> = {
+export const LIMIT_MAX: Readonly<Record<keyof InputLimits, number>> = {
   maxBodyBytes: 1024 * 1024 * 1024,
   maxDepth: 1000,
   maxItems: 1_000_000,
   maxStringLength: 256 * 1024 * 1024,
 };
-
-/** Read the limits from environment variables; an invalid value throws an Error naming it. */
-export function limitsFromEnv(env: Readonly<Record<string, string | undefined>>): InputLimits {
-  const out: Record<keyof InputLimits, number> = { ...DEFAULT_LIMITS };
-  for (const key of Object.keys(LIMIT_ENV) as (keyof InputLimits)[]) {
-    const name = LIMIT_ENV[key];
-    const raw = env[name]?.trim();
-    if (raw === undefined || raw === "") continue; // unset or empty: keep the default
-    const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
-    if (!Number.isSafeInteger(n) || n < 1 || n > LIMIT_MAX[key]) {
-      throw new Error(`${name} must be an integer from 1 to ${LIMIT_MAX[key]}, got "${raw}"`);
-    }
-    out[key] = n;
-  }
-  return Object.freeze(out);
-}
 
 /** INVALID_INPUT for a body nested deeper than the limit. */
 export function tooDeep(maxDepth: number): ServiceError {

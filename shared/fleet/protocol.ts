@@ -49,12 +49,13 @@ export type FleetErrorCode = typeof FLEET_ERROR_CODES[number];
 export { MODEL_STATES, type ModelState };
 
 /**
- * Why a worker token is unusable, or undefined when it is fine: at least 16 characters, no
- * whitespace. Router and worker apply the same rule, so they agree on what starts.
+ * Why a worker token is unusable (a phrase following the variable's name, never quoting the
+ * token), or undefined when it is fine: at least 16 characters, no whitespace. Router and worker
+ * read `SVC_WORKER_TOKEN` through the same setting, so they agree on what starts.
  */
 export function workerTokenProblem(token: string): string | undefined {
   return token.length < 16 || /\s/.test(token)
-    ? "SVC_WORKER_TOKEN must be at least 16 characters without whitespace"
+    ? "must be at least 16 characters without whitespace"
     : undefined;
 }
 

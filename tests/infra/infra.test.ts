@@ -11,11 +11,10 @@
  * one-liners (against a server on 127.0.0.1).
  */
 import assert from "node:assert/strict";
-import { loadWorkerConfig, WorkerEnvSchema } from "../../worker/config/config.ts";
-import { FLEET_DEFAULTS, parseFleetConfig } from "../../worker/fleet/config.ts";
-import { readWeightSettings } from "../../worker/weights/from_env.ts";
-import { parseRouterConfig, ROUTER_DEFAULTS } from "../../router/config.ts";
-import { LIMIT_ENV, limitsFromEnv } from "@svc/shared/codec/limits";
+import { loadWorkerSettings, WORKER_SETTING_NAMES } from "../../worker/config/settings.ts";
+import { fleetConfigOf } from "../../worker/fleet/config.ts";
+import { loadRouterSettings, ROUTER_SETTING_NAMES } from "../../router/settings.ts";
+import { START_SCHEMA } from "../../infra/start_settings.ts";
 import { VERSION } from "@svc/shared/version";
 import { parseAllDocuments } from "yaml";
 
@@ -41,29 +40,13 @@ const SECRETS = new Set(["SVC_WORKER_TOKEN", "HF_TOKEN", "SVC_API_KEYS"]);
 const TEST_TOKEN = "0123456789abcdef0123456789abcdef";
 
 // ------------------------------------------------------------------------------------------
-// The settings, read from the code (schemas and constants where exported, else source text).
+// The settings, read from the schemas each process parses its environment with.
 
-function captures(source: string, re: RegExp): string[] {
-  return [...source.matchAll(re)].map((m) => m[1]);
-}
+/** Every variable a worker process reads as a setting (`deno task start` included). */
+const WORKER_SETTINGS = new Set<string>([...WORKER_SETTING_NAMES, ...START_SCHEMA.names]);
 
-/** Every variable a worker process reads as a setting. */
-const WORKER_SETTINGS = new Set<string>([
-  ...Object.keys(WorkerEnvSchema.shape),
-  ...Object.keys(FLEET_DEFAULTS),
-  ...captures(read("worker/fleet/config.ts"), /\b(?:read|slug)\(env, "([A-Z][A-Z0-9_]*)"/g),
-  ...Object.values(LIMIT_ENV),
-  ...captures(
-    read("worker/weights/from_env.ts"),
-    /\b(?:env\(|positiveInt\(env, )"([A-Z][A-Z0-9_]*)"/g,
-  ).filter((n) => IS_SETTING_NAME.test(n)),
-]);
-
-/** Every variable the router reads (router/config.ts is its only reader). */
-const ROUTER_SETTINGS = new Set<string>([
-  ...Object.keys(ROUTER_DEFAULTS),
-  ...captures(read("router/config.ts"), /\b(?:read|int|url|slug|list)\(env, "(SVC_[A-Z0-9_]+)"/g),
-]);
+/** Every variable the router reads. */
+const ROUTER_SETTINGS = new Set<string>(ROUTER_SETTING_NAMES);
 
 /**
  * Names that appear in infra comments without being settings: the variables Kubernetes' service
@@ -399,23 +382,23 @@ Deno.test("infra: the values deployment files set pass the components' own valid
     // A file may leave a secret to the operator; fill it in the way the operator must.
     const filled = { ...env };
     if (filled.SVC_ROUTER_URL && !filled.SVC_WORKER_TOKEN) filled.SVC_WORKER_TOKEN = TEST_TOKEN;
-    const cfg = loadWorkerConfig(filled);
-    assert.doesNotThrow(() => limitsFromEnv(filled), where);
-    assert.doesNotThrow(() => readWeightSettings((n) => filled[n]), where);
-    const fleet = parseFleetConfig(filled, cfg.SVC_PORT);
+    const cfg = loadWorkerSettings(filled);
+    assert.deepEqual(cfg.warnings, [], `${where}: unknown settings`);
     if (filled.SVC_ROUTER_URL) {
-      assert.ok(fleet, `${where}: fleet settings expected`);
+      assert.ok(cfg.fleet, `${where}: fleet settings expected`);
+      const fleet = fleetConfigOf(cfg.fleet, cfg.listen.port);
       // The router must reach the worker at its own address, not the loopback default.
       assert.doesNotMatch(fleet.advertiseUrl, /127\.0\.0\.1|localhost/, where);
-      assert.equal(new URL(fleet.advertiseUrl).port || "80", String(cfg.SVC_PORT), where);
+      assert.equal(new URL(fleet.advertiseUrl).port || "80", String(cfg.listen.port), where);
     }
     // `auto` does not select CUDA in this release (worker/main.ts passes no GPU count), so every
     // deployment names its device.
-    assert.notEqual(cfg.SVC_DEVICE, "auto", `${where}: set SVC_DEVICE explicitly`);
+    assert.notEqual(cfg.device, "auto", `${where}: set SVC_DEVICE explicitly`);
   }
   for (const [where, env] of routerEnvironments()) {
-    const cfg = parseRouterConfig(env);
-    assert.equal(cfg.directory, "memory", `${where}: one router process, memory directory`);
+    const cfg = loadRouterSettings(env);
+    assert.deepEqual(cfg.warnings, [], `${where}: unknown settings`);
+    assert.equal(cfg.directory.kind, "memory", `${where}: one router process, memory directory`);
   }
 });
 
@@ -435,9 +418,9 @@ Deno.test("infra: no deployment file carries a usable secret", () => {
   for (const [k, v] of Object.entries(data)) literal.push([secret.file, k, asString(v ?? "", k)]);
   for (const [where, name, value] of literal) {
     if (name === "SVC_WORKER_TOKEN" && value !== "") {
-      assert.throws(() => parseRouterConfig({ SVC_WORKER_TOKEN: value }), where);
+      assert.throws(() => loadRouterSettings({ SVC_WORKER_TOKEN: value }), where);
       assert.throws(
-        () => parseFleetConfig({ SVC_ROUTER_URL: "http://r", SVC_WORKER_TOKEN: value }, 8080),
+        () => loadWorkerSettings({ SVC_ROUTER_URL: "http://r", SVC_WORKER_TOKEN: value }),
         where,
       );
     } else assert.equal(value, "", `${where}: ${name} must not carry a value`);
@@ -464,9 +447,9 @@ Deno.test("infra: probe paths and ports are the API's", () => {
     }
   }
   // Both listen on 8080 by default; the deployment files use that port.
-  const port = String(WorkerEnvSchema.parse({}).SVC_PORT);
+  const port = String(loadWorkerSettings({}).listen.port);
   assert.equal(port, "8080");
-  assert.equal(ROUTER_DEFAULTS.SVC_PORT, port);
+  assert.equal(String(loadRouterSettings({}).listen.port), port);
   for (const d of deployments) {
     const spec = podSpec(d);
     assert.equal(spec.enableServiceLinks, false, `${d.file}: enableServiceLinks: false`);
@@ -510,7 +493,7 @@ Deno.test("infra: probe paths and ports are the API's", () => {
 });
 
 Deno.test("infra: shutdown bounds cover the drain", () => {
-  const drainDefault = WorkerEnvSchema.parse({}).SVC_SHUTDOWN_DRAIN_S;
+  const drainDefault = loadWorkerSettings({}).shutdownDrainS;
   assert.equal(drainDefault, 25);
   for (const d of workerDeployments) {
     const grace = Number(podSpec(d).terminationGracePeriodSeconds);

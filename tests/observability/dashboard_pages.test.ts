@@ -1,6 +1,6 @@
 /** Both dashboards are self-contained pages (no external assets) fed by their streams. */
 import assert from "node:assert/strict";
-import { parseRouterConfig } from "../../router/config.ts";
+import { loadRouterSettings } from "../../router/settings.ts";
 import { startRouter } from "../../router/server.ts";
 import { silentLogger } from "../../router/log.ts";
 import type { ClusterStatus } from "../../router/dashboard/mod.ts";
@@ -34,7 +34,7 @@ Deno.test("dashboard: the worker page at / is self-contained and stays open whil
 
 Deno.test("dashboard: the router page at / and its /ws/cluster-status stream", async () => {
   const router = await startRouter(
-    parseRouterConfig({ SVC_PORT: "0", SVC_HOST: "127.0.0.1" }),
+    loadRouterSettings({ SVC_PORT: "0", SVC_HOST: "127.0.0.1" }),
     { log: silentLogger },
   );
   const client = recordFrames(wsUrl(router.url, "/ws/cluster-status"));

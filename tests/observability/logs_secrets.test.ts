@@ -10,7 +10,8 @@ import { ensureFixtures } from "../fixtures/mod.ts";
 import { startFakeHub } from "../fake_hub/server.ts";
 import { postJson } from "../worker/harness.ts";
 import { createLogger } from "../../worker/telemetry/logger.ts";
-import { secretsOf } from "../../worker/bootstrap.ts";
+import { loadWorkerSettings } from "../../worker/config/settings.ts";
+import { loadRouterSettings } from "../../router/settings.ts";
 import { FLEET_TOKEN, startRouterProcess, startWorkerProcess } from "./helpers/process.ts";
 import { items, waitFor } from "./helpers/traffic.ts";
 
@@ -167,7 +168,8 @@ Deno.test("logs: text and JSON formats redact every configured secret", () => {
     const log = createLogger({
       json,
       level: "info",
-      secrets: secretsOf(env),
+      // One output for both processes (`deno task start`): the secrets of either are redacted.
+      secrets: [...loadWorkerSettings(env).secrets, ...loadRouterSettings(env).secrets],
       write: (l) => out.push(l),
     });
     log.log("info", `hub said no to ${HF_TOKEN}`, {

@@ -1,8 +1,13 @@
 /** InputLimits from the environment, and reading bodies without exceeding the limit. */
 import assert from "node:assert/strict";
 import { readBodyLimited } from "@svc/shared/codec/decode";
-import { DEFAULT_LIMITS, limitsFromEnv } from "@svc/shared/codec/limits";
+import { DEFAULT_LIMITS, type InputLimits } from "@svc/shared/codec/limits";
+import { COMMON_FIELDS, type Env, limitsOf, settingsSchema } from "@svc/shared/config";
 import { assertInvalid } from "./helpers.ts";
+
+/** The limits both processes read, through the shared settings fields. */
+const COMMON = settingsSchema(COMMON_FIELDS);
+const limitsFromEnv = (env: Env): InputLimits => limitsOf(COMMON.load(env));
 
 Deno.test("limits: documented defaults", () => {
   assert.deepEqual(DEFAULT_LIMITS, {

@@ -1,41 +1,141 @@
 import assert from "node:assert/strict";
-import { loadWorkerConfig } from "../../worker/config/config.ts";
+import { ConfigError } from "@svc/shared/config";
+import { loadWorkerSettings } from "../../worker/config/settings.ts";
+import { fleetConfigOf } from "../../worker/fleet/config.ts";
 import { modelFilter } from "../../worker/catalog/loader.ts";
 
 Deno.test("config: defaults", () => {
-  const c = loadWorkerConfig({ HOME: "/home/x" });
-  assert.equal(c.SVC_PORT, 8080);
-  assert.equal(c.SVC_HOST, "0.0.0.0");
-  assert.equal(c.SVC_DEVICE, "auto");
-  assert.equal(c.SVC_MEMORY_PRESSURE_THRESHOLD_PERCENT, 85);
-  assert.equal(c.SVC_MAX_BATCH_REQUESTS, 64);
-  assert.equal(c.SVC_MAX_BATCH_WAIT_MS, 0);
-  assert.equal(c.SVC_HUB_URL, "https://huggingface.co");
-  assert.equal(c.cacheDir, "/home/x/.cache/svc/models");
+  const c = loadWorkerSettings({ HOME: "/home/x" });
+  assert.deepEqual(c.listen, { host: "0.0.0.0", port: 8080 });
+  assert.equal(c.device, "auto");
+  assert.equal(c.scheduling.memoryThresholdPercent, 85);
+  assert.equal(c.scheduling.maxBatchItems, 64);
+  assert.equal(c.scheduling.maxWaitMs, 0);
+  assert.equal(c.weights.hubUrl, "https://huggingface.co");
+  assert.equal(c.weights.cacheDir, "/home/x/.cache/svc/models");
+  assert.equal(c.shutdownDrainS, 25);
+  assert.equal(c.bundle, "default");
+  assert.equal(c.fleet, null);
+  assert.deepEqual(c.log, { json: false, level: "info" });
+  assert.deepEqual(c.warnings, []);
 });
 
-Deno.test("config: bad values stop start-up naming the variable, never echoing secrets", () => {
-  assert.throws(() => loadWorkerConfig({ SVC_PORT: "eighty" }), /SVC_PORT/);
-  assert.throws(() => loadWorkerConfig({ SVC_DEVICE: "tpu" }), /SVC_DEVICE/);
-  assert.throws(() => loadWorkerConfig({ SVC_MAX_BATCH_REQUESTS: "0" }), /SVC_MAX_BATCH_REQUESTS/);
+Deno.test("config: one cache-directory default (XDG first, then HOME)", () => {
+  const xdg = loadWorkerSettings({ HOME: "/home/x", XDG_CACHE_HOME: "/xdg" });
+  assert.equal(xdg.weights.cacheDir, "/xdg/svc/models");
+  assert.equal(loadWorkerSettings({ SVC_CACHE_DIR: " /c " }).weights.cacheDir, "/c");
+});
+
+Deno.test("config: bad values stop start-up naming every variable, never echoing secrets", () => {
+  assert.throws(() => loadWorkerSettings({ SVC_PORT: "eighty" }), /SVC_PORT/);
+  assert.throws(() => loadWorkerSettings({ SVC_DEVICE: "tpu" }), /SVC_DEVICE/);
   assert.throws(
-    () => loadWorkerConfig({ SVC_MEMORY_PRESSURE_THRESHOLD_PERCENT: "120" }),
+    () => loadWorkerSettings({ SVC_MAX_BATCH_REQUESTS: "0" }),
+    /SVC_MAX_BATCH_REQUESTS/,
+  );
+  assert.throws(
+    () => loadWorkerSettings({ SVC_MEMORY_PRESSURE_THRESHOLD_PERCENT: "120" }),
     /SVC_MEMORY_PRESSURE_THRESHOLD_PERCENT/,
   );
+  assert.throws(() => loadWorkerSettings({ SVC_HUB_DISABLED: "maybe" }), /SVC_HUB_DISABLED/);
+  assert.throws(() => loadWorkerSettings({ SVC_WEIGHTS_MAX_PARALLEL: "-1" }), /SVC_WEIGHTS/);
   try {
-    loadWorkerConfig({ SVC_HUB_URL: "not a url hf_supersecret" });
+    loadWorkerSettings({ SVC_HUB_URL: "not a url hf_supersecret", SVC_MAX_ITEMS: "x" });
     assert.fail("should throw");
   } catch (e) {
-    assert.match((e as Error).message, /SVC_HUB_URL/);
-    assert.ok(!(e as Error).message.includes("hf_supersecret"));
+    assert.ok(e instanceof ConfigError);
+    assert.deepEqual(e.issues.map((i) => i.name).sort(), ["SVC_HUB_URL", "SVC_MAX_ITEMS"]);
+    assert.match(e.message, /SVC_HUB_URL/);
+    assert.ok(!e.message.includes("hf_supersecret"));
   }
 });
 
 Deno.test("config: lists", () => {
-  const c = loadWorkerConfig({ SVC_PRELOAD_MODELS: " a/b , c/d,,", SVC_MODEL_FILTER: "x/*" });
-  assert.deepEqual(c.SVC_PRELOAD_MODELS, ["a/b", "c/d"]);
-  const keep = modelFilter(c.SVC_MODEL_FILTER);
+  const c = loadWorkerSettings({ SVC_PRELOAD_MODELS: " a/b , c/d,,", SVC_MODEL_FILTER: "x/*" });
+  assert.deepEqual(c.preload, ["a/b", "c/d"]);
+  const keep = modelFilter(c.catalog.filter);
   assert.equal(keep("x/y"), true);
   assert.equal(keep("y/x"), false);
   assert.equal(modelFilter(undefined)("anything/at-all"), true);
+  assert.equal(loadWorkerSettings({ SVC_MODEL_FILTER: " , " }).catalog.filter, undefined);
+});
+
+Deno.test("config: booleans read the same spellings as the router's", () => {
+  for (const v of ["1", "true", "YES", "on"]) {
+    assert.equal(loadWorkerSettings({ SVC_LOG_JSON: v }).log.json, true, v);
+    assert.equal(loadWorkerSettings({ SVC_HUB_DISABLED: v }).weights.hubDisabled, true, v);
+  }
+  for (const v of ["0", "false", "No", "off"]) {
+    assert.equal(loadWorkerSettings({ SVC_LOG_JSON: v }).log.json, false, v);
+  }
+});
+
+Deno.test("config: secrets are collected for redaction; typos get one warning", () => {
+  const c = loadWorkerSettings({
+    HF_TOKEN: "hf_secret_value",
+    SVC_WORKER_TOKEN: "0123456789abcdef-secret",
+    SVC_PROT: "9000",
+    SVC_MAX_ITEM: "5",
+  });
+  assert.deepEqual(c.secrets.sort(), ["0123456789abcdef-secret", "hf_secret_value"]);
+  assert.equal(c.warnings.length, 1);
+  assert.match(c.warnings[0], /SVC_MAX_ITEM \(did you mean SVC_MAX_ITEMS\?\)/);
+  assert.match(c.warnings[0], /SVC_PROT \(did you mean SVC_PORT\?\)/);
+  assert.deepEqual(loadWorkerSettings({ SVC_PROT: "1" }, ["SVC_PROT"]).warnings, []);
+});
+
+const TOKEN = "0123456789abcdef-secret";
+
+Deno.test("fleet config: null without SVC_ROUTER_URL", () => {
+  assert.equal(loadWorkerSettings({}).fleet, null);
+});
+
+Deno.test("fleet config: defaults and explicit values", () => {
+  const c = loadWorkerSettings({ SVC_ROUTER_URL: "http://r:8080", SVC_WORKER_TOKEN: TOKEN }).fleet!;
+  assert.equal(c.routerWsUrl, "ws://r:8080/fleet/v1/connect");
+  assert.equal(c.advertiseUrl, undefined);
+  assert.equal(fleetConfigOf(c, 9001).advertiseUrl, "http://127.0.0.1:9001");
+  assert.equal(c.bundle, "default");
+  assert.equal(c.pool, undefined);
+  assert.equal(c.machineProfile, undefined);
+  assert.equal(c.reconnectMaxMs, 10_000);
+  assert.match(c.workerId, /^[A-Za-z0-9][A-Za-z0-9._:-]*-\d+-[0-9a-f]{8}$/);
+  const d = loadWorkerSettings({
+    SVC_ROUTER_URL: "http://r:8080",
+    SVC_WORKER_TOKEN: TOKEN,
+    SVC_WORKER_ID: "gpu-7",
+    SVC_ADVERTISE_URL: "http://10.0.0.7:8080/",
+    SVC_MACHINE_PROFILE: "A100-80GB",
+    SVC_BUNDLE: "extract",
+    SVC_POOL: "a100-spot",
+  }).fleet!;
+  assert.equal(d.workerId, "gpu-7");
+  assert.equal(fleetConfigOf(d, 1).advertiseUrl, "http://10.0.0.7:8080");
+  assert.equal(d.machineProfile, "a100-80gb");
+  assert.equal(d.bundle, "extract");
+  assert.equal(d.pool, "a100-spot");
+});
+
+Deno.test("fleet config: bad values name the variable and never show the token", () => {
+  const base = { SVC_ROUTER_URL: "http://r:8080", SVC_WORKER_TOKEN: TOKEN };
+  const cases: [Record<string, string>, RegExp][] = [
+    [{ SVC_ROUTER_URL: "http://r" }, /SVC_WORKER_TOKEN is required/],
+    [{ ...base, SVC_ROUTER_URL: "ftp://r" }, /SVC_ROUTER_URL/],
+    [{ ...base, SVC_ROUTER_URL: "http://u:p@r" }, /SVC_ROUTER_URL must not contain credentials/],
+    [{ ...base, SVC_WORKER_TOKEN: "with space in the token" }, /SVC_WORKER_TOKEN/],
+    [{ ...base, SVC_WORKER_TOKEN: "short" }, /SVC_WORKER_TOKEN/],
+    [{ ...base, SVC_WORKER_ID: "bad id" }, /SVC_WORKER_ID/],
+    [{ ...base, SVC_ADVERTISE_URL: "not a url" }, /SVC_ADVERTISE_URL/],
+    [{ ...base, SVC_MACHINE_PROFILE: "H100 SXM" }, /SVC_MACHINE_PROFILE/],
+    [{ ...base, SVC_BUNDLE: "Default!" }, /SVC_BUNDLE/],
+    [{ ...base, SVC_POOL: "a b" }, /SVC_POOL/],
+    [{ ...base, SVC_ROUTER_RECONNECT_MAX_MS: "5" }, /SVC_ROUTER_RECONNECT_MAX_MS/],
+  ];
+  for (const [env, re] of cases) {
+    assert.throws(() => loadWorkerSettings(env), (e: Error) => {
+      assert.match(e.message, re);
+      assert.ok(!e.message.includes(TOKEN) && !e.message.includes("with space"));
+      return true;
+    });
+  }
 });

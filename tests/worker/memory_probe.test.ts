@@ -5,7 +5,7 @@ import {
   systemMemoryProbe,
 } from "../../worker/registry/memory.ts";
 import { chooseDevice } from "../../worker/bootstrap.ts";
-import { loadWorkerConfig } from "../../worker/config/config.ts";
+import { loadWorkerSettings } from "../../worker/config/settings.ts";
 
 Deno.test("memory probe: a cgroup v2 limit is the budget; no limit falls back to system RAM", async () => {
   const dir = await Deno.makeTempDir();
@@ -29,9 +29,9 @@ Deno.test("memory probe: a cgroup v2 limit is the budget; no limit falls back to
 });
 
 Deno.test("device: auto picks CUDA only when a GPU was detected", () => {
-  const auto = loadWorkerConfig({});
+  const auto = loadWorkerSettings({}).device;
   assert.equal(chooseDevice(auto, 0), "cpu");
   assert.equal(chooseDevice(auto, 2), "cuda");
-  assert.equal(chooseDevice(loadWorkerConfig({ SVC_DEVICE: "cpu" }), 4), "cpu");
-  assert.equal(chooseDevice(loadWorkerConfig({ SVC_DEVICE: "cuda" }), 0), "cuda");
+  assert.equal(chooseDevice(loadWorkerSettings({ SVC_DEVICE: "cpu" }).device, 4), "cpu");
+  assert.equal(chooseDevice(loadWorkerSettings({ SVC_DEVICE: "cuda" }).device, 0), "cuda");
 });

@@ -4,22 +4,23 @@
  * `close()` at exit.
  */
 import { gpuInventory, machineProfileOf } from "../telemetry/gpu.ts";
-import { parseFleetConfig } from "./config.ts";
+import type { FleetSettings } from "../config/settings.ts";
+import { fleetConfigOf } from "./config.ts";
 import { type FleetLink, FleetLinkImpl, type WorkerStatusSnapshot } from "./link.ts";
 
 export type { FleetLink, WorkerStatusSnapshot };
 
-/** Start the dial-back link when SVC_ROUTER_URL is set; null otherwise. */
+/** Start the dial-back link when the worker has fleet settings (SVC_ROUTER_URL); null otherwise. */
 export function startFleetLink(opts: {
-  env: Record<string, string | undefined>;
+  fleet: FleetSettings | null;
+  /** The port the HTTP server bound (default advertised URL). */
   port: number;
   servedModels: () => { name: string; bundle: string; state: string }[];
   status: () => WorkerStatusSnapshot;
   log: (level: "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>) => void;
 }): FleetLink | null {
-  // Throws (naming the variable) on a bad value: the worker must not start half-configured.
-  const cfg = parseFleetConfig(opts.env, opts.port);
-  if (cfg === null) return null;
+  if (opts.fleet === null) return null;
+  const cfg = fleetConfigOf(opts.fleet, opts.port);
   opts.log("info", "joining the fleet", {
     router: cfg.routerWsUrl,
     worker_id: cfg.workerId,

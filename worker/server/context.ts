@@ -1,6 +1,6 @@
 /** Everything a route needs, passed explicitly (no globals). */
 import type { InputLimits } from "@svc/shared/codec/limits";
-import type { WorkerConfig } from "../config/config.ts";
+import type { WorkerSettings } from "../config/settings.ts";
 import type { ModelRegistry } from "../registry/registry.ts";
 import type { WorkerMetrics } from "../telemetry/metrics.ts";
 import type { Logger } from "../telemetry/logger.ts";
@@ -8,7 +8,7 @@ import type { ServingState } from "./state.ts";
 
 /** Dependencies of the worker's HTTP app. */
 export interface WorkerContext {
-  config: WorkerConfig;
+  settings: WorkerSettings;
   registry: ModelRegistry;
   metrics: WorkerMetrics;
   log: Logger;

@@ -8,12 +8,9 @@ import { deadline } from "@svc/shared/deadline";
 import { startFleetLink } from "../fleet/mod.ts";
 
 /** Serve until a termination signal, then drain and exit. */
-export async function runWorkerProcess(
-  worker: WorkerInstance,
-  env: Record<string, string | undefined>,
-): Promise<never> {
+export async function runWorkerProcess(worker: WorkerInstance): Promise<never> {
   const { ctx } = worker;
-  const { SVC_HOST: hostname, SVC_PORT: port } = ctx.config;
+  const { host: hostname, port } = ctx.settings.listen;
   const server = Deno.serve({
     hostname,
     port,
@@ -35,7 +32,7 @@ export async function runWorkerProcess(
     ctx.state.draining = true;
     ctx.log.log("info", "shutdown started", { signal, in_flight: ctx.state.inFlight });
     await link?.drain().catch(() => {});
-    const boundMs = ctx.config.SVC_SHUTDOWN_DRAIN_S * 1000;
+    const boundMs = ctx.settings.shutdownDrainS * 1000;
     const drained = await deadline(ctx.state.whenIdle().then(() => true), boundMs, () => false);
     ctx.log.log(drained ? "info" : "warn", "drain finished", {
       drained,
@@ -52,7 +49,7 @@ export async function runWorkerProcess(
   await worker.preload();
   ctx.log.log("info", "worker ready", { models: ctx.registry.catalog.size });
   link = startFleetLink({
-    env,
+    fleet: ctx.settings.fleet,
     port: actualPort,
     servedModels: () =>
       [...ctx.registry.catalog.values()].map((c) => ({

@@ -60,7 +60,7 @@ export async function runOnModel(
   work: WorkItem[],
   params: WorkParams,
 ): Promise<RequestResult> {
-  const model = await ctx.registry.acquire(served, ctx.config.SVC_LOAD_WAIT_MS);
+  const model = await ctx.registry.acquire(served, ctx.settings.loadWaitMs);
   return await ctx.registry.use(model, () => model.batcher.submit(work, params, signal));
 }
 

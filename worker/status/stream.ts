@@ -49,7 +49,7 @@ export function mountStatusStream(
       nowMs: Date.now(),
       server,
       gpus: await gpus.current(),
-      memoryThresholdPct: ctx.config.SVC_MEMORY_PRESSURE_THRESHOLD_PERCENT,
+      memoryThresholdPct: ctx.settings.scheduling.memoryThresholdPercent,
       models: ctx.registry.statuses(),
       metrics: await metricsView(ctx.metrics.registry),
       process: {

@@ -11,54 +11,54 @@ export type Phase = "queue" | "tokenization" | "inference" | "postprocessing" | 
  * their lag sampler.
  */
 export class WorkerMetrics {
-  readonly registry = new client.Registry();
+  readonly registry: client.Registry = new client.Registry();
   /** Process series (resident memory, heap, uptime, event-loop lag). */
   readonly process: ProcessMetrics;
-  readonly requests = new client.Counter({
+  readonly requests: client.Counter<"model" | "endpoint" | "status"> = new client.Counter({
     name: "svc_requests_total",
     help: "Total requests by model, endpoint and HTTP status",
     labelNames: ["model", "endpoint", "status"] as const,
     registers: [this.registry],
   });
-  readonly duration = new client.Histogram({
+  readonly duration: client.Histogram<"model" | "endpoint" | "phase"> = new client.Histogram({
     name: "svc_request_duration_seconds",
     help: "Request latency by phase",
     labelNames: ["model", "endpoint", "phase"] as const,
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [this.registry],
   });
-  readonly batchSize = new client.Histogram({
+  readonly batchSize: client.Histogram<"model"> = new client.Histogram({
     name: "svc_batch_size",
     help: "Items per inference batch",
     labelNames: ["model"] as const,
     buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
     registers: [this.registry],
   });
-  readonly tokens = new client.Counter({
+  readonly tokens: client.Counter<"model"> = new client.Counter({
     name: "svc_tokens_processed_total",
     help: "Tokens run through models (without padding)",
     labelNames: ["model"] as const,
     registers: [this.registry],
   });
-  readonly paddedTokens = new client.Counter({
+  readonly paddedTokens: client.Counter<"model"> = new client.Counter({
     name: "svc_padded_tokens_total",
     help: "Tokens run including padding (batch × longest), for padding efficiency",
     labelNames: ["model"] as const,
     registers: [this.registry],
   });
-  readonly queueDepth = new client.Gauge({
+  readonly queueDepth: client.Gauge<"model"> = new client.Gauge({
     name: "svc_queue_depth",
     help: "Items waiting per model",
     labelNames: ["model"] as const,
     registers: [this.registry],
   });
-  readonly modelLoaded = new client.Gauge({
+  readonly modelLoaded: client.Gauge<"model" | "device"> = new client.Gauge({
     name: "svc_model_loaded",
     help: "1 when the model is loaded, 0 otherwise",
     labelNames: ["model", "device"] as const,
     registers: [this.registry],
   });
-  readonly modelMemory = new client.Gauge({
+  readonly modelMemory: client.Gauge<"model" | "device"> = new client.Gauge({
     name: "svc_model_memory_bytes",
     help: "Memory held by the model's weights",
     labelNames: ["model", "device"] as const,

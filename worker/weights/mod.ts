@@ -9,10 +9,9 @@ export {
 export { createHubSource, type HubSourceOptions } from "./hub.ts";
 export {
   describeWeightSettings,
-  readWeightSettings,
   type WeightSettings,
   weightSourcesFrom,
-  weightStoreFromEnv,
-} from "./from_env.ts";
+  weightStoreFrom,
+} from "./settings.ts";
 export { fetchWithTimeout } from "./http.ts";
 export { localCachePath } from "./local_cache.ts";

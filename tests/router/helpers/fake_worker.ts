@@ -8,6 +8,7 @@ import {
   startFleetLink,
   type WorkerStatusSnapshot,
 } from "../../../worker/fleet/mod.ts";
+import { loadWorkerSettings } from "../../../worker/config/settings.ts";
 
 /** A model the fake worker serves. */
 export interface FakeModel {
@@ -115,7 +116,7 @@ export function startFakeWorker(opts: FakeWorkerOptions): FakeWorker {
   );
   const port = server.addr.port;
   const link = startFleetLink({
-    env: {
+    fleet: loadWorkerSettings({
       SVC_ROUTER_URL: opts.routerUrl,
       SVC_WORKER_TOKEN: opts.token,
       SVC_WORKER_ID: opts.id,
@@ -124,7 +125,7 @@ export function startFakeWorker(opts: FakeWorkerOptions): FakeWorker {
       SVC_POOL: opts.pool,
       SVC_ROUTER_RECONNECT_MAX_MS: "500",
       ...opts.env,
-    },
+    }).fleet,
     port,
     servedModels: () =>
       [...state.models.values()].map((m) => ({

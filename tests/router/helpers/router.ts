@@ -1,5 +1,5 @@
 /** Start an in-process router on 127.0.0.1 with a free port, for router unit tests. */
-import { parseRouterConfig } from "../../../router/config.ts";
+import { loadRouterSettings } from "../../../router/settings.ts";
 import { type RunningRouter, type StartOptions, startRouter } from "../../../router/server.ts";
 
 /** Worker token used by the tests (long enough for the router's minimum). */
@@ -16,7 +16,7 @@ export async function startTestRouter(
   opts: StartOptions = {},
 ): Promise<TestRouter> {
   const logs: TestRouter["logs"] = [];
-  const config = parseRouterConfig({
+  const settings = loadRouterSettings({
     SVC_PORT: "0",
     SVC_HOST: "127.0.0.1",
     SVC_WORKER_TOKEN: TEST_TOKEN,
@@ -27,7 +27,7 @@ export async function startTestRouter(
     SVC_EMBEDDINGS_WAIT_MS: "300",
     ...env,
   });
-  const router = await startRouter(config, {
+  const router = await startRouter(settings, {
     log: (level, msg, fields) => logs.push({ level, msg, fields }),
     ...opts,
   });

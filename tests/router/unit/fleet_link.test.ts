@@ -11,6 +11,7 @@ import {
   type RegisterMessage,
 } from "@svc/shared/fleet/protocol";
 import { startFleetLink } from "../../../worker/fleet/mod.ts";
+import { loadWorkerSettings } from "../../../worker/config/settings.ts";
 import { startFakeWorker, waitFor } from "../helpers/fake_worker.ts";
 import { getJson, startTestRouter, TEST_TOKEN } from "../helpers/router.ts";
 
@@ -263,12 +264,12 @@ Deno.test("fleet: the worker notices a frozen router and dials again", async () 
   });
   const logs: string[] = [];
   const link = startFleetLink({
-    env: {
+    fleet: loadWorkerSettings({
       SVC_ROUTER_URL: `http://127.0.0.1:${server.addr.port}`,
       SVC_WORKER_TOKEN: TEST_TOKEN,
       SVC_WORKER_ID: "w-frozen-router",
       SVC_MACHINE_PROFILE: "cpu",
-    },
+    }).fleet,
     port: 1,
     servedModels: () => [],
     status: () => ({
@@ -356,7 +357,7 @@ Deno.test("fleet: a second connection of the same worker id replaces the first",
   }
 });
 
-Deno.test("fleet: startFleetLink returns null without SVC_ROUTER_URL and throws on bad env", () => {
+Deno.test("fleet: startFleetLink returns null without SVC_ROUTER_URL", () => {
   const base = {
     port: 8080,
     servedModels: () => [],
@@ -370,9 +371,5 @@ Deno.test("fleet: startFleetLink returns null without SVC_ROUTER_URL and throws 
     }),
     log: () => {},
   };
-  assert.equal(startFleetLink({ ...base, env: {} }), null);
-  assert.throws(
-    () => startFleetLink({ ...base, env: { SVC_ROUTER_URL: "http://r" } }),
-    /SVC_WORKER_TOKEN/,
-  );
+  assert.equal(startFleetLink({ ...base, fleet: loadWorkerSettings({}).fleet }), null);
 });

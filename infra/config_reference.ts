@@ -1,0 +1,34 @@
+/**
+ * The README's configuration reference, generated from the settings schemas of both processes
+ * (`deno task config:docs` writes it; tests/infra/config_reference.test.ts fails when it is stale).
+ */
+import { COMMON_FIELDS, type ReferenceSection, withReference } from "@svc/shared/config";
+import { ROUTER_REFERENCE } from "../router/settings.ts";
+import { WORKER_REFERENCE } from "../worker/config/settings.ts";
+import { START_REFERENCE } from "./start_settings.ts";
+
+/** Every section, each setting in exactly one of them. */
+export const REFERENCE_SECTIONS: readonly ReferenceSection[] = [
+  { id: "common", fields: COMMON_FIELDS },
+  ...WORKER_REFERENCE,
+  ...ROUTER_REFERENCE,
+  ...START_REFERENCE,
+];
+
+/** The README path, relative to the repository root. */
+export const README = new URL("../README.md", import.meta.url);
+
+/** The README text with every generated table brought up to date. */
+export function renderReadme(text: string): string {
+  return withReference(text, REFERENCE_SECTIONS);
+}
+
+if (import.meta.main) {
+  const before = await Deno.readTextFile(README);
+  const after = renderReadme(before);
+  if (after === before) console.log("README.md: configuration reference already up to date");
+  else {
+    await Deno.writeTextFile(README, after);
+    console.log("README.md: configuration reference regenerated");
+  }
+}

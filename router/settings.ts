@@ -1,0 +1,251 @@
+/**
+ * The router's settings: every variable it reads, in one schema of shared field helpers, parsed
+ * once at start-up (`loadRouterSettings`) into typed slices. Nothing else in the router reads the
+ * environment.
+ */
+import type { InputLimits } from "@svc/shared/codec/limits";
+import {
+  COMMON_FIELDS,
+  type Env,
+  int,
+  limitsOf,
+  list,
+  type LogSettings,
+  logSettingsOf,
+  millis,
+  oneOf,
+  type ReferenceSection,
+  secret,
+  settingsSchema,
+  slug,
+  slugList,
+  str,
+  unknownSettingsWarning,
+  url,
+} from "@svc/shared/config";
+import { SLUG_RE } from "@svc/shared/fleet/protocol";
+
+/** Router-only settings. */
+const ROUTER_FIELDS = {
+  SVC_API_KEYS: list({
+    secret: true,
+    item: (k) => k.length < 8 || /\s/.test(k) ? "entries must be at least 8 characters" : undefined,
+    doc: "comma-separated client keys; when set, `/v1/*` needs `Authorization: Bearer <key>` " +
+      "(probes, `/health`, `/metrics` stay open)",
+  }),
+  SVC_DEFAULT_MACHINE_PROFILE: slug({
+    default: undefined,
+    doc: "pool for requests without `X-SVC-MACHINE-PROFILE`; unset makes the header required " +
+      "(400)",
+  }),
+  SVC_MACHINE_PROFILES: slugList({ doc: "optional allow-list of profiles clients may name" }),
+  SVC_WORKER_STALE_MS: millis({
+    min: 200,
+    max: 600_000,
+    default: 3000,
+    doc: "a worker silent this long is removed (a dropped socket removes it at once)",
+  }),
+  SVC_HEARTBEAT_INTERVAL_MS: millis({
+    min: 50,
+    max: 60_000,
+    default: 500,
+    doc: "worker ping interval (sent to workers at registration)",
+  }),
+  SVC_STATUS_INTERVAL_MS: millis({
+    min: 50,
+    max: 60_000,
+    default: 1000,
+    doc: "worker status interval (sent to workers at registration)",
+  }),
+  SVC_UPSTREAM_TIMEOUT_MS: millis({
+    min: 100,
+    max: 3_600_000,
+    default: 150_000,
+    doc: "bound on one proxied request (504 beyond it)",
+  }),
+  SVC_PROVISION_RETRY_AFTER_S: int({
+    min: 1,
+    max: 3600,
+    default: 10,
+    doc: "`Retry-After` of the 202 while a pool provisions",
+  }),
+  SVC_PROVISION_WEBHOOK: url({
+    default: undefined,
+    doc: "URL that receives demand notices for an autoscaler",
+  }),
+  SVC_PROVISION_WEBHOOK_TOKEN: secret({ doc: "bearer token sent to the webhook" }),
+  SVC_PROVISION_WEBHOOK_INTERVAL_S: int({
+    min: 1,
+    max: 86_400,
+    default: 30,
+    doc: "at most one webhook post per (profile, bundle) per interval, and 16 across all pools " +
+      "(profiles come from a client header)",
+  }),
+  SVC_DEMAND_WINDOW_S: int({
+    min: 1,
+    max: 86_400,
+    default: 600,
+    doc: "demand with no new request for this long is dropped",
+  }),
+  SVC_EMBEDDINGS_WAIT_MS: millis({
+    min: 0,
+    max: 600_000,
+    default: 30_000,
+    doc: "`/v1/embeddings` waits this long for capacity, then 503 (it never answers 202)",
+  }),
+  SVC_AFFINITY_SPILL_LOAD: int({
+    min: 1,
+    max: 1_000_000,
+    default: 32,
+    doc: "load at which a worker that has the model loaded stops being preferred",
+  }),
+  SVC_DIRECTORY: oneOf(["memory", "kv"], {
+    default: "memory",
+    doc: "worker directory: `memory` (one process) or `kv` (Deno KV, many isolates)",
+  }),
+  SVC_KV_PATH: str({ default: undefined, doc: "KV database (unset: Deno Deploy's)" }),
+  SVC_KV_PREFIX: str({
+    default: "svc",
+    pattern: SLUG_RE,
+    patternName: "a lower-case slug",
+    doc: "key prefix of the KV directory",
+  }),
+  SVC_KV_REFRESH_MS: millis({
+    min: 50,
+    max: 60_000,
+    default: 500,
+    doc: "how often the KV directory re-reads the fleet",
+  }),
+};
+
+const SCHEMA = settingsSchema({ ...COMMON_FIELDS, ...ROUTER_FIELDS }, (v, issue) => {
+  const profiles = v.SVC_MACHINE_PROFILES;
+  const fallback = v.SVC_DEFAULT_MACHINE_PROFILE;
+  if (fallback !== undefined && profiles.length > 0 && !profiles.includes(fallback)) {
+    issue("SVC_DEFAULT_MACHINE_PROFILE", "must be one of SVC_MACHINE_PROFILES");
+  }
+  if (v.SVC_WORKER_STALE_MS < 2 * v.SVC_HEARTBEAT_INTERVAL_MS) {
+    issue("SVC_WORKER_STALE_MS", "must be at least twice SVC_HEARTBEAT_INTERVAL_MS");
+  }
+});
+
+/** Every variable the router reads. */
+export const ROUTER_SETTING_NAMES: readonly string[] = SCHEMA.names;
+
+/** The router's section of the configuration reference (README). */
+export const ROUTER_REFERENCE: readonly ReferenceSection[] = [
+  { id: "router", fields: ROUTER_FIELDS },
+];
+
+/** Where the worker directory lives. */
+export type DirectoryKind = "memory" | "kv";
+
+/** How requests pick their pool and worker. */
+export interface PoolSettings {
+  /** Pool used when a request has no machine-profile header. */
+  defaultMachineProfile: string | undefined;
+  /** When non-empty, the only machine profiles a request may name. */
+  machineProfiles: string[];
+  /** A loaded worker with at least this load lets an idle worker take the request instead. */
+  affinitySpillLoad: number;
+}
+
+/** The fleet's timing, told to workers at registration. */
+export interface FleetTiming {
+  /** Silence after which a worker is removed. */
+  workerStaleMs: number;
+  heartbeatIntervalMs: number;
+  statusIntervalMs: number;
+}
+
+/** Answers for a pool without capacity, and the demand signal. */
+export interface ProvisioningSettings {
+  /** `Retry-After` of a provisioning 202. */
+  retryAfterS: number;
+  /** Time window over which unserved requests count as pending demand. */
+  demandWindowS: number;
+  /** How long `/v1/embeddings` waits for capacity before answering 503. */
+  embeddingsWaitMs: number;
+  /** Where demand notices go; undefined disables the webhook. */
+  webhook: { url: string; token: string | undefined; intervalS: number } | undefined;
+}
+
+/** Where the worker directory lives and how it is kept. */
+export interface DirectorySettings {
+  kind: DirectoryKind;
+  /** Deno KV path; undefined = Deno.openKv() default (Deno Deploy's database). */
+  kvPath: string | undefined;
+  kvPrefix: string;
+  /** How often the KV directory re-reads the fleet. */
+  kvRefreshMs: number;
+  /** Silence after which a worker is removed. */
+  staleMs: number;
+}
+
+/** The router's settings, in the slices its parts receive. */
+export interface RouterSettings {
+  listen: { host: string; port: number };
+  /** Token workers must present; undefined means every worker is refused. */
+  workerToken: string | undefined;
+  /** Client API keys; empty means the API is open. */
+  apiKeys: string[];
+  pools: PoolSettings;
+  fleet: FleetTiming;
+  /** Bound on one proxied request, from send to the last byte of the answer. */
+  upstreamTimeoutMs: number;
+  provisioning: ProvisioningSettings;
+  directory: DirectorySettings;
+  /** Input limits, the same settings the worker reads. */
+  limits: InputLimits;
+  log: LogSettings;
+  /** Secret values (tokens, keys) that must never appear in a log line. */
+  secrets: string[];
+  /** Warnings to log at start (unknown `SVC_*` variables, with the closest known name). */
+  warnings: string[];
+}
+
+/**
+ * Parse the router's settings; throws a ConfigError naming every bad variable. `alsoKnown`:
+ * other settings read in this process (`deno task start`: the worker's), which are not typos.
+ */
+export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []): RouterSettings {
+  const v = SCHEMA.load(env);
+  const unknown = unknownSettingsWarning(env, [...SCHEMA.names, ...alsoKnown]);
+  return {
+    listen: { host: v.SVC_HOST, port: v.SVC_PORT },
+    workerToken: v.SVC_WORKER_TOKEN,
+    apiKeys: v.SVC_API_KEYS,
+    pools: {
+      defaultMachineProfile: v.SVC_DEFAULT_MACHINE_PROFILE,
+      machineProfiles: v.SVC_MACHINE_PROFILES,
+      affinitySpillLoad: v.SVC_AFFINITY_SPILL_LOAD,
+    },
+    fleet: {
+      workerStaleMs: v.SVC_WORKER_STALE_MS,
+      heartbeatIntervalMs: v.SVC_HEARTBEAT_INTERVAL_MS,
+      statusIntervalMs: v.SVC_STATUS_INTERVAL_MS,
+    },
+    upstreamTimeoutMs: v.SVC_UPSTREAM_TIMEOUT_MS,
+    provisioning: {
+      retryAfterS: v.SVC_PROVISION_RETRY_AFTER_S,
+      demandWindowS: v.SVC_DEMAND_WINDOW_S,
+      embeddingsWaitMs: v.SVC_EMBEDDINGS_WAIT_MS,
+      webhook: v.SVC_PROVISION_WEBHOOK === undefined ? undefined : {
+        url: v.SVC_PROVISION_WEBHOOK,
+        token: v.SVC_PROVISION_WEBHOOK_TOKEN,
+        intervalS: v.SVC_PROVISION_WEBHOOK_INTERVAL_S,
+      },
+    },
+    directory: {
+      kind: v.SVC_DIRECTORY,
+      kvPath: v.SVC_KV_PATH,
+      kvPrefix: v.SVC_KV_PREFIX,
+      kvRefreshMs: v.SVC_KV_REFRESH_MS,
+      staleMs: v.SVC_WORKER_STALE_MS,
+    },
+    limits: limitsOf(v),
+    log: logSettingsOf(v),
+    secrets: SCHEMA.secretsOf(v),
+    warnings: unknown ? [unknown] : [],
+  };
+}

@@ -1,0 +1,2 @@
+/** Logging shared by router and worker. */
+export * from "./level.ts";

@@ -1,0 +1,323 @@
+/**
+ * The worker's settings: every variable it reads, in one schema of shared field helpers, parsed
+ * once at start-up (`loadWorkerSettings`) into typed slices that subsystems receive. Nothing else
+ * in the worker reads the environment.
+ */
+import { WORKER_ID_RE } from "@svc/shared/fleet/protocol";
+import type { InputLimits } from "@svc/shared/codec/limits";
+import {
+  bool,
+  COMMON_FIELDS,
+  decimal,
+  type Env,
+  int,
+  limitsOf,
+  list,
+  type LogSettings,
+  logSettingsOf,
+  millis,
+  oneOf,
+  path,
+  type ReferenceSection,
+  seconds,
+  secret,
+  settingsSchema,
+  slug,
+  str,
+  unknownSettingsWarning,
+  url,
+} from "@svc/shared/config";
+import { defaultWorkerId, fleetUrlOf } from "../fleet/config.ts";
+import type { WeightSettings } from "../weights/settings.ts";
+import { DEFAULT_HUB_URL } from "../weights/hub.ts";
+import { DEFAULT_HTTP_TIMEOUT_MS } from "../weights/http.ts";
+import { DEFAULT_IDLE_TIMEOUT_MS } from "../weights/atomic_file.ts";
+import { DEFAULT_MAX_PARALLEL } from "../weights/store.ts";
+
+/** Worker-only settings of a standalone worker. */
+const WORKER_FIELDS = {
+  SVC_DEVICE: oneOf(["cpu", "cuda", "auto"], {
+    default: "auto",
+    doc: "`cpu`, `cuda`, or `auto` (CUDA when a GPU is detected). The CUDA execution provider " +
+      "path is written but **was not run here** (no GPU)",
+  }),
+  SVC_MODELS_DIR: path({
+    default: undefined,
+    doc: "directory of extra catalog entries (`*.json`), added to the built-in catalog (same id " +
+      "replaces)",
+  }),
+  SVC_CACHE_DIR: path({
+    default: undefined,
+    fallback: (env: Env) => `${env.XDG_CACHE_HOME || `${env.HOME || "/tmp"}/.cache`}/svc/models`,
+    shown: "`$XDG_CACHE_HOME/svc/models`, else `~/.cache/svc/models`",
+    doc: "local weight cache, layout `<org>/<name>/<path>`",
+  }),
+  SVC_CLUSTER_CACHE: path({
+    default: undefined,
+    doc: "shared weight cache: a directory or an http(s) base URL with the same layout; tried " +
+      "before the hub",
+  }),
+  SVC_HUB_URL: url({ default: DEFAULT_HUB_URL, doc: "model hub base URL" }),
+  SVC_HUB_DISABLED: bool({ default: false, doc: "`1` never calls the hub (air-gapped machines)" }),
+  HF_TOKEN: secret({ doc: "hub token for gated models (never logged)" }),
+  SVC_WEIGHTS_HTTP_TIMEOUT_MS: millis({
+    min: 1,
+    max: 86_400_000,
+    default: DEFAULT_HTTP_TIMEOUT_MS,
+    doc: "bound on each weight-download HTTP call's headers",
+  }),
+  SVC_WEIGHTS_IDLE_TIMEOUT_MS: millis({
+    min: 1,
+    max: 86_400_000,
+    default: DEFAULT_IDLE_TIMEOUT_MS,
+    doc: "a download with no data for this long is abandoned",
+  }),
+  SVC_WEIGHTS_MAX_PARALLEL: int({
+    min: 1,
+    max: 1024,
+    default: DEFAULT_MAX_PARALLEL,
+    doc: "files of one model downloaded at once",
+  }),
+  SVC_MODEL_FILTER: list({
+    doc: "comma-separated ids or globs (`BAAI/*`); other models answer 404",
+  }),
+  SVC_PRELOAD_MODELS: list({
+    doc: "comma-separated models loaded before `/readyz` turns 200",
+  }),
+  SVC_MEMORY_PRESSURE_THRESHOLD_PERCENT: decimal({
+    min: 1,
+    max: 100,
+    default: 85,
+    doc: "above this memory use (system RAM on CPU), the least recently used idle model is " +
+      "evicted",
+  }),
+  SVC_MAX_LOADED_MODELS: int({
+    min: 1,
+    max: 1000,
+    default: 16,
+    doc: "cap on loaded models; loading one more evicts the LRU idle model",
+  }),
+  SVC_MAX_BATCH_REQUESTS: int({
+    min: 1,
+    max: 4096,
+    default: 64,
+    doc: "items per batch (a request's items may span batches)",
+  }),
+  SVC_MAX_BATCH_WAIT_MS: decimal({
+    min: 0,
+    max: 1000,
+    default: 0,
+    doc: "how long an idle model waits for a batch to fill; `0` dispatches at once (while a " +
+      "batch runs, the next one fills anyway)",
+  }),
+  SVC_MAX_QUEUE_ITEMS: int({
+    min: 1,
+    max: 1_000_000,
+    default: 4096,
+    doc: "items waiting per model; beyond it `503 QUEUE_FULL` at once",
+  }),
+  SVC_LOAD_WAIT_MS: millis({
+    min: 0,
+    max: 600_000,
+    default: 30_000,
+    doc: "how long a request waits for its model to load before `503 MODEL_NOT_LOADED` (the " +
+      "load continues)",
+  }),
+  SVC_INTRA_OP_THREADS: int({
+    min: 0,
+    max: 256,
+    default: 0,
+    doc: "ONNX Runtime threads per model (0 = runtime default)",
+  }),
+  SVC_MAX_RUN_TOKENS: int({
+    min: 0,
+    max: 1_048_576,
+    default: 0,
+    shown: "`0` (auto)",
+    doc: "cap on padded tokens per ONNX run inside a batch; auto is 1024 on CPU (fastest here) " +
+      "and the model's `batch_token_budget` on CUDA",
+  }),
+  SVC_ATTENTION_BACKEND: oneOf(["auto", "default", "flash_attention_2", "sdpa", "eager"], {
+    default: "auto",
+    doc: "accepted values `auto`, `default`, `flash_attention_2`, `sdpa`, `eager`. ONNX Runtime " +
+      "picks its attention kernels itself (fused/flash kernels on CUDA where the graph allows); " +
+      "on CPU the setting has no effect",
+  }),
+  SVC_BUNDLE: slug({ default: "default", doc: "which bundle this worker serves" }),
+  SVC_SHUTDOWN_DRAIN_S: seconds({
+    min: 0,
+    max: 600,
+    default: 25,
+    doc: "graceful-shutdown drain bound",
+  }),
+};
+
+/** Settings of a worker that joins a fleet (all ignored while `SVC_ROUTER_URL` is unset). */
+const FLEET_FIELDS = {
+  SVC_ROUTER_URL: url({
+    default: undefined,
+    schemes: ["http", "https", "ws", "wss"],
+    noCredentials: "use SVC_WORKER_TOKEN",
+    doc: "router base URL (http(s) or ws(s)); unset runs standalone",
+  }),
+  SVC_WORKER_ID: str({
+    default: undefined,
+    pattern: WORKER_ID_RE,
+    patternName: "1-128 characters of A-Z, a-z, 0-9, '.', '_', ':', '-' (starting alphanumeric)",
+    shown: "`hostname-pid-random`",
+    doc: "identity in the router",
+  }),
+  SVC_ADVERTISE_URL: url({
+    default: undefined,
+    noCredentials: "",
+    shown: "`http://127.0.0.1:<port>`",
+    doc: "where the router reaches this worker",
+  }),
+  SVC_MACHINE_PROFILE: slug({
+    default: undefined,
+    shown: "detected GPU type, else `cpu`",
+    doc: "pool profile (normalised `nvidia-smi` name such as `l4`, `a100-80gb`; GPU detection " +
+      "not run here)",
+  }),
+  SVC_POOL: slug({ default: undefined, shown: "the machine profile", doc: "pool name" }),
+  SVC_ROUTER_RECONNECT_MAX_MS: millis({
+    min: 100,
+    max: 600_000,
+    default: 10_000,
+    doc: "cap of the reconnect backoff (with jitter)",
+  }),
+};
+
+const SCHEMA = settingsSchema(
+  { ...COMMON_FIELDS, ...WORKER_FIELDS, ...FLEET_FIELDS },
+  (v, issue) => {
+    if (v.SVC_ROUTER_URL !== undefined && v.SVC_WORKER_TOKEN === undefined) {
+      issue("SVC_WORKER_TOKEN", "is required when SVC_ROUTER_URL is set");
+    }
+  },
+);
+
+/** Every variable the worker reads. */
+export const WORKER_SETTING_NAMES: readonly string[] = SCHEMA.names;
+
+/** The worker's sections of the configuration reference (README). */
+export const WORKER_REFERENCE: readonly ReferenceSection[] = [
+  { id: "worker", fields: WORKER_FIELDS },
+  { id: "worker-fleet", fields: FLEET_FIELDS },
+];
+
+/** Listen address of the HTTP server. */
+export interface ListenSettings {
+  host: string;
+  port: number;
+}
+
+/** How the model registry batches, queues, loads and evicts. */
+export interface SchedulingSettings {
+  maxBatchItems: number;
+  maxWaitMs: number;
+  maxQueueItems: number;
+  maxLoadedModels: number;
+  /** Cap on padded tokens per ONNX run (0: automatic per device). */
+  maxRunTokens: number;
+  memoryThresholdPercent: number;
+}
+
+/** Fleet membership (present when `SVC_ROUTER_URL` is set). */
+export interface FleetSettings {
+  /** ws(s) URL of the router's fleet endpoint. */
+  routerWsUrl: string;
+  token: string;
+  workerId: string;
+  /** Base URL the router uses to reach this worker; undefined: loopback at the bound port. */
+  advertiseUrl: string | undefined;
+  /** Undefined means "detect the GPU type". */
+  machineProfile: string | undefined;
+  bundle: string;
+  /** Undefined means "same as the machine profile". */
+  pool: string | undefined;
+  /** Cap of the reconnect backoff. */
+  reconnectMaxMs: number;
+}
+
+/** The worker's settings, in the slices its subsystems receive. */
+export interface WorkerSettings {
+  listen: ListenSettings;
+  /** `auto` means CUDA when a GPU was detected. */
+  device: "cpu" | "cuda" | "auto";
+  catalog: { modelsDir: string | undefined; filter: string[] | undefined };
+  /** Models loaded before the worker reports ready. */
+  preload: string[];
+  weights: WeightSettings;
+  scheduling: SchedulingSettings;
+  /** ONNX Runtime threads per model (0: the runtime's default). */
+  intraOpThreads: number;
+  /** How long a request waits for its model to load. */
+  loadWaitMs: number;
+  limits: InputLimits;
+  log: LogSettings;
+  /** The bundle this worker serves. */
+  bundle: string;
+  /** Bound of the graceful-shutdown drain. */
+  shutdownDrainS: number;
+  fleet: FleetSettings | null;
+  /** Secret values (tokens) that must never appear in a log line. */
+  secrets: string[];
+  /** Warnings to log at start (unknown `SVC_*` variables, with the closest known name). */
+  warnings: string[];
+}
+
+/**
+ * Parse the worker's settings; throws a ConfigError naming every bad variable. `alsoKnown`:
+ * other settings read in this process (`deno task start`: the router's), which are not typos.
+ */
+export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []): WorkerSettings {
+  const v = SCHEMA.load(env);
+  const unknown = unknownSettingsWarning(env, [...SCHEMA.names, ...alsoKnown]);
+  const fleet: FleetSettings | null = v.SVC_ROUTER_URL === undefined ? null : {
+    routerWsUrl: fleetUrlOf(v.SVC_ROUTER_URL),
+    token: v.SVC_WORKER_TOKEN!,
+    workerId: v.SVC_WORKER_ID ?? defaultWorkerId(),
+    advertiseUrl: v.SVC_ADVERTISE_URL?.replace(/\/+$/, ""),
+    machineProfile: v.SVC_MACHINE_PROFILE,
+    bundle: v.SVC_BUNDLE,
+    pool: v.SVC_POOL,
+    reconnectMaxMs: v.SVC_ROUTER_RECONNECT_MAX_MS,
+  };
+  return {
+    listen: { host: v.SVC_HOST, port: v.SVC_PORT },
+    device: v.SVC_DEVICE,
+    catalog: {
+      modelsDir: v.SVC_MODELS_DIR,
+      filter: v.SVC_MODEL_FILTER.length > 0 ? v.SVC_MODEL_FILTER : undefined,
+    },
+    preload: v.SVC_PRELOAD_MODELS,
+    weights: {
+      cacheDir: v.SVC_CACHE_DIR!,
+      clusterCache: v.SVC_CLUSTER_CACHE,
+      hubUrl: v.SVC_HUB_URL,
+      token: v.HF_TOKEN,
+      timeoutMs: v.SVC_WEIGHTS_HTTP_TIMEOUT_MS,
+      idleTimeoutMs: v.SVC_WEIGHTS_IDLE_TIMEOUT_MS,
+      maxParallel: v.SVC_WEIGHTS_MAX_PARALLEL,
+      hubDisabled: v.SVC_HUB_DISABLED,
+    },
+    intraOpThreads: v.SVC_INTRA_OP_THREADS,
+    scheduling: {
+      maxBatchItems: v.SVC_MAX_BATCH_REQUESTS,
+      maxWaitMs: v.SVC_MAX_BATCH_WAIT_MS,
+      maxQueueItems: v.SVC_MAX_QUEUE_ITEMS,
+      maxLoadedModels: v.SVC_MAX_LOADED_MODELS,
+      maxRunTokens: v.SVC_MAX_RUN_TOKENS,
+      memoryThresholdPercent: v.SVC_MEMORY_PRESSURE_THRESHOLD_PERCENT,
+    },
+    loadWaitMs: v.SVC_LOAD_WAIT_MS,
+    limits: limitsOf(v),
+    log: logSettingsOf(v),
+    bundle: v.SVC_BUNDLE,
+    shutdownDrainS: v.SVC_SHUTDOWN_DRAIN_S,
+    fleet,
+    secrets: SCHEMA.secretsOf(v),
+    warnings: unknown ? [unknown] : [],
+  };
+}
