@@ -13,6 +13,7 @@ import intfloatMultilingualE5Small from "./models/intfloat_multilingual_e5_small
 import jinaaiJinaRerankerV1TurboEn from "./models/jinaai_jina_reranker_v1_turbo_en.ts";
 import mixedbreadAiMxbaiEmbedLargeV1 from "./models/mixedbread_ai_mxbai_embed_large_v1.ts";
 import mixedbreadAiMxbaiRerankXsmallV1 from "./models/mixedbread_ai_mxbai_rerank_xsmall_v1.ts";
+import moritzlaurerDebertaV3BaseZeroshotV20 from "./models/moritzlaurer_deberta_v3_base_zeroshot_v2_0.ts";
 import nomicAiNomicEmbedTextV15 from "./models/nomic_ai_nomic_embed_text_v1_5.ts";
 import onnxCommunityGlinerMultiV21 from "./models/onnx_community_gliner_multi_v2_1.ts";
 import onnxCommunityGlinerSmallV21 from "./models/onnx_community_gliner_small_v2_1.ts";
@@ -39,6 +40,7 @@ const RAW_ENTRIES: ReadonlyArray<readonly [string, unknown]> = [
   ["models/jinaai_jina_reranker_v1_turbo_en.ts", jinaaiJinaRerankerV1TurboEn],
   ["models/mixedbread_ai_mxbai_embed_large_v1.ts", mixedbreadAiMxbaiEmbedLargeV1],
   ["models/mixedbread_ai_mxbai_rerank_xsmall_v1.ts", mixedbreadAiMxbaiRerankXsmallV1],
+  ["models/moritzlaurer_deberta_v3_base_zeroshot_v2_0.ts", moritzlaurerDebertaV3BaseZeroshotV20],
   ["models/nomic_ai_nomic_embed_text_v1_5.ts", nomicAiNomicEmbedTextV15],
   ["models/onnx_community_gliner_multi_v2_1.ts", onnxCommunityGlinerMultiV21],
   ["models/onnx_community_gliner_small_v2_1.ts", onnxCommunityGlinerSmallV21],

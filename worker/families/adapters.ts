@@ -11,6 +11,7 @@ import { createBgeM3Adapter } from "./bge_m3.ts";
 import { createRerankerAdapter } from "./reranker.ts";
 import { createTokenClassificationAdapter } from "./token_classification.ts";
 import { createGlinerAdapter } from "./gliner.ts";
+import { createZeroShotAdapter } from "./zero_shot.ts";
 
 /** Adapter factories by family: exactly the families `kinds.ts` lists as having one. */
 export const FAMILY_ADAPTERS: Record<AdapterFamily, AdapterFactory> = {
@@ -24,4 +25,5 @@ export const FAMILY_ADAPTERS: Record<AdapterFamily, AdapterFactory> = {
   reranker: createRerankerAdapter,
   token_classification: createTokenClassificationAdapter,
   gliner: createGlinerAdapter,
+  zero_shot: createZeroShotAdapter,
 };

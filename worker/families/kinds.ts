@@ -16,6 +16,7 @@ export const ADAPTER_FAMILIES = [
   "reranker",
   "token_classification",
   "gliner",
+  "zero_shot",
 ] as const satisfies readonly Family[];
 
 /** A family with an adapter. */

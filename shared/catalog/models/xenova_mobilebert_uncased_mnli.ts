@@ -22,7 +22,7 @@ export default {
   // should be preferred at load time when it names the classes differently.
   family_options: {
     id2label: ["entailment", "neutral", "contradiction"],
-    hypothesis_template: "This example is {label}.",
+    hypothesis_template: "This example is {}.",
     multi_label: false,
   },
   description: "MobileBERT fine-tuned on MNLI, used for zero-shot text classification via NLI.",

@@ -90,14 +90,18 @@ export class TextTokenizer {
   }
 
   /**
-   * Encode a text pair (query, document) with segment ids, truncated longest-first. The first
-   * text may come as body ids (at most `pairRoom` of them) tokenised once for many pairs.
+   * Encode a text pair (query, document) with segment ids, truncated longest-first. Either text
+   * may come as body ids (at most `pairRoom` of them) tokenised once for many pairs.
    */
-  encodePair(a: string | readonly number[], b: string, max = this.maxLength): TokenizedText {
+  encodePair(
+    a: string | readonly number[],
+    b: string | readonly number[],
+    max = this.maxLength,
+  ): TokenizedText {
     const t = this.#pair;
     const room = this.pairRoom(max);
     const aIds = typeof a === "string" ? this.bodyIds(a, room) : a;
-    const bIds = this.bodyIds(b, room);
+    const bIds = typeof b === "string" ? this.bodyIds(b, room) : b;
     const [na, nb] = splitRoom(aIds.length, bIds.length, room);
     const ids = [...t.prefix, ...aIds.slice(0, na), ...t.middle, ...bIds.slice(0, nb), ...t.suffix];
     const typeIds = [

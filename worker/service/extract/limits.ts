@@ -15,3 +15,6 @@ export const MAX_LABEL_LENGTH = 100;
 
 /** Longest `params.instruction` of an extract request, in characters. */
 export const MAX_INSTRUCTION_LENGTH = 500;
+
+/** Longest NLI `options.hypothesis_template`, in characters (a short sentence around `{}`). */
+export const MAX_TEMPLATE_LENGTH = 200;

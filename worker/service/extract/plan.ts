@@ -4,12 +4,23 @@
  * instruction a family cannot read is a 400, never silently dropped.
  */
 import type { ServedModel } from "@svc/shared/catalog";
+import type { Family } from "@svc/shared/catalog/schema";
 import { invalidInput } from "@svc/shared/errors";
 import type { ExtractParams } from "@svc/shared/schemas/extract";
 import type { WorkParams } from "../../families/types.ts";
 import { checkLora, effectiveOptions } from "../params.ts";
-import { checkLabelList } from "./labels.ts";
-import { MAX_INSTRUCTION_LENGTH, MAX_LABELS } from "./limits.ts";
+import { checkLabel, checkLabelList } from "./labels.ts";
+import { MAX_INSTRUCTION_LENGTH, MAX_LABELS, MAX_TEMPLATE_LENGTH } from "./limits.ts";
+
+/** The NLI template used when neither the request nor the catalog names one. */
+const DEFAULT_HYPOTHESIS_TEMPLATE = "This example is {}.";
+
+/** Extract options only some families read: elsewhere they are a 400, not silently ignored. */
+const FAMILY_OPTIONS: Record<string, readonly Family[]> = {
+  hypothesis_template: ["zero_shot"],
+  multi_label: ["zero_shot"],
+  entity_labels: ["gliner"],
+};
 
 /** A result list of ExtractResult. */
 export type ExtractOutput = "entities" | "relations" | "classifications" | "data";
@@ -38,11 +49,27 @@ export function planExtract(served: ServedModel, p: ExtractParams): ExtractPlan 
     instruction: instructionOf(p),
   };
   const family = served.config.family;
+  for (const [name, families] of Object.entries(FAMILY_OPTIONS)) {
+    if (options[name] !== undefined && !families.includes(family)) {
+      throw invalidInput(
+        `options.${name} does not apply to model '${served.config.id}' (${family}); ` +
+          `it is read by ${families.join(", ")} models`,
+      );
+    }
+  }
+  if (p.output_schema !== undefined) {
+    throw invalidInput(
+      `model '${served.config.id}' (${family}) cannot fill params.output_schema: ` +
+        `structured data comes from span models (GLiNER)`,
+    );
+  }
   switch (family) {
     case "token_classification":
       return planTokenClassification(served, p, common);
     case "gliner":
       return planGliner(served, p, common);
+    case "zero_shot":
+      return planZeroShot(served, p, common);
     default:
       throw invalidInput(`model '${served.config.id}' is a ${family} model, not an extract model`);
   }
@@ -92,5 +119,48 @@ function planGliner(served: ServedModel, p: ExtractParams, c: Common): ExtractPl
   return {
     work: { op: "extract", labels, threshold: c.threshold, prompt: c.instruction },
     outputs: ["entities"],
+  };
+}
+
+/** Candidate classes are required by every zero-shot classifier. */
+function candidateLabels(served: ServedModel, p: ExtractParams): string[] {
+  const labels = checkLabelList(p.labels, "params.labels", MAX_LABELS);
+  if (labels === undefined) {
+    throw invalidInput(
+      `model '${served.config.id}' classifies into the classes it is given: ` +
+        `params.labels must list at least one (e.g. ["sports", "politics"])`,
+    );
+  }
+  return labels;
+}
+
+/** `options.multi_label`, else the catalog's default for the model. */
+function multiLabelOf(served: ServedModel, options: Record<string, unknown>): boolean {
+  const v = options.multi_label ?? served.config.family_options.multi_label ?? false;
+  if (typeof v !== "boolean") throw invalidInput("options.multi_label must be true or false");
+  return v;
+}
+
+function planZeroShot(served: ServedModel, p: ExtractParams, c: Common): ExtractPlan {
+  const labels = candidateLabels(served, p);
+  const raw = c.options.hypothesis_template ?? served.config.family_options.hypothesis_template ??
+    DEFAULT_HYPOTHESIS_TEMPLATE;
+  const template = checkLabel(raw, "options.hypothesis_template", MAX_TEMPLATE_LENGTH);
+  if (template.split("{}").length !== 2) {
+    throw invalidInput(
+      "options.hypothesis_template must hold '{}' exactly once (where the label goes), " +
+        `e.g. "${DEFAULT_HYPOTHESIS_TEMPLATE}"`,
+    );
+  }
+  return {
+    work: {
+      op: "extract",
+      labels,
+      threshold: c.threshold,
+      prompt: c.instruction,
+      hypothesisTemplate: template,
+      multiLabel: multiLabelOf(served, c.options),
+    },
+    outputs: ["classifications"],
   };
 }
