@@ -1,10 +1,23 @@
 /** The ModelInfo document of a catalog entry: one builder for worker and router. */
 import type { ModelInfo, ModelState } from "../schemas/models.ts";
 import type { ErrorCode } from "../errors.ts";
-import type { ModelConfig } from "./schema.ts";
+import type { ModelConfig, OutputKind } from "./schema.ts";
 
 /** ModelInfo plus the extras both sides send (`family`, `bundle`). */
 export type CatalogModelInfo = ModelInfo & { family: string; bundle: string };
+
+/** Embedding outputs: a model with any of them can also score (by similarity). */
+const EMBEDDING_OUTPUTS: ReadonlySet<OutputKind> = new Set(["dense", "sparse", "multivector"]);
+
+/**
+ * What a model does, for ModelInfo `outputs`: its catalog outputs, plus `score` for every model
+ * with an embedding output (score ranks items by embedding similarity with any encode model).
+ */
+export function operationsOf(outputs: readonly OutputKind[]): OutputKind[] {
+  const all = [...outputs];
+  if (!all.includes("score") && all.some((o) => EMBEDDING_OUTPUTS.has(o))) all.push("score");
+  return all;
+}
 
 /**
  * ModelInfo of `config` served under `name` (its id, or `id:profile`), with live `state` and
@@ -35,7 +48,7 @@ export function modelInfoOf(
   return {
     name: live.name ?? config.id,
     inputs: config.inputs,
-    outputs: config.outputs,
+    outputs: operationsOf(config.outputs),
     dims,
     loaded: state === "loaded",
     max_sequence_length: config.max_sequence_length,

@@ -48,12 +48,13 @@ Deno.test("score: cross-encoder logits match a direct run; sorted, ranked, ids e
       items: [{ text: "a" }],
     });
     assert.equal(noQuery.status, 400);
-    const wrongModel = await postJson(`${w.url}/v1/score/fixture/dense`, {
+    // Encode models score too (tests/worker/score_embeddings.test.ts); extraction models do not.
+    const wrongModel = await postJson(`${w.url}/v1/score/fixture/gliner`, {
       query: { text: "a" },
       items: [{ text: "b" }],
     });
     assert.equal(wrongModel.status, 400);
-    assert.match(wrongModel.body.detail.message, /\/v1\/encode/);
+    assert.match(wrongModel.body.detail.message, /\/v1\/extract/);
   } finally {
     await w.close();
   }

@@ -46,3 +46,12 @@ const FAMILY_OPS: Record<Family, Op> = {
 export function familyOp(family: Family): Op {
   return FAMILY_OPS[family];
 }
+
+/**
+ * Whether a family answers `op`: its own op, and `score` for every encode family too (items are
+ * ranked by the similarity of their embeddings to the query's).
+ */
+export function familyServes(family: Family, op: Op): boolean {
+  const own = FAMILY_OPS[family];
+  return own === op || (op === "score" && own === "encode");
+}

@@ -1,7 +1,7 @@
 /** Checks shared by the model operations: the model exists, serves this op, belongs to our bundle. */
 import type { ServedModel } from "@svc/shared/catalog";
 import { invalidInput, ServiceError } from "@svc/shared/errors";
-import { familyOp, hasAdapter } from "../families/kinds.ts";
+import { familyOp, familyServes, hasAdapter } from "../families/kinds.ts";
 import type { WorkerContext } from "./context.ts";
 
 /** Resolve a served name for an operation, or throw the matching API error. */
@@ -13,7 +13,7 @@ export function gateModel(
   const served = ctx.registry.resolve(name);
   const c = served.config;
   const modelOp = familyOp(c.family);
-  if (modelOp !== op) {
+  if (!familyServes(c.family, op)) {
     throw invalidInput(
       `model '${c.id}' is a ${c.family} model: use /v1/${modelOp}/, not /v1/${op}/`,
     );

@@ -1,12 +1,24 @@
-/** POST /v1/score/{model}: rerank items against a query with a cross-encoder. */
+/**
+ * POST /v1/score/{model}: rank items against a query, with a cross-encoder (each pair through the
+ * model) or with any encode model (query and items embedded, then compared; see
+ * service/embedding_score.ts).
+ */
 import type { Context } from "hono";
 import { invalidInput } from "@svc/shared/errors";
-import { ScoreRequestSchema } from "@svc/shared/schemas/score";
+import { type ScoreRequest, ScoreRequestSchema } from "@svc/shared/schemas/score";
 import type { ScoreEntry } from "@svc/shared/schemas/score";
+import { familyOp } from "../../families/kinds.ts";
 import type { WorkItem, WorkParams } from "../../families/types.ts";
+import type { RequestResult } from "../../scheduler/batcher.ts";
 import { checkLora, effectiveOptions } from "../../service/params.ts";
+import { planEmbeddingScore, scoreByEmbeddings } from "../../service/embedding_score.ts";
 import type { WorkerContext } from "../context.ts";
-import { answerModelRequest, openModelRequest, runOnModel } from "../model_request.ts";
+import {
+  answerModelRequest,
+  type ModelRequest,
+  openModelRequest,
+  runOnModel,
+} from "../model_request.ts";
 
 /** Rank entries by score, highest first; ties keep request order (stable sort). */
 export function rankScores(ids: (string | undefined)[], scores: number[]): ScoreEntry[] {
@@ -21,17 +33,68 @@ export async function handleScore(ctx: WorkerContext, c: Context): Promise<Respo
   const mr = await openModelRequest(ctx, c, "score", ScoreRequestSchema);
   const { served, body } = mr;
   if (body.query.text === undefined) throw invalidInput("query.text is required");
-  const work: WorkItem[] = body.items.map((it, i) => {
+  const texts = body.items.map((it, i) => {
     if (it.text === undefined) throw invalidInput(`items[${i}] has no text`);
-    return { query: body.query.text, text: it.text };
+    return it.text;
   });
+  const { scores, result } = familyOp(served.config.family) === "score"
+    ? await crossEncoderScores(ctx, mr, body.query.text, texts)
+    : await embeddingScores(ctx, mr, body.query.text, texts);
+  return answerModelRequest(c, mr, result, {
+    query_id: body.query.id ?? null,
+    scores: rankScores(body.items.map((it) => it.id), scores),
+  });
+}
+
+/** Scores and timing of one request. */
+interface Scored {
+  scores: number[];
+  result: RequestResult;
+}
+
+/** Cross-encoder: every (query, item) pair through the model; the score is its logit. */
+async function crossEncoderScores(
+  ctx: WorkerContext,
+  mr: ModelRequest<ScoreRequest>,
+  query: string,
+  texts: string[],
+): Promise<Scored> {
+  const { served, body } = mr;
   // Validates `options.profile` and `options.lora_id`; rerankers read no other option.
   checkLora(served.config, effectiveOptions(served, body.options).options);
+  const work: WorkItem[] = texts.map((text) => ({ query, text }));
   const params: WorkParams = { op: "score", prefix: body.instruction };
   const result = await runOnModel(ctx, served, mr.req.signal, work, params);
-  const scores = rankScores(
-    body.items.map((it) => it.id),
-    result.outputs.map((o) => o.score ?? 0),
-  );
-  return answerModelRequest(c, mr, result, { query_id: body.query.id ?? null, scores });
+  return { scores: result.outputs.map((o) => o.score ?? 0), result };
+}
+
+/** Encode model: the query and the items embedded (concurrently), then compared. */
+async function embeddingScores(
+  ctx: WorkerContext,
+  mr: ModelRequest<ScoreRequest>,
+  query: string,
+  texts: string[],
+): Promise<Scored> {
+  const { served, body } = mr;
+  const plan = planEmbeddingScore(served, body.instruction, body.options);
+  const signal = mr.req.signal;
+  const [q, docs] = await Promise.all([
+    runOnModel(ctx, served, signal, [{ text: query }], plan.query),
+    runOnModel(ctx, served, signal, texts.map((text) => ({ text })), plan.documents),
+  ]);
+  const t0 = performance.now();
+  const scores = scoreByEmbeddings(q.outputs[0], docs.outputs, plan, served.config);
+  const result: RequestResult = {
+    outputs: docs.outputs,
+    // The two runs wait side by side; their work adds up.
+    queueMs: Math.max(q.queueMs, docs.queueMs),
+    timing: {
+      tokenizationMs: q.timing.tokenizationMs + docs.timing.tokenizationMs,
+      inferenceMs: q.timing.inferenceMs + docs.timing.inferenceMs,
+      postprocessingMs: q.timing.postprocessingMs + docs.timing.postprocessingMs +
+        performance.now() - t0,
+    },
+    tokens: q.tokens + docs.tokens,
+  };
+  return { scores, result };
 }

@@ -1,0 +1,106 @@
+/**
+ * Score with an encode model (docs/api.md, "Score"): the query is encoded as a query and the items
+ * as documents (prompts and ColBERT markers follow), then each item is scored by the similarity of
+ * one output type: dense by cosine, sparse by dot product, multi-vector by MaxSim. Which output:
+ * `options.output_type`, else `dense` when the model has it, else the profile's first embedding
+ * output (a SPLADE model scores sparse, a ColBERT model multi-vector).
+ */
+import type { ServedModel } from "@svc/shared/catalog";
+import type { ModelConfig } from "@svc/shared/catalog/schema";
+import { invalidInput } from "@svc/shared/errors";
+import { OUTPUT_TYPES, type OutputType } from "@svc/shared/schemas/encode";
+import type { ItemOutput, WorkParams } from "../families/types.ts";
+import { checkDimensions, checkLora, defaultOutputTypes, effectiveOptions } from "./params.ts";
+import { truncateDense } from "./matryoshka.ts";
+import { cosine, maxSim, sparseDot } from "./similarity.ts";
+
+/** How a score request runs on an encode model. */
+export interface EmbeddingScorePlan {
+  /** The output compared. */
+  output: OutputType;
+  /** Batch parameters of the query (encoded as a query) and of the items (as documents). */
+  query: WorkParams;
+  documents: WorkParams;
+  /** Matryoshka truncation of dense vectors before the cosine. */
+  dimensions?: number;
+}
+
+/** Validate the request's options against the model and plan the two encode runs. */
+export function planEmbeddingScore(
+  served: ServedModel,
+  instruction: string | undefined,
+  requestOptions: Record<string, unknown> | undefined,
+): EmbeddingScorePlan {
+  const config = served.config;
+  const { profile, options } = effectiveOptions(served, requestOptions);
+  checkLora(config, options);
+  const output = scoreOutput(config, profile, options.output_type);
+  const dimensions = options.dimensions === undefined
+    ? undefined
+    : checkDimensions(config, options.dimensions, "options.dimensions");
+  const outputs = [output];
+  return {
+    output,
+    query: {
+      op: "encode",
+      prefix: instruction ?? config.prompts.query,
+      inputType: "query",
+      outputs,
+    },
+    documents: { op: "encode", prefix: config.prompts.document, inputType: "document", outputs },
+    dimensions,
+  };
+}
+
+/** The output type a score request compares (see the module comment). */
+function scoreOutput(config: ModelConfig, profile: string, asked: unknown): OutputType {
+  if (asked === undefined) return defaultOutputTypes(config, profile)[0];
+  if (typeof asked !== "string" || !OUTPUT_TYPES.includes(asked as OutputType)) {
+    throw invalidInput(`options.output_type must be one of ${OUTPUT_TYPES.join(", ")}`);
+  }
+  if (!config.outputs.includes(asked as OutputType)) {
+    throw invalidInput(
+      `model '${config.id}' does not produce '${asked}' (it produces: ${
+        config.outputs.join(", ")
+      })`,
+    );
+  }
+  return asked as OutputType;
+}
+
+/** Similarity of the query's embedding with each item's, in item order. */
+export function scoreByEmbeddings(
+  query: ItemOutput,
+  items: ItemOutput[],
+  plan: EmbeddingScorePlan,
+  config: ModelConfig,
+): number[] {
+  switch (plan.output) {
+    case "dense": {
+      const dense = (o: ItemOutput): Float32Array => {
+        if (!o.dense) throw new Error("the model returned no dense vector");
+        return plan.dimensions === undefined
+          ? o.dense
+          : truncateDense(o.dense, plan.dimensions, config);
+      };
+      const q = dense(query);
+      return items.map((o) => cosine(q, dense(o)));
+    }
+    case "sparse": {
+      if (!query.sparse) throw new Error("the model returned no sparse vector");
+      const q = query.sparse;
+      return items.map((o) => {
+        if (!o.sparse) throw new Error("the model returned no sparse vector");
+        return sparseDot(q, o.sparse);
+      });
+    }
+    case "multivector": {
+      if (!query.multivector) throw new Error("the model returned no multi-vector");
+      const q = query.multivector;
+      return items.map((o) => {
+        if (!o.multivector) throw new Error("the model returned no multi-vector");
+        return maxSim(q, o.multivector);
+      });
+    }
+  }
+}
