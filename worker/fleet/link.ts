@@ -1,11 +1,10 @@
 /**
  * The worker's end of the fleet link: dial the router, register, send status and heartbeats,
  * and dial again whenever the link is lost (router restart, network cut, frozen router).
- * One loop, one socket at a time; every wait is bounded.
+ * One loop, one socket session (`session.ts`) at a time; every wait is bounded.
  */
 import {
-  decodeRouterMessage,
-  encodeMessage,
+  CLOSE_CODES,
   FLEET_PROTOCOL_VERSION,
   type FleetModel,
   MODEL_STATES,
@@ -14,9 +13,11 @@ import {
   SLUG_RE,
   type WorkerMessage,
 } from "@svc/shared/fleet/protocol";
+import { deadline } from "@svc/shared/deadline";
 import { VERSION } from "@svc/shared/version";
 import { backoffDelay } from "./backoff.ts";
 import type { FleetConfig } from "./config.ts";
+import { type FleetLog, LinkSession, type SessionHost } from "./session.ts";
 
 /** Live state of the worker, sampled for every status frame. */
 export interface WorkerStatusSnapshot {
@@ -38,12 +39,12 @@ export interface FleetLink {
   readonly connected: boolean;
 }
 
-/** Logging function of the worker. */
-export type FleetLog = (
-  level: "info" | "warn" | "error",
-  msg: string,
-  fields?: Record<string, unknown>,
-) => void;
+/** Machine profile and GPUs of this machine, as registered. */
+export interface MachineFacts {
+  profile: string;
+  gpuCount: number;
+  gpuTypes: string[];
+}
 
 /** What the link needs from the rest of the worker. */
 export interface FleetLinkDeps {
@@ -51,29 +52,14 @@ export interface FleetLinkDeps {
   status: () => WorkerStatusSnapshot;
   log: FleetLog;
   /** Machine profile and GPUs of this machine (run once, before the first dial). */
-  detect: () => Promise<{ profile: string; gpuCount: number; gpuTypes: string[] }>;
+  detect: () => Promise<MachineFacts>;
   random?: () => number;
 }
 
-/** Bound on the TCP + TLS + HTTP upgrade of one dial. */
-export const CONNECT_TIMEOUT_MS = 10_000;
-/** Bound on waiting for `registered` after sending `register`. */
-export const REGISTER_TIMEOUT_MS = 5_000;
 /** Bound on waiting for the router's ack of a drain notice. */
 export const DRAIN_ACK_TIMEOUT_MS = 2_000;
 /** Bound on waiting for the socket to close in close(). */
 export const CLOSE_TIMEOUT_MS = 1_000;
-/** Timings used until the router states its own (in `registered`). */
-const DEFAULT_TIMINGS = { heartbeat: 500, status: 1000, stale: 3000 };
-
-/** How one socket session ended. */
-interface SessionEnd {
-  registered: boolean;
-  /** Reconnect without backoff (the router went silent or closed a healthy session). */
-  immediate: boolean;
-  /** Back off to the cap (the router refused us; retrying fast will not help). */
-  refused: boolean;
-}
 
 /** Normalise a reported model state (unknown strings count as available). */
 function toState(s: string): ModelState {
@@ -90,16 +76,15 @@ export class FleetLinkImpl implements FleetLink {
   readonly #cfg: FleetConfig;
   readonly #deps: FleetLinkDeps;
   readonly #random: () => number;
-  #ws: WebSocket | null = null;
-  #registered = false;
+  readonly #host: SessionHost;
+  #session: LinkSession | undefined;
   #draining = false;
   #closed = false;
   #seq = 0;
-  #profile: { profile: string; gpuCount: number; gpuTypes: string[] } | undefined;
-  #drainAck: (() => void) | null = null;
+  #machine: MachineFacts | undefined;
+  /** Settles a pending drain(): true on the router's ack, false when the socket ended. */
+  #drainAnswer: ((acked: boolean) => void) | null = null;
   #wake: (() => void) | null = null;
-  /** Ends the current session from outside (close()). */
-  #endSession: ((code: number, reason: string) => void) | null = null;
   #loop: Promise<void>;
   #failuresInARow = 0;
 
@@ -107,21 +92,37 @@ export class FleetLinkImpl implements FleetLink {
     this.#cfg = cfg;
     this.#deps = deps;
     this.#random = deps.random ?? Math.random;
+    this.#host = {
+      routerWsUrl: cfg.routerWsUrl,
+      token: cfg.token,
+      registerFrame: () => this.#registerFrame(),
+      statusFrame: () => this.#statusFrame(),
+      onRegistered: (msg) => this.#onRegistered(msg),
+      onDrainAck: () => this.#drainAnswer?.(true),
+      noteFailure: (message) => this.#noteFailure(message),
+      log: deps.log,
+    };
     this.#loop = this.#run();
   }
 
   /** True while registered over an open socket. */
   get connected(): boolean {
-    return this.#registered && this.#ws?.readyState === WebSocket.OPEN;
+    return this.#session?.connected ?? false;
   }
 
   async #run(): Promise<void> {
-    this.#profile = await this.#deps.detect();
+    this.#machine = await this.#deps.detect();
     let attempt = 0;
     while (!this.#closed) {
-      const end = await this.#session();
+      this.#session = new LinkSession(this.#host);
+      const end = await this.#session.ended;
+      // A drain notice can no longer be acknowledged on this socket: stop waiting for it.
+      this.#drainAnswer?.(false);
       if (this.#closed) break;
-      if (end.registered) attempt = 0;
+      if (end.registered) {
+        attempt = 0;
+        this.#deps.log("warn", "fleet link lost; reconnecting", { router: this.#cfg.routerWsUrl });
+      }
       const delay = end.immediate
         ? Math.round(this.#random() * 100)
         : end.refused
@@ -145,7 +146,8 @@ export class FleetLinkImpl implements FleetLink {
     });
   }
 
-  #register(profile: { profile: string; gpuCount: number; gpuTypes: string[] }): WorkerMessage {
+  #registerFrame(): WorkerMessage {
+    const machine = this.#machine!;
     const models: FleetModel[] = this.#deps.servedModels().slice(0, 1000).map((m) => ({
       name: m.name,
       bundle: SLUG_RE.test(m.bundle) ? m.bundle : this.#cfg.bundle,
@@ -156,17 +158,17 @@ export class FleetLinkImpl implements FleetLink {
       protocol: FLEET_PROTOCOL_VERSION,
       worker_id: this.#cfg.workerId,
       url: this.#cfg.advertiseUrl,
-      machine_profile: profile.profile,
-      pool: this.#cfg.pool ?? profile.profile,
+      machine_profile: machine.profile,
+      pool: this.#cfg.pool ?? machine.profile,
       bundle: this.#cfg.bundle,
       version: VERSION,
-      gpus: { count: profile.gpuCount, types: profile.gpuTypes.filter((t) => SLUG_RE.test(t)) },
+      gpus: { count: machine.gpuCount, types: machine.gpuTypes.filter((t) => SLUG_RE.test(t)) },
       models,
       draining: this.#draining,
     };
   }
 
-  #status(): WorkerMessage | undefined {
+  #statusFrame(): WorkerMessage | undefined {
     let s: WorkerStatusSnapshot;
     try {
       s = this.#deps.status();
@@ -190,181 +192,16 @@ export class FleetLinkImpl implements FleetLink {
     };
   }
 
-  #send(ws: WebSocket, msg: WorkerMessage | undefined): void {
-    if (!msg || ws.readyState !== WebSocket.OPEN) return;
-    try {
-      ws.send(encodeMessage(msg));
-    } catch {
-      // The socket is closing; the session's close handler takes over.
-    }
-  }
-
-  /** One dial and, if it succeeds, one registered session; resolves when it ends. */
-  #session(): Promise<SessionEnd> {
-    const profile = this.#profile!;
-    return new Promise<SessionEnd>((resolve) => {
-      // Timers leave the set when they fire: status and heartbeat ticks re-arm forever.
-      const timers = new Set<ReturnType<typeof setTimeout>>();
-      const later = (fn: () => void, ms: number) => {
-        const t = setTimeout(() => {
-          timers.delete(t);
-          fn();
-        }, ms);
-        timers.add(t);
-      };
-      let timings = DEFAULT_TIMINGS;
-      let lastFrame = Date.now();
-      let finished = false;
-      let ws: WebSocket;
-      const finish = (end: SessionEnd, closeCode?: number, reason?: string) => {
-        if (finished) return;
-        finished = true;
-        for (const t of timers) clearTimeout(t);
-        const wasRegistered = this.#registered;
-        this.#registered = false;
-        this.#ws = null;
-        this.#endSession = null;
-        this.#drainAck?.();
-        // Detach: after a heartbeat timeout the old socket's onclose may never fire, and a late
-        // one must not end the next session.
-        ws.onopen =
-          ws.onmessage =
-          ws.onerror =
-          ws.onclose =
-            null;
-        if (closeCode !== undefined && ws.readyState < WebSocket.CLOSING) {
-          try {
-            ws.close(closeCode, reason);
-          } catch {
-            // already closing
-          }
-        }
-        if (wasRegistered && !this.#closed) {
-          this.#deps.log("warn", "fleet link lost; reconnecting", {
-            router: this.#cfg.routerWsUrl,
-          });
-        }
-        resolve({ ...end, registered: end.registered || wasRegistered });
-      };
-      try {
-        ws = new WebSocket(this.#cfg.routerWsUrl, {
-          headers: { authorization: `Bearer ${this.#cfg.token}` },
-        });
-      } catch (err) {
-        this.#deps.log("error", "cannot dial the router", { error: (err as Error).message });
-        resolve({ registered: false, immediate: false, refused: true });
-        return;
-      }
-      this.#ws = ws;
-      this.#endSession = (code, reason) =>
-        finish({ registered: false, immediate: false, refused: false }, code, reason);
-      let refused = false;
-      later(() => {
-        if (ws.readyState === WebSocket.CONNECTING) {
-          this.#noteFailure("router connection timed out");
-          finish({ registered: false, immediate: false, refused: false }, 1000);
-        }
-      }, CONNECT_TIMEOUT_MS);
-      ws.onopen = () => {
-        lastFrame = Date.now();
-        this.#send(ws, this.#register(profile));
-        later(() => {
-          if (!this.#registered) {
-            this.#noteFailure("router did not acknowledge the registration");
-            finish({ registered: false, immediate: false, refused: false }, 1000);
-          }
-        }, REGISTER_TIMEOUT_MS);
-      };
-      ws.onmessage = (ev) => {
-        lastFrame = Date.now();
-        const decoded = decodeRouterMessage(ev.data);
-        if (!decoded.ok) {
-          this.#deps.log("warn", "invalid frame from router", { error: decoded.error });
-          return;
-        }
-        const msg = decoded.message;
-        switch (msg.type) {
-          case "registered":
-            timings = {
-              heartbeat: msg.heartbeat_interval_ms,
-              status: msg.status_interval_ms,
-              stale: msg.stale_after_ms,
-            };
-            this.#onRegistered(ws, msg, later, () => lastFrame, timings, finish);
-            return;
-          case "ping":
-            this.#send(ws, { type: "pong", t: msg.t });
-            return;
-          case "pong":
-            return;
-          case "ack":
-            this.#drainAck?.();
-            return;
-          case "error":
-            refused = msg.code === "PROTOCOL_MISMATCH";
-            this.#deps.log(refused ? "error" : "warn", "router refused the worker", {
-              code: msg.code,
-              message: msg.message,
-            });
-            return;
-        }
-      };
-      ws.onerror = (ev) => {
-        const message = (ev as ErrorEvent).message ?? "";
-        if (/\b401\b/.test(message)) {
-          refused = true;
-          this.#noteFailure("router refused the worker token (HTTP 401): check SVC_WORKER_TOKEN");
-        } else if (!this.#registered) {
-          this.#noteFailure(`cannot reach the router: ${message || "connection failed"}`);
-        }
-      };
-      ws.onclose = (ev) => {
-        // 1001: the router is shutting down (restart): dial again at once, it may be back soon.
-        const immediate = this.#registered && ev.code === 1001;
-        finish({ registered: false, immediate, refused });
-      };
-    });
-  }
-
-  #onRegistered(
-    ws: WebSocket,
-    msg: RegisteredMessage,
-    later: (fn: () => void, ms: number) => void,
-    lastFrame: () => number,
-    timings: { heartbeat: number; status: number; stale: number },
-    finish: (end: SessionEnd, closeCode?: number, reason?: string) => void,
-  ): void {
-    if (this.#registered) return;
-    this.#registered = true;
+  #onRegistered(msg: RegisteredMessage): void {
     this.#failuresInARow = 0;
     this.#deps.log("info", "registered with the router", {
       router: this.#cfg.routerWsUrl,
       router_id: msg.router_id,
       router_version: msg.router_version,
       worker_id: this.#cfg.workerId,
-      pool: this.#cfg.pool ?? this.#profile?.profile,
+      pool: this.#cfg.pool ?? this.#machine?.profile,
       bundle: this.#cfg.bundle,
     });
-    // Status at once (the router learns the load before routing), then on the router's beat.
-    this.#send(ws, this.#status());
-    const statusTick = () => {
-      this.#send(ws, this.#status());
-      later(statusTick, timings.status);
-    };
-    later(statusTick, timings.status);
-    const heartbeat = () => {
-      // A frozen router never closes its socket: silence past the bound means it is gone.
-      if (Date.now() - lastFrame() > timings.stale) {
-        this.#deps.log("warn", "router silent past the heartbeat bound", {
-          silent_ms: Date.now() - lastFrame(),
-        });
-        finish({ registered: true, immediate: true, refused: false }, 4410, "heartbeat timeout");
-        return;
-      }
-      this.#send(ws, { type: "ping", t: Date.now() });
-      later(heartbeat, timings.heartbeat);
-    };
-    later(heartbeat, timings.heartbeat);
   }
 
   /** Log connection failures without flooding: the first of a run, then every tenth. */
@@ -379,23 +216,20 @@ export class FleetLinkImpl implements FleetLink {
   async drain(): Promise<void> {
     if (this.#draining) return;
     this.#draining = true;
-    const ws = this.#ws;
-    if (!ws || !this.connected) return;
-    const acked = new Promise<void>((resolve) => {
-      const t = setTimeout(() => {
-        this.#drainAck = null;
-        resolve();
-      }, DRAIN_ACK_TIMEOUT_MS);
-      this.#drainAck = () => {
-        clearTimeout(t);
-        this.#drainAck = null;
-        resolve();
-      };
-    });
-    this.#send(ws, { type: "drain", reason: "shutdown" });
-    this.#send(ws, this.#status());
-    await acked;
-    this.#deps.log("info", "router acknowledged drain", { worker_id: this.#cfg.workerId });
+    const session = this.#session;
+    if (!session?.connected) return;
+    const ack = new Promise<boolean>((resolve) => this.#drainAnswer = resolve);
+    session.send({ type: "drain", reason: "shutdown" });
+    session.send(this.#statusFrame());
+    const acked = await deadline(ack, DRAIN_ACK_TIMEOUT_MS, () => false);
+    this.#drainAnswer = null;
+    if (acked) {
+      this.#deps.log("info", "router acknowledged drain", { worker_id: this.#cfg.workerId });
+    } else {
+      this.#deps.log("warn", "drain notice not acknowledged (link lost or router too slow)", {
+        worker_id: this.#cfg.workerId,
+      });
+    }
   }
 
   /** Stop reconnecting and close the socket (bounded). */
@@ -403,24 +237,10 @@ export class FleetLinkImpl implements FleetLink {
     if (!this.#closed) {
       this.#closed = true;
       this.#wake?.();
-      const ws = this.#ws;
-      const closedEvent = ws && ws.readyState < WebSocket.CLOSING
-        ? new Promise<void>((resolve) => ws.addEventListener("close", () => resolve()))
-        : undefined;
-      this.#endSession?.(1000, "worker shutting down");
       // Let the close handshake finish so the router removes us at once, but never wait long.
-      if (closedEvent) await withTimeout(closedEvent, CLOSE_TIMEOUT_MS);
+      const closed = this.#session?.end(CLOSE_CODES.normal, "worker shutting down");
+      if (closed) await deadline(closed, CLOSE_TIMEOUT_MS);
     }
-    await withTimeout(this.#loop, CLOSE_TIMEOUT_MS);
-  }
-}
-
-/** Wait for `p`, at most `ms` (the timer is cleared either way). */
-async function withTimeout(p: Promise<unknown>, ms: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    await Promise.race([p, new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
-  } finally {
-    clearTimeout(timer);
+    await deadline(this.#loop, CLOSE_TIMEOUT_MS);
   }
 }

@@ -1,0 +1,262 @@
+/**
+ * One socket of the fleet link, from dial to close: its timers, the router's timings, when the
+ * router was last heard, and how the session ended. The link (`link.ts`) runs one session at a
+ * time and decides from its end how soon to dial again.
+ */
+import {
+  CLOSE_CODES,
+  decodeRouterMessage,
+  encodeMessage,
+  type RegisteredMessage,
+  type WorkerMessage,
+} from "@svc/shared/fleet/protocol";
+
+/** Logging function of the worker. */
+export type FleetLog = (
+  level: "info" | "warn" | "error",
+  msg: string,
+  fields?: Record<string, unknown>,
+) => void;
+
+/** Bound on the TCP + TLS + HTTP upgrade of one dial. */
+export const CONNECT_TIMEOUT_MS = 10_000;
+/** Bound on waiting for `registered` after sending `register`. */
+export const REGISTER_TIMEOUT_MS = 5_000;
+/** Timings used until the router states its own (in `registered`). */
+const DEFAULT_TIMINGS: RouterTimings = { heartbeat: 500, status: 1000, stale: 3000 };
+
+/** The router's beat, in ms: how often to ping and send status, and when silence means gone. */
+interface RouterTimings {
+  heartbeat: number;
+  status: number;
+  stale: number;
+}
+
+/** How one socket session ended. */
+export interface SessionEnd {
+  /** The router had accepted the registration on this socket. */
+  registered: boolean;
+  /** Reconnect without backoff (the router went silent or closed a healthy session). */
+  immediate: boolean;
+  /** Back off to the cap (the router refused us; retrying fast will not help). */
+  refused: boolean;
+}
+
+/** What a session needs from its link. */
+export interface SessionHost {
+  routerWsUrl: string;
+  token: string;
+  /** Open the socket (default: a WebSocket presenting the token; tests pass a scripted one). */
+  dial?: (url: string, token: string) => WebSocket;
+  /** The first frame, sent when the socket opens. */
+  registerFrame(): WorkerMessage;
+  /** A status frame, or undefined when no snapshot could be taken. */
+  statusFrame(): WorkerMessage | undefined;
+  /** The router accepted the registration. */
+  onRegistered(msg: RegisteredMessage): void;
+  /** The router acknowledged a drain notice. */
+  onDrainAck(): void;
+  /** A dial or registration failed (the link rate-limits these logs). */
+  noteFailure(message: string): void;
+  log: FleetLog;
+}
+
+/** Open a fleet socket to the router, presenting the worker token on the upgrade request. */
+function dialRouter(url: string, token: string): WebSocket {
+  return new WebSocket(url, { headers: { authorization: `Bearer ${token}` } });
+}
+
+/** One dial and, if it succeeds, one registered session; `ended` resolves when it is over. */
+export class LinkSession {
+  /** Resolves once, when the session is over and its timers are cleared. */
+  readonly ended: Promise<SessionEnd>;
+  readonly #host: SessionHost;
+  readonly #ws: WebSocket | undefined;
+  // Timers leave the set when they fire: status and heartbeat ticks re-arm until the end.
+  readonly #timers = new Set<ReturnType<typeof setTimeout>>();
+  #resolve!: (end: SessionEnd) => void;
+  #timings = DEFAULT_TIMINGS;
+  #lastFrame = Date.now();
+  #registered = false;
+  #refused = false;
+  #finished = false;
+
+  /** Dial the router now. */
+  constructor(host: SessionHost) {
+    this.#host = host;
+    this.ended = new Promise<SessionEnd>((resolve) => this.#resolve = resolve);
+    let ws: WebSocket;
+    try {
+      ws = (host.dial ?? dialRouter)(host.routerWsUrl, host.token);
+    } catch (err) {
+      host.log("error", "cannot dial the router", { error: (err as Error).message });
+      this.#finished = true;
+      this.#resolve({ registered: false, immediate: false, refused: true });
+      return;
+    }
+    this.#ws = ws;
+    this.#later(() => {
+      if (ws.readyState === WebSocket.CONNECTING) {
+        host.noteFailure("router connection timed out");
+        this.#finish({ registered: false, immediate: false, refused: false }, CLOSE_CODES.normal);
+      }
+    }, CONNECT_TIMEOUT_MS);
+    ws.onopen = () => this.#opened();
+    ws.onmessage = (ev) => this.#received(ev.data);
+    ws.onerror = (ev) => this.#failed((ev as ErrorEvent).message ?? "");
+    ws.onclose = (ev) => {
+      // Going away: the router is shutting down (restart): dial again at once, it may be back.
+      const immediate = this.#registered && ev.code === CLOSE_CODES.goingAway;
+      this.#finish({ registered: false, immediate, refused: this.#refused });
+    };
+  }
+
+  /** True while registered over an open socket. */
+  get connected(): boolean {
+    return !this.#finished && this.#registered && this.#ws?.readyState === WebSocket.OPEN;
+  }
+
+  /** Send a frame if the socket is open (frames to a closing socket are dropped). */
+  send(msg: WorkerMessage | undefined): void {
+    const ws = this.#ws;
+    if (!msg || !ws || ws.readyState !== WebSocket.OPEN) return;
+    try {
+      ws.send(encodeMessage(msg));
+    } catch {
+      // The socket is closing; its close handler ends the session.
+    }
+  }
+
+  /**
+   * End the session from outside with `code`; resolves when the socket's close handshake is over
+   * (at once when it was already closing). Callers bound the wait.
+   */
+  end(code: number, reason: string): Promise<void> {
+    const ws = this.#ws;
+    const closed = ws && !this.#finished && ws.readyState < WebSocket.CLOSING
+      ? new Promise<void>((resolve) => ws.addEventListener("close", () => resolve()))
+      : Promise.resolve();
+    this.#finish({ registered: false, immediate: false, refused: false }, code, reason);
+    return closed;
+  }
+
+  #later(fn: () => void, ms: number): void {
+    const t = setTimeout(() => {
+      this.#timers.delete(t);
+      fn();
+    }, ms);
+    this.#timers.add(t);
+  }
+
+  #opened(): void {
+    this.#lastFrame = Date.now();
+    this.send(this.#host.registerFrame());
+    this.#later(() => {
+      if (!this.#registered) {
+        this.#host.noteFailure("router did not acknowledge the registration");
+        this.#finish({ registered: false, immediate: false, refused: false }, CLOSE_CODES.normal);
+      }
+    }, REGISTER_TIMEOUT_MS);
+  }
+
+  #received(data: unknown): void {
+    this.#lastFrame = Date.now();
+    const decoded = decodeRouterMessage(data);
+    if (!decoded.ok) {
+      this.#host.log("warn", "invalid frame from router", { error: decoded.error });
+      return;
+    }
+    const msg = decoded.message;
+    switch (msg.type) {
+      case "registered":
+        this.#accepted(msg);
+        return;
+      case "ping":
+        this.send({ type: "pong", t: msg.t });
+        return;
+      case "pong":
+        return;
+      case "ack":
+        this.#host.onDrainAck();
+        return;
+      case "error":
+        this.#refused = msg.code === "PROTOCOL_MISMATCH";
+        this.#host.log(this.#refused ? "error" : "warn", "router refused the worker", {
+          code: msg.code,
+          message: msg.message,
+        });
+        return;
+    }
+  }
+
+  #failed(message: string): void {
+    if (/\b401\b/.test(message)) {
+      this.#refused = true;
+      this.#host.noteFailure(
+        "router refused the worker token (HTTP 401): check SVC_WORKER_TOKEN",
+      );
+    } else if (!this.#registered) {
+      this.#host.noteFailure(`cannot reach the router: ${message || "connection failed"}`);
+    }
+  }
+
+  /** Registered: adopt the router's timings, send status at once and on its beat, heartbeat. */
+  #accepted(msg: RegisteredMessage): void {
+    if (this.#registered) return;
+    this.#registered = true;
+    this.#timings = {
+      heartbeat: msg.heartbeat_interval_ms,
+      status: msg.status_interval_ms,
+      stale: msg.stale_after_ms,
+    };
+    this.#host.onRegistered(msg);
+    // Status at once (the router learns the load before routing), then on the router's beat.
+    this.send(this.#host.statusFrame());
+    this.#later(() => this.#statusTick(), this.#timings.status);
+    this.#later(() => this.#heartbeat(), this.#timings.heartbeat);
+  }
+
+  #statusTick(): void {
+    this.send(this.#host.statusFrame());
+    this.#later(() => this.#statusTick(), this.#timings.status);
+  }
+
+  #heartbeat(): void {
+    // A frozen router never closes its socket: silence past the bound means it is gone.
+    const silentMs = Date.now() - this.#lastFrame;
+    if (silentMs > this.#timings.stale) {
+      this.#host.log("warn", "router silent past the heartbeat bound", { silent_ms: silentMs });
+      this.#finish(
+        { registered: true, immediate: true, refused: false },
+        CLOSE_CODES.heartbeatTimeout,
+        "heartbeat timeout",
+      );
+      return;
+    }
+    this.send({ type: "ping", t: Date.now() });
+    this.#later(() => this.#heartbeat(), this.#timings.heartbeat);
+  }
+
+  #finish(end: SessionEnd, closeCode?: number, reason?: string): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    for (const t of this.#timers) clearTimeout(t);
+    this.#timers.clear();
+    const ws = this.#ws!;
+    // Detach: after a heartbeat timeout the old socket's onclose may never fire, and a late one
+    // must not end the next session.
+    ws.onopen =
+      ws.onmessage =
+      ws.onerror =
+      ws.onclose =
+        null;
+    if (closeCode !== undefined && ws.readyState < WebSocket.CLOSING) {
+      try {
+        ws.close(closeCode, reason);
+      } catch {
+        // already closing
+      }
+    }
+    this.#resolve({ ...end, registered: end.registered || this.#registered });
+  }
+}
