@@ -11,6 +11,7 @@ import baaiBgeSmallEnV15 from "./models/baai_bge_small_en_v1_5.ts";
 import colbertIrColbertv20 from "./models/colbert_ir_colbertv2_0.ts";
 import intfloatMultilingualE5Small from "./models/intfloat_multilingual_e5_small.ts";
 import jinaaiJinaRerankerV1TurboEn from "./models/jinaai_jina_reranker_v1_turbo_en.ts";
+import knowledgatorGliclassSmallV10 from "./models/knowledgator_gliclass_small_v1_0.ts";
 import mixedbreadAiMxbaiEmbedLargeV1 from "./models/mixedbread_ai_mxbai_embed_large_v1.ts";
 import mixedbreadAiMxbaiRerankXsmallV1 from "./models/mixedbread_ai_mxbai_rerank_xsmall_v1.ts";
 import moritzlaurerDebertaV3BaseZeroshotV20 from "./models/moritzlaurer_deberta_v3_base_zeroshot_v2_0.ts";
@@ -38,6 +39,7 @@ const RAW_ENTRIES: ReadonlyArray<readonly [string, unknown]> = [
   ["models/colbert_ir_colbertv2_0.ts", colbertIrColbertv20],
   ["models/intfloat_multilingual_e5_small.ts", intfloatMultilingualE5Small],
   ["models/jinaai_jina_reranker_v1_turbo_en.ts", jinaaiJinaRerankerV1TurboEn],
+  ["models/knowledgator_gliclass_small_v1_0.ts", knowledgatorGliclassSmallV10],
   ["models/mixedbread_ai_mxbai_embed_large_v1.ts", mixedbreadAiMxbaiEmbedLargeV1],
   ["models/mixedbread_ai_mxbai_rerank_xsmall_v1.ts", mixedbreadAiMxbaiRerankXsmallV1],
   ["models/moritzlaurer_deberta_v3_base_zeroshot_v2_0.ts", moritzlaurerDebertaV3BaseZeroshotV20],

@@ -13,6 +13,8 @@ export const FAMILIES = [
   "gliner",
   "token_classification",
   "zero_shot",
+  /** GLiClass uni-encoder: every label in one prompt with the text, one logit per label. */
+  "gliclass",
   "clip",
   "detection",
   "static",

@@ -22,7 +22,13 @@ const SIMILARITY: Record<string, string> = {
   sparse: "dot",
   multivector: "maxsim",
 };
-const EXTRACT_FAMILIES = new Set(["gliner", "token_classification", "zero_shot", "detection"]);
+const EXTRACT_FAMILIES = new Set([
+  "gliner",
+  "token_classification",
+  "zero_shot",
+  "gliclass",
+  "detection",
+]);
 
 /** The file-name form of an id: lower case, every run of other characters becomes `_`. */
 function snake(id: string): string {
@@ -88,7 +94,7 @@ Deno.test("files: model present, relative paths, roles each family needs", () =>
       assert.equal(c.files.gliner_config, "gliner_config.json");
       assert.equal(c.files.added_tokens, "added_tokens.json");
     }
-    if (c.family === "token_classification" || c.family === "zero_shot") {
+    if (["token_classification", "zero_shot", "gliclass"].includes(c.family)) {
       assert.equal(c.files.config, "config.json");
     }
   }
@@ -204,6 +210,10 @@ Deno.test("family shapes: inputs, outputs, pooling and options", () => {
         assert.equal(String(c.family_options.hypothesis_template).split("{}").length, 2, c.id);
         break;
       }
+      case "gliclass":
+        assert.deepEqual(c.outputs, ["classifications"], c.id);
+        assert.equal(typeof c.family_options.prompt_first, "boolean", c.id);
+        break;
       case "clip":
         assert.deepEqual(c.inputs, ["text", "image"], c.id);
         assert.deepEqual(c.outputs, ["dense"], c.id);

@@ -12,6 +12,7 @@ import { createRerankerAdapter } from "./reranker.ts";
 import { createTokenClassificationAdapter } from "./token_classification.ts";
 import { createGlinerAdapter } from "./gliner.ts";
 import { createZeroShotAdapter } from "./zero_shot.ts";
+import { createGliclassAdapter } from "./gliclass.ts";
 
 /** Adapter factories by family: exactly the families `kinds.ts` lists as having one. */
 export const FAMILY_ADAPTERS: Record<AdapterFamily, AdapterFactory> = {
@@ -26,4 +27,5 @@ export const FAMILY_ADAPTERS: Record<AdapterFamily, AdapterFactory> = {
   token_classification: createTokenClassificationAdapter,
   gliner: createGlinerAdapter,
   zero_shot: createZeroShotAdapter,
+  gliclass: createGliclassAdapter,
 };

@@ -17,6 +17,7 @@ export const ADAPTER_FAMILIES = [
   "token_classification",
   "gliner",
   "zero_shot",
+  "gliclass",
 ] as const satisfies readonly Family[];
 
 /** A family with an adapter. */
@@ -39,6 +40,7 @@ const FAMILY_OPS: Record<Family, Op> = {
   gliner: "extract",
   token_classification: "extract",
   zero_shot: "extract",
+  gliclass: "extract",
   detection: "extract",
 };
 

@@ -18,7 +18,7 @@ const DEFAULT_HYPOTHESIS_TEMPLATE = "This example is {}.";
 /** Extract options only some families read: elsewhere they are a 400, not silently ignored. */
 const FAMILY_OPTIONS: Record<string, readonly Family[]> = {
   hypothesis_template: ["zero_shot"],
-  multi_label: ["zero_shot"],
+  multi_label: ["zero_shot", "gliclass"],
   entity_labels: ["gliner"],
 };
 
@@ -70,6 +70,8 @@ export function planExtract(served: ServedModel, p: ExtractParams): ExtractPlan 
       return planGliner(served, p, common);
     case "zero_shot":
       return planZeroShot(served, p, common);
+    case "gliclass":
+      return planGliclass(served, p, common);
     default:
       throw invalidInput(`model '${served.config.id}' is a ${family} model, not an extract model`);
   }
@@ -159,6 +161,19 @@ function planZeroShot(served: ServedModel, p: ExtractParams, c: Common): Extract
       threshold: c.threshold,
       prompt: c.instruction,
       hypothesisTemplate: template,
+      multiLabel: multiLabelOf(served, c.options),
+    },
+    outputs: ["classifications"],
+  };
+}
+
+function planGliclass(served: ServedModel, p: ExtractParams, c: Common): ExtractPlan {
+  return {
+    work: {
+      op: "extract",
+      labels: candidateLabels(served, p),
+      threshold: c.threshold,
+      prompt: c.instruction,
       multiLabel: multiLabelOf(served, c.options),
     },
     outputs: ["classifications"],
