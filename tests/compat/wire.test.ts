@@ -1,0 +1,282 @@
+/**
+ * Client compatibility, end to end with real processes on 127.0.0.1: the SIE-style client of
+ * ./client (its own msgpack code, written from the wire rules) talks to a router and to a worker.
+ * A request to a pool with no worker (scaled to zero) gets 202 and is followed until a worker joins;
+ * every output dtype and output type decodes, through the router and straight from the worker, to
+ * exactly what the wire rules compute from the float32 answer; the version header is read.
+ *
+ * Hooks for the loading codes (issue 8.3): the client already retries 503 `MODEL_LOADING` by its
+ * Retry-After and raises `MODEL_LOAD_FAILED` at once (client.test.ts checks that against a scripted
+ * server); the real-process cases belong in a step of this file next to "202 → success".
+ */
+import assert from "node:assert/strict";
+import { VERSION } from "@svc/shared/version";
+import {
+  json,
+  type Proc,
+  startRouterProc,
+  startWorkerProc,
+  stopAll,
+  until,
+  workerIds,
+} from "../router/e2e/procs.ts";
+import { CompatClient } from "./client/client.ts";
+import { isWireArray, type WireArray } from "./client/msgpack.ts";
+import { elements, rows, unpackBits } from "./client/numpy.ts";
+
+const DTYPES = ["float32", "float16", "int8", "uint8", "binary", "ubinary"] as const;
+type Dtype = typeof DTYPES[number];
+const TEXTS = ["cats sleep on the warm mat", "hello world"];
+
+/** Which model answers which output types (m3: all three from one pass). */
+const CASES: { model: string; outputs: string[] }[] = [
+  { model: "fixture/dense", outputs: ["dense"] },
+  { model: "fixture/sparse", outputs: ["sparse"] },
+  { model: "fixture/colbert", outputs: ["multivector"] },
+  { model: "fixture/m3", outputs: ["dense", "sparse", "multivector"] },
+];
+
+/** The dtype string and element transform the wire rules give for `dtype`. */
+const WIRE_TYPE: Record<Dtype, string> = {
+  float32: "<f4",
+  float16: "<f2",
+  int8: "|i1",
+  uint8: "|u1",
+  binary: "|u1",
+  ubinary: "|u1",
+};
+
+/** numpy's round: half to even (and an integer on the wire has no negative zero). */
+function roundEven(x: number): number {
+  const r = Math.round(x);
+  return (r - x === 0.5 && r % 2 !== 0 ? r - 1 : r) + 0;
+}
+
+/** What one float32 vector becomes at `dtype`, computed here in float32 steps like numpy. */
+function quantise(v: number[], dtype: "int8" | "uint8" | "binary"): number[] {
+  const f = Math.fround;
+  if (dtype === "binary") {
+    const bytes = new Array(Math.ceil(v.length / 8)).fill(0);
+    v.forEach((x, i) => {
+      if (x > 0) bytes[i >> 3] |= 0x80 >> (i & 7);
+    });
+    return bytes;
+  }
+  if (dtype === "int8") {
+    const max = Math.max(...v.map(Math.abs));
+    return v.map((x) => (max === 0 ? 0 : roundEven(f(f(x / max) * 127))));
+  }
+  const min = Math.min(...v);
+  const range = f(Math.max(...v) - min);
+  return v.map((x) => (range === 0 ? 128 : roundEven(f(f(f(x - min) / range) * 255))));
+}
+
+function wire(v: unknown, what: string): WireArray {
+  assert.ok(isWireArray(v), `${what}: a numpy map`);
+  return v;
+}
+
+/** Check one returned vector at `dtype` against its float32 twin. */
+function checkVector(got: WireArray, ref: number[], dtype: Dtype, what: string): void {
+  assert.equal(got.dtype, WIRE_TYPE[dtype], `${what}: wire dtype`);
+  const values = elements(got);
+  switch (dtype) {
+    case "float32":
+      assert.deepEqual(values, ref, what);
+      break;
+    case "float16":
+      ref.forEach((x, i) => {
+        const tol = Math.max(Math.abs(x) * 2 ** -11, 2 ** -24);
+        assert.ok(Math.abs(values[i] - x) <= tol, `${what}[${i}]: ${values[i]} vs ${x}`);
+      });
+      break;
+    case "int8":
+    case "uint8":
+      assert.deepEqual(values, quantise(ref, dtype), what);
+      break;
+    case "binary":
+    case "ubinary":
+      assert.deepEqual(values, quantise(ref, "binary"), what);
+      assert.deepEqual(unpackBits(values, ref.length), ref.map((x) => (x > 0 ? 1 : 0)), what);
+      break;
+  }
+}
+
+type Obj = Record<string, unknown>;
+
+/** Check every output of one encode answer at `dtype` against the float32 answer. */
+function checkItems(items: Obj[], refs: Obj[], outputs: string[], dtype: Dtype, what: string) {
+  assert.equal(items.length, refs.length);
+  items.forEach((item, i) => {
+    const ref = refs[i];
+    assert.deepEqual(Object.keys(item).sort(), ["id", ...outputs].sort(), `${what} item ${i}`);
+    assert.equal(item.id, ref.id, "ids echoed");
+    if (outputs.includes("dense")) {
+      const d = item.dense as Obj;
+      const r = ref.dense as Obj;
+      assert.equal(d.dtype, dtype);
+      assert.equal(d.dims, r.dims, "dims stay the float dimension");
+      checkVector(wire(d.values, what), elements(wire(r.values, what)), dtype, `${what} dense`);
+    }
+    if (outputs.includes("sparse")) {
+      const s = item.sparse as Obj;
+      const r = ref.sparse as Obj;
+      const idx = wire(s.indices, what);
+      assert.equal(idx.dtype, "<i4", "sparse indices are int32");
+      assert.deepEqual(elements(idx), elements(wire(r.indices, what)));
+      // Only float16 applies to sparse values; the integer and binary dtypes leave float32.
+      const sparseDtype: Dtype = dtype === "float16" ? "float16" : "float32";
+      assert.equal(s.dtype, sparseDtype);
+      checkVector(wire(s.values, what), elements(wire(r.values, what)), sparseDtype, `${what} sp`);
+    }
+    if (outputs.includes("multivector")) {
+      const m = item.multivector as Obj;
+      const r = m && (ref.multivector as Obj);
+      const got = wire(m.values, what);
+      const want = rows(wire(r.values, what));
+      assert.equal(m.dtype, dtype);
+      assert.equal(m.num_tokens, want.length);
+      assert.equal(m.token_dims, r.token_dims);
+      assert.equal(got.shape.length, 2, "one 2-D array, not a list of rows");
+      const width = dtype === "binary" || dtype === "ubinary"
+        ? Math.ceil((r.token_dims as number) / 8)
+        : r.token_dims;
+      assert.deepEqual(got.shape, [want.length, width]);
+      const gotRows = rows(got);
+      // Each token row is quantised on its own.
+      want.forEach((row, t) => {
+        const one: WireArray = {
+          wireArray: true,
+          dtype: got.dtype,
+          shape: [gotRows[t].length],
+          data: got.data.subarray(
+            t * got.data.length / want.length,
+            (t + 1) * got.data.length / want.length,
+          ),
+        };
+        checkVector(one, row, dtype, `${what} token ${t}`);
+      });
+    }
+  });
+}
+
+Deno.test({
+  name: "compat: an SIE-style client through the router and the worker",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async (t) => {
+    let router: Proc | undefined;
+    let worker: Proc | undefined;
+    try {
+      const r = await startRouterProc("compat-router", { SVC_PROVISION_RETRY_AFTER_S: "1" });
+      router = r.proc;
+
+      // A first worker registers the fixture models (the router learns their bundle) and leaves:
+      // the pool is back to zero, as after a scale-down.
+      const seed = await startWorkerProc("compat-seed", r.url, { SVC_MACHINE_PROFILE: "cpu" });
+      try {
+        await until(async () => (await workerIds(r.url)).length === 1, "the first worker", 60_000);
+      } finally {
+        await seed.stop();
+      }
+      await until(async () => (await workerIds(r.url)).length === 0, "an empty pool", 20_000);
+
+      await t.step("202 while the pool has no worker, followed until a worker joins", async () => {
+        const client = new CompatClient({
+          baseUrl: r.url,
+          version: VERSION,
+          machineProfile: "cpu",
+        });
+        const pending = client.encode("fixture/dense", [{ id: "a", text: TEXTS[0] }]);
+        await until(() => client.seen.some((s) => s.status === 202), "a 202", 20_000);
+        const first = client.seen[0];
+        assert.equal(first.status, 202);
+        assert.equal(first.retryAfter, "1");
+        worker = await startWorkerProc("compat-cpu", r.url, { SVC_MACHINE_PROFILE: "cpu" });
+        const body = await pending;
+        const items = body.items as Obj[];
+        assert.equal(items[0].id, "a");
+        assert.equal((items[0].dense as Obj).dims, 32);
+        assert.equal(client.seen.at(-1)?.status, 200);
+        assert.ok(client.seen.slice(0, -1).every((s) => s.status === 202));
+        assert.equal(client.serverVersion, VERSION);
+        assert.deepEqual(client.warnings, []);
+      });
+      await until(async () => (await workerIds(r.url)).length === 1, "the worker", 60_000);
+      const health = await json(`${r.url}/health`);
+      const workerUrl = (health.body.workers as { url: string }[])[0].url;
+
+      for (const [target, baseUrl] of [["router", r.url], ["worker", workerUrl]]) {
+        await t.step(`every dtype and output type decodes (${target})`, async () => {
+          const client = new CompatClient({ baseUrl, version: VERSION, machineProfile: "cpu" });
+          for (const c of CASES) {
+            const items = TEXTS.map((text, i) => ({ id: `t${i}`, text }));
+            const answer = (dtype: Dtype) =>
+              client.encode(c.model, items, { output_types: c.outputs, output_dtype: dtype });
+            const ref = await answer("float32");
+            assert.equal(ref.model, c.model);
+            const timing = ref.timing as Obj;
+            for (const k of ["total_ms", "queue_ms", "tokenization_ms", "inference_ms"]) {
+              assert.equal(typeof timing[k], "number", `timing.${k} is a plain number`);
+            }
+            for (const dtype of DTYPES) {
+              const got = await answer(dtype);
+              checkItems(
+                got.items as Obj[],
+                ref.items as Obj[],
+                c.outputs,
+                dtype,
+                `${target} ${c.model} ${dtype}`,
+              );
+            }
+          }
+          assert.equal(client.serverVersion, VERSION);
+          assert.deepEqual(client.warnings, []);
+          assert.ok(client.seen.every((s) => s.status === 200));
+        });
+      }
+
+      await t.step("score with a cross-encoder and with an encode model", async () => {
+        const client = new CompatClient({
+          baseUrl: r.url,
+          version: VERSION,
+          machineProfile: "cpu",
+        });
+        for (
+          const [model, options] of [["fixture/reranker", undefined], ["fixture/m3", {}], [
+            "fixture/m3",
+            { output_type: "multivector" },
+          ]] as const
+        ) {
+          const body = await client.score(
+            model,
+            { id: "q", text: "where do cats sleep" },
+            [{ id: "a", text: TEXTS[0] }, { text: TEXTS[1] }],
+            options,
+          );
+          assert.equal(body.query_id, "q");
+          const scores = body.scores as Obj[];
+          assert.equal(scores.length, 2);
+          scores.forEach((e, rank) => {
+            assert.equal(typeof e.score, "number", "a score is a plain float, never a numpy map");
+            assert.equal(e.rank, rank);
+          });
+          assert.deepEqual(scores.map((e) => e.item_id).sort(), ["a", null].sort());
+        }
+      });
+
+      await t.step("a client of another release warns about the skew", async () => {
+        for (const baseUrl of [r.url, workerUrl]) {
+          const client = new CompatClient({ baseUrl, version: "0.99.0", machineProfile: "cpu" });
+          await client.encode("fixture/dense", [{ text: "x" }]);
+          await client.encode("fixture/dense", [{ text: "y" }]);
+          assert.deepEqual(client.warnings, [
+            `server version ${VERSION} differs from client version 0.99.0`,
+          ]);
+        }
+      });
+    } finally {
+      await stopAll([worker, router]);
+    }
+  },
+});
