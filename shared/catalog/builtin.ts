@@ -16,6 +16,7 @@ import mixedbreadAiMxbaiEmbedLargeV1 from "./models/mixedbread_ai_mxbai_embed_la
 import mixedbreadAiMxbaiRerankXsmallV1 from "./models/mixedbread_ai_mxbai_rerank_xsmall_v1.ts";
 import moritzlaurerDebertaV3BaseZeroshotV20 from "./models/moritzlaurer_deberta_v3_base_zeroshot_v2_0.ts";
 import nomicAiNomicEmbedTextV15 from "./models/nomic_ai_nomic_embed_text_v1_5.ts";
+import onnxCommunityGlinerMultitaskLargeV05 from "./models/onnx_community_gliner_multitask_large_v0_5.ts";
 import onnxCommunityGlinerMultiV21 from "./models/onnx_community_gliner_multi_v2_1.ts";
 import onnxCommunityGlinerSmallV21 from "./models/onnx_community_gliner_small_v2_1.ts";
 import qdrantSpladePpEnV1 from "./models/qdrant_splade_pp_en_v1.ts";
@@ -44,6 +45,7 @@ const RAW_ENTRIES: ReadonlyArray<readonly [string, unknown]> = [
   ["models/mixedbread_ai_mxbai_rerank_xsmall_v1.ts", mixedbreadAiMxbaiRerankXsmallV1],
   ["models/moritzlaurer_deberta_v3_base_zeroshot_v2_0.ts", moritzlaurerDebertaV3BaseZeroshotV20],
   ["models/nomic_ai_nomic_embed_text_v1_5.ts", nomicAiNomicEmbedTextV15],
+  ["models/onnx_community_gliner_multitask_large_v0_5.ts", onnxCommunityGlinerMultitaskLargeV05],
   ["models/onnx_community_gliner_multi_v2_1.ts", onnxCommunityGlinerMultiV21],
   ["models/onnx_community_gliner_small_v2_1.ts", onnxCommunityGlinerSmallV21],
   ["models/qdrant_splade_pp_en_v1.ts", qdrantSpladePpEnV1],

@@ -199,6 +199,13 @@ Deno.test("family shapes: inputs, outputs, pooling and options", () => {
         assert.ok(["none", "sigmoid"].includes(c.family_options.activation as string), c.id);
         break;
       case "gliner":
+        // Multitask models add relations (a second, relation-prompted pass).
+        assert.deepEqual(
+          c.outputs,
+          c.id.includes("multitask") ? ["entities", "relations"] : ["entities"],
+          c.id,
+        );
+        break;
       case "token_classification":
         assert.deepEqual(c.outputs, ["entities"], c.id);
         break;

@@ -84,18 +84,22 @@ class GlinerAdapter implements ModelAdapter<GlinerItem> {
     });
   }
 
+  /** The first label that holds a prompt token, as an error message (one check per batch). */
+  readonly #badLabel = memoLast((key): string | undefined => {
+    for (const label of JSON.parse(key) as string[]) {
+      const bad = this.model.tokenizer.reservedTokenIn(label, this.#reserved);
+      if (bad) {
+        return `label '${label}' contains the model's special token '${bad}'; labels are plain text`;
+      }
+    }
+    return undefined;
+  });
+
   /** Words and tokens of a label prompt plus lead words, checked against the model's limits. */
   #plan(labels: readonly string[], lead: string, labelOffset = 0): PromptPlan {
     const tok = this.model.tokenizer;
-    for (const label of labels) {
-      const bad = tok.reservedTokenIn(label, this.#reserved);
-      if (bad) {
-        return {
-          error: `label '${label}' contains the model's special token '${bad}'; ` +
-            `labels are plain text`,
-        };
-      }
-    }
+    const bad = this.#badLabel(JSON.stringify(labels));
+    if (bad) return { error: bad };
     const ids = promptIds(tok, labels, this.s.entId, this.s.sepId);
     const leadIds = splitWords(lead).map((w) => tok.bodyIds(w.text, tok.maxLength));
     const leadTokens = leadIds.reduce((n, w) => n + w.length, 0);
@@ -153,6 +157,11 @@ class GlinerAdapter implements ModelAdapter<GlinerItem> {
     const lead = params.entityLabels ? "" : params.prompt ?? "";
     const plan = this.#firstPass(JSON.stringify([lead, ...labels]));
     if ("error" in plan) return fail(plan.error);
+    if (params.entityLabels) {
+      // Relation types go into the second pass's labels: check them now.
+      const bad = this.#badLabel(JSON.stringify(params.labels ?? []));
+      if (bad) return fail(bad);
+    }
     const words = splitWords(text);
     const room = this.#room(plan.prompt.ids.length);
     // Texts repeat words a lot: tokenise each distinct word once.

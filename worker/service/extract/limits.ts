@@ -13,6 +13,12 @@ export const MAX_LABELS = 64;
 /** Longest label, in characters: a label is a short name ("person", "drug dosage"). */
 export const MAX_LABEL_LENGTH = 100;
 
+/**
+ * Most entity types a relation request may name (`options.entity_labels`): they are the first
+ * pass's prompt, and each entity found may become a head of the second pass.
+ */
+export const MAX_ENTITY_LABELS = 32;
+
 /** Longest `params.instruction` of an extract request, in characters. */
 export const MAX_INSTRUCTION_LENGTH = 500;
 

@@ -10,7 +10,12 @@ import type { ExtractParams } from "@svc/shared/schemas/extract";
 import type { WorkParams } from "../../families/types.ts";
 import { checkLora, effectiveOptions } from "../params.ts";
 import { checkLabel, checkLabelList } from "./labels.ts";
-import { MAX_INSTRUCTION_LENGTH, MAX_LABELS, MAX_TEMPLATE_LENGTH } from "./limits.ts";
+import {
+  MAX_ENTITY_LABELS,
+  MAX_INSTRUCTION_LENGTH,
+  MAX_LABELS,
+  MAX_TEMPLATE_LENGTH,
+} from "./limits.ts";
 
 /** The NLI template used when neither the request nor the catalog names one. */
 const DEFAULT_HYPOTHESIS_TEMPLATE = "This example is {}.";
@@ -111,6 +116,13 @@ function planTokenClassification(served: ServedModel, p: ExtractParams, c: Commo
 }
 
 function planGliner(served: ServedModel, p: ExtractParams, c: Common): ExtractPlan {
+  if (served.config.outputs.includes("relations")) return planRelations(served, p, c);
+  if (c.options.entity_labels !== undefined) {
+    throw invalidInput(
+      `model '${served.config.id}' does not extract relations: options.entity_labels ` +
+        `applies to GLiNER multitask models`,
+    );
+  }
   const labels = checkLabelList(p.labels, "params.labels", MAX_LABELS);
   if (labels === undefined) {
     throw invalidInput(
@@ -177,5 +189,40 @@ function planGliclass(served: ServedModel, p: ExtractParams, c: Common): Extract
       multiLabel: multiLabelOf(served, c.options),
     },
     outputs: ["classifications"],
+  };
+}
+
+/**
+ * A GLiNER multitask model: `labels` are relation types; entities of `options.entity_labels` are
+ * found first and become the heads (and candidate tails) of a second, relation-prompted pass.
+ */
+function planRelations(served: ServedModel, p: ExtractParams, c: Common): ExtractPlan {
+  const relations = checkLabelList(p.labels, "params.labels", MAX_LABELS);
+  if (relations === undefined) {
+    throw invalidInput(
+      `model '${served.config.id}' extracts relations: params.labels must list the relation ` +
+        `types (e.g. ["works for", "lives in"]) and options.entity_labels the entity types`,
+    );
+  }
+  const raw = c.options.entity_labels;
+  if (raw !== undefined && !Array.isArray(raw)) {
+    throw invalidInput("options.entity_labels must be a list of entity types");
+  }
+  const entityLabels = checkLabelList(raw, "options.entity_labels", MAX_ENTITY_LABELS);
+  if (entityLabels === undefined) {
+    throw invalidInput(
+      `relation extraction needs options.entity_labels: the entity types whose mentions are ` +
+        `the relations' heads and tails (e.g. ["person", "organization"])`,
+    );
+  }
+  return {
+    work: {
+      op: "extract",
+      labels: relations,
+      entityLabels,
+      threshold: c.threshold,
+      prompt: c.instruction,
+    },
+    outputs: ["entities", "relations"],
   };
 }

@@ -1,0 +1,254 @@
+/**
+ * POST /v1/extract with fixture/gliner-multitask (token-level GLiNER): relations. Expected
+ * results come from direct runs of the fixture (tests/worker/gliner_expected.ts) assembled here:
+ * entities of the entity types first; then, with the relation instruction before the text, one
+ * `"{head} <> {relation}"` label per distinct head and relation type (relation-major, heads in
+ * order of appearance, labels cut into prompts that leave half of the model's tokens for text);
+ * the spans found are tails.
+ */
+import assert from "node:assert/strict";
+import { GLINER_TOKENS, MAX_WIDTH, MAX_WORDS } from "../fixtures/models/gliner.ts";
+import { fixtureTokenizer } from "../fixtures/testing.ts";
+import { type Json, postJson, type TestWorker, withWorker } from "./harness.ts";
+import { decodeMsgpackView } from "./msgpack_view.ts";
+import {
+  candidates,
+  type Ent,
+  expectedEntities,
+  flat,
+  type GlinerFixture,
+  inCodePoints,
+  type Span,
+  words,
+} from "./gliner_expected.ts";
+
+const URL_PATH = "/v1/extract/fixture/gliner-multitask";
+const FX: GlinerFixture = {
+  name: "gliner-multitask",
+  layout: "token",
+  tokens: GLINER_TOKENS,
+  maxWidth: MAX_WIDTH,
+  maxWords: MAX_WORDS,
+};
+const RELATION_PROMPT = "Extract relationships between entities from the text:";
+/** Tokens the fixture reads, less [CLS] and [SEP]. */
+const ROOM = 256 - 2;
+const ENTITY_LABELS = ["person", "organization", "location"];
+const RELATIONS = ["works for", "lives in"];
+const TEXTS = [
+  "Alice lives in Paris and works for Google with Bob.",
+  "Bob visited London; the bank of london hired Alice.",
+];
+
+interface Rel {
+  head: string;
+  tail: string;
+  relation: string;
+  score: number;
+}
+
+const tok = fixtureTokenizer(GLINER_TOKENS);
+const tokens = (s: string) => tok.encode(s, { add_special_tokens: false }).ids.length;
+
+/** Labels cut into prompts of at most half the room left after the instruction. */
+function chunks(labels: string[], lead: string): string[][] {
+  const leadTokens = words(lead).reduce((n, w) => n + tokens(w.text), 0);
+  const budget = Math.floor((ROOM - leadTokens) / 2);
+  const out: string[][] = [];
+  let cur: string[] = [];
+  let used = 0;
+  for (const l of labels) {
+    const need = 1 + tokens(l);
+    if (cur.length > 0 && used + need + 1 > budget) {
+      out.push(cur);
+      cur = [];
+      used = 0;
+    }
+    cur.push(l);
+    used += need;
+  }
+  if (cur.length > 0) out.push(cur);
+  return out;
+}
+
+/** Expected entities (code points) and relations of one text. */
+async function expected(
+  text: string,
+  opts: { threshold?: number; instruction?: string; relations?: string[] } = {},
+): Promise<{ entities: Ent[]; relations: Rel[] }> {
+  const threshold = opts.threshold ?? 0.5;
+  const relations = opts.relations ?? RELATIONS;
+  const ents = await expectedEntities(FX, text, ENTITY_LABELS, { threshold });
+  const heads = [...new Set(ents.map((e) => e.text))];
+  const found: Span[] = [];
+  const lead = opts.instruction ?? RELATION_PROMPT;
+  if (heads.length > 0) {
+    let offset = 0;
+    for (const chunk of chunks(relations.flatMap((r) => heads.map((h) => `${h} <> ${r}`)), lead)) {
+      for (const s of await candidates(FX, text, chunk, { threshold, lead })) {
+        found.push({ ...s, label: s.label + offset });
+      }
+      offset += chunk.length;
+    }
+  }
+  const ws = words(text);
+  const best = new Map<string, Rel>();
+  for (const s of flat(found)) {
+    const head = heads[s.label % heads.length];
+    const relation = relations[Math.floor(s.label / heads.length)];
+    const tail = text.slice(ws[s.start].start, ws[s.end].end);
+    if (tail === head) continue;
+    const key = `${head}|${relation}|${tail}`;
+    if (!best.has(key) || best.get(key)!.score < s.score) {
+      best.set(key, { head, tail, relation, score: s.score });
+    }
+  }
+  return {
+    entities: ents.map((e) => inCodePoints(text, e)),
+    relations: [...best.values()].sort((a, b) => b.score - a.score),
+  };
+}
+
+function assertSameRelations(got: Rel[], want: Rel[], what: string): void {
+  assert.deepEqual(
+    got.map((r) => [r.head, r.relation, r.tail]),
+    want.map((r) => [r.head, r.relation, r.tail]),
+    what,
+  );
+  got.forEach((r, i) => assert.ok(Math.abs(r.score - want[i].score) < 1e-4, `${what}: score`));
+}
+
+function assertSameEntities(got: Ent[], want: Ent[], what: string): void {
+  assert.deepEqual(
+    got.map((e) => [e.label, e.start, e.end, e.text]),
+    want.map((e) => [e.label, e.start, e.end, e.text]),
+    what,
+  );
+}
+
+async function extract(w: TestWorker, texts: string[], params: Json): Promise<Json[]> {
+  const r = await postJson(`${w.url}${URL_PATH}`, {
+    items: texts.map((text) => ({ text })),
+    params,
+  });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  return r.body.items;
+}
+
+const PARAMS = { labels: RELATIONS, options: { entity_labels: ENTITY_LABELS } };
+
+Deno.test("extract relations: entities first, then heads × relations prompts; tails match direct runs", async () => {
+  await withWorker(async (w) => {
+    const items = await extract(w, TEXTS, PARAMS);
+    let total = 0;
+    for (const [i, text] of TEXTS.entries()) {
+      assert.deepEqual(Object.keys(items[i]), ["entities", "relations"]);
+      const want = await expected(text);
+      assertSameEntities(items[i].entities, want.entities, `entities ${i}`);
+      assertSameRelations(items[i].relations, want.relations, `relations ${i}`);
+      const texts = new Set(want.entities.map((e) => e.text));
+      for (const r of items[i].relations as Rel[]) {
+        assert.ok(texts.has(r.head), `head '${r.head}' is an entity`);
+        assert.ok(RELATIONS.includes(r.relation));
+        assert.notEqual(r.tail, r.head);
+        assert.ok(text.includes(r.tail));
+      }
+      total += items[i].relations.length;
+    }
+    assert.ok(total > 0, "the fixture finds some relations");
+    // msgpack carries the same relations.
+    const res = await fetch(`${w.url}${URL_PATH}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ items: [{ id: "m", text: TEXTS[0] }], params: PARAMS }),
+    });
+    const packed = decodeMsgpackView(new Uint8Array(await res.arrayBuffer()));
+    assert.equal(packed.items[0].id, "m");
+    assertSameRelations(packed.items[0].relations, (await expected(TEXTS[0])).relations, "msgpack");
+  });
+});
+
+Deno.test("extract relations: the instruction replaces the relation prompt; many labels are cut into prompts", async () => {
+  await withWorker(async (w) => {
+    const instruction = "Find how the people and places below are related:";
+    const [told] = await extract(w, [TEXTS[0]], { ...PARAMS, instruction });
+    const want = await expected(TEXTS[0], { instruction });
+    assertSameEntities(told.entities, want.entities, "entities (no instruction in pass 1)");
+    assertSameRelations(told.relations, want.relations, "relations under the instruction");
+
+    // 24 relation types × the heads: several prompts, each read with the whole text.
+    const many = Array.from({ length: 24 }, (_, i) => `related kind ${i}`);
+    const heads = new Set(want.entities.map((e) => e.text)).size;
+    const labels = many.flatMap((r) =>
+      [...new Set(want.entities.map((e) => e.text))].map((h) => `${h} <> ${r}`)
+    );
+    assert.ok(chunks(labels, RELATION_PROMPT).length > 2, `${heads} heads give several prompts`);
+    const [got] = await extract(w, [TEXTS[0]], {
+      labels: many,
+      options: { entity_labels: ENTITY_LABELS },
+    });
+    assertSameRelations(
+      got.relations,
+      (await expected(TEXTS[0], { relations: many })).relations,
+      "chunked",
+    );
+  });
+});
+
+Deno.test("extract relations: batching does not change results; texts without entities have none", async () => {
+  await withWorker(async (w) => {
+    const mixed = [TEXTS[1], "hi", TEXTS[0], "", TEXTS[1]];
+    const batched = await extract(w, mixed, PARAMS);
+    for (const [i, text] of mixed.entries()) {
+      const [alone] = await extract(w, [text], PARAMS);
+      assertSameEntities(batched[i].entities, alone.entities, `item ${i} entities`);
+      assertSameRelations(batched[i].relations, alone.relations, `item ${i} relations`);
+    }
+    assert.deepEqual(batched[3], { entities: [], relations: [] });
+  });
+});
+
+Deno.test("extract relations: entity_labels required, bounded and validated; not on other models", async () => {
+  await withWorker(async (w) => {
+    const post = (path: string, params: Json) =>
+      postJson(`${w.url}${path}`, { items: [{ text: "Alice" }], params });
+    const cases: [string, Json, RegExp][] = [
+      ["no entity_labels", { labels: RELATIONS }, /entity_labels/],
+      [
+        "entity_labels not a list",
+        { labels: RELATIONS, options: { entity_labels: "person" } },
+        /entity_labels/,
+      ],
+      ["too many entity types", {
+        labels: RELATIONS,
+        options: { entity_labels: Array.from({ length: 33 }, (_, i) => `type ${i}`) },
+      }, /at most 32/],
+      [
+        "special token",
+        { labels: RELATIONS, options: { entity_labels: ["<<ENT>>"] } },
+        /special token/,
+      ],
+      [
+        "blank entity type",
+        { labels: RELATIONS, options: { entity_labels: ["person", " "] } },
+        /empty/,
+      ],
+      ["no relation types", { options: { entity_labels: ENTITY_LABELS } }, /relation/],
+      ["special token in a relation", {
+        labels: ["works <<SEP>> for"],
+        options: { entity_labels: ENTITY_LABELS },
+      }, /special token/],
+    ];
+    for (const [what, params, message] of cases) {
+      const r = await post(URL_PATH, params);
+      assert.equal(r.status, 400, `${what}: ${JSON.stringify(r.body)}`);
+      assert.match(r.body.detail.message, message, what);
+    }
+    const plain = await post("/v1/extract/fixture/gliner", {
+      labels: ["person"],
+      options: { entity_labels: ["person"] },
+    });
+    assert.equal(plain.status, 400);
+    assert.match(plain.body.detail.message, /relations/);
+  });
+});
