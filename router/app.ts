@@ -13,8 +13,9 @@ import type { WorkerDirectory } from "./directory/types.ts";
 import type { FleetHub } from "./fleet/hub.ts";
 import { mountDashboard } from "./dashboard/mod.ts";
 import { buildHealth } from "./health.ts";
-import type { Logger } from "./log.ts";
-import type { RouterMetrics } from "./metrics.ts";
+import type { Logger } from "@svc/shared/log";
+import type { RouterMetrics } from "./metrics/router_metrics.ts";
+import { collectFleetMetrics } from "./metrics/fleet_collector.ts";
 import { getModel, listModels } from "./models.ts";
 import type { LoadTracker } from "./pools/load.ts";
 import { machineProfileOf, routeModel } from "./pools/resolve.ts";
@@ -76,26 +77,7 @@ export function createRouterApp(deps: RouterDeps): Hono<AppEnv> {
     fetch: deps.fetch,
   };
 
-  metrics.registry.onCollect(() => {
-    const workers = directory.snapshot();
-    const live = new Set(workers.map((w) => w.id));
-    metrics.upstream.retainWhere(0, live);
-    metrics.upstreamErrors.retainWhere(0, live);
-    metrics.workers.reset();
-    const counts = new Map<string, { labels: string[]; n: number }>();
-    for (const w of workers) {
-      const labels = [w.pool, w.machine_profile, w.bundle, w.draining ? "draining" : "serving"];
-      const key = labels.join("\u0000");
-      const e = counts.get(key) ?? { labels, n: 0 };
-      e.n++;
-      counts.set(key, e);
-    }
-    for (const e of counts.values()) metrics.workers.set(e.labels, e.n);
-    metrics.pendingDemand.reset();
-    for (const d of demand.pending(workers)) {
-      metrics.pendingDemand.set([d.machine_profile, d.bundle], d.pending);
-    }
-  });
+  collectFleetMetrics(metrics, directory, demand);
 
   // Every answer carries the version under both names (the SIE clients warn on skew), the
   // dashboard page included; a WebSocket's 101 stays untouched.
@@ -159,9 +141,9 @@ export function createRouterApp(deps: RouterDeps): Hono<AppEnv> {
       now: Date.now(),
     }));
   });
-  app.get("/metrics", (c) => {
-    return c.body(metrics.registry.render(), 200, {
-      "content-type": "text/plain; version=0.0.4; charset=utf-8",
+  app.get("/metrics", async (c) => {
+    return c.body(await metrics.registry.render(), 200, {
+      "content-type": metrics.registry.contentType,
     });
   });
 

@@ -8,7 +8,7 @@ import { BUILTIN_CATALOG, catalogById, resolveServedName } from "@svc/shared/cat
 import { modelInfoOf } from "@svc/shared/catalog/model_info";
 import type { ModelConfig } from "@svc/shared/catalog/schema";
 import type { WorkerRecord } from "./directory/types.ts";
-import type { Logger } from "./log.ts";
+import type { Logger } from "@svc/shared/log";
 import { modelsOf } from "./pools/selection.ts";
 
 /** Bound on asking one worker for its catalog. */

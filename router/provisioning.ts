@@ -5,8 +5,8 @@
  * pool nobody asks for can scale back to zero.
  */
 import { VERSION } from "@svc/shared/version";
-import type { Logger } from "./log.ts";
-import type { RouterMetrics } from "./metrics.ts";
+import type { Logger } from "@svc/shared/log";
+import type { RouterMetrics } from "./metrics/router_metrics.ts";
 import type { WorkerRecord } from "./directory/types.ts";
 import { poolHasCapacity } from "./pools/selection.ts";
 

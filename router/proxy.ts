@@ -6,8 +6,8 @@
 import { ServiceError } from "@svc/shared/errors";
 import { Headers as H } from "@svc/shared/headers";
 import type { WorkerDirectory, WorkerRecord } from "./directory/types.ts";
-import type { Logger } from "./log.ts";
-import type { RouterMetrics } from "./metrics.ts";
+import type { Logger } from "@svc/shared/log";
+import type { RouterMetrics } from "./metrics/router_metrics.ts";
 import type { LoadTracker } from "./pools/load.ts";
 import { type Affinity, type SelectionRequest, selectWorker } from "./pools/selection.ts";
 

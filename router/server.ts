@@ -6,8 +6,8 @@ import type { RouterSettings } from "./settings.ts";
 import { openDirectory } from "./directory/mod.ts";
 import type { WorkerDirectory } from "./directory/types.ts";
 import { FleetHub } from "./fleet/hub.ts";
-import { createLogger, type Logger } from "./log.ts";
-import { createRouterMetrics, type RouterMetrics } from "./metrics.ts";
+import { createLogger, type Logger } from "@svc/shared/log";
+import { createRouterMetrics, type RouterMetrics } from "./metrics/router_metrics.ts";
 import { LoadTracker } from "./pools/load.ts";
 import { DemandTracker } from "./provisioning.ts";
 
@@ -42,8 +42,8 @@ export async function startRouter(
   opts: StartOptions = {},
 ): Promise<RunningRouter> {
   const log = opts.log ?? createLogger({
-    json: settings.log.json,
-    minLevel: settings.log.level,
+    ...settings.log,
+    component: "router",
     secrets: settings.secrets,
   });
   for (const w of settings.warnings) log("warn", w);

@@ -9,7 +9,7 @@ import { threadBackend } from "./inference/thread_backend.ts";
 import { gpuInventory } from "./telemetry/gpu.ts";
 import { weightStoreFrom } from "./weights/settings.ts";
 import { WorkerMetrics } from "./telemetry/metrics.ts";
-import { createLogger, type Logger } from "./telemetry/logger.ts";
+import { createLogger, type Logger } from "@svc/shared/log";
 import { createWorkerApp } from "./server/app.ts";
 import type { WorkerContext } from "./server/context.ts";
 import { ServingState } from "./server/state.ts";
@@ -57,13 +57,16 @@ export async function createWorker(
   opts: CreateWorkerOptions = {},
 ): Promise<WorkerInstance> {
   const settings = loadWorkerSettings(env, opts.alsoKnown);
-  const log = opts.log ??
-    createLogger({ ...settings.log, secrets: [...settings.secrets, ...opts.secrets ?? []] });
-  for (const w of settings.warnings) log.log("warn", w);
+  const log = opts.log ?? createLogger({
+    ...settings.log,
+    component: "worker",
+    secrets: [...settings.secrets, ...opts.secrets ?? []],
+  });
+  for (const w of settings.warnings) log("warn", w);
   const catalog = await loadCatalog(settings.catalog);
   const weights = weightStoreFrom(
     settings.weights,
-    (e) => log.log("info", "weights fetched", { ...e }),
+    (e) => log("info", "weights fetched", { ...e }),
   );
   const metrics = new WorkerMetrics();
   // Only `auto` needs to look for GPUs; nvidia-smi is absent (and skipped) on CPU machines.
@@ -77,7 +80,7 @@ export async function createWorker(
     backend: threadBackend({ device, intraOpThreads: settings.intraOpThreads }),
     memoryProbe: memoryProbeFor(),
     onEvent: (event, fields) =>
-      log.log(event === "model_load_failed" ? "error" : "info", event, fields),
+      log(event === "model_load_failed" ? "error" : "info", event, fields),
     onBatch: (model, s) => {
       metrics.batchSize.observe({ model }, s.size);
       metrics.tokens.inc({ model }, s.tokens);
@@ -112,7 +115,7 @@ export async function createWorker(
         try {
           await registry.acquire(registry.resolve(name), 3_600_000);
         } catch (err) {
-          log.log("error", "preload failed", { model: name, error: (err as Error).message });
+          log("error", "preload failed", { model: name, error: (err as Error).message });
         }
       }
       ctx.state.ready = true;

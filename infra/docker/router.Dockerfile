@@ -2,7 +2,7 @@
 #
 # Router image: the stateless edge router (`deno run -P=router router/main.ts`) on port 8080.
 # It needs network and environment access only, so the runtime image is a distroless base with
-# the deno binary, our TypeScript and the two npm packages the router loads: no shell, no Node,
+# the deno binary, our TypeScript and the npm packages the router loads: no shell, no Node,
 # no ONNX Runtime.
 #
 #   docker build -f infra/docker/router.Dockerfile -t svc-router:0.1.0 .
@@ -10,7 +10,8 @@
 # NOT BUILT HERE (Docker client only, no engine, no registry access). The runtime layout (these
 # files, then only hono and zod in node_modules, a non-root uid, a read-only DENO_DIR) was
 # reproduced by hand in a scratch directory and answered /healthz, /readyz and /metrics; msgpackr
-# (pure JS, the shared body decoder) joined the router's graph later, not re-run in that layout.
+# (pure JS, the shared body decoder) and prom-client (pure JS, with @opentelemetry/api, tdigest and
+# bintrees) joined the router's graph later, not re-run in that layout.
 
 ARG NODE_IMAGE=node:22-bookworm-slim
 # glibc + libgcc_s, which is all the deno binary links against; `nonroot` is uid/gid 65532.
@@ -21,7 +22,7 @@ ARG RUNTIME_IMAGE=gcr.io/distroless/cc-debian12:nonroot
 FROM ${NODE_IMAGE} AS build
 # npm packages the router's module graph loads at run time. tests/infra/infra.test.ts compares
 # this list with `deno info router/main.ts`, so a new import fails the test, not the deployment.
-ARG ROUTER_NPM_PACKAGES="hono msgpackr zod"
+ARG ROUTER_NPM_PACKAGES="@opentelemetry/api bintrees hono msgpackr prom-client tdigest zod"
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 # --ignore-scripts: nothing the router needs has an install step we want (onnxruntime-node's

@@ -9,7 +9,7 @@
  */
 import type { WorkerRecord } from "../directory/types.ts";
 import { buildHealth, type HealthBody, type PoolHealth, type WorkerHealth } from "../health.ts";
-import type { RouterMetrics } from "../metrics.ts";
+import type { RouterMetrics } from "../metrics/router_metrics.ts";
 import type { DemandEntry } from "../provisioning.ts";
 import { forwardedTo, RateTracker } from "./rates.ts";
 

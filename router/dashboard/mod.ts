@@ -8,8 +8,8 @@
  */
 import type { Env, Hono } from "hono";
 import type { WorkerDirectory } from "../directory/types.ts";
-import type { Logger } from "../log.ts";
-import type { RouterMetrics } from "../metrics.ts";
+import type { Logger } from "@svc/shared/log";
+import type { RouterMetrics } from "../metrics/router_metrics.ts";
 import type { DemandTracker } from "../provisioning.ts";
 import { acceptStreamClient, Broadcaster } from "@svc/shared/dashboard/broadcaster";
 import { ClusterStatusBuilder } from "./cluster_status.ts";

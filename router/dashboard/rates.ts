@@ -4,7 +4,7 @@
  * each isolate sees the traffic it forwarded itself.
  */
 import type { WorkerRecord } from "../directory/types.ts";
-import type { RouterMetrics } from "../metrics.ts";
+import type { RouterMetrics } from "../metrics/router_metrics.ts";
 import type { Affinity } from "../pools/selection.ts";
 
 /** Every value of the counter's `affinity` label. */

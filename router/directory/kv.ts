@@ -5,7 +5,7 @@
  * trip per request would cost more than the router's whole latency budget.
  */
 import { isFresh, type WorkerDirectory, type WorkerRecord } from "./types.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "@svc/shared/log";
 
 /** Options of the KV directory. */
 export interface KvDirectoryOptions {

@@ -1,6 +1,6 @@
 /** Build the configured worker directory (memory, or Deno KV for many isolates). */
 import type { DirectorySettings } from "../settings.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "@svc/shared/log";
 import { KvWorkerDirectory } from "./kv.ts";
 import { MemoryWorkerDirectory } from "./memory.ts";
 import type { WorkerDirectory } from "./types.ts";

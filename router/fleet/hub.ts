@@ -22,8 +22,8 @@ import {
   type WorkerModel,
   type WorkerRecord,
 } from "../directory/types.ts";
-import type { Logger } from "../log.ts";
-import type { RouterMetrics } from "../metrics.ts";
+import type { Logger } from "@svc/shared/log";
+import type { RouterMetrics } from "../metrics/router_metrics.ts";
 
 /** A socket must register within this time. */
 export const REGISTRATION_TIMEOUT_MS = 5000;

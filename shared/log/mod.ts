@@ -1,2 +1,3 @@
-/** Logging shared by router and worker. */
+/** Logging shared by router and worker: one logger, one redaction, control characters escaped. */
 export * from "./level.ts";
+export * from "./logger.ts";

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import type { WorkerRecord } from "../../router/directory/types.ts";
 import { ClusterStatusBuilder } from "../../router/dashboard/cluster_status.ts";
-import { createRouterMetrics } from "../../router/metrics.ts";
+import { createRouterMetrics } from "../../router/metrics/router_metrics.ts";
 
 function record(id: string, over: Partial<WorkerRecord> = {}): WorkerRecord {
   return {

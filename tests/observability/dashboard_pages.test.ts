@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { loadRouterSettings } from "../../router/settings.ts";
 import { startRouter } from "../../router/server.ts";
-import { silentLogger } from "../../router/log.ts";
+import { silentLogger } from "@svc/shared/log";
 import type { ClusterStatus } from "../../router/dashboard/mod.ts";
 import { startTestWorker } from "../worker/harness.ts";
 import { waitFor } from "./helpers/traffic.ts";

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { ensureFixtures } from "../fixtures/mod.ts";
 import { startFakeHub } from "../fake_hub/server.ts";
 import { postJson } from "../worker/harness.ts";
-import { createLogger } from "../../worker/telemetry/logger.ts";
+import { createLogger } from "@svc/shared/log";
 import { loadWorkerSettings } from "../../worker/config/settings.ts";
 import { loadRouterSettings } from "../../router/settings.ts";
 import { FLEET_TOKEN, startRouterProcess, startWorkerProcess } from "./helpers/process.ts";
@@ -168,18 +168,19 @@ Deno.test("logs: text and JSON formats redact every configured secret", () => {
     const log = createLogger({
       json,
       level: "info",
+      component: "worker",
       // One output for both processes (`deno task start`): the secrets of either are redacted.
       secrets: [...loadWorkerSettings(env).secrets, ...loadRouterSettings(env).secrets],
       write: (l) => out.push(l),
     });
-    log.log("info", `hub said no to ${HF_TOKEN}`, {
+    log("info", `hub said no to ${HF_TOKEN}`, {
       error: `GET failed with Authorization: Bearer ${HF_TOKEN}`,
       nested: { keys: API_KEYS, token: FLEET_TOKEN },
     });
-    log.log("debug", "dropped below the level");
+    log("debug", "dropped below the level");
     assert.equal(out.length, 1);
     for (const s of SECRETS) assert.ok(!out[0].includes(s), `${json ? "JSON" : "text"} leaked`);
     if (json) assert.equal(JSON.parse(out[0]).msg, "hub said no to ***");
-    else assert.match(out[0], / INFO hub said no to \*\*\* error=/);
+    else assert.match(out[0], / INFO worker hub said no to \*\*\* error="GET failed/);
   }
 });

@@ -1,7 +1,7 @@
 /** Test harness: an in-process worker over the generated fixtures, on 127.0.0.1 and a free port. */
 import { ensureFixtures } from "../fixtures/mod.ts";
 import { createWorker, type WorkerInstance } from "../../worker/bootstrap.ts";
-import { createLogger } from "../../worker/telemetry/logger.ts";
+import { createLogger } from "@svc/shared/log";
 
 /** A running test worker. */
 export interface TestWorker {
@@ -37,6 +37,7 @@ export async function startTestWorker(
     log: createLogger({
       json: true,
       level: "debug",
+      component: "worker",
       secrets: [fullEnv.HF_TOKEN],
       write: (l) => logs.push(l),
     }),

@@ -14,10 +14,11 @@ import {
   type WorkerMessage,
 } from "@svc/shared/fleet/protocol";
 import { deadline } from "@svc/shared/deadline";
+import type { Logger } from "@svc/shared/log";
 import { VERSION } from "@svc/shared/version";
 import { backoffDelay } from "./backoff.ts";
 import type { FleetConfig } from "./config.ts";
-import { type FleetLog, LinkSession, type SessionHost } from "./session.ts";
+import { LinkSession, type SessionHost } from "./session.ts";
 
 /** Live state of the worker, sampled for every status frame. */
 export interface WorkerStatusSnapshot {
@@ -50,7 +51,7 @@ export interface MachineFacts {
 export interface FleetLinkDeps {
   servedModels: () => { name: string; bundle: string; state: string }[];
   status: () => WorkerStatusSnapshot;
-  log: FleetLog;
+  log: Logger;
   /** Machine profile and GPUs of this machine (run once, before the first dial). */
   detect: () => Promise<MachineFacts>;
   random?: () => number;

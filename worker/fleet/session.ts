@@ -10,13 +10,7 @@ import {
   type RegisteredMessage,
   type WorkerMessage,
 } from "@svc/shared/fleet/protocol";
-
-/** Logging function of the worker. */
-export type FleetLog = (
-  level: "info" | "warn" | "error",
-  msg: string,
-  fields?: Record<string, unknown>,
-) => void;
+import type { Logger } from "@svc/shared/log";
 
 /** Bound on the TCP + TLS + HTTP upgrade of one dial. */
 export const CONNECT_TIMEOUT_MS = 10_000;
@@ -58,7 +52,7 @@ export interface SessionHost {
   onDrainAck(): void;
   /** A dial or registration failed (the link rate-limits these logs). */
   noteFailure(message: string): void;
-  log: FleetLog;
+  log: Logger;
 }
 
 /** Open a fleet socket to the router, presenting the worker token on the upgrade request. */

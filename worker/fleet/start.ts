@@ -3,6 +3,7 @@
  * `startFleetLink` once its HTTP server listens, `drain()` when graceful shutdown starts, and
  * `close()` at exit.
  */
+import type { Logger } from "@svc/shared/log";
 import { gpuInventory, machineProfileOf } from "../telemetry/gpu.ts";
 import type { FleetSettings } from "../config/settings.ts";
 import { fleetConfigOf } from "./config.ts";
@@ -17,7 +18,7 @@ export function startFleetLink(opts: {
   port: number;
   servedModels: () => { name: string; bundle: string; state: string }[];
   status: () => WorkerStatusSnapshot;
-  log: (level: "info" | "warn" | "error", msg: string, fields?: Record<string, unknown>) => void;
+  log: Logger;
 }): FleetLink | null {
   if (opts.fleet === null) return null;
   const cfg = fleetConfigOf(opts.fleet, opts.port);

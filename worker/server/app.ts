@@ -66,7 +66,7 @@ export function createWorkerApp(ctx: WorkerContext): Hono {
   app.onError((err, c) => {
     const se = toServiceError(err);
     if (!(err instanceof ServiceError)) {
-      ctx.log.log("error", "unhandled error", {
+      ctx.log("error", "unhandled error", {
         path: c.req.path,
         error: err instanceof Error ? err.message : String(err),
       });
@@ -98,7 +98,7 @@ function record(ctx: WorkerContext, c: Context, totalMs: number): void {
         : { total: totalMs },
     );
   }
-  ctx.log.log("info", "request", {
+  ctx.log("info", "request", {
     method: c.req.method,
     path: c.req.path,
     model: model ?? null,

@@ -3,7 +3,7 @@ import type { InputLimits } from "@svc/shared/codec/limits";
 import type { WorkerSettings } from "../config/settings.ts";
 import type { ModelRegistry } from "../registry/registry.ts";
 import type { WorkerMetrics } from "../telemetry/metrics.ts";
-import type { Logger } from "../telemetry/logger.ts";
+import type { Logger } from "@svc/shared/log";
 import type { ServingState } from "./state.ts";
 
 /** Dependencies of the worker's HTTP app. */

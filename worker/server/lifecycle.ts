@@ -15,7 +15,7 @@ export async function runWorkerProcess(worker: WorkerInstance): Promise<never> {
     hostname,
     port,
     onListen: (addr) =>
-      ctx.log.log("info", "worker listening", { host: addr.hostname, port: addr.port }),
+      ctx.log("info", "worker listening", { host: addr.hostname, port: addr.port }),
   }, worker.app.fetch);
   const actualPort = (server.addr as Deno.NetAddr).port;
 
@@ -23,31 +23,31 @@ export async function runWorkerProcess(worker: WorkerInstance): Promise<never> {
   let stopping: Promise<never> | undefined;
   const stop = (signal: string) => {
     if (stopping) {
-      ctx.log.log("warn", "second signal: exiting now", { signal });
+      ctx.log("warn", "second signal: exiting now", { signal });
       Deno.exit(1);
     }
     stopping = drainAndExit(signal);
   };
   const drainAndExit = async (signal: string): Promise<never> => {
     ctx.state.draining = true;
-    ctx.log.log("info", "shutdown started", { signal, in_flight: ctx.state.inFlight });
+    ctx.log("info", "shutdown started", { signal, in_flight: ctx.state.inFlight });
     await link?.drain().catch(() => {});
     const boundMs = ctx.settings.shutdownDrainS * 1000;
     const drained = await deadline(ctx.state.whenIdle().then(() => true), boundMs, () => false);
-    ctx.log.log(drained ? "info" : "warn", "drain finished", {
+    ctx.log(drained ? "info" : "warn", "drain finished", {
       drained,
       in_flight: ctx.state.inFlight,
     });
     await link?.close().catch(() => {});
     await worker.close().catch(() => {});
     await server.shutdown().catch(() => {});
-    ctx.log.log("info", "worker stopped");
+    ctx.log("info", "worker stopped");
     Deno.exit(0);
   };
   for (const sig of ["SIGTERM", "SIGINT"] as const) Deno.addSignalListener(sig, () => stop(sig));
 
   await worker.preload();
-  ctx.log.log("info", "worker ready", { models: ctx.registry.catalog.size });
+  ctx.log("info", "worker ready", { models: ctx.registry.catalog.size });
   link = startFleetLink({
     fleet: ctx.settings.fleet,
     port: actualPort,
@@ -69,7 +69,7 @@ export async function runWorkerProcess(worker: WorkerInstance): Promise<never> {
         draining: ctx.state.draining,
       };
     },
-    log: (level, msg, fields) => ctx.log.log(level, msg, fields),
+    log: ctx.log,
   });
   await server.finished;
   // The server also finishes during a graceful stop: let that sequence end the process.

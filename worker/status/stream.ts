@@ -40,7 +40,7 @@ export function mountStatusStream(
   const server = readServerFacts(ctx.startedAt);
   const gpus = opts.gpus ?? new GpuReadings({
     onError: (err) =>
-      ctx.log.log("warn", "GPU readings failed; status reports the last ones", {
+      ctx.log("warn", "GPU readings failed; status reports the last ones", {
         error: err instanceof Error ? err.message : String(err),
       }),
   });
@@ -62,7 +62,7 @@ export function mountStatusStream(
     intervalMs: opts.intervalMs ?? STATUS_INTERVAL_MS,
     build: async () => JSON.stringify(await snapshot()),
     onError: (err) =>
-      ctx.log.log("error", "status message failed", {
+      ctx.log("error", "status message failed", {
         error: err instanceof Error ? err.message : String(err),
       }),
   });

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { KvWorkerDirectory } from "../../../router/directory/kv.ts";
 import { MemoryWorkerDirectory } from "../../../router/directory/memory.ts";
 import type { WorkerDirectory, WorkerRecord } from "../../../router/directory/types.ts";
-import { silentLogger } from "../../../router/log.ts";
+import { silentLogger } from "@svc/shared/log";
 
 function rec(id: string, conn: string, over: Partial<WorkerRecord> = {}): WorkerRecord {
   const now = Date.now();

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { silentLogger } from "../../../router/log.ts";
-import { createRouterMetrics } from "../../../router/metrics.ts";
+import { silentLogger } from "@svc/shared/log";
+import { createRouterMetrics } from "../../../router/metrics/router_metrics.ts";
 import { DemandTracker } from "../../../router/provisioning.ts";
 import type { WorkerRecord } from "../../../router/directory/types.ts";
 

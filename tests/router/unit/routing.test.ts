@@ -542,7 +542,7 @@ Deno.test("routing: probes, unknown routes and metrics series", async () => {
     for (
       const re of [
         /svc_router_requests_total\{endpoint="encode",status="200",machine_profile="cpu"\} 1/,
-        /svc_router_request_duration_seconds_bucket\{endpoint="encode",le="\+Inf"\} 1/,
+        /svc_router_request_duration_seconds_bucket\{le="\+Inf",endpoint="encode"\} 1/,
         /svc_router_workers\{pool="cpu",machine_profile="cpu",bundle="default",state="serving"\} 1/,
         /svc_router_upstream_requests_total\{worker_id="w",pool="cpu",bundle="default",affinity="none"\} 1/,
         /# TYPE svc_router_pending_demand gauge/,

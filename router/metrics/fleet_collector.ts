@@ -1,0 +1,36 @@
+/**
+ * The collector run before each `/metrics` exposition: worker counts per (pool, profile, bundle,
+ * state) and pending demand are computed from the directory, and per-worker series of workers
+ * that left are dropped.
+ */
+import type { WorkerDirectory } from "../directory/types.ts";
+import type { DemandTracker } from "../provisioning.ts";
+import type { RouterMetrics } from "./router_metrics.ts";
+
+/** Refill the fleet gauges from the directory and demand tracker at every collection. */
+export function collectFleetMetrics(
+  metrics: RouterMetrics,
+  directory: WorkerDirectory,
+  demand: DemandTracker,
+): void {
+  metrics.registry.onCollect(() => {
+    const workers = directory.snapshot();
+    const live = new Set(workers.map((w) => w.id));
+    metrics.upstream.retainWhere(0, live);
+    metrics.upstreamErrors.retainWhere(0, live);
+    metrics.workers.reset();
+    const counts = new Map<string, { labels: string[]; n: number }>();
+    for (const w of workers) {
+      const labels = [w.pool, w.machine_profile, w.bundle, w.draining ? "draining" : "serving"];
+      const key = labels.join("\u0000");
+      const e = counts.get(key) ?? { labels, n: 0 };
+      e.n++;
+      counts.set(key, e);
+    }
+    for (const e of counts.values()) metrics.workers.set(e.labels, e.n);
+    metrics.pendingDemand.reset();
+    for (const d of demand.pending(workers)) {
+      metrics.pendingDemand.set([d.machine_profile, d.bundle], d.pending);
+    }
+  });
+}

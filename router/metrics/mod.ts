@@ -1,0 +1,11 @@
+/** The router's Prometheus metrics (prom-client) and the collector that fills the fleet gauges. */
+export { createRouterMetrics, type RouterMetrics } from "./router_metrics.ts";
+export { collectFleetMetrics } from "./fleet_collector.ts";
+export {
+  type LabelValues,
+  MAX_SERIES_PER_METRIC,
+  MetricsRegistry,
+  SeriesCounter,
+  SeriesGauge,
+  SeriesHistogram,
+} from "./series.ts";

@@ -1,0 +1,120 @@
+/** The router's metrics (prom-client): names, labels and buckets in one place. */
+import { VERSION } from "@svc/shared/version";
+import { MetricsRegistry, SeriesCounter, SeriesGauge, SeriesHistogram } from "./series.ts";
+
+/** Latency buckets (seconds): sub-millisecond router overhead up to multi-minute model loads. */
+const LATENCY_BUCKETS = [
+  0.001,
+  0.0025,
+  0.005,
+  0.01,
+  0.025,
+  0.05,
+  0.1,
+  0.25,
+  0.5,
+  1,
+  2.5,
+  5,
+  10,
+  30,
+  60,
+  120,
+];
+
+/** Every metric the router exposes on /metrics. */
+export interface RouterMetrics {
+  registry: MetricsRegistry;
+  /** labels: endpoint, status, machine_profile */
+  requests: SeriesCounter;
+  /** labels: endpoint */
+  duration: SeriesHistogram;
+  /** labels: worker_id, pool, bundle, affinity (loaded | loading | none) */
+  upstream: SeriesCounter;
+  /** labels: worker_id, kind (unreachable | timeout | draining) */
+  upstreamErrors: SeriesCounter;
+  /** labels: reason */
+  retries: SeriesCounter;
+  /** labels: machine_profile, bundle */
+  provisioning: SeriesCounter;
+  /** labels: machine_profile, bundle; filled by a collector */
+  pendingDemand: SeriesGauge;
+  /** labels: pool, machine_profile, bundle, state (serving | draining); filled by a collector */
+  workers: SeriesGauge;
+  /** labels: result (registered | unauthorized | invalid | protocol_mismatch | timeout) */
+  connections: SeriesCounter;
+  /** labels: result (ok | error) */
+  webhook: SeriesCounter;
+}
+
+/** Create the router's metrics in a fresh registry. */
+export function createRouterMetrics(): RouterMetrics {
+  const registry = new MetricsRegistry();
+  const counter = (name: string, help: string, labelNames: string[] = []) =>
+    new SeriesCounter(registry.registry, { name, help, labelNames });
+  const gauge = (name: string, help: string, labelNames: string[] = []) =>
+    new SeriesGauge(registry.registry, { name, help, labelNames });
+  const started = Date.now();
+  gauge("svc_router_info", "Router release", ["version"]).set([VERSION], 1);
+  const uptime = gauge("svc_router_uptime_seconds", "Seconds since this router process started");
+  const heap = gauge("svc_router_heap_used_bytes", "V8 heap in use by this router process");
+  registry.onCollect(() => {
+    uptime.set([], Math.round((Date.now() - started) / 1000));
+    try {
+      heap.set([], Deno.memoryUsage().heapUsed);
+    } catch {
+      // Not every platform exposes it; the gauge is then simply absent.
+    }
+  });
+  return {
+    registry,
+    requests: counter("svc_router_requests_total", "Requests answered by the router", [
+      "endpoint",
+      "status",
+      "machine_profile",
+    ]),
+    duration: new SeriesHistogram(registry.registry, {
+      name: "svc_router_request_duration_seconds",
+      help: "Router request latency, including the worker's time",
+      labelNames: ["endpoint"],
+      buckets: LATENCY_BUCKETS,
+    }),
+    upstream: counter("svc_router_upstream_requests_total", "Requests forwarded to workers", [
+      "worker_id",
+      "pool",
+      "bundle",
+      "affinity",
+    ]),
+    upstreamErrors: counter("svc_router_upstream_errors_total", "Failed forwards to workers", [
+      "worker_id",
+      "kind",
+    ]),
+    retries: counter("svc_router_retries_total", "Requests retried on another worker", [
+      "reason",
+    ]),
+    provisioning: counter(
+      "svc_router_provisioning_responses_total",
+      "Requests answered 202 (or waited) because their pool had no serving worker",
+      ["machine_profile", "bundle"],
+    ),
+    pendingDemand: gauge(
+      "svc_router_pending_demand",
+      "Requests for a pool without a serving worker in the demand window (autoscaler signal)",
+      ["machine_profile", "bundle"],
+    ),
+    workers: gauge("svc_router_workers", "Registered workers", [
+      "pool",
+      "machine_profile",
+      "bundle",
+      "state",
+    ]),
+    connections: counter("svc_router_worker_connections_total", "Worker connection attempts", [
+      "result",
+    ]),
+    webhook: counter(
+      "svc_router_provision_webhook_total",
+      "Demand notices posted to the webhook",
+      ["result"],
+    ),
+  };
+}
