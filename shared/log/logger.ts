@@ -38,6 +38,7 @@ const REDACTED = "***";
  * Characters that could break or disguise a line: C0/C1 controls and DEL, the Unicode line and
  * paragraph separators, and the bidirectional overrides (which reorder what a terminal shows).
  */
+// deno-lint-ignore no-control-regex -- matching control characters is this pattern's purpose
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 /** `s` with every unsafe character written as an escape (`\n`, `\t`, `\u2028`...). */
