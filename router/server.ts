@@ -3,7 +3,7 @@ import { VERSION } from "@svc/shared/version";
 import { createRouterApp } from "./app.ts";
 import { SecretSet } from "./auth.ts";
 import type { RouterSettings } from "./settings.ts";
-import { openDirectory } from "./directory/mod.ts";
+import { openDirectory } from "./directory/open.ts";
 import type { WorkerDirectory } from "./directory/types.ts";
 import { FleetHub } from "./fleet/hub.ts";
 import { createLogger, type Logger } from "@svc/shared/log";

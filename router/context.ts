@@ -1,0 +1,35 @@
+/** Everything the router's routes and middleware receive, passed explicitly (no globals). */
+import type { Logger } from "@svc/shared/log";
+import type { SecretSet } from "./auth.ts";
+import type { WorkerDirectory } from "./directory/types.ts";
+import type { FleetHub } from "./fleet/hub.ts";
+import type { RouterMetrics } from "./metrics/router_metrics.ts";
+import type { LoadTracker } from "./pools/load.ts";
+import type { DemandTracker } from "./provisioning.ts";
+import type { RouterSettings } from "./settings.ts";
+
+/** Dependencies of the router's HTTP app; built by server.ts (or a test). */
+export interface RouterContext {
+  settings: RouterSettings;
+  directory: WorkerDirectory;
+  hub: FleetHub;
+  apiKeys: SecretSet;
+  metrics: RouterMetrics;
+  demand: DemandTracker;
+  load: LoadTracker;
+  log: Logger;
+  routerId: string;
+  /** Outbound fetch (tests may inject); defaults to the global fetch. */
+  fetch?: typeof fetch;
+}
+
+/** Hono environment of the router: the peer address, and what handlers tell the access log. */
+export type RouterEnv = {
+  Bindings: { remoteAddr?: Deno.NetAddr };
+  Variables: {
+    /** The pool (machine profile) the request was routed to. */
+    profile: string;
+    /** The worker that answered. */
+    worker: string;
+  };
+};

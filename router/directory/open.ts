@@ -1,0 +1,43 @@
+/** Build the configured worker directory (memory, or Deno KV for many isolates). */
+import type { DirectorySettings } from "../settings.ts";
+import type { Logger } from "@svc/shared/log";
+import { KvWorkerDirectory } from "./kv.ts";
+import { MemoryWorkerDirectory } from "./memory.ts";
+import type { WorkerDirectory } from "./types.ts";
+
+/** A directory plus the cleanup that releases what it opened. */
+export interface OpenedDirectory {
+  directory: WorkerDirectory;
+  close(): Promise<void>;
+}
+
+/**
+ * Open the directory the settings ask for; KV opens `SVC_KV_PATH` or the platform default. A `kv`
+ * passed in (tests sharing one database) is used instead and left open on close.
+ */
+export async function openDirectory(
+  settings: DirectorySettings,
+  log: Logger,
+  sharedKv?: Deno.Kv,
+): Promise<OpenedDirectory> {
+  if (settings.kind === "memory" && !sharedKv) {
+    const directory = new MemoryWorkerDirectory({ staleMs: settings.staleMs });
+    return { directory, close: () => directory.close() };
+  }
+  const kv = sharedKv ?? await Deno.openKv(settings.kvPath);
+  const directory = new KvWorkerDirectory({
+    kv,
+    prefix: settings.kvPrefix,
+    staleMs: settings.staleMs,
+    refreshMs: settings.kvRefreshMs,
+    log,
+  });
+  await directory.refresh();
+  return {
+    directory,
+    close: async () => {
+      await directory.close();
+      if (!sharedKv) kv.close();
+    },
+  };
+}

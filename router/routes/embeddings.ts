@@ -1,0 +1,44 @@
+/**
+ * POST /v1/embeddings (OpenAI-compatible): the model is in the body, and the answer is never a
+ * 202 (clients take any 2xx as success): it waits for capacity, then answers 503.
+ */
+import type { Context } from "hono";
+import { decodeBody, readBodyLimited } from "@svc/shared/codec/decode";
+import type { InputLimits } from "@svc/shared/codec/limits";
+import { MAX_MODEL_NAME_LENGTH } from "@svc/shared/catalog/model_path";
+import { ServiceError } from "@svc/shared/errors";
+import type { RouterContext, RouterEnv } from "../context.ts";
+import { routeAndForward } from "./model_request.ts";
+
+/** Forward an embeddings request once its model is read from the body. */
+export async function handleEmbeddings(
+  ctx: RouterContext,
+  c: Context<RouterEnv>,
+): Promise<Response> {
+  const body = await readBodyLimited(c.req.raw, ctx.settings.limits);
+  const model = modelOfEmbeddingsBody(body, c.req.header("content-type"), ctx.settings.limits);
+  return await routeAndForward(ctx, c, model, () => Promise.resolve(body), {
+    kind: "wait",
+    untilMs: Date.now() + ctx.settings.provisioning.embeddingsWaitMs,
+  });
+}
+
+/**
+ * The `model` field of an embeddings body (JSON or msgpack, like the worker), decoded with the
+ * same input limits; the name is bounded before it is echoed in any error.
+ */
+function modelOfEmbeddingsBody(
+  body: Uint8Array,
+  contentType: string | undefined,
+  limits: InputLimits,
+): string {
+  const parsed = decodeBody(body, contentType ?? "application/json", limits);
+  const model = (parsed as { model?: unknown } | null)?.model;
+  if (typeof model !== "string" || model === "" || model.length > MAX_MODEL_NAME_LENGTH) {
+    throw new ServiceError(
+      "INVALID_INPUT",
+      `field 'model' must be a model name of 1 to ${MAX_MODEL_NAME_LENGTH} characters`,
+    );
+  }
+  return model;
+}

@@ -1,0 +1,123 @@
+/**
+ * Route then forward, for every request that names a model (encode, score, extract, embeddings):
+ * the pool from the machine-profile header, the bundle from the model, a worker of that pool and
+ * bundle by load and affinity. What happens when the pool has no serving worker is the caller's
+ * choice: answer 202 at once (the native API), or wait for capacity and then 503 (OpenAI clients
+ * take any 2xx as success).
+ */
+import type { Context } from "hono";
+import { ServiceError } from "@svc/shared/errors";
+import { Headers as H } from "@svc/shared/headers";
+import type { RouterContext, RouterEnv } from "../context.ts";
+import { machineProfileOf, routeModel } from "../pools/resolve.ts";
+import { forward } from "../proxy.ts";
+
+/** How often a request waiting for capacity looks again. */
+const CAPACITY_POLL_MS = 200;
+
+/** Where a request goes: its pool, bundle, the client's model name and the name workers use. */
+interface Target {
+  profile: string;
+  bundle: string;
+  /** As the client wrote it (errors, demand). */
+  model: string;
+  /** As workers register it (`id` for a served `id:profile`). */
+  workerModel: string;
+}
+
+/** What to do when the pool has no serving worker. */
+export type WhenNoCapacity =
+  | { kind: "provision" }
+  | { kind: "wait"; untilMs: number };
+
+/**
+ * Forward a request for `model` and return the worker's answer. The body is read only once the
+ * model is known to be routable (an unknown model is a 404 without reading it).
+ */
+export async function routeAndForward(
+  ctx: RouterContext,
+  c: Context<RouterEnv>,
+  model: string,
+  readBody: () => Promise<Uint8Array<ArrayBuffer>>,
+  whenNoCapacity: WhenNoCapacity,
+): Promise<Response> {
+  const target = resolveTarget(ctx, c, model);
+  const body = await readBody();
+  const proxyDeps = {
+    directory: ctx.directory,
+    load: ctx.load,
+    metrics: ctx.metrics,
+    log: ctx.log,
+    upstreamTimeoutMs: ctx.settings.upstreamTimeoutMs,
+    spillLoad: ctx.settings.pools.affinitySpillLoad,
+    fetch: ctx.fetch,
+  };
+  const upstream = { pool: target.profile, bundle: target.bundle, model: target.workerModel };
+  let recorded = false;
+  while (true) {
+    const r = await forward(c.req.raw, body, upstream, proxyDeps);
+    if (r.kind === "response") {
+      c.set("worker", r.worker.id);
+      ctx.demand.satisfied(target.profile, target.bundle);
+      return r.response;
+    }
+    if (r.kind === "not_served") throw notServed(target);
+    if (whenNoCapacity.kind === "provision") return provisioning(ctx, target);
+    if (!recorded) {
+      ctx.demand.record(target.profile, target.bundle, target.model);
+      recorded = true;
+    }
+    const left = whenNoCapacity.untilMs - Date.now();
+    if (left <= 0 || c.req.raw.signal.aborted) {
+      throw new ServiceError(
+        "NO_CAPACITY",
+        `no worker of pool "${target.profile}" serves bundle "${target.bundle}" yet; capacity has been requested`,
+        { retryAfterS: ctx.settings.provisioning.retryAfterS },
+      );
+    }
+    await sleep(Math.min(CAPACITY_POLL_MS, Math.max(1, left)));
+  }
+}
+
+/** Pool from the header (recorded for the access log), bundle from the model; 404 if unknown. */
+function resolveTarget(ctx: RouterContext, c: Context<RouterEnv>, model: string): Target {
+  const profile = machineProfileOf(c.req.raw.headers, ctx.settings.pools);
+  c.set("profile", profile);
+  const route = routeModel(model, ctx.directory);
+  if (route === undefined) {
+    throw new ServiceError("MODEL_NOT_FOUND", `model "${model}" is not in the catalog`);
+  }
+  return { profile, bundle: route.bundle, model, workerModel: route.model };
+}
+
+/** 202 with Retry-After, the demand recorded. */
+function provisioning(ctx: RouterContext, t: Target): Response {
+  const entry = ctx.demand.record(t.profile, t.bundle, t.model);
+  const retry = ctx.settings.provisioning.retryAfterS;
+  const body = {
+    status: "provisioning",
+    machine_profile: t.profile,
+    bundle: t.bundle,
+    model: t.model,
+    retry_after_s: retry,
+    pending: entry.pending,
+    message:
+      `no worker of pool "${t.profile}" serves bundle "${t.bundle}" yet; capacity has been requested, retry after ${retry} s`,
+  };
+  return new Response(JSON.stringify(body), {
+    status: 202,
+    headers: { "content-type": "application/json", [H.retryAfter]: String(retry) },
+  });
+}
+
+/** 404 for a model its pool does not offer (filtered out on those workers). */
+function notServed(t: Target): ServiceError {
+  return new ServiceError(
+    "MODEL_NOT_FOUND",
+    `model "${t.model}" is not served by the workers of pool "${t.profile}" (bundle "${t.bundle}")`,
+  );
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

@@ -1,0 +1,38 @@
+/** GET /v1/models and /v1/models/{model}: the catalog as the live fleet (or the named pool) sees it. */
+import type { Context } from "hono";
+import { modelFromPath } from "@svc/shared/catalog/model_path";
+import { ServiceError } from "@svc/shared/errors";
+import { Headers as H } from "@svc/shared/headers";
+import type { RouterContext, RouterEnv } from "../context.ts";
+import type { WorkerRecord } from "../directory/types.ts";
+import { getModel, listModels } from "../models.ts";
+import { machineProfileOf } from "../pools/resolve.ts";
+
+/** GET /v1/models */
+export async function handleListModels(
+  ctx: RouterContext,
+  c: Context<RouterEnv>,
+): Promise<Response> {
+  return Response.json({ models: await listModels(scopedWorkers(ctx, c), ctx.log, ctx.fetch) });
+}
+
+/** GET /v1/models/{model} (raw or percent-encoded, `id:profile` accepted) */
+export async function handleGetModel(
+  ctx: RouterContext,
+  c: Context<RouterEnv>,
+): Promise<Response> {
+  const model = modelFromPath(c.req.url, "/v1/models/");
+  const info = await getModel(scopedWorkers(ctx, c), model, ctx.log, ctx.fetch);
+  if (!info) throw new ServiceError("MODEL_NOT_FOUND", `model "${model}" is not in the catalog`);
+  return Response.json(info);
+}
+
+/** Live workers, restricted to the pool the client named (if it named one). */
+function scopedWorkers(ctx: RouterContext, c: Context<RouterEnv>): WorkerRecord[] {
+  const named = c.req.header(H.machineProfile) ?? c.req.header(H.machineProfileAlias);
+  const all = ctx.directory.snapshot();
+  if (!named) return [...all];
+  const profile = machineProfileOf(c.req.raw.headers, ctx.settings.pools);
+  c.set("profile", profile);
+  return all.filter((w) => w.pool === profile);
+}

@@ -1,0 +1,13 @@
+/** GET /healthz and /readyz: open even when API keys are configured. */
+import type { RouterContext } from "../context.ts";
+
+/** Liveness: the process answers. */
+export function healthz(): Response {
+  return Response.json({ status: "ok" });
+}
+
+/** Readiness, with the number of workers that take new work. */
+export function readyz(ctx: RouterContext): Response {
+  const healthy = ctx.directory.snapshot().filter((w) => !w.draining).length;
+  return Response.json({ status: "ready", healthy_workers: healthy });
+}
