@@ -202,7 +202,7 @@ Deno.test("family shapes: inputs, outputs, pooling and options", () => {
         // Multitask models add relations (a second, relation-prompted pass).
         assert.deepEqual(
           c.outputs,
-          c.id.includes("multitask") ? ["entities", "relations"] : ["entities"],
+          c.id.includes("multitask") ? ["entities", "relations", "data"] : ["entities", "data"],
           c.id,
         );
         break;

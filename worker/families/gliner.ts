@@ -245,7 +245,11 @@ class GlinerAdapter implements ModelAdapter<GlinerItem> {
           label: s.label - n,
         }));
         out.fieldSpans = greedyPerLabel(fields, item.words.length, fieldLabels.length).map((list) =>
-          list.map((s) => ({ text: spanText(item, s), score: s.score }))
+          list.map((s) => ({
+            text: spanText(item, s),
+            score: s.score,
+            start: item.words[s.start].start,
+          }))
         );
       }
       return out;

@@ -76,8 +76,11 @@ export interface ItemOutput {
   entities?: { text: string; label: string; score: number; start: number; end: number }[];
   classifications?: { label: string; score: number }[];
   relations?: { head: string; tail: string; relation: string; score: number }[];
-  /** Spans found for each of `WorkParams.fieldLabels` (same order), each by descending score. */
-  fieldSpans?: { text: string; score: number }[][];
+  /**
+   * Spans found for each of `WorkParams.fieldLabels` (same order), each list by descending score;
+   * `start` (a string index) orders an array's values as in the text.
+   */
+  fieldSpans?: { text: string; score: number; start: number }[][];
   /** Tokens the model processed for this item (usage, metrics). */
   tokens: number;
   /** Set when this item alone was rejected (e.g. token ids outside the vocabulary). */

@@ -24,3 +24,9 @@ export const MAX_INSTRUCTION_LENGTH = 500;
 
 /** Longest NLI `options.hypothesis_template`, in characters (a short sentence around `{}`). */
 export const MAX_TEMPLATE_LENGTH = 200;
+
+/**
+ * Most leaf fields an `output_schema` may define (properties, and properties of its nested
+ * objects): each is a label of the span model's prompt.
+ */
+export const MAX_SCHEMA_FIELDS = 32;

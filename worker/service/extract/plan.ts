@@ -10,6 +10,7 @@ import type { ExtractParams } from "@svc/shared/schemas/extract";
 import type { WorkParams } from "../../families/types.ts";
 import { checkLora, effectiveOptions } from "../params.ts";
 import { checkLabel, checkLabelList } from "./labels.ts";
+import { compileSchema, type SchemaPlan } from "./output_schema.ts";
 import {
   MAX_ENTITY_LABELS,
   MAX_INSTRUCTION_LENGTH,
@@ -35,6 +36,8 @@ export interface ExtractPlan {
   work: WorkParams;
   /** The lists every result carries, in this order. */
   outputs: ExtractOutput[];
+  /** The compiled `output_schema` that `data` is filled from. */
+  schema?: SchemaPlan;
 }
 
 /** The request's options after merging the profile's, with the checks every family shares. */
@@ -62,7 +65,7 @@ export function planExtract(served: ServedModel, p: ExtractParams): ExtractPlan 
       );
     }
   }
-  if (p.output_schema !== undefined) {
+  if (p.output_schema !== undefined && family !== "gliner") {
     throw invalidInput(
       `model '${served.config.id}' (${family}) cannot fill params.output_schema: ` +
         `structured data comes from span models (GLiNER)`,
@@ -115,24 +118,42 @@ function planTokenClassification(served: ServedModel, p: ExtractParams, c: Commo
   return { work: { op: "extract", labels, threshold: c.threshold }, outputs: ["entities"] };
 }
 
+/**
+ * GLiNER: entity types in `labels`, and/or an `output_schema` whose fields are found as spans in
+ * the same pass. On a multitask model, `labels` are relation types instead (see planRelations).
+ */
 function planGliner(served: ServedModel, p: ExtractParams, c: Common): ExtractPlan {
-  if (served.config.outputs.includes("relations")) return planRelations(served, p, c);
+  const schema = p.output_schema === undefined ? undefined : compileSchema(p.output_schema);
+  const relationsModel = served.config.outputs.includes("relations");
+  if (relationsModel && p.labels !== undefined && p.labels.length > 0) {
+    return planRelations(served, p, c, schema);
+  }
   if (c.options.entity_labels !== undefined) {
     throw invalidInput(
-      `model '${served.config.id}' does not extract relations: options.entity_labels ` +
-        `applies to GLiNER multitask models`,
+      relationsModel
+        ? "options.entity_labels goes with params.labels, the relation types to extract"
+        : `model '${served.config.id}' does not extract relations: options.entity_labels ` +
+          `applies to GLiNER multitask models`,
     );
   }
   const labels = checkLabelList(p.labels, "params.labels", MAX_LABELS);
-  if (labels === undefined) {
+  if (labels === undefined && schema === undefined) {
     throw invalidInput(
       `model '${served.config.id}' finds the entity types it is given: ` +
-        `params.labels must list at least one (e.g. ["person", "organization"])`,
+        `params.labels must list at least one (e.g. ["person", "organization"]), ` +
+        `or params.output_schema describe the data to fill`,
     );
   }
   return {
-    work: { op: "extract", labels, threshold: c.threshold, prompt: c.instruction },
-    outputs: ["entities"],
+    work: {
+      op: "extract",
+      labels,
+      fieldLabels: schema?.labels,
+      threshold: c.threshold,
+      prompt: c.instruction,
+    },
+    outputs: [...(labels ? ["entities" as const] : []), ...(schema ? ["data" as const] : [])],
+    schema,
   };
 }
 
@@ -196,7 +217,12 @@ function planGliclass(served: ServedModel, p: ExtractParams, c: Common): Extract
  * A GLiNER multitask model: `labels` are relation types; entities of `options.entity_labels` are
  * found first and become the heads (and candidate tails) of a second, relation-prompted pass.
  */
-function planRelations(served: ServedModel, p: ExtractParams, c: Common): ExtractPlan {
+function planRelations(
+  served: ServedModel,
+  p: ExtractParams,
+  c: Common,
+  schema: SchemaPlan | undefined,
+): ExtractPlan {
   const relations = checkLabelList(p.labels, "params.labels", MAX_LABELS);
   if (relations === undefined) {
     throw invalidInput(
@@ -220,9 +246,11 @@ function planRelations(served: ServedModel, p: ExtractParams, c: Common): Extrac
       op: "extract",
       labels: relations,
       entityLabels,
+      fieldLabels: schema?.labels,
       threshold: c.threshold,
       prompt: c.instruction,
     },
-    outputs: ["entities", "relations"],
+    outputs: ["entities", "relations", ...(schema ? ["data" as const] : [])],
+    schema,
   };
 }

@@ -3,6 +3,7 @@ import type { ExtractResult } from "@svc/shared/schemas/extract";
 import type { ItemOutput } from "../../families/types.ts";
 import type { ExtractPlan } from "./plan.ts";
 import { withCodePointOffsets } from "./offsets.ts";
+import { fillData } from "./fill.ts";
 
 /** Build the ExtractResult of one item: its id (when sent) and exactly the planned lists. */
 export function extractResult(
@@ -24,7 +25,7 @@ export function extractResult(
         result.classifications = out.classifications ?? [];
         break;
       case "data":
-        result.data = {};
+        result.data = plan.schema ? fillData(plan.schema, out.fieldSpans ?? []) : {};
         break;
     }
   }
