@@ -15,7 +15,7 @@ import { createWorker } from "../worker/bootstrap.ts";
 import { WORKER_SETTING_NAMES } from "../worker/config/settings.ts";
 import { START_SCHEMA } from "./start_settings.ts";
 import { runWorkerProcess } from "../worker/server/lifecycle.ts";
-import { gpuInventory, machineProfileOf } from "../worker/telemetry/gpu.ts";
+import { gpuInventory, profileOfGpus } from "../worker/telemetry/gpu.ts";
 
 /** A random token for this run (never printed). */
 function randomToken(): string {
@@ -28,7 +28,7 @@ async function localProfile(env: Env): Promise<string> {
   const set = env.SVC_MACHINE_PROFILE?.trim().toLowerCase();
   if (set) return set;
   // The same cached detection the worker uses (a failure reads as no GPU: `cpu`).
-  return machineProfileOf(await gpuInventory());
+  return profileOfGpus(await gpuInventory());
 }
 
 /** Start router + worker; returns when the worker process lifecycle ends (it exits itself). */

@@ -1,64 +1,13 @@
 /** The router's `/health` document: the fleet at a glance, per worker and per model. */
 import { VERSION } from "@svc/shared/version";
 import type { WorkerRecord } from "./directory/types.ts";
-import type { DemandEntry } from "./provisioning.ts";
-
-/** One worker as /health shows it. */
-export interface WorkerHealth {
-  id: string;
-  url: string;
-  machine_profile: string;
-  pool: string;
-  bundle: string;
-  version: string;
-  state: "serving" | "draining";
-  gpu_count: number;
-  gpu_types: string[];
-  queue_depth: number;
-  in_flight: number;
-  memory_used_bytes: number;
-  memory_total_bytes: number;
-  loaded_models: string[];
-  /** Models in a state other than `available` (loading, loaded, unloading, failed). */
-  models: { name: string; state: string; queue_depth: number }[];
-  registered_at: string;
-  last_seen_ms_ago: number;
-}
-
-/** One model across the fleet. */
-export interface ModelHealth {
-  name: string;
-  bundle: string;
-  workers: number;
-  loaded_on: number;
-  loading_on: number;
-  queue_depth: number;
-}
-
-/** One (pool, bundle) pair. */
-export interface PoolHealth {
-  pool: string;
-  bundle: string;
-  workers: number;
-  serving: number;
-}
-
-/** The whole /health body. */
-export interface HealthBody {
-  status: "healthy" | "degraded";
-  version: string;
-  router_id: string;
-  directory: string;
-  worker_count: number;
-  healthy_workers: number;
-  gpu_count: number;
-  loaded_models: string[];
-  gpu_types: string[];
-  pools: PoolHealth[];
-  workers: WorkerHealth[];
-  models: ModelHealth[];
-  pending_demand: DemandEntry[];
-}
+import type {
+  DemandEntry,
+  HealthBody,
+  ModelHealth,
+  PoolHealth,
+  WorkerHealth,
+} from "@svc/shared/schemas/router";
 
 /**
  * Build the /health body. `healthy` means at least one worker serves and none is draining;

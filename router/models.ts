@@ -14,8 +14,8 @@ import { modelsOf } from "./pools/selection.ts";
 /** Bound on asking one worker for its catalog. */
 export const CATALOG_FETCH_TIMEOUT_MS = 3000;
 
-/** A model entry as the API returns it (extra fields from workers are kept). */
-export type ModelInfo = Record<string, unknown> & { name: string; loaded: boolean };
+/** A model entry as the router returns it: a worker's ModelInfo (extras kept) merged across the fleet. */
+export type MergedModelInfo = Record<string, unknown> & { name: string; loaded: boolean };
 
 /** Workers in scope that can answer: not draining, one per bundle, least loaded first. */
 function representatives(workers: readonly WorkerRecord[]): Map<string, WorkerRecord> {
@@ -58,18 +58,18 @@ export async function listModels(
   workers: readonly WorkerRecord[],
   log: Logger,
   doFetch: typeof fetch = fetch,
-): Promise<ModelInfo[]> {
+): Promise<MergedModelInfo[]> {
   const reps = representatives(workers);
   const answered = new Set<string>();
-  const merged = new Map<string, ModelInfo>();
+  const merged = new Map<string, MergedModelInfo>();
   await Promise.all([...reps].map(async ([bundle, w]) => {
     const r = await fetchJson(w, "/v1/models", log, doFetch);
     const list = (r?.body as { models?: unknown } | undefined)?.models;
     if (r?.status !== 200 || !Array.isArray(list)) return;
     answered.add(bundle);
     for (const m of list) {
-      if (m && typeof m === "object" && typeof (m as ModelInfo).name === "string") {
-        const info = m as ModelInfo;
+      if (m && typeof m === "object" && typeof (m as MergedModelInfo).name === "string") {
+        const info = m as MergedModelInfo;
         // A worker lists other bundles' models too; label each with its own bundle.
         const own = modelsOf(w).get(info.name)?.bundle ?? bundle;
         if (!merged.has(info.name)) merged.set(info.name, { ...info, bundle: own });
@@ -92,7 +92,7 @@ export async function listModels(
 const CATALOG_BY_ID = catalogById(BUILTIN_CATALOG);
 
 /** A catalog entry described without a worker (the same document a worker sends). */
-function catalogInfo(config: ModelConfig, name?: string): ModelInfo {
+function catalogInfo(config: ModelConfig, name?: string): MergedModelInfo {
   return { ...modelInfoOf(config, { name }) };
 }
 
@@ -115,7 +115,7 @@ export async function getModel(
   model: string,
   log: Logger,
   doFetch: typeof fetch = fetch,
-): Promise<ModelInfo | undefined> {
+): Promise<MergedModelInfo | undefined> {
   // Workers report ids; `id:profile` is looked up under its id and asked for by its full name.
   const id = baseIdOf(model, workers);
   const candidates = workers.filter((w) => !w.draining && modelsOf(w).has(id)).sort((a, b) =>
@@ -125,7 +125,10 @@ export async function getModel(
   for (const w of candidates.slice(0, 2)) {
     const r = await fetchJson(w, `/v1/models/${encodeURIComponent(model)}`, log, doFetch);
     if (r?.status === 200 && r.body && typeof r.body === "object") {
-      const info = { ...(r.body as ModelInfo), bundle: modelsOf(w).get(id)?.bundle ?? w.bundle };
+      const info = {
+        ...(r.body as MergedModelInfo),
+        bundle: modelsOf(w).get(id)?.bundle ?? w.bundle,
+      };
       if (loadedAnywhere(workers, id)) {
         info.loaded = true;
         if ("state" in info) info.state = "loaded";

@@ -4,22 +4,12 @@
  * A count ends when the pool gets a serving worker, or after a window without new demand, so a
  * pool nobody asks for can scale back to zero.
  */
+import type { DemandEntry } from "@svc/shared/schemas/router";
 import { VERSION } from "@svc/shared/version";
 import type { Logger } from "@svc/shared/log";
 import type { RouterMetrics } from "./metrics/router_metrics.ts";
 import type { WorkerRecord } from "./directory/types.ts";
 import { poolHasCapacity } from "./pools/selection.ts";
-
-/** Pending demand of one pool. */
-export interface DemandEntry {
-  machine_profile: string;
-  bundle: string;
-  /** Unserved requests since the demand started. */
-  pending: number;
-  /** Epoch ms of the first and the latest unserved request. */
-  first_at: number;
-  last_at: number;
-}
 
 /** Webhook settings; the URL and token are never logged. */
 export interface WebhookOptions {

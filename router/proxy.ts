@@ -4,7 +4,7 @@
  * costs one retry on another eligible worker; a timeout is not retried (the work may be running).
  */
 import { ServiceError } from "@svc/shared/errors";
-import { Headers as H } from "@svc/shared/headers";
+import { HeaderNames as H } from "@svc/shared/headers";
 import type { WorkerDirectory, WorkerRecord } from "./directory/types.ts";
 import type { Logger } from "@svc/shared/log";
 import type { RouterMetrics } from "./metrics/router_metrics.ts";
@@ -57,7 +57,7 @@ const DROP_RESPONSE = new Set([
 ]);
 
 /** Build the headers sent to the worker (a bulk copy, then removals: cheaper than a filter). */
-function upstreamHeaders(incoming: globalThis.Headers): globalThis.Headers {
+function upstreamHeaders(incoming: Headers): Headers {
   const out = new Headers(incoming);
   for (const k of DROP_REQUEST) out.delete(k);
   return out;
@@ -153,7 +153,7 @@ export async function forward(
 async function attemptOnce(
   req: Request,
   body: Uint8Array<ArrayBuffer> | null,
-  headers: globalThis.Headers,
+  headers: Headers,
   pathAndQuery: string,
   worker: WorkerRecord,
   affinity: Affinity,

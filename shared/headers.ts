@@ -1,5 +1,5 @@
 /** HTTP header names used on the wire (lower-case; HTTP headers are case-insensitive). */
-export const Headers = {
+export const HeaderNames = {
   totalTime: "X-Total-Time",
   queueTime: "X-Queue-Time",
   tokenizationTime: "X-Tokenization-Time",
@@ -25,7 +25,7 @@ export const MediaTypes = {
 } as const;
 
 /** Put the service version on a response under both names (ours and the SIE clients'). */
-export function setServerVersion(headers: globalThis.Headers, version: string): void {
-  headers.set(Headers.serverVersion, version);
-  headers.set(Headers.serverVersionSie, version);
+export function setServerVersion(headers: Headers, version: string): void {
+  headers.set(HeaderNames.serverVersion, version);
+  headers.set(HeaderNames.serverVersionSie, version);
 }

@@ -8,9 +8,9 @@
  *     pools:   [{ ...PoolHealth, requests_per_s, queue_depth }] }
  */
 import type { WorkerRecord } from "../directory/types.ts";
-import { buildHealth, type HealthBody, type PoolHealth, type WorkerHealth } from "../health.ts";
+import type { DemandEntry, HealthBody, PoolHealth, WorkerHealth } from "@svc/shared/schemas/router";
+import { buildHealth } from "../health.ts";
 import type { RouterMetrics } from "../metrics/router_metrics.ts";
-import type { DemandEntry } from "../provisioning.ts";
 import { forwardedTo, RateTracker } from "./rates.ts";
 
 /** One worker on the fleet page. */

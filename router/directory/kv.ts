@@ -4,6 +4,8 @@
  * Requests are routed from a local cache refreshed in the background, because a storage round
  * trip per request would cost more than the router's whole latency budget.
  */
+import { SLUG_RE } from "@svc/shared/fleet/protocol";
+import { parseWorkerRecord } from "./record.ts";
 import { isFresh, type WorkerDirectory, type WorkerRecord } from "./types.ts";
 import type { Logger } from "@svc/shared/log";
 
@@ -38,6 +40,8 @@ export class KvWorkerDirectory implements WorkerDirectory {
   readonly #cache = new Map<string, WorkerRecord>();
   readonly #storedBundles = new Map<string, string>();
   readonly #tombstones = new Map<string, number>();
+  /** Keys of stored records that failed validation, warned about once each. */
+  readonly #invalid = new Set<string>();
   readonly #timer: ReturnType<typeof setInterval>;
   #refreshes = 0;
   #refreshing: Promise<void> | null = null;
@@ -66,10 +70,11 @@ export class KvWorkerDirectory implements WorkerDirectory {
    */
   async put(record: WorkerRecord): Promise<void> {
     const key = this.#workerKey(record.id);
-    const cur = await this.#kv.get<WorkerRecord>(key);
+    const cur = await this.#kv.get<unknown>(key);
+    // An invalid stored record owns nothing: it is overwritten.
+    const stored = parseWorkerRecord(cur.value);
     if (
-      cur.value && cur.value.conn_id !== record.conn_id &&
-      cur.value.registered_at > record.registered_at
+      stored && stored.conn_id !== record.conn_id && stored.registered_at > record.registered_at
     ) {
       return;
     }
@@ -107,8 +112,8 @@ export class KvWorkerDirectory implements WorkerDirectory {
     if (this.#cache.get(id)?.conn_id === connId) this.#cache.delete(id);
     const key = this.#workerKey(id);
     for (let attempt = 0; attempt < 3; attempt++) {
-      const cur = await this.#kv.get<WorkerRecord>(key);
-      if (!cur.value || cur.value.conn_id !== connId) return false;
+      const cur = await this.#kv.get<unknown>(key);
+      if (parseWorkerRecord(cur.value)?.conn_id !== connId) return false;
       const res = await this.#kv.atomic().check(cur).delete(key).commit();
       if (res.ok) return true;
     }
@@ -139,18 +144,32 @@ export class KvWorkerDirectory implements WorkerDirectory {
     const now = this.#now();
     for (const [conn, until] of this.#tombstones) if (until < now) this.#tombstones.delete(conn);
     const next = new Map<string, WorkerRecord>();
-    for await (const e of this.#kv.list<WorkerRecord>({ prefix: [this.#prefix, "workers"] })) {
-      if (!this.#tombstones.has(e.value.conn_id)) next.set(e.value.id, e.value);
+    const invalid = new Set<string>();
+    for await (const e of this.#kv.list<unknown>({ prefix: [this.#prefix, "workers"] })) {
+      const r = parseWorkerRecord(e.value);
+      if (!r) {
+        const key = String(e.key[2]);
+        invalid.add(key);
+        if (!this.#invalid.has(key)) {
+          this.#log("warn", "kv directory: invalid worker record ignored", { key });
+        }
+        continue;
+      }
+      if (!this.#tombstones.has(r.conn_id)) next.set(r.id, r);
     }
+    this.#invalid.clear();
+    for (const k of invalid) this.#invalid.add(k);
     this.#cache.clear();
     for (const [id, r] of next) {
       this.#cache.set(id, r);
       this.#learn(r);
     }
     if (this.#refreshes++ % BUNDLE_REFRESH_EVERY === 0) {
-      for await (const e of this.#kv.list<string>({ prefix: [this.#prefix, "bundles"] })) {
+      for await (const e of this.#kv.list<unknown>({ prefix: [this.#prefix, "bundles"] })) {
         const name = e.key[2];
-        if (typeof name === "string") this.#storedBundles.set(name, e.value);
+        if (typeof name === "string" && typeof e.value === "string" && SLUG_RE.test(e.value)) {
+          this.#storedBundles.set(name, e.value);
+        }
       }
     }
   }

@@ -1,6 +1,6 @@
 /** Middleware: one access-log line and the request metrics for every answered request. */
 import type { MiddlewareHandler } from "hono";
-import { Headers as H } from "@svc/shared/headers";
+import { HeaderNames as H } from "@svc/shared/headers";
 import type { Logger } from "@svc/shared/log";
 import type { RouterEnv } from "../context.ts";
 import type { RouterMetrics } from "../metrics/router_metrics.ts";

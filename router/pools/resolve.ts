@@ -2,7 +2,7 @@
 import { BUILTIN_CATALOG, catalogById, resolveServedName } from "@svc/shared/catalog";
 import { modelBundles } from "@svc/shared/catalog/bundles";
 import { ServiceError } from "@svc/shared/errors";
-import { Headers as H } from "@svc/shared/headers";
+import { HeaderNames as H } from "@svc/shared/headers";
 import { SLUG_RE } from "@svc/shared/fleet/protocol";
 import type { WorkerDirectory } from "../directory/types.ts";
 
@@ -28,7 +28,7 @@ export interface ProfilePolicy {
  * The pool a request targets: `X-SVC-MACHINE-PROFILE` (or the SIE clients' alias), else the
  * configured default; without either, 400 saying the header is required.
  */
-export function machineProfileOf(headers: globalThis.Headers, policy: ProfilePolicy): string {
+export function requestedProfile(headers: Headers, policy: ProfilePolicy): string {
   const raw = headers.get(H.machineProfile) ?? headers.get(H.machineProfileAlias);
   if (raw === null || raw.trim() === "") {
     if (policy.defaultMachineProfile) return policy.defaultMachineProfile;

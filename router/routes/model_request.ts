@@ -7,9 +7,10 @@
  */
 import type { Context } from "hono";
 import { ServiceError } from "@svc/shared/errors";
-import { Headers as H } from "@svc/shared/headers";
+import { HeaderNames as H } from "@svc/shared/headers";
+import type { ProvisioningBody } from "@svc/shared/schemas/router";
 import type { RouterContext, RouterEnv } from "../context.ts";
-import { machineProfileOf, routeModel } from "../pools/resolve.ts";
+import { requestedProfile, routeModel } from "../pools/resolve.ts";
 import { forward } from "../proxy.ts";
 
 /** How often a request waiting for capacity looks again. */
@@ -81,7 +82,7 @@ export async function routeAndForward(
 
 /** Pool from the header (recorded for the access log), bundle from the model; 404 if unknown. */
 function resolveTarget(ctx: RouterContext, c: Context<RouterEnv>, model: string): Target {
-  const profile = machineProfileOf(c.req.raw.headers, ctx.settings.pools);
+  const profile = requestedProfile(c.req.raw.headers, ctx.settings.pools);
   c.set("profile", profile);
   const route = routeModel(model, ctx.directory);
   if (route === undefined) {
@@ -94,7 +95,7 @@ function resolveTarget(ctx: RouterContext, c: Context<RouterEnv>, model: string)
 function provisioning(ctx: RouterContext, t: Target): Response {
   const entry = ctx.demand.record(t.profile, t.bundle, t.model);
   const retry = ctx.settings.provisioning.retryAfterS;
-  const body = {
+  const body: ProvisioningBody = {
     status: "provisioning",
     machine_profile: t.profile,
     bundle: t.bundle,

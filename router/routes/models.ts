@@ -2,11 +2,11 @@
 import type { Context } from "hono";
 import { modelFromPath } from "@svc/shared/catalog/model_path";
 import { ServiceError } from "@svc/shared/errors";
-import { Headers as H } from "@svc/shared/headers";
+import { HeaderNames as H } from "@svc/shared/headers";
 import type { RouterContext, RouterEnv } from "../context.ts";
 import type { WorkerRecord } from "../directory/types.ts";
 import { getModel, listModels } from "../models.ts";
-import { machineProfileOf } from "../pools/resolve.ts";
+import { requestedProfile } from "../pools/resolve.ts";
 
 /** GET /v1/models */
 export async function handleListModels(
@@ -32,7 +32,7 @@ function scopedWorkers(ctx: RouterContext, c: Context<RouterEnv>): WorkerRecord[
   const named = c.req.header(H.machineProfile) ?? c.req.header(H.machineProfileAlias);
   const all = ctx.directory.snapshot();
   if (!named) return [...all];
-  const profile = machineProfileOf(c.req.raw.headers, ctx.settings.pools);
+  const profile = requestedProfile(c.req.raw.headers, ctx.settings.pools);
   c.set("profile", profile);
   return all.filter((w) => w.pool === profile);
 }

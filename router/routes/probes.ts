@@ -1,4 +1,5 @@
 /** GET /healthz and /readyz: open even when API keys are configured. */
+import type { RouterReadyBody } from "@svc/shared/schemas/router";
 import type { RouterContext } from "../context.ts";
 
 /** Liveness: the process answers. */
@@ -9,5 +10,6 @@ export function healthz(): Response {
 /** Readiness, with the number of workers that take new work. */
 export function readyz(ctx: RouterContext): Response {
   const healthy = ctx.directory.snapshot().filter((w) => !w.draining).length;
-  return Response.json({ status: "ready", healthy_workers: healthy });
+  const body: RouterReadyBody = { status: "ready", healthy_workers: healthy };
+  return Response.json(body);
 }

@@ -10,3 +10,4 @@ export * from "./error_body.ts";
 export * from "./models.ts";
 export * from "./status.ts";
 export * from "./openai.ts";
+export * from "./router.ts";

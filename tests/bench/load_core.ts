@@ -4,7 +4,7 @@
  * keeps connections alive, answers are read as bytes and never decoded.
  */
 import { pack } from "msgpackr/pack";
-import { Headers as H } from "@svc/shared/headers";
+import { HeaderNames as H } from "@svc/shared/headers";
 import type { LoadJob, LoadResult } from "./load_types.ts";
 
 /** msgpack body of an encode request with one item per text. */

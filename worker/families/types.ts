@@ -104,7 +104,11 @@ export interface RunResult {
   postprocessingMs: number;
 }
 
-/** What a family factory receives to build its adapter. */
+/**
+ * The model load options, declared once: what a family factory receives to build its adapter,
+ * what the main thread's `load` message carries, and (minus the device settings) what the
+ * registry starts a runner from.
+ */
 export interface AdapterContext {
   config: ModelConfig;
   /** Local absolute paths of the model's files, by role (see ModelConfig.files). */

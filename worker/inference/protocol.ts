@@ -1,18 +1,9 @@
 /** Messages between the main thread and an inference thread (one thread per loaded model). */
-import type { ModelConfig } from "@svc/shared/catalog/schema";
-import type { ItemOutput, WorkItem, WorkParams } from "../families/types.ts";
+import type { AdapterContext, ItemOutput, WorkItem, WorkParams } from "../families/types.ts";
 
 /** Main → thread. */
 export type ToThread =
-  | {
-    type: "load";
-    config: ModelConfig;
-    files: Record<string, string>;
-    executionProviders: string[];
-    intraOpThreads: number;
-    /** Most padded tokens in one ONNX run (a batch is cut into runs of at most this). */
-    runTokenBudget: number;
-  }
+  | ({ type: "load" } & AdapterContext)
   | { type: "run"; batchId: number; items: WorkItem[]; params: WorkParams }
   | { type: "dispose" };
 

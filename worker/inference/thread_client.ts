@@ -1,21 +1,11 @@
 /** Main-thread handle of one inference thread: load, run batches, dispose. */
-import type { ModelConfig } from "@svc/shared/catalog/schema";
 import { deadline } from "@svc/shared/deadline";
-import type { WorkItem, WorkParams } from "../families/types.ts";
+import type { AdapterContext, WorkItem, WorkParams } from "../families/types.ts";
 import type { ModelRunner } from "../registry/runner.ts";
 import type { FromThread, ToThread } from "./protocol.ts";
 
 /** Result of one batch as seen by the main thread. */
 export type BatchResult = Extract<FromThread, { type: "result" }>;
-
-/** Options for starting a model's thread. */
-export interface ThreadLoadOptions {
-  config: ModelConfig;
-  files: Record<string, string>;
-  executionProviders: string[];
-  intraOpThreads: number;
-  runTokenBudget: number;
-}
 
 /** One Web Worker running one model's ONNX session. */
 export class InferenceThread implements ModelRunner {
@@ -38,7 +28,7 @@ export class InferenceThread implements ModelRunner {
   }
 
   /** Start a thread and load the model in it. */
-  static async start(opts: ThreadLoadOptions): Promise<InferenceThread> {
+  static async start(opts: AdapterContext): Promise<InferenceThread> {
     const t = new InferenceThread();
     const loaded = new Promise<void>((resolve, reject) => t.#onLoaded = { resolve, reject });
     t.#post({ type: "load", ...opts });

@@ -28,13 +28,8 @@ async function handle(msg: ToThread): Promise<void> {
       try {
         const family = msg.config.family;
         if (!hasAdapter(family)) throw new Error(`family '${family}' has no adapter yet`);
-        adapter = await FAMILY_ADAPTERS[family]({
-          config: msg.config,
-          files: msg.files,
-          executionProviders: msg.executionProviders,
-          intraOpThreads: msg.intraOpThreads,
-          runTokenBudget: msg.runTokenBudget,
-        });
+        const { type: _, ...options } = msg;
+        adapter = await FAMILY_ADAPTERS[family](options);
         runTokenBudget = msg.runTokenBudget;
         scope.postMessage({ type: "loaded" });
       } catch (err) {

@@ -3,17 +3,14 @@
  * backend starts one inference thread per model (`inference/thread_backend.ts`); tests hand in a
  * fake one to check loading, eviction and failure memory without ONNX Runtime.
  */
-import type { ModelConfig } from "@svc/shared/catalog/schema";
+import type { AdapterContext } from "../families/types.ts";
 import type { BatchRunner } from "../scheduler/batcher.ts";
 
-/** What a model runner is started from. */
-export interface RunnerSpec {
-  config: ModelConfig;
-  /** Local absolute paths of the model's files, by role (the weights store's answer). */
-  files: Record<string, string>;
-  /** Most padded tokens in one ONNX run (see `runTokenBudget`). */
-  runTokenBudget: number;
-}
+/**
+ * What a model runner is started from: the model load options without the device settings,
+ * which the backend adds (files are the weights store's local paths, by role).
+ */
+export type RunnerSpec = Omit<AdapterContext, "executionProviders" | "intraOpThreads">;
 
 /** One started model: runs batches until disposed. */
 export interface ModelRunner {

@@ -2,7 +2,7 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
 import { errorResponse, ServiceError, toServiceError } from "@svc/shared/errors";
-import { Headers as H, setServerVersion } from "@svc/shared/headers";
+import { HeaderNames as H, setServerVersion } from "@svc/shared/headers";
 import { VERSION } from "@svc/shared/version";
 import type { WorkerContext } from "./context.ts";
 import { handleEncode } from "./routes/encode.ts";
@@ -17,7 +17,7 @@ import { modelLabel, phasesOf } from "./request_labels.ts";
 const ALWAYS_OPEN = new Set(["/", "/healthz", "/readyz", "/metrics", "/ws/status"]);
 
 /** The endpoint label of a path for metrics (`encode`, `score`, `extract`, `embeddings`...). */
-export function endpointOf(path: string): string | undefined {
+export function apiEndpointOf(path: string): string | undefined {
   const m = /^\/v1\/(encode|score|extract|embeddings)(\/|$)/.exec(path);
   return m?.[1];
 }
@@ -78,7 +78,7 @@ export function createWorkerApp(ctx: WorkerContext): Hono {
 
 /** Access log line and request metrics for one finished request. */
 function record(ctx: WorkerContext, c: Context, totalMs: number): void {
-  const endpoint = endpointOf(c.req.path);
+  const endpoint = apiEndpointOf(c.req.path);
   const model = modelLabel(c);
   const status = c.res.status;
   if (endpoint) {

@@ -1,5 +1,5 @@
 /** HTTP plumbing shared by the routes: trace ids and timing headers. */
-import { Headers as H } from "@svc/shared/headers";
+import { HeaderNames as H } from "@svc/shared/headers";
 import type { TimingInfo } from "@svc/shared/schemas/timing";
 
 const TRACE_RE = /^[A-Za-z0-9._-]{1,128}$/;

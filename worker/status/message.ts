@@ -5,7 +5,7 @@
  */
 import type { GpuStatus, ModelStatus, StatusMessage } from "@svc/shared/schemas/status";
 import type { UnitStatus } from "../registry/registry.ts";
-import { type GpuReading, machineProfileOf } from "../telemetry/gpu.ts";
+import { type GpuReading, profileOfGpus } from "../telemetry/gpu.ts";
 import type { MetricsView } from "../telemetry/metrics_view.ts";
 import type { ProcessSnapshot } from "../telemetry/process_metrics.ts";
 
@@ -86,7 +86,7 @@ export function buildStatusMessage(i: StatusInputs): WorkerStatusMessage {
   return {
     timestamp: i.nowMs / 1000,
     // Same convention as the fleet's machine profile: the first GPU's type, else `cpu`.
-    gpu: machineProfileOf(i.gpus),
+    gpu: profileOfGpus(i.gpus),
     loaded_models: models.filter((m) => m.state === "loaded").map((m) => m.name),
     server: {
       version: i.server.version,

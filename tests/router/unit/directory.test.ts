@@ -108,3 +108,36 @@ Deno.test("directory: two KV directories on one database see each other's worker
     kv.close();
   }
 });
+
+Deno.test("directory: KV records are validated when read back; invalid ones are left out", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const warnings: string[] = [];
+  const dir = new KvWorkerDirectory({
+    kv,
+    prefix: "v",
+    staleMs: 3000,
+    refreshMs: 60_000,
+    log: (level, msg) => level === "warn" && warnings.push(msg),
+  });
+  try {
+    await dir.put(rec("good", "conn-g"));
+    // Written by something else: an older release, another fleet, a hand edit.
+    await kv.set(["v", "workers", "bad-shape"], { id: "bad-shape", conn_id: "c" });
+    await kv.set(["v", "workers", "bad-count"], { ...rec("bad-count", "c2"), queue_depth: -5 });
+    await kv.set(["v", "workers", "not-an-object"], "hello");
+    await kv.set(["v", "bundles", "m/x"], 42);
+    await dir.refresh();
+    await dir.refresh();
+    assert.deepEqual(dir.snapshot().map((r) => r.id), ["good"]);
+    assert.equal(dir.learnedBundles().get("m/x"), undefined);
+    assert.equal(warnings.length, 3, "one warning per invalid record, not one per refresh");
+    // An invalid stored record owns nothing: a valid write replaces it, a removal cannot match.
+    assert.equal(await dir.remove("bad-shape", "c"), false);
+    await dir.put(rec("bad-shape", "conn-new"));
+    await dir.refresh();
+    assert.deepEqual(dir.snapshot().map((r) => r.id).sort(), ["bad-shape", "good"]);
+  } finally {
+    await dir.close();
+    kv.close();
+  }
+});

@@ -1,0 +1,48 @@
+/**
+ * Worker records as read back from shared storage (Deno KV): validated before use, since another
+ * isolate, an older release or a hand edit may have written them. A record that does not parse
+ * is left out of routing instead of crashing the router.
+ */
+import { z } from "zod";
+import { MODEL_STATES, SLUG_RE, WORKER_ID_RE } from "@svc/shared/fleet/protocol";
+import type { WorkerModel, WorkerRecord } from "./types.ts";
+
+const Slug = z.string().regex(SLUG_RE);
+const Count = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+const Id = z.string().min(1).max(128);
+
+/** One model on one worker (the fleet protocol's bounds). */
+const WorkerModelSchema: z.ZodType<WorkerModel> = z.object({
+  name: z.string().min(1).max(256),
+  bundle: Slug,
+  state: z.enum(MODEL_STATES),
+  queue_depth: Count,
+});
+
+/** Schema of a stored {@link WorkerRecord}, with the bounds the fleet hub applies on the wire. */
+export const WorkerRecordSchema: z.ZodType<WorkerRecord> = z.object({
+  id: z.string().regex(WORKER_ID_RE),
+  conn_id: Id,
+  router_id: Id,
+  url: z.string().max(2048).refine((u) => URL.canParse(u), "url must be a URL"),
+  machine_profile: Slug,
+  pool: Slug,
+  bundle: Slug,
+  version: z.string().min(1).max(64),
+  gpu_count: Count,
+  gpu_types: z.array(z.string().max(64)).max(64),
+  models: z.array(WorkerModelSchema).max(1000),
+  queue_depth: Count,
+  in_flight: Count,
+  memory_used_bytes: Count,
+  memory_total_bytes: Count,
+  draining: z.boolean(),
+  registered_at: Count,
+  last_seen: Count,
+});
+
+/** The record in `value`, or undefined when it is not a valid worker record. */
+export function parseWorkerRecord(value: unknown): WorkerRecord | undefined {
+  const r = WorkerRecordSchema.safeParse(value);
+  return r.success ? r.data : undefined;
+}

@@ -1,0 +1,94 @@
+/**
+ * Bodies of the router's own answers (docs/api.md "Router endpoints"): `/health`, `/readyz` and
+ * the 202 of a pool being provisioned. Types only: clients and tests read them, the router builds
+ * them.
+ */
+
+/** Pending demand of one pool (in `/health` and the fleet page). */
+export interface DemandEntry {
+  machine_profile: string;
+  bundle: string;
+  /** Unserved requests since the demand started. */
+  pending: number;
+  /** Epoch ms of the first and the latest unserved request. */
+  first_at: number;
+  last_at: number;
+}
+
+/** One worker as /health shows it. */
+export interface WorkerHealth {
+  id: string;
+  url: string;
+  machine_profile: string;
+  pool: string;
+  bundle: string;
+  version: string;
+  state: "serving" | "draining";
+  gpu_count: number;
+  gpu_types: string[];
+  queue_depth: number;
+  in_flight: number;
+  memory_used_bytes: number;
+  memory_total_bytes: number;
+  loaded_models: string[];
+  /** Models in a state other than `available` (loading, loaded, unloading, failed). */
+  models: { name: string; state: string; queue_depth: number }[];
+  registered_at: string;
+  last_seen_ms_ago: number;
+}
+
+/** One model across the fleet. */
+export interface ModelHealth {
+  name: string;
+  bundle: string;
+  workers: number;
+  loaded_on: number;
+  loading_on: number;
+  queue_depth: number;
+}
+
+/** One (pool, bundle) pair. */
+export interface PoolHealth {
+  pool: string;
+  bundle: string;
+  workers: number;
+  serving: number;
+}
+
+/** The whole /health body. */
+export interface HealthBody {
+  status: "healthy" | "degraded";
+  version: string;
+  router_id: string;
+  directory: string;
+  worker_count: number;
+  healthy_workers: number;
+  gpu_count: number;
+  loaded_models: string[];
+  gpu_types: string[];
+  pools: PoolHealth[];
+  workers: WorkerHealth[];
+  models: ModelHealth[];
+  pending_demand: DemandEntry[];
+}
+
+/** `GET /readyz` on the router. */
+export interface RouterReadyBody {
+  status: "ready";
+  /** Registered workers that take new work (not draining). */
+  healthy_workers: number;
+}
+
+/** `202 Accepted`: the request's pool has no serving worker yet; capacity has been requested. */
+export interface ProvisioningBody {
+  status: "provisioning";
+  machine_profile: string;
+  bundle: string;
+  /** The model as the client named it. */
+  model: string;
+  /** Also sent as `Retry-After`. */
+  retry_after_s: number;
+  /** Unserved requests of this (profile, bundle) so far. */
+  pending: number;
+  message: string;
+}
