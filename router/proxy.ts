@@ -2,6 +2,11 @@
  * Forwarding one API request to a worker: pick the worker, send the buffered body, stream the
  * answer back. A worker that cannot be reached, or that answers 503 because it is shutting down,
  * costs one retry on another eligible worker; a timeout is not retried (the work may be running).
+ * Every other answer is the worker's and reaches the client as sent: 503 `MODEL_LOADING` with
+ * its Retry-After (the client retries), and 502 `MODEL_LOAD_FAILED` at once, never retried here:
+ * the catalog, hub and cluster cache that decided it are shared by the pool, and a retry would
+ * start another doomed load. Selection ranks a worker whose load failed last, so later requests
+ * go to workers without the failure when there are any.
  */
 import { ServiceError } from "@svc/shared/errors";
 import { HeaderNames as H } from "@svc/shared/headers";

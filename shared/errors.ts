@@ -5,7 +5,12 @@ export const ERROR_STATUS = {
   MODEL_NOT_FOUND: 404,
   NOT_FOUND: 404,
   DEPENDENCY_CONFLICT: 409,
+  /** Still loading after the request's wait (the existing clients retry exactly this code). */
+  MODEL_LOADING: 503,
+  /** Unloading: the model comes back on a later request. */
   MODEL_NOT_LOADED: 503,
+  /** The last load failed and is remembered; no Retry-After (clients must not retry). */
+  MODEL_LOAD_FAILED: 502,
   LORA_LOADING: 503,
   QUEUE_FULL: 503,
   SHUTTING_DOWN: 503,
@@ -22,6 +27,7 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
 
 /** Default `Retry-After` (seconds) per retryable code; absent means "do not send the header". */
 export const DEFAULT_RETRY_AFTER_S: Partial<Record<ErrorCode, number>> = {
+  MODEL_LOADING: 5,
   MODEL_NOT_LOADED: 5,
   LORA_LOADING: 2,
   QUEUE_FULL: 1,
@@ -29,9 +35,12 @@ export const DEFAULT_RETRY_AFTER_S: Partial<Record<ErrorCode, number>> = {
   NO_CAPACITY: 10,
 };
 
-/** Wire body of every error: `{detail: {code, message}}`. */
+/** Fields some errors add to `detail` (MODEL_LOAD_FAILED: `error_class`, `attempts`, `permanent`). */
+export type ErrorExtra = Readonly<Record<string, string | number | boolean>>;
+
+/** Wire body of every error: `{detail: {code, message}}`, plus the code's extra fields. */
 export interface ErrorBody {
-  detail: { code: ErrorCode; message: string };
+  detail: { code: ErrorCode; message: string; [field: string]: unknown };
 }
 
 /** The service's single error type: carries the code, the HTTP status and an optional retry hint. */
@@ -39,18 +48,25 @@ export class ServiceError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly retryAfterS: number | undefined;
+  /** Extra `detail` fields sent with the code and message. */
+  readonly extra: ErrorExtra | undefined;
 
-  constructor(code: ErrorCode, message: string, opts: { retryAfterS?: number } = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    opts: { retryAfterS?: number; extra?: ErrorExtra } = {},
+  ) {
     super(message);
     this.name = "ServiceError";
     this.code = code;
     this.status = ERROR_STATUS[code];
     this.retryAfterS = opts.retryAfterS ?? DEFAULT_RETRY_AFTER_S[code];
+    this.extra = opts.extra;
   }
 
   /** The JSON body sent to the client. */
   toBody(): ErrorBody {
-    return { detail: { code: this.code, message: this.message } };
+    return { detail: { ...this.extra, code: this.code, message: this.message } };
   }
 }
 

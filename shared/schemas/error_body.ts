@@ -8,7 +8,7 @@ export const ErrorCodeSchema: z.ZodType<ErrorCode, ErrorCode> = z.enum(
   Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]],
 );
 
-/** Schema of {@link ErrorBody} (the type itself lives in errors.ts). */
+/** Schema of {@link ErrorBody} (the type itself lives in errors.ts); extra detail fields kept. */
 export const ErrorBodySchema: z.ZodType<ErrorBody, ErrorBody> = z.object({
-  detail: z.object({ code: ErrorCodeSchema, message: z.string() }),
+  detail: z.looseObject({ code: ErrorCodeSchema, message: z.string() }),
 });

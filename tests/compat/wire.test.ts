@@ -5,9 +5,10 @@
  * every output dtype and output type decodes, through the router and straight from the worker, to
  * exactly what the wire rules compute from the float32 answer; the version header is read.
  *
- * Hooks for the loading codes (issue 8.3): the client already retries 503 `MODEL_LOADING` by its
- * Retry-After and raises `MODEL_LOAD_FAILED` at once (client.test.ts checks that against a scripted
- * server); the real-process cases belong in a step of this file next to "202 → success".
+ * The loading codes, with a worker whose weights come from a fake hub on 127.0.0.1: 503
+ * `MODEL_LOADING` followed to success; 502 `MODEL_LOAD_FAILED` raised at once, a permanent cause
+ * (weights not found) kept past the cool-down until the worker's cache changes, a transient one (a
+ * broken download) loaded again by a request after it.
  */
 import assert from "node:assert/strict";
 import { VERSION } from "@svc/shared/version";
@@ -20,7 +21,9 @@ import {
   until,
   workerIds,
 } from "../router/e2e/procs.ts";
-import { CompatClient } from "./client/client.ts";
+import { CompatClient, ServiceCallError } from "./client/client.ts";
+import { ensureFixtures } from "../fixtures/mod.ts";
+import { startFakeHub } from "../fake_hub/server.ts";
 import { isWireArray, type WireArray } from "./client/msgpack.ts";
 import { elements, rows, unpackBits } from "./client/numpy.ts";
 
@@ -277,6 +280,146 @@ Deno.test({
       });
     } finally {
       await stopAll([worker, router]);
+    }
+  },
+});
+
+/** The error the client raised (it must raise). */
+async function raised(p: Promise<unknown>): Promise<ServiceCallError> {
+  const err = await p.then(() => assert.fail("expected the client to raise"), (e) => e);
+  assert.ok(err instanceof ServiceCallError, String(err));
+  return err;
+}
+
+Deno.test({
+  name:
+    "compat: MODEL_LOADING followed to success, MODEL_LOAD_FAILED raised at once (router and worker processes)",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async (t) => {
+    const fx = await ensureFixtures();
+    // Weights come from a hub on 127.0.0.1 serving the fixtures, so loads take real downloads
+    // and a download can be made to fail.
+    const hub = await startFakeHub({ root: `${fx}/cache` });
+    const modelsDir = await Deno.makeTempDir({ prefix: "compat-models-" });
+    const cacheDir = await Deno.makeTempDir({ prefix: "compat-cache-" });
+    let router: Proc | undefined;
+    let worker: Proc | undefined;
+    try {
+      for (const name of ["dense", "sparse"]) {
+        await Deno.copyFile(`${fx}/models/${name}.json`, `${modelsDir}/${name}.json`);
+      }
+      // fixture/dense's repository without the graph this entry names: not found anywhere.
+      const entry = JSON.parse(await Deno.readTextFile(`${fx}/models/dense.json`));
+      entry.id = "fixture/dense-missing";
+      entry.files.model = "onnx/missing.onnx";
+      await Deno.writeTextFile(`${modelsDir}/dense-missing.json`, JSON.stringify(entry));
+
+      const r = await startRouterProc("compat-load-router", {});
+      router = r.proc;
+      worker = await startWorkerProc("compat-load-worker", r.url, {
+        SVC_MACHINE_PROFILE: "loadpool",
+        SVC_MODELS_DIR: modelsDir,
+        SVC_CACHE_DIR: cacheDir,
+        SVC_CLUSTER_CACHE: "",
+        SVC_HUB_URL: hub.url,
+        // No wait: every load is still going on when its first request gives up.
+        SVC_LOAD_WAIT_MS: "0",
+        SVC_LOAD_FAILURE_COOLDOWN_MS: "300",
+      });
+      await until(async () => (await workerIds(r.url)).length === 1, "the worker", 60_000);
+      const client = () =>
+        new CompatClient({
+          baseUrl: r.url,
+          version: VERSION,
+          machineProfile: "loadpool",
+          loadingRetries: 50,
+          maxSleepMs: 200,
+        });
+      const past = (ms: number) => new Promise((res) => setTimeout(res, ms));
+      const fetched = (suffix: string) =>
+        hub.requests.filter((q) => q.path.endsWith(suffix) && !q.range).length;
+
+      await t.step(
+        "503 MODEL_LOADING with Retry-After: 5, followed until the model answers",
+        async () => {
+          const c = client();
+          const body = await c.encode("fixture/dense", [{ id: "a", text: TEXTS[0] }]);
+          assert.equal(((body.items as Obj[])[0].dense as Obj).dims, 32);
+          assert.deepEqual(c.seen[0], { status: 503, code: "MODEL_LOADING", retryAfter: "5" });
+          assert.equal(c.seen.at(-1)?.status, 200);
+          assert.ok(c.seen.slice(0, -1).every((s) => s.code === "MODEL_LOADING"));
+        },
+      );
+
+      await t.step(
+        "a load that cannot find its weights: 502 at once, no Retry-After, until the cache changes",
+        async () => {
+          const c = client();
+          const err = await raised(c.encode("fixture/dense-missing", [{ text: "x" }]));
+          assert.equal(err.status, 502);
+          assert.equal(err.retryAfter, null);
+          assert.equal(err.code, "MODEL_LOAD_FAILED");
+          assert.deepEqual(
+            [err.detail.error_class, err.detail.attempts, err.detail.permanent],
+            ["not_found", 1, true],
+          );
+          assert.match(String(err.detail.message), /onnx\/missing\.onnx/);
+          assert.equal(c.seen.filter((s) => s.status === 502).length, 1, "raised on the first 502");
+          const asked = fetched("/onnx/missing.onnx");
+
+          // Past the cool-down, with the caches unchanged: the same answer on the first call.
+          await past(400);
+          const again = client();
+          const err2 = await raised(again.encode("fixture/dense-missing", [{ text: "x" }]));
+          assert.deepEqual(again.seen, [{
+            status: 502,
+            code: "MODEL_LOAD_FAILED",
+            retryAfter: null,
+          }]);
+          assert.equal(err2.detail.attempts, 1, "no new load");
+          assert.equal(fetched("/onnx/missing.onnx"), asked, "the hub was not asked again");
+          const info = await json(`${r.url}/v1/models/fixture%2Fdense-missing`, {
+            headers: { "x-sie-machine-profile": "loadpool" },
+          });
+          assert.equal(info.body.state, "failed");
+          assert.equal((info.body.last_error as Obj).code, "MODEL_LOAD_FAILED");
+
+          // An operator puts the file into the worker's cache (renamed into place, like a download).
+          const dir = `${cacheDir}/fixture/dense/onnx`;
+          await Deno.mkdir(dir, { recursive: true });
+          await Deno.copyFile(`${fx}/cache/fixture/dense/onnx/model.onnx`, `${dir}/missing.tmp`);
+          await Deno.rename(`${dir}/missing.tmp`, `${dir}/missing.onnx`);
+          const fixed = client();
+          const body = await fixed.encode("fixture/dense-missing", [{ text: "x" }]);
+          assert.equal(((body.items as Obj[])[0].dense as Obj).dims, 32);
+          assert.equal(fixed.seen[0].code, "MODEL_LOADING", "a new load started");
+        },
+      );
+
+      await t.step(
+        "a download that breaks: 502 at once (transient), loaded by a request after the cool-down",
+        async () => {
+          hub.fault("fixture/sparse/resolve/main/onnx/model.onnx", "error", 64);
+          const c = client();
+          const err = await raised(c.encode("fixture/sparse", [{ text: "x" }]));
+          assert.equal(err.status, 502);
+          assert.equal(err.retryAfter, null);
+          assert.deepEqual(
+            [err.code, err.detail.error_class, err.detail.attempts, err.detail.permanent],
+            ["MODEL_LOAD_FAILED", "hub_unreachable", 1, false],
+          );
+          await past(400);
+          const later = client();
+          const body = await later.encode("fixture/sparse", [{ text: "x" }]);
+          assert.ok((body.items as Obj[])[0].sparse, "the fault was one-shot: the retry loaded");
+        },
+      );
+    } finally {
+      await stopAll([worker, router]);
+      await hub.close();
+      await Deno.remove(modelsDir, { recursive: true });
+      await Deno.remove(cacheDir, { recursive: true });
     }
   },
 });

@@ -7,6 +7,7 @@ import { createHttpClusterCache } from "../../worker/weights/cluster_cache.ts";
 import { createWeightStore } from "../../worker/weights/store.ts";
 import { writeStreamAtomic } from "../../worker/weights/atomic_file.ts";
 import { ServiceError } from "@svc/shared/errors";
+import type { WeightsError } from "../../worker/weights/errors.ts";
 import type { WeightFileRef, WeightSource } from "../../worker/weights/types.ts";
 import {
   bytes,
@@ -72,6 +73,7 @@ Deno.test("atomic: http cluster cache cut mid-stream falls through, nothing half
       assert.equal(spy.calls.length, 1);
       assert.ok(err instanceof ServiceError && err.code === "MODEL_NOT_LOADED", String(err));
       assert.match(err.message, /cluster-cache/);
+      assert.equal((err as WeightsError).failure, "hub_unreachable");
       assert.deepEqual(await partialFiles(cacheDir), []);
       assert.equal(await exists(join(cacheDir, "acme", "fragile", "onnx", "model.onnx")), false);
       await within(10_000, store.ensureFiles(REPO, "main", { model: MODEL }));

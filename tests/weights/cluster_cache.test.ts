@@ -72,3 +72,38 @@ Deno.test("cluster cache (http): static files under <base>/<org>/<name>/<path>",
     }
   });
 });
+
+Deno.test("cacheStamp: changes when a file appears in, or is replaced in, the local cache or a cluster cache directory; never fetches", async () => {
+  await withTempDir(async (tmp) => {
+    const hub = spySource("hub");
+    const http = await startFakeHub({ root: join(tmp, "cluster") });
+    try {
+      const store = createWeightStore({
+        cacheDir: join(tmp, "cache"),
+        sources: [
+          createClusterCacheSource({ location: join(tmp, "cluster") }),
+          createClusterCacheSource({ location: http.staticUrl }),
+          hub,
+        ],
+      });
+      const stamp = () => store.cacheStamp(REPO, "main", TINY_FILES);
+      const empty = await stamp();
+      assert.equal(await stamp(), empty, "nothing changed, same stamp");
+      await writeRepo(join(tmp, "cluster"), REPO, tinyModel(61));
+      const inCluster = await stamp();
+      assert.notEqual(inCluster, empty, "files appeared in the cluster cache directory");
+      await writeRepo(join(tmp, "cache"), REPO, { "config.json": tinyModel(62)["config.json"] });
+      const inLocal = await stamp();
+      assert.notEqual(inLocal, inCluster, "a file appeared in the local cache");
+      // Replaced by an atomic rename, like every download writes it (a new size here).
+      const dest = join(tmp, "cache", ...REPO.split("/"), "config.json");
+      await Deno.writeFile(`${dest}.new`, new Uint8Array(3));
+      await Deno.rename(`${dest}.new`, dest);
+      assert.notEqual(await stamp(), inLocal, "a file was replaced");
+      assert.equal(hub.calls.length, 0);
+      assert.equal(http.requests.length, 0, "an http cluster cache is not asked");
+    } finally {
+      await http.close();
+    }
+  });
+});

@@ -5,6 +5,7 @@ import { startFakeHub } from "../fake_hub/server.ts";
 import { createHubSource } from "../../worker/weights/hub.ts";
 import { createWeightStore } from "../../worker/weights/store.ts";
 import { ServiceError } from "@svc/shared/errors";
+import type { WeightsError } from "../../worker/weights/errors.ts";
 import { partialFiles, TINY_FILES, tinyModel, within, withTempDir, writeRepo } from "./helpers.ts";
 
 const REPO = "gatedorg/secret-model";
@@ -49,6 +50,7 @@ Deno.test("gated: without a token the error names the model, HF_TOKEN and the li
     assert.match(err.message, /licen[cs]e/);
     assert.match(err.message, /401/);
     assert.equal(err.code, "INTERNAL_ERROR");
+    assert.equal((err as WeightsError).failure, "gated", "a failed load reports error_class gated");
   });
 });
 

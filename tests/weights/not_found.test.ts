@@ -6,6 +6,7 @@ import { createHubSource } from "../../worker/weights/hub.ts";
 import { createClusterCacheSource } from "../../worker/weights/cluster_cache.ts";
 import { createWeightStore } from "../../worker/weights/store.ts";
 import { ServiceError } from "@svc/shared/errors";
+import type { WeightsError } from "../../worker/weights/errors.ts";
 import { tinyModel, within, withTempDir, writeRepo } from "./helpers.ts";
 
 const REPO = "acme/partial-model";
@@ -31,6 +32,7 @@ Deno.test("not found: missing in local, cluster (dir and http) and hub → MODEL
       ).then(() => null, (e: unknown) => e);
       assert.ok(err instanceof ServiceError, String(err));
       assert.equal(err.code, "MODEL_NOT_FOUND");
+      assert.equal((err as WeightsError).failure, "not_found");
       assert.equal(err.status, 404);
       assert.match(err.message, /onnx\/missing\.onnx/);
       assert.match(err.message, /acme\/pm \(repo acme\/partial-model\)/);

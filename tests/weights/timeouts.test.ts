@@ -8,6 +8,7 @@ import { createWeightStore } from "../../worker/weights/store.ts";
 import { fetchWithTimeout } from "../../worker/weights/http.ts";
 import { writeStreamAtomic } from "../../worker/weights/atomic_file.ts";
 import { ServiceError } from "@svc/shared/errors";
+import type { WeightsError } from "../../worker/weights/errors.ts";
 import type { WeightFileRef, WeightSource } from "../../worker/weights/types.ts";
 import { bytes, partialFiles, tinyModel, within, withTempDir, writeRepo } from "./helpers.ts";
 
@@ -29,6 +30,7 @@ Deno.test("timeout: a server that never answers is abandoned after timeoutMs", a
         .then(() => null, (e: unknown) => e);
       assert.ok(err instanceof ServiceError && err.code === "MODEL_NOT_LOADED", String(err));
       assert.match(err.message, /no response within 300 ms/);
+      assert.equal((err as WeightsError).failure, "timeout");
       assert.ok(performance.now() - started < 3000);
       assert.deepEqual(await partialFiles(join(tmp, "cache")), []);
     } finally {
@@ -51,6 +53,7 @@ Deno.test("timeout: a body that stops flowing is abandoned after idleTimeoutMs",
         .then(() => null, (e: unknown) => e);
       assert.ok(err instanceof ServiceError, String(err));
       assert.match(err.message, /stalled/);
+      assert.equal((err as WeightsError).failure, "timeout");
       assert.deepEqual(await partialFiles(join(tmp, "cache")), []);
     } finally {
       await hub.close();

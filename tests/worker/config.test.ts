@@ -11,6 +11,7 @@ Deno.test("config: defaults", () => {
   assert.equal(c.scheduling.memoryThresholdPercent, 85);
   assert.equal(c.scheduling.maxBatchItems, 64);
   assert.equal(c.scheduling.maxWaitMs, 0);
+  assert.equal(c.scheduling.loadFailureCooldownMs, 30_000);
   assert.equal(c.weights.hubUrl, "https://huggingface.co");
   assert.equal(c.weights.cacheDir, "/home/x/.cache/svc/models");
   assert.equal(c.shutdownDrainS, 25);
@@ -29,6 +30,10 @@ Deno.test("config: one cache-directory default (XDG first, then HOME)", () => {
 Deno.test("config: bad values stop start-up naming every variable, never echoing secrets", () => {
   assert.throws(() => loadWorkerSettings({ SVC_PORT: "eighty" }), /SVC_PORT/);
   assert.throws(() => loadWorkerSettings({ SVC_DEVICE: "tpu" }), /SVC_DEVICE/);
+  assert.throws(
+    () => loadWorkerSettings({ SVC_LOAD_FAILURE_COOLDOWN_MS: "-1" }),
+    /SVC_LOAD_FAILURE_COOLDOWN_MS/,
+  );
   assert.throws(
     () => loadWorkerSettings({ SVC_MAX_BATCH_REQUESTS: "0" }),
     /SVC_MAX_BATCH_REQUESTS/,

@@ -100,7 +100,10 @@ Deno.test("encode m3: a graph without a declared head fails to load with a clear
       const r = await postJson(`${w.url}/v1/encode/fixture/m3-broken`, {
         items: [{ text: "x" }],
       });
-      assert.ok(r.status >= 500, `status ${r.status}`);
+      assert.equal(r.status, 502);
+      assert.equal(r.body.detail.code, "MODEL_LOAD_FAILED");
+      assert.equal(r.body.detail.error_class, "incompatible");
+      assert.equal(r.body.detail.permanent, true);
       assert.match(r.body.detail.message, /declares 'dense' but its graph has none of/);
       assert.match(r.body.detail.message, /last_hidden_state/);
       const ok = await postJson(`${w.url}/v1/encode/fixture/m3`, { items: [{ text: "x" }] });

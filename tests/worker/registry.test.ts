@@ -54,12 +54,20 @@ Deno.test("gated repo: clear error naming model and HF_TOKEN, remembered as last
     const w = await startTestWorker(base);
     try {
       const r = await ENCODE(w.url);
-      assert.ok(r.status >= 400, `status ${r.status}`);
-      const msg: string = r.body.detail.message;
-      assert.match(msg, /fixture\/dense/);
-      assert.match(msg, /HF_TOKEN/);
+      assert.equal(r.status, 502);
+      assert.equal(r.headers.get("retry-after"), null);
+      const { code, message, error_class, attempts, permanent } = r.body.detail;
+      assert.deepEqual({ code, error_class, attempts, permanent }, {
+        code: "MODEL_LOAD_FAILED",
+        error_class: "gated",
+        attempts: 1,
+        permanent: true,
+      });
+      assert.match(message, /fixture\/dense/);
+      assert.match(message, /HF_TOKEN/);
       const info = await (await fetch(`${w.url}/v1/models/fixture/dense`)).json();
       assert.equal(info.state, "failed");
+      assert.equal(info.last_error.code, "MODEL_LOAD_FAILED", "the code the client got");
       assert.match(info.last_error.message, /HF_TOKEN/);
     } finally {
       await w.close();
@@ -72,6 +80,41 @@ Deno.test("gated repo: clear error naming model and HF_TOKEN, remembered as last
       await ok.close();
     }
   } finally {
+    await hub.close();
+  }
+});
+
+Deno.test("a hub failure: 502 MODEL_LOAD_FAILED at once (transient), the next request after the cool-down loads", async () => {
+  const fx = await ensureFixtures();
+  const hub = await startFakeHub({ root: `${fx}/cache` });
+  const w = await startTestWorker({
+    SVC_CLUSTER_CACHE: "",
+    SVC_HUB_DISABLED: "0",
+    SVC_HUB_URL: hub.url,
+    SVC_LOAD_FAILURE_COOLDOWN_MS: "400",
+  });
+  try {
+    hub.fault("onnx/model.onnx", "error", 100);
+    const r = await ENCODE(w.url);
+    assert.equal(r.status, 502);
+    assert.equal(r.headers.get("retry-after"), null);
+    assert.equal(r.body.detail.code, "MODEL_LOAD_FAILED");
+    assert.equal(r.body.detail.error_class, "hub_unreachable");
+    assert.equal(r.body.detail.permanent, false);
+    const downloads = () => hub.requests.filter((q) => q.path.endsWith("/onnx/model.onnx")).length;
+    const tried = downloads();
+    // Within the cool-down: the same answer, no new download.
+    const again = await ENCODE(w.url);
+    assert.equal(again.status, 502);
+    assert.deepEqual(again.body, r.body);
+    assert.equal(downloads(), tried);
+    await new Promise((res) => setTimeout(res, 450));
+    assert.equal((await ENCODE(w.url)).status, 200, "the fault was one-shot: the retry loads");
+    const info = await (await fetch(`${w.url}/v1/models/fixture/dense`)).json();
+    assert.equal(info.state, "loaded");
+    assert.equal(info.last_error, null);
+  } finally {
+    await w.close();
     await hub.close();
   }
 });
@@ -96,13 +139,13 @@ Deno.test("concurrent first requests share one load; GET model info never loads"
   }
 });
 
-Deno.test("a request that outwaits SVC_LOAD_WAIT_MS gets 503 MODEL_NOT_LOADED + Retry-After", async () => {
+Deno.test("a request that outwaits SVC_LOAD_WAIT_MS gets 503 MODEL_LOADING + Retry-After: 5", async () => {
   const w = await startTestWorker({ SVC_LOAD_WAIT_MS: "0" });
   try {
     const first = await ENCODE(w.url);
     assert.equal(first.status, 503);
-    assert.equal(first.body.detail.code, "MODEL_NOT_LOADED");
-    assert.ok(Number(first.headers.get("retry-after")) > 0);
+    assert.equal(first.body.detail.code, "MODEL_LOADING");
+    assert.equal(first.headers.get("retry-after"), "5");
     // The load went on in the background: soon the same request succeeds.
     let status = 0;
     for (let i = 0; i < 100 && status !== 200; i++) {

@@ -33,6 +33,7 @@ import { DEFAULT_HUB_URL } from "../weights/hub.ts";
 import { DEFAULT_HTTP_TIMEOUT_MS } from "../weights/http.ts";
 import { DEFAULT_IDLE_TIMEOUT_MS } from "../weights/atomic_file.ts";
 import { DEFAULT_MAX_PARALLEL } from "../weights/store.ts";
+import { DEFAULT_LOAD_FAILURE_COOLDOWN_MS } from "../registry/load_failure.ts";
 
 /** Worker-only settings of a standalone worker. */
 const WORKER_FIELDS = {
@@ -120,8 +121,16 @@ const WORKER_FIELDS = {
     min: 0,
     max: 600_000,
     default: 30_000,
-    doc: "how long a request waits for its model to load before `503 MODEL_NOT_LOADED` (the " +
+    doc: "how long a request waits for its model to load before `503 MODEL_LOADING` (the " +
       "load continues)",
+  }),
+  SVC_LOAD_FAILURE_COOLDOWN_MS: millis({
+    min: 0,
+    max: 86_400_000,
+    default: DEFAULT_LOAD_FAILURE_COOLDOWN_MS,
+    doc: "a failed load is answered `502 MODEL_LOAD_FAILED` at once for this long; then a " +
+      "transient cause (hub unreachable, timeout) is retried by the next request, a permanent " +
+      "one (not found, gated, incompatible graph) only once the model's cached files change",
   }),
   SVC_INTRA_OP_THREADS: int({
     min: 0,
@@ -218,6 +227,8 @@ export interface SchedulingSettings {
   maxWaitMs: number;
   maxQueueItems: number;
   maxLoadedModels: number;
+  /** How long a failed load is answered without a new attempt. */
+  loadFailureCooldownMs: number;
   /** Cap on padded tokens per ONNX run (0: automatic per device). */
   maxRunTokens: number;
   memoryThresholdPercent: number;
@@ -308,6 +319,7 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
       maxWaitMs: v.SVC_MAX_BATCH_WAIT_MS,
       maxQueueItems: v.SVC_MAX_QUEUE_ITEMS,
       maxLoadedModels: v.SVC_MAX_LOADED_MODELS,
+      loadFailureCooldownMs: v.SVC_LOAD_FAILURE_COOLDOWN_MS,
       maxRunTokens: v.SVC_MAX_RUN_TOKENS,
       memoryThresholdPercent: v.SVC_MEMORY_PRESSURE_THRESHOLD_PERCENT,
     },

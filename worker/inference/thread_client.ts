@@ -1,7 +1,7 @@
 /** Main-thread handle of one inference thread: load, run batches, dispose. */
 import { deadline } from "@svc/shared/deadline";
 import type { AdapterContext, WorkItem, WorkParams } from "../families/types.ts";
-import type { ModelRunner } from "../registry/runner.ts";
+import { IncompatibleModelError, type ModelRunner } from "../registry/runner.ts";
 import type { FromThread, ToThread } from "./protocol.ts";
 
 /** Result of one batch as seen by the main thread. */
@@ -72,7 +72,9 @@ export class InferenceThread implements ModelRunner {
         this.#onLoaded?.resolve();
         return;
       case "load_failed":
-        this.#onLoaded?.reject(new Error(msg.message));
+        // The thread reports what the family refused (graph, tokenizer, config): the files'
+        // fault. A thread that crashes instead fails through #fail with a plain Error.
+        this.#onLoaded?.reject(new IncompatibleModelError(msg.message));
         return;
       case "result":
       case "run_failed": {

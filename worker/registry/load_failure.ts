@@ -1,37 +1,103 @@
 /**
- * What a failed model load answers, and for how long. The answer is remembered and repeated to
- * requests for the model until the retry pause is over; then the next request starts a new load.
+ * What a failed model load answers, and for how long. Every failed load answers 502
+ * `MODEL_LOAD_FAILED` (no Retry-After: the clients must not retry it) with `error_class`,
+ * `attempts` and `permanent` in `detail`, and the answer is repeated at once to requests for the
+ * model while the failure is remembered:
+ *
+ * - transient causes (a weight source unreachable or failing, a time bound, anything unknown)
+ *   are remembered for the cool-down; the next request after it starts a new load;
+ * - permanent causes (weights not found, gated repository without access, files that do not fit
+ *   the model) are remembered until the caches change: after the cool-down, a request compares
+ *   the model's files in the local cache and a cluster cache directory (presence, size,
+ *   modification time) with what they were when the load failed, and loads again only when they
+ *   differ (the hub and an http cluster cache are not asked: that would cost a network call per
+ *   request). The catalog is read once per process, so a catalog change means a restart, which
+ *   forgets every failure.
  */
-import { DEFAULT_RETRY_AFTER_S, type ErrorCode, ServiceError } from "@svc/shared/errors";
+import { ServiceError } from "@svc/shared/errors";
+import { WeightsError } from "../weights/errors.ts";
+import { IncompatibleModelError } from "./runner.ts";
 
-/** How long a failed load's answer is repeated before a request may try again. */
-export const LOAD_RETRY_PAUSE_MS = (DEFAULT_RETRY_AFTER_S.MODEL_NOT_LOADED ?? 5) * 1000;
+/** Why a load failed, as `detail.error_class` says it. */
+export type LoadErrorClass =
+  | "not_found"
+  | "gated"
+  | "incompatible"
+  | "hub_unreachable"
+  | "timeout"
+  | "internal";
+
+/** Classes that only an operator can fix: retried only once the model's cached files change. */
+const PERMANENT: ReadonlySet<LoadErrorClass> = new Set(["not_found", "gated", "incompatible"]);
+
+/** Default cool-down (ms) during which a failed load is answered without a new attempt. */
+export const DEFAULT_LOAD_FAILURE_COOLDOWN_MS = 30_000;
 
 /** A remembered failed load. */
 export interface LoadFailure {
-  /** What the model's status reports as its `last_error` (the cause, unprefixed). */
-  lastError: { code: ErrorCode; message: string };
+  /** What the model's status reports as its `last_error`: the client's code, the bare cause. */
+  lastError: { code: "MODEL_LOAD_FAILED"; message: string };
   /** The error requests get while the failure is remembered. */
   answer: ServiceError;
+  errorClass: LoadErrorClass;
+  permanent: boolean;
+  /** Failed loads in a row, this one included. */
+  attempts: number;
   /** Registry clock reading (ms) when the load failed. */
   at: number;
+  /** The caches' fingerprint of the model's files when the load failed (permanent causes). */
+  stamp?: string;
 }
 
-/** Remember why loading `modelId` failed at clock reading `at`. */
-export function loadFailure(modelId: string, err: unknown, at: number): LoadFailure {
-  const se = err instanceof ServiceError ? err : undefined;
+/** The class of a load error: from the weight store's or the backend's own error types. */
+export function loadErrorClass(err: unknown): LoadErrorClass {
+  if (err instanceof WeightsError) return err.failure;
+  if (err instanceof IncompatibleModelError) return "incompatible";
+  return "internal";
+}
+
+/** Remember why loading `modelId` failed (its `attempts`-th failure in a row) at clock `at`. */
+export function loadFailure(
+  modelId: string,
+  err: unknown,
+  attempts: number,
+  at: number,
+): LoadFailure {
+  const errorClass = loadErrorClass(err);
+  const permanent = PERMANENT.has(errorClass);
   const message = err instanceof Error ? err.message : String(err);
-  const text = `model '${modelId}' failed to load: ${message}`;
-  // Transient causes (network, timeouts) stay 503 + Retry-After; others (gated repo, bad
-  // weights) keep their own code so clients do not retry what only an operator can fix. A
-  // missing weights file is the deployment's fault, not a model the client named wrongly.
-  const answer = se?.code === "MODEL_NOT_LOADED"
-    ? new ServiceError("MODEL_NOT_LOADED", text)
-    : new ServiceError(se && se.code !== "MODEL_NOT_FOUND" ? se.code : "INTERNAL_ERROR", text);
-  return { lastError: { code: se?.code ?? "INTERNAL_ERROR", message }, answer, at };
+  const answer = new ServiceError(
+    "MODEL_LOAD_FAILED",
+    `model '${modelId}' failed to load: ${message}`,
+    {
+      extra: { error_class: errorClass, attempts, permanent },
+    },
+  );
+  return {
+    lastError: { code: "MODEL_LOAD_FAILED", message },
+    answer,
+    errorClass,
+    permanent,
+    attempts,
+    at,
+  };
 }
 
-/** True while `failure` is still answered instead of starting a new load. */
-export function failureRemembered(failure: LoadFailure, now: number): boolean {
-  return now - failure.at < LOAD_RETRY_PAUSE_MS;
+/**
+ * True while `failure` is still answered without a new load. After the cool-down a transient
+ * failure is over; a permanent one lasts until `currentStamp()` differs from the stamp taken
+ * when it failed. When the caches cannot be read (no stamp then or now), a permanent failure is
+ * retried after the cool-down like a transient one: a fresh attempt reports the fresh cause.
+ */
+export async function failureRemembered(
+  failure: LoadFailure,
+  now: number,
+  cooldownMs: number,
+  currentStamp: () => Promise<string>,
+): Promise<boolean> {
+  if (now - failure.at < cooldownMs) return true;
+  if (!failure.permanent) return false;
+  if (failure.stamp === undefined) return false;
+  const stamp = await currentStamp().catch(() => undefined);
+  return stamp === failure.stamp;
 }

@@ -36,6 +36,8 @@ export interface RegistryOptions {
   maxWaitMs: number;
   maxQueueItems: number;
   maxLoadedModels: number;
+  /** How long a failed load is answered at once without a new attempt (see load_failure.ts). */
+  loadFailureCooldownMs: number;
   /** Cap on padded tokens per ONNX run (0: automatic per device, see runTokenBudget). */
   maxRunTokens: number;
   memoryThresholdPercent: number;
@@ -53,6 +55,8 @@ interface Unit {
   state: ModelState;
   /** The last failed load, until a load succeeds (its answer is repeated for a while). */
   failure?: LoadFailure;
+  /** A request is checking whether `failure` still holds (shared by concurrent requests). */
+  recall?: Promise<boolean>;
   load?: Promise<LoadedModel>;
   loaded?: LoadedModel & { runner: ModelRunner };
   lastUsed: number;
@@ -118,25 +122,38 @@ export class ModelRegistry {
   }
 
   /**
-   * Get a loaded model, loading it if needed. Waits at most `waitMs`; then 503 MODEL_NOT_LOADED
-   * with Retry-After while the load goes on in the background.
+   * Get a loaded model, loading it if needed. Waits at most `waitMs`; then 503 MODEL_LOADING
+   * with Retry-After while the load goes on in the background. A remembered failed load is
+   * answered at once with its 502 MODEL_LOAD_FAILED (see load_failure.ts).
    */
   async acquire(served: ServedModel, waitMs: number): Promise<LoadedModel> {
     const modelFile = profileModelFile(served);
     const u = this.#unit(served.config, modelFile);
     u.lastUsed = this.#now();
-    if (u.loaded && u.state === "loaded") return u.loaded;
-    if (u.state === "unloading") {
-      throw this.#notLoaded(`model '${u.config.id}' is unloading`);
-    }
-    if (!u.load) {
-      if (u.state === "failed" && u.failure && failureRemembered(u.failure, this.#now())) {
-        throw u.failure.answer;
+    while (!u.load) {
+      const failure = u.failure;
+      if (!failure) {
+        u.load = this.#load(u);
+        break;
       }
+      u.recall ??= failureRemembered(
+        failure,
+        this.#now(),
+        this.#o.loadFailureCooldownMs,
+        () => this.#cacheStamp(u),
+      ).finally(() => u.recall = undefined);
+      const remembered = await u.recall;
+      // Another request may have started a load (or recorded a newer failure) meanwhile.
+      if (u.load || u.failure !== failure) continue;
+      if (remembered) throw failure.answer;
       u.load = this.#load(u);
     }
+    if (u.loaded && u.state === "loaded") return u.loaded;
+    if (u.state === "unloading") {
+      throw new ServiceError("MODEL_NOT_LOADED", `model '${u.config.id}' is unloading`);
+    }
     return await deadline(u.load, waitMs, () => {
-      throw this.#notLoaded(`model '${u.config.id}' is still loading`);
+      throw new ServiceError("MODEL_LOADING", `model '${u.config.id}' is still loading`);
     });
   }
 
@@ -226,6 +243,17 @@ export class ModelRegistry {
     return u;
   }
 
+  /** The files a unit loads, by role (a profile's own model file has no external data). */
+  #wanted(u: Unit): Record<string, string> {
+    const wanted: Record<string, string> = { ...u.config.files, model: u.modelFile };
+    if (u.modelFile !== u.config.files.model) delete wanted.model_data;
+    return wanted;
+  }
+
+  #cacheStamp(u: Unit): Promise<string> {
+    return this.#o.weights.cacheStamp(u.config.hub.repo, u.config.hub.revision, this.#wanted(u));
+  }
+
   async #load(u: Unit): Promise<LoadedModel> {
     u.state = "loading";
     const started = performance.now();
@@ -233,8 +261,7 @@ export class ModelRegistry {
     this.#o.onEvent?.("model_loading", { model: u.config.id, key: u.key });
     try {
       await this.evictIfNeeded(u.key);
-      const wanted: Record<string, string> = { ...u.config.files, model: u.modelFile };
-      if (u.modelFile !== u.config.files.model) delete wanted.model_data;
+      const wanted = this.#wanted(u);
       const files = await this.#o.weights.ensureFiles(
         u.config.hub.repo,
         u.config.hub.revision,
@@ -277,19 +304,22 @@ export class ModelRegistry {
       });
       return u.loaded;
     } catch (err) {
+      const failure = loadFailure(u.config.id, err, (u.failure?.attempts ?? 0) + 1, this.#now());
+      // Taken after the failure: a later difference means someone changed the files.
+      if (failure.permanent) failure.stamp = await this.#cacheStamp(u).catch(() => undefined);
       u.state = "failed";
-      u.failure = loadFailure(u.config.id, err, this.#now());
+      u.failure = failure;
       u.load = undefined;
       this.#o.onEvent?.("model_load_failed", {
         model: u.config.id,
-        error: u.failure.lastError.message,
+        key: u.key,
+        error_class: failure.errorClass,
+        permanent: failure.permanent,
+        attempts: failure.attempts,
+        error: failure.lastError.message,
       });
-      throw u.failure.answer;
+      throw failure.answer;
     }
-  }
-
-  #notLoaded(message: string): ServiceError {
-    return new ServiceError("MODEL_NOT_LOADED", message);
   }
 
   #status(u: Unit): UnitStatus {

@@ -20,10 +20,24 @@ export interface ModelRunner {
   dispose(timeoutMs?: number): Promise<void>;
 }
 
+/**
+ * The model's files cannot run as its catalog entry says (graph, tokenizer or configuration do
+ * not fit the family). Trying again with the same files gives the same answer.
+ */
+export class IncompatibleModelError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "IncompatibleModelError";
+  }
+}
+
 /** Starts model runners on one device. */
 export interface ModelBackend {
   /** Where runners run: run budgets and model status depend on it. */
   readonly device: "cpu" | "cuda";
-  /** Load one model and start its runner; rejects with the reason when it cannot load. */
+  /**
+   * Load one model and start its runner. Rejects with an {@link IncompatibleModelError} when the
+   * files do not fit the model, with any other error for causes that may pass (a crashed thread).
+   */
   start(spec: RunnerSpec): Promise<ModelRunner>;
 }

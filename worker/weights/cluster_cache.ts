@@ -5,6 +5,7 @@
 import { DEFAULT_IDLE_TIMEOUT_MS, writeStreamAtomic } from "./atomic_file.ts";
 import { sourceFailedError } from "./errors.ts";
 import { DEFAULT_HTTP_TIMEOUT_MS, fetchWithTimeout } from "./http.ts";
+import { fileStamp } from "./local_cache.ts";
 import { repoFilePath, repoFileUrl } from "./paths.ts";
 import type { WeightFileRef, WeightSource } from "./types.ts";
 
@@ -35,6 +36,7 @@ export function createDirClusterCache(opts: ClusterCacheOptions): WeightSource {
   const idleTimeoutMs = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   return {
     name: CLUSTER_CACHE_SOURCE,
+    stamp: (ref) => fileStamp(repoFilePath(opts.location, ref.repo, ref.path)),
     async fetchTo(ref: WeightFileRef, dest: string, signal?: AbortSignal): Promise<boolean> {
       const src = repoFilePath(opts.location, ref.repo, ref.path);
       let file: Deno.FsFile;

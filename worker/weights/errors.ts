@@ -1,7 +1,21 @@
 /** Error messages of weight fetching: they name the model and never contain secrets. */
-import { ServiceError } from "@svc/shared/errors";
+import { type ErrorCode, ServiceError } from "@svc/shared/errors";
 import type { WeightFileRef } from "./types.ts";
 import { secretRedactor } from "@svc/shared/redact";
+
+/**
+ * Why weights could not be had, as a failed model load reports it (`detail.error_class`):
+ * `not_found` and `gated` only change when an operator acts; `hub_unreachable` (a source failed
+ * or could not be reached) and `timeout` may pass on their own.
+ */
+export type WeightFailure = "not_found" | "gated" | "hub_unreachable" | "timeout";
+
+/** An error of the weight store that says which {@link WeightFailure} it is. */
+export class WeightsError extends ServiceError {
+  constructor(readonly failure: WeightFailure, code: ErrorCode, message: string) {
+    super(code, message);
+  }
+}
 
 /** The name used for a model in messages: the catalog id when known, else the repository. */
 export function modelLabel(ref: WeightFileRef): string {
@@ -25,12 +39,13 @@ export function accessDeniedError(
     : " Set HF_TOKEN to an access token of a hub account that has accepted the model's licence" +
       " (and been granted access), then retry.";
   // Not retryable without an operator fixing the configuration, hence not MODEL_NOT_LOADED.
-  return new ServiceError("INTERNAL_ERROR", what + fix);
+  return new WeightsError("gated", "INTERNAL_ERROR", what + fix);
 }
 
 /** No source has the file. */
 export function weightsNotFoundError(ref: WeightFileRef, tried: string[]): ServiceError {
-  return new ServiceError(
+  return new WeightsError(
+    "not_found",
     "MODEL_NOT_FOUND",
     `Weights file '${ref.path}' of model ${modelLabel(ref)} at revision ${ref.revision} was not` +
       ` found in: ${tried.join(", ")}.`,
@@ -43,12 +58,22 @@ export function sourceFailedError(
   ref: WeightFileRef,
   err: unknown,
   secret?: string,
+  timedOut = isTimeout(err),
 ): ServiceError {
   const reason = redact(err instanceof Error ? err.message : String(err), secret);
-  return new ServiceError(
+  return new WeightsError(
+    timedOut ? "timeout" : "hub_unreachable",
     "MODEL_NOT_LOADED",
     `Could not fetch '${ref.path}' of model ${modelLabel(ref)} from ${sourceName}: ${reason}`,
   );
+}
+
+/** True when `err` (or an error it wraps) is a time bound running out (`TimeoutError`). */
+function isTimeout(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    if (e.name === "TimeoutError") return true;
+  }
+  return false;
 }
 
 /** Replaces every occurrence of `secret` in `text`, in case a library echoed it. */

@@ -6,7 +6,7 @@
 import { downloadFile, HubApiError } from "@huggingface/hub";
 import { DEFAULT_IDLE_TIMEOUT_MS, writeStreamAtomic } from "./atomic_file.ts";
 import { accessDeniedError, sourceFailedError } from "./errors.ts";
-import { DEFAULT_HTTP_TIMEOUT_MS, fetchWithTimeout } from "./http.ts";
+import { DEFAULT_HTTP_TIMEOUT_MS, fetchWithTimeout, HttpTimeoutError } from "./http.ts";
 import type { WeightFileRef, WeightSource } from "./types.ts";
 
 /** The name the hub source reports in logs and errors. */
@@ -35,6 +35,13 @@ interface LastFailure {
   code: string | null;
 }
 
+/** What went wrong under the library, which passes some errors on as bare strings. */
+interface FailureNotes {
+  last?: LastFailure;
+  /** One of our calls ran out of time. */
+  timedOut?: boolean;
+}
+
 /** A WeightSource downloading from the model hub into a temp file, then renaming. */
 export function createHubSource(opts: HubSourceOptions = {}): WeightSource {
   const hubUrl = (opts.hubUrl ?? DEFAULT_HUB_URL).replace(/\/+$/, "");
@@ -45,7 +52,7 @@ export function createHubSource(opts: HubSourceOptions = {}): WeightSource {
   return {
     name: HUB_SOURCE,
     async fetchTo(ref: WeightFileRef, dest: string, signal?: AbortSignal): Promise<boolean> {
-      const failure: { last?: LastFailure } = {};
+      const failure: FailureNotes = {};
       const hubFetch = createHubFetch({ ...opts, hubOrigin, token, signal, failure });
       try {
         const blob = await downloadFile({
@@ -76,7 +83,7 @@ export function createHubSource(opts: HubSourceOptions = {}): WeightSource {
         }
         // Unknown repo, revision or file: this source does not have it.
         if (status === 404) return false;
-        throw sourceFailedError(HUB_SOURCE, ref, err, token);
+        throw sourceFailedError(HUB_SOURCE, ref, err, token, failure.timedOut);
       }
     },
   };
@@ -85,7 +92,7 @@ export function createHubSource(opts: HubSourceOptions = {}): WeightSource {
 interface HubFetchContext extends HubSourceOptions {
   hubOrigin: string;
   signal?: AbortSignal;
-  failure: { last?: LastFailure };
+  failure: FailureNotes;
 }
 
 /**
@@ -107,6 +114,9 @@ function createHubFetch(ctx: HubFetchContext): typeof fetch {
       signal: ctx.signal,
       fetch: ctx.fetch,
       buffer: (r) => !r.ok || (isProbe && r.status === 206),
+    }).catch((err) => {
+      if (err instanceof HttpTimeoutError) ctx.failure.timedOut = true;
+      throw err;
     });
     if (!res.ok) ctx.failure.last = { status: res.status, code: res.headers.get("x-error-code") };
     // A 200 probe is either xet metadata (headers suffice) or a server ignoring Range: either

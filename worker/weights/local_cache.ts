@@ -28,6 +28,22 @@ export async function isCachedFile(path: string): Promise<boolean> {
   }
 }
 
+/**
+ * What is at `path` now, as a short text: `<size>@<mtime ms>` for a file, `absent` otherwise.
+ * Files are only ever renamed into place, so a new file always gets a new modification time.
+ */
+export async function fileStamp(path: string): Promise<string> {
+  try {
+    const info = await Deno.stat(path);
+    return info.isFile ? `${info.size}@${info.mtime?.getTime() ?? 0}` : "absent";
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory) {
+      return "absent";
+    }
+    throw err;
+  }
+}
+
 /** Creates the directory that will hold `dest` and checks it really is a directory. */
 export async function prepareDestDir(dest: string): Promise<string> {
   const dir = dirname(dest);

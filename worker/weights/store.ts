@@ -8,7 +8,13 @@ import { ServiceError } from "@svc/shared/errors";
 import { removeStalePartials } from "./atomic_file.ts";
 import { weightsNotFoundError } from "./errors.ts";
 import { mapLimit } from "./limit.ts";
-import { isCachedFile, LOCAL_CACHE_SOURCE, localCachePath, prepareDestDir } from "./local_cache.ts";
+import {
+  fileStamp,
+  isCachedFile,
+  LOCAL_CACHE_SOURCE,
+  localCachePath,
+  prepareDestDir,
+} from "./local_cache.ts";
 import { assertSafeRepo, assertSafeRepoPath, assertSafeRevision } from "./paths.ts";
 import type { WeightFetchEvent, WeightFileRef, WeightSource, WeightStore } from "./types.ts";
 
@@ -150,6 +156,19 @@ export function createWeightStore(opts: WeightStoreOptions): WeightStore {
         local.set(path, await ensureOne(ref, o.signal));
       });
       return Object.fromEntries(entries.map(([role, path]) => [role, local.get(path)!]));
+    },
+
+    async cacheStamp(repo, revision, files) {
+      const paths = [...new Set(Object.values(files))].sort();
+      const parts = await Promise.all(paths.map(async (path) => {
+        const ref: WeightFileRef = { repo, revision, path };
+        const stamps = [await fileStamp(localCachePath(cacheDir, repo, path))];
+        for (const source of opts.sources) {
+          if (source.stamp) stamps.push(await source.stamp(ref));
+        }
+        return `${path}=${stamps.join(",")}`;
+      }));
+      return parts.join(";");
     },
   };
 }

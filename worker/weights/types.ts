@@ -33,6 +33,11 @@ export interface WeightSource {
    * does not have the file; throws a ServiceError-compatible error on access problems.
    */
   fetchTo(ref: WeightFileRef, dest: string, signal?: AbortSignal): Promise<boolean>;
+  /**
+   * What this source holds of the file now, cheaply and without downloading (size and
+   * modification time, or absent). Only sources that can tell without a network call have it.
+   */
+  stamp?(ref: WeightFileRef): Promise<string>;
 }
 
 /** Resolves all files of a model to local paths, fetching what is missing. */
@@ -44,4 +49,9 @@ export interface WeightStore {
     files: Record<string, string>,
     opts?: { gated?: boolean; modelId?: string; signal?: AbortSignal },
   ): Promise<Record<string, string>>;
+  /**
+   * A fingerprint of what the caches (local, and a cluster cache directory) hold of these files:
+   * it changes when one of them appears, is replaced or disappears. Never downloads.
+   */
+  cacheStamp(repo: string, revision: string, files: Record<string, string>): Promise<string>;
 }

@@ -49,6 +49,8 @@ export interface FakeWorker {
   };
   /** Answer model operations with 503 SHUTTING_DOWN (as a worker in graceful shutdown does). */
   shuttingDown: boolean;
+  /** When set, model operations get this error answer (status, `detail`, Retry-After). */
+  failWith?: { status: number; detail: Record<string, unknown>; retryAfter?: string };
   logs: { level: string; msg: string; fields?: Record<string, unknown> }[];
   /** Stop the HTTP server only (the link stays: simulates a worker that cannot be reached). */
   stopHttp(): Promise<void>;
@@ -66,7 +68,7 @@ export function startFakeWorker(opts: FakeWorkerOptions): FakeWorker {
   };
   const requests: FakeWorker["requests"] = [];
   const logs: FakeWorker["logs"] = [];
-  const fake = { shuttingDown: false } as { shuttingDown: boolean };
+  const fake: Pick<FakeWorker, "shuttingDown" | "failWith"> = { shuttingDown: false };
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
     async (req) => {
@@ -109,6 +111,11 @@ export function startFakeWorker(opts: FakeWorkerOptions): FakeWorker {
         return Response.json({ name, loaded: m.state === "loaded", state: m.state ?? "available" });
       }
       if (opts.delayMs) await new Promise((r) => setTimeout(r, opts.delayMs));
+      if (fake.failWith) {
+        const { status, detail, retryAfter } = fake.failWith;
+        const headers: Record<string, string> = retryAfter ? { "retry-after": retryAfter } : {};
+        return Response.json({ detail }, { status, headers });
+      }
       return Response.json({ worker: opts.id, path: url.pathname, body }, {
         headers: { "x-total-time": "1.00", "x-inference-time": "0.50", "x-trace-id": "t-1" },
       });

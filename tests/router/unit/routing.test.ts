@@ -276,6 +276,49 @@ Deno.test("routing: a worker in shutdown (503 SHUTTING_DOWN) costs one retry on 
   }
 });
 
+Deno.test("routing: MODEL_LOAD_FAILED and MODEL_LOADING pass through as the worker sent them, never retried elsewhere", async () => {
+  const c = await cluster({}, [
+    { id: "a", profile: "cpu", models: [DENSE] },
+    { id: "b", profile: "cpu", models: [DENSE] },
+  ]);
+  try {
+    const failed = {
+      code: "MODEL_LOAD_FAILED",
+      message: "model 'fixture/dense' failed to load: hub unreachable",
+      error_class: "hub_unreachable",
+      attempts: 1,
+      permanent: false,
+    };
+    for (const w of c.ws) w.failWith = { status: 502, detail: failed };
+    for (let i = 0; i < 4; i++) {
+      const res = await getJson(`${c.r.url}/v1/encode/fixture/dense`, {
+        method: "POST",
+        headers: CPU,
+        body: "{}",
+      });
+      assert.equal(res.status, 502);
+      assert.deepEqual(res.body.detail, failed);
+      assert.equal(res.headers.get("retry-after"), null, "no Retry-After reaches the client");
+    }
+    const attempts = () => c.ws.reduce((n, w) => n + w.requests.length, 0);
+    assert.equal(attempts(), 4, "one worker per request: the failure is answered at once");
+
+    const loading = { code: "MODEL_LOADING", message: "model 'fixture/dense' is still loading" };
+    for (const w of c.ws) w.failWith = { status: 503, detail: loading, retryAfter: "5" };
+    const res = await getJson(`${c.r.url}/v1/encode/fixture/dense`, {
+      method: "POST",
+      headers: CPU,
+      body: "{}",
+    });
+    assert.equal(res.status, 503);
+    assert.deepEqual(res.body.detail, loading);
+    assert.equal(res.headers.get("retry-after"), "5");
+    assert.equal(attempts(), 5);
+  } finally {
+    await c.close();
+  }
+});
+
 Deno.test("routing: an unreachable worker costs one retry; none left → 502", async () => {
   const c = await cluster({}, [
     { id: "a", profile: "cpu", models: [DENSE] },

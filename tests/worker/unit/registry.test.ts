@@ -8,9 +8,19 @@ import { parseModelConfig } from "@svc/shared/catalog/schema";
 import type { ModelConfig } from "@svc/shared/catalog/schema";
 import { ServiceError } from "@svc/shared/errors";
 import { ModelRegistry, type RegistryOptions } from "../../../worker/registry/registry.ts";
-import type { ModelBackend, ModelRunner, RunnerSpec } from "../../../worker/registry/runner.ts";
-import { LOAD_RETRY_PAUSE_MS } from "../../../worker/registry/load_failure.ts";
+import {
+  IncompatibleModelError,
+  type ModelBackend,
+  type ModelRunner,
+  type RunnerSpec,
+} from "../../../worker/registry/runner.ts";
 import type { WeightStore } from "../../../worker/weights/types.ts";
+import {
+  accessDeniedError,
+  sourceFailedError,
+  weightsNotFoundError,
+} from "../../../worker/weights/errors.ts";
+import { HttpTimeoutError } from "../../../worker/weights/http.ts";
 import type { BatchStats } from "../../../worker/scheduler/batcher.ts";
 import type { WorkItem, WorkParams } from "../../../worker/families/types.ts";
 
@@ -96,6 +106,17 @@ class FakeBackend implements ModelBackend {
 class FakeWeights implements WeightStore {
   readonly calls: { repo: string; files: Record<string, string> }[] = [];
   readonly failures = new Map<string, unknown>();
+  /** What the caches hold per repository (a test changes it to "replace a file"). */
+  readonly stamps = new Map<string, string>();
+  /** Repositories whose cache cannot be read. */
+  readonly unreadable = new Set<string>();
+  stampReads = 0;
+
+  cacheStamp(repo: string, _revision: string, files: Record<string, string>) {
+    this.stampReads++;
+    if (this.unreadable.has(repo)) return Promise.reject(new Error("permission denied"));
+    return Promise.resolve(`${Object.values(files).sort()}:${this.stamps.get(repo) ?? "v0"}`);
+  }
 
   ensureFiles(repo: string, _revision: string, files: Record<string, string>) {
     this.calls.push({ repo, files });
@@ -135,6 +156,9 @@ const CATALOG = new Map(
   ].map((c) => [c.id, c]),
 );
 
+/** The failure cool-down of the test registries. */
+const COOLDOWN_MS = 5_000;
+
 /** A registry over fakes; `mem.usedPercent` and `clock.now` are the test's to move. */
 function setup(opts: Partial<RegistryOptions> & { device?: "cpu" | "cuda" } = {}) {
   const backend = new FakeBackend(opts.device);
@@ -151,6 +175,7 @@ function setup(opts: Partial<RegistryOptions> & { device?: "cpu" | "cuda" } = {}
     maxWaitMs: 0,
     maxQueueItems: 100,
     maxLoadedModels: 8,
+    loadFailureCooldownMs: COOLDOWN_MS,
     maxRunTokens: 0,
     memoryThresholdPercent: 90,
     memoryProbe: () => ({
@@ -209,12 +234,12 @@ Deno.test("registry: concurrent first requests share one load (available → loa
   assert.deepEqual(t.batches.map((b) => [b.size, b.tokens, b.paddedTokens]), [[1, 5, 5]]);
 });
 
-Deno.test("registry: a wait past waitMs answers 503 MODEL_NOT_LOADED while the load goes on", async () => {
+Deno.test("registry: a wait past waitMs answers 503 MODEL_LOADING (Retry-After 5) while the load goes on", async () => {
   const t = setup();
   t.backend.gate = deferred();
-  const err = await rejectsWith(t.acquire("org/b", 0), "MODEL_NOT_LOADED", /still loading/);
+  const err = await rejectsWith(t.acquire("org/b", 0), "MODEL_LOADING", /still loading/);
   assert.equal(err.status, 503);
-  assert.ok((err.retryAfterS ?? 0) > 0);
+  assert.equal(err.retryAfterS, 5);
   assert.equal(t.state("org/b"), "loading");
   t.backend.gate.resolve();
   await t.acquire("org/b");
@@ -222,26 +247,59 @@ Deno.test("registry: a wait past waitMs answers 503 MODEL_NOT_LOADED while the l
   assert.equal(t.backend.starts.length, 1, "the late request joined the same load");
 });
 
-Deno.test("registry: a failed load is remembered and repeated, without a new load, until the pause is over", async () => {
+/** The detail fields a MODEL_LOAD_FAILED answer carries. */
+function failedDetail(err: ServiceError) {
+  assert.equal(err.code, "MODEL_LOAD_FAILED");
+  assert.equal(err.status, 502);
+  assert.equal(err.retryAfterS, undefined, "no Retry-After: the clients must not retry");
+  const d = err.toBody().detail;
+  return { error_class: d.error_class, attempts: d.attempts, permanent: d.permanent };
+}
+
+Deno.test("registry: a failed load answers 502 MODEL_LOAD_FAILED at once, without a new load, for the cool-down", async () => {
   const t = setup();
-  t.backend.failures.set("org/a", new Error("graph has no output 'x'"));
+  t.backend.failures.set("org/a", new Error("inference thread crashed: out of memory"));
   const first = await rejectsWith(
     t.acquire("org/a"),
-    "INTERNAL_ERROR",
-    /^model 'org\/a' failed to load: graph has no output 'x'$/,
+    "MODEL_LOAD_FAILED",
+    /^model 'org\/a' failed to load: inference thread crashed: out of memory$/,
   );
-  assert.equal(t.state("org/a"), "failed");
-  assert.deepEqual(t.registry.status("org/a")?.lastError, {
-    code: "INTERNAL_ERROR",
-    message: "graph has no output 'x'",
+  assert.deepEqual(failedDetail(first), {
+    error_class: "internal",
+    attempts: 1,
+    permanent: false,
   });
-  assert.equal(t.count("model_load_failed", "org/a"), 1);
+  assert.deepEqual(first.toBody().detail, {
+    code: "MODEL_LOAD_FAILED",
+    message: "model 'org/a' failed to load: inference thread crashed: out of memory",
+    error_class: "internal",
+    attempts: 1,
+    permanent: false,
+  });
+  assert.equal(t.state("org/a"), "failed");
+  // The model's status says what the client got.
+  assert.deepEqual(t.registry.status("org/a")?.lastError, {
+    code: "MODEL_LOAD_FAILED",
+    message: "inference thread crashed: out of memory",
+  });
+  assert.deepEqual(
+    t.events.filter((e) => e.event === "model_load_failed").map((e) => e.fields),
+    [{
+      model: "org/a",
+      key: "org/a",
+      error_class: "internal",
+      permanent: false,
+      attempts: 1,
+      error: "inference thread crashed: out of memory",
+    }],
+  );
 
-  t.clock.now += LOAD_RETRY_PAUSE_MS - 1;
+  t.clock.now += COOLDOWN_MS - 1;
   assert.equal(await t.acquire("org/a").catch((e) => e), first, "the same answer, repeated");
   assert.equal(t.backend.starts.length, 1);
+  assert.equal(t.weights.stampReads, 0, "a transient failure never looks at the caches");
 
-  // Pause over: the next request loads again (and the failure is forgotten once it works).
+  // Cool-down over: the next request loads again (and the failure is forgotten once it works).
   t.clock.now += 1;
   t.backend.failures.delete("org/a");
   await t.acquire("org/a");
@@ -250,37 +308,124 @@ Deno.test("registry: a failed load is remembered and repeated, without a new loa
   assert.equal(t.registry.status("org/a")?.lastError, null);
 });
 
-Deno.test("registry: what a failed load answers (transient stays 503; operator-only causes keep their code)", async () => {
-  const cases: [unknown, string, number, string][] = [
-    // [weights error, answer code, answer status, last_error code]
+Deno.test("registry: a transient failure is retried after each cool-down; attempts count the failures in a row", async () => {
+  const t = setup();
+  t.weights.failures.set(
+    "org/b",
+    sourceFailedError(
+      "hub",
+      { repo: "org/b", revision: "main", path: "m" },
+      new TypeError("connection refused"),
+    ),
+  );
+  const one = await rejectsWith(t.acquire("org/b"), "MODEL_LOAD_FAILED", /connection refused/);
+  assert.deepEqual(failedDetail(one), {
+    error_class: "hub_unreachable",
+    attempts: 1,
+    permanent: false,
+  });
+  t.clock.now += COOLDOWN_MS;
+  // Concurrent requests after the cool-down share one new attempt.
+  const again = await Promise.all(
+    [t.acquire("org/b"), t.acquire("org/b")].map((p) => p.catch((e) => e)),
+  );
+  assert.equal(again[0], again[1]);
+  assert.deepEqual(failedDetail(again[0]), {
+    error_class: "hub_unreachable",
+    attempts: 2,
+    permanent: false,
+  });
+  assert.equal(t.weights.calls.length, 2);
+  t.clock.now += COOLDOWN_MS;
+  t.weights.failures.delete("org/b");
+  await t.acquire("org/b");
+  assert.equal(t.state("org/b"), "loaded");
+  // A later failure counts from one again.
+  await t.registry.unload("org/b");
+  t.backend.failures.set("org/b", new Error("thread crashed"));
+  const later = await rejectsWith(t.acquire("org/b"), "MODEL_LOAD_FAILED", /thread crashed/);
+  assert.equal(failedDetail(later).attempts, 1);
+});
+
+Deno.test("registry: a permanent failure stays failed after the cool-down until the model's cached files change", async () => {
+  const t = setup();
+  t.backend.failures.set("org/c", new IncompatibleModelError("graph has no output 'logits'"));
+  const first = await rejectsWith(t.acquire("org/c"), "MODEL_LOAD_FAILED", /no output 'logits'/);
+  assert.deepEqual(failedDetail(first), {
+    error_class: "incompatible",
+    attempts: 1,
+    permanent: true,
+  });
+  t.clock.now += COOLDOWN_MS * 10;
+  assert.equal(await t.acquire("org/c").catch((e) => e), first, "same files: same answer");
+  assert.equal(await t.acquire("org/c").catch((e) => e), first);
+  assert.equal(t.backend.starts.length, 1, "no new load");
+  assert.equal(t.state("org/c"), "failed");
+
+  // An operator replaces the model's files in the cache: the next request loads again.
+  t.weights.stamps.set("org/c", "v1");
+  const second = await rejectsWith(t.acquire("org/c"), "MODEL_LOAD_FAILED", /no output/);
+  assert.equal(t.backend.starts.length, 2);
+  assert.equal(failedDetail(second).attempts, 2);
+  // Within the cool-down the caches are not even read.
+  const reads = t.weights.stampReads;
+  t.weights.stamps.set("org/c", "v2");
+  t.backend.failures.delete("org/c");
+  t.clock.now += COOLDOWN_MS - 1;
+  assert.equal(await t.acquire("org/c").catch((e) => e), second);
+  assert.equal(t.weights.stampReads, reads);
+  t.clock.now += 1;
+  await t.acquire("org/c");
+  assert.equal(t.state("org/c"), "loaded");
+  assert.equal(t.registry.status("org/c")?.lastError, null);
+});
+
+Deno.test("registry: a permanent failure whose caches cannot be read is retried after the cool-down", async () => {
+  const t = setup();
+  t.weights.unreadable.add("org/a");
+  t.weights.failures.set(
+    "org/a",
+    weightsNotFoundError({ repo: "org/a", revision: "main", path: "m" }, ["local-cache", "hub"]),
+  );
+  await rejectsWith(t.acquire("org/a"), "MODEL_LOAD_FAILED", /not found/);
+  t.clock.now += COOLDOWN_MS;
+  await rejectsWith(t.acquire("org/a"), "MODEL_LOAD_FAILED", /not found/);
+  assert.equal(t.weights.calls.length, 2, "a fresh attempt reports the fresh cause");
+});
+
+Deno.test("registry: the class of each load failure, and which ones are permanent", async () => {
+  const ref = { repo: "org/c", revision: "main", path: "onnx/model.onnx" };
+  const cases: [string, unknown, string, boolean][] = [
+    // [where, error, error_class, permanent]
+    ["weights", weightsNotFoundError(ref, ["local-cache", "hub"]), "not_found", true],
+    ["weights", accessDeniedError(ref, 401, false), "gated", true],
     [
-      new ServiceError("MODEL_NOT_LOADED", "hub timed out"),
-      "MODEL_NOT_LOADED",
-      503,
-      "MODEL_NOT_LOADED",
+      "weights",
+      sourceFailedError("hub", ref, new TypeError("dns failure")),
+      "hub_unreachable",
+      false,
     ],
-    [
-      new ServiceError("INTERNAL_ERROR", "gated: set HF_TOKEN"),
-      "INTERNAL_ERROR",
-      500,
-      "INTERNAL_ERROR",
-    ],
-    // Missing weights are the deployment's fault: not a 404 for a model the catalog has.
-    [
-      new ServiceError("MODEL_NOT_FOUND", "no model.onnx"),
-      "INTERNAL_ERROR",
-      500,
-      "MODEL_NOT_FOUND",
-    ],
-    ["a thrown string", "INTERNAL_ERROR", 500, "INTERNAL_ERROR"],
+    ["weights", sourceFailedError("hub", ref, new HttpTimeoutError(300)), "timeout", false],
+    ["weights", new Error("disk full"), "internal", false],
+    ["backend", new IncompatibleModelError("tokenizer.json is not valid"), "incompatible", true],
+    ["backend", "a thrown string", "internal", false],
   ];
-  for (const [cause, code, status, lastCode] of cases) {
+  for (const [where, cause, errorClass, permanent] of cases) {
     const t = setup();
-    t.weights.failures.set("org/c", cause);
-    const err = await rejectsWith(t.acquire("org/c"), code, /^model 'org\/c' failed to load: /);
-    assert.equal(err.status, status);
-    assert.equal(t.registry.status("org/c")?.lastError?.code, lastCode);
-    assert.equal(t.backend.starts.length, 0, "no runner for weights that never came");
+    if (where === "weights") t.weights.failures.set("org/c", cause);
+    else t.backend.failures.set("org/c", cause);
+    const err = await rejectsWith(
+      t.acquire("org/c"),
+      "MODEL_LOAD_FAILED",
+      /^model 'org\/c' failed to load: /,
+    );
+    assert.deepEqual(
+      failedDetail(err),
+      { error_class: errorClass, attempts: 1, permanent },
+      String(cause),
+    );
+    assert.equal(t.registry.status("org/c")?.lastError?.code, "MODEL_LOAD_FAILED");
+    assert.equal(t.backend.starts.length, where === "weights" ? 0 : 1);
   }
 });
 
