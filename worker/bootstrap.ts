@@ -16,6 +16,7 @@ import { ServingState } from "./server/state.ts";
 import { refreshModelGauges } from "./telemetry/model_gauges.ts";
 import { mountStatusStream, type StatusStream } from "./status/mod.ts";
 import { mountWorkerDashboard } from "./dashboard/mod.ts";
+import { ImagePool } from "./images/pool.ts";
 
 /** A composed worker, not yet listening. */
 export interface WorkerInstance {
@@ -87,6 +88,12 @@ export async function createWorker(
       metrics.paddedTokens.inc({ model }, s.paddedTokens);
     },
   });
+  const imagePool = new ImagePool({
+    threads: settings.images.workers,
+    maxQueue: settings.images.maxQueue,
+    limits: { maxPixels: settings.images.maxPixels },
+    onFailure: (error) => log.log("error", "image preprocessing failed", { error }),
+  });
   const ctx: WorkerContext = {
     settings,
     registry,
@@ -94,6 +101,7 @@ export async function createWorker(
     log,
     state: new ServingState(),
     limits: settings.limits,
+    images: { pool: imagePool, limits: settings.images },
     bundle: settings.bundle,
     startedAt: Date.now(),
   };
@@ -124,6 +132,7 @@ export async function createWorker(
       await status.close();
       metrics.close();
       await registry.closeAll();
+      await imagePool.close();
     },
   };
 }

@@ -29,6 +29,9 @@ import xenovaJinaEmbeddingsV2SmallEn from "./models/xenova_jina_embeddings_v2_sm
 import xenovaMobilebertUncasedMnli from "./models/xenova_mobilebert_uncased_mnli.ts";
 import xenovaMsMarcoMinilmL12V2 from "./models/xenova_ms_marco_minilm_l_12_v2.ts";
 import xenovaMsMarcoMinilmL6V2 from "./models/xenova_ms_marco_minilm_l_6_v2.ts";
+import xenovaOwlv2BasePatch16Ensemble from "./models/xenova_owlv2_base_patch16_ensemble.ts";
+import xenovaOwlvitBasePatch32 from "./models/xenova_owlvit_base_patch32.ts";
+import xenovaYolosTiny from "./models/xenova_yolos_tiny.ts";
 
 /** Raw entries with the file they come from (named in validation errors). */
 const RAW_ENTRIES: ReadonlyArray<readonly [string, unknown]> = [
@@ -58,6 +61,9 @@ const RAW_ENTRIES: ReadonlyArray<readonly [string, unknown]> = [
   ["models/xenova_mobilebert_uncased_mnli.ts", xenovaMobilebertUncasedMnli],
   ["models/xenova_ms_marco_minilm_l_12_v2.ts", xenovaMsMarcoMinilmL12V2],
   ["models/xenova_ms_marco_minilm_l_6_v2.ts", xenovaMsMarcoMinilmL6V2],
+  ["models/xenova_owlv2_base_patch16_ensemble.ts", xenovaOwlv2BasePatch16Ensemble],
+  ["models/xenova_owlvit_base_patch32.ts", xenovaOwlvitBasePatch32],
+  ["models/xenova_yolos_tiny.ts", xenovaYolosTiny],
 ];
 
 /** Every built-in model, validated (defaults applied), in file-name order. */

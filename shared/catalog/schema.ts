@@ -17,6 +17,8 @@ export const FAMILIES = [
   "gliclass",
   "clip",
   "detection",
+  /** Open-vocabulary detection: text queries and an image (OWL-ViT, OWLv2). */
+  "zero_shot_detection",
   "static",
 ] as const;
 export type Family = typeof FAMILIES[number];

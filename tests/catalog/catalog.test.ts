@@ -6,6 +6,7 @@ import {
   expandProfiles,
   resolveServedName,
 } from "@svc/shared/catalog";
+import { imageSpecOf } from "../../worker/images/spec.ts";
 import { BUNDLE_NAMES, bundlesOf, isBundleName, modelBundles } from "@svc/shared/catalog/bundles";
 import {
   FAMILIES,
@@ -28,6 +29,7 @@ const EXTRACT_FAMILIES = new Set([
   "zero_shot",
   "gliclass",
   "detection",
+  "zero_shot_detection",
 ]);
 
 /** The file-name form of an id: lower case, every run of other characters becomes `_`. */
@@ -227,8 +229,10 @@ Deno.test("family shapes: inputs, outputs, pooling and options", () => {
         assert.equal(c.max_sequence_length, 77, c.id);
         break;
       case "detection":
+      case "zero_shot_detection":
         assert.deepEqual(c.inputs, ["image"], c.id);
         assert.deepEqual(c.outputs, ["objects"], c.id);
+        assert.ok(imageSpecOf(c), `${c.id}: image preprocessing from family_options`);
         break;
     }
   }
@@ -274,6 +278,9 @@ Deno.test("bundles: valid names, extraction models in `extract`, map covers serv
   assert.equal(map["nomic-ai/nomic-embed-text-v1.5:matryoshka-256"], "default");
   assert.equal(map["onnx-community/gliner_small-v2.1"], "extract");
   assert.equal(map["Xenova/clip-vit-base-patch32"], "default");
+  // Vision: detection models are extract models; the router knows them without any worker.
+  assert.equal(map["Xenova/detr-resnet-50"], "extract");
+  assert.equal(map["Xenova/owlvit-base-patch32"], "extract");
   assert.deepEqual(bundlesOf(BUILTIN_CATALOG), [...BUNDLE_NAMES].sort());
   const clash = { ...BUILTIN_CATALOG[0], bundle: "other" };
   assert.throws(() => modelBundles([BUILTIN_CATALOG[0], clash]), /two bundles/);

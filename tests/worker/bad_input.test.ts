@@ -125,9 +125,11 @@ Deno.test("operation and family mismatches are clear 400s", async () => {
     });
     assert.equal(wrongOp.status, 400);
     assert.match(wrongOp.body.detail.message, /\/v1\/score/);
-    const noFamily = await postJson(`${w.url}/v1/encode/fixture/clip`, { items: [{ text: "a" }] });
-    assert.equal(noFamily.status, 400);
-    assert.match(noFamily.body.detail.message, /clip/);
+    const encodeModel = await postJson(`${w.url}/v1/extract/fixture/clip`, {
+      items: [{ text: "a" }],
+    });
+    assert.equal(encodeModel.status, 400);
+    assert.match(encodeModel.body.detail.message, /clip model: use \/v1\/encode\//);
   } finally {
     await w.close();
   }

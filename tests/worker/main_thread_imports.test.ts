@@ -11,6 +11,9 @@ const ROOT = new URL("../../", import.meta.url);
 const THREAD_ENTRY = new URL("worker/inference/thread_main.ts", ROOT).href;
 /** npm packages that load native inference code or the tokenizer (inference thread only). */
 const THREAD_ONLY_PACKAGES = ["onnxruntime-node", "@huggingface/tokenizers"];
+const IMAGE_THREAD_ENTRY = new URL("worker/images/pool_thread.ts", ROOT).href;
+/** The image decoder: it may load only inside image pool threads. */
+const IMAGE_THREAD_PACKAGES = ["sharp"];
 
 interface InfoDependency {
   code?: { specifier: string };
@@ -51,13 +54,17 @@ async function runtimeGraph(entry: string, excluded: string[] = []): Promise<Set
 
 /** The thread-only packages among `graph`'s modules. */
 function threadOnlyPackages(graph: Set<string>): string[] {
-  return THREAD_ONLY_PACKAGES.filter((pkg) =>
+  return [...THREAD_ONLY_PACKAGES, ...IMAGE_THREAD_PACKAGES].filter((pkg) =>
     [...graph].some((s) => s.includes(`/node_modules/${pkg}/`))
   );
 }
 
-Deno.test("main thread: the worker's run-time imports never reach ONNX Runtime or the tokenizer", async () => {
-  const main = await runtimeGraph("worker/main.ts", [THREAD_ENTRY]);
+Deno.test("main thread: the worker's run-time imports never reach ONNX Runtime, the tokenizer or sharp", async () => {
+  const main = await runtimeGraph("worker/main.ts", [THREAD_ENTRY, IMAGE_THREAD_ENTRY]);
+  assert.ok(
+    [...main].some((s) => s.endsWith("/worker/images/pool.ts")),
+    "the walk reaches the image pool (it starts the image threads)",
+  );
   assert.ok(
     [...main].some((s) => s.endsWith("/worker/server/model_gate.ts")),
     "the walk reaches the model gate (it reads the family kinds)",
@@ -68,4 +75,9 @@ Deno.test("main thread: the worker's run-time imports never reach ONNX Runtime o
 Deno.test("inference thread: its entry does load ONNX Runtime and the tokenizer (the walk sees them)", async () => {
   const thread = await runtimeGraph("worker/inference/thread_main.ts");
   assert.deepEqual(threadOnlyPackages(thread), THREAD_ONLY_PACKAGES);
+});
+
+Deno.test("image thread: its entry loads sharp and nothing of inference", async () => {
+  const thread = await runtimeGraph("worker/images/pool_thread.ts");
+  assert.deepEqual(threadOnlyPackages(thread), IMAGE_THREAD_PACKAGES);
 });

@@ -5,6 +5,7 @@
  */
 import { WORKER_ID_RE } from "@svc/shared/fleet/protocol";
 import type { InputLimits } from "@svc/shared/codec/limits";
+import { MAX_IMAGES_PER_ITEM } from "@svc/shared/schemas/item";
 import {
   bool,
   COMMON_FIELDS,
@@ -161,6 +162,50 @@ const WORKER_FIELDS = {
   }),
 };
 
+/** Image inputs: the preprocessing pool and the bounds every image request is checked against. */
+const IMAGE_FIELDS = {
+  SVC_IMAGE_WORKERS: int({
+    min: 1,
+    max: 64,
+    default: 4,
+    doc: "threads that decode, resize and normalise images (started on first use; never the " +
+      "main thread)",
+  }),
+  SVC_MAX_IMAGE_BYTES: int({
+    min: 1,
+    max: 1024 * 1024 * 1024,
+    default: 10 * 1024 * 1024,
+    shown: "`10485760` (10 MiB)",
+    doc: "largest encoded image, in bytes",
+  }),
+  SVC_MAX_IMAGE_PIXELS: int({
+    min: 1,
+    // libvips' own ceiling (0x3FFF²).
+    max: 268_402_689,
+    default: 40_000_000,
+    doc: "most pixels (width × height, read from the header before decoding) of one image",
+  }),
+  SVC_MAX_IMAGES_PER_ITEM: int({
+    min: 1,
+    max: MAX_IMAGES_PER_ITEM,
+    default: 8,
+    doc: "images in one item",
+  }),
+  SVC_MAX_IMAGES_PER_REQUEST: int({
+    min: 1,
+    max: 65_536,
+    default: 64,
+    doc: "images in one request (each becomes a float tensor of the model's input size while " +
+      "it waits for its batch)",
+  }),
+  SVC_MAX_IMAGE_QUEUE: int({
+    min: 1,
+    max: 1_000_000,
+    default: 256,
+    doc: "images waiting for a preprocessing thread; beyond it `503 QUEUE_FULL` at once",
+  }),
+};
+
 /** Settings of a worker that joins a fleet (all ignored while `SVC_ROUTER_URL` is unset). */
 const FLEET_FIELDS = {
   SVC_ROUTER_URL: url({
@@ -198,7 +243,7 @@ const FLEET_FIELDS = {
 };
 
 const SCHEMA = settingsSchema(
-  { ...COMMON_FIELDS, ...WORKER_FIELDS, ...FLEET_FIELDS },
+  { ...COMMON_FIELDS, ...WORKER_FIELDS, ...IMAGE_FIELDS, ...FLEET_FIELDS },
   (v, issue) => {
     if (v.SVC_ROUTER_URL !== undefined && v.SVC_WORKER_TOKEN === undefined) {
       issue("SVC_WORKER_TOKEN", "is required when SVC_ROUTER_URL is set");
@@ -212,6 +257,7 @@ export const WORKER_SETTING_NAMES: readonly string[] = SCHEMA.names;
 /** The worker's sections of the configuration reference (README). */
 export const WORKER_REFERENCE: readonly ReferenceSection[] = [
   { id: "worker", fields: WORKER_FIELDS },
+  { id: "worker-images", fields: IMAGE_FIELDS },
   { id: "worker-fleet", fields: FLEET_FIELDS },
 ];
 
@@ -232,6 +278,18 @@ export interface SchedulingSettings {
   /** Cap on padded tokens per ONNX run (0: automatic per device). */
   maxRunTokens: number;
   memoryThresholdPercent: number;
+}
+
+/** Image preprocessing: pool size and the bounds of image inputs. */
+export interface ImageSettings {
+  /** Threads of the image pool. */
+  workers: number;
+  maxBytes: number;
+  maxPixels: number;
+  maxPerItem: number;
+  maxPerRequest: number;
+  /** Images waiting for a pool thread. */
+  maxQueue: number;
 }
 
 /** Fleet membership (present when `SVC_ROUTER_URL` is set). */
@@ -266,6 +324,7 @@ export interface WorkerSettings {
   /** How long a request waits for its model to load. */
   loadWaitMs: number;
   limits: InputLimits;
+  images: ImageSettings;
   log: LogSettings;
   /** The bundle this worker serves. */
   bundle: string;
@@ -325,6 +384,14 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
     },
     loadWaitMs: v.SVC_LOAD_WAIT_MS,
     limits: limitsOf(v),
+    images: {
+      workers: v.SVC_IMAGE_WORKERS,
+      maxBytes: v.SVC_MAX_IMAGE_BYTES,
+      maxPixels: v.SVC_MAX_IMAGE_PIXELS,
+      maxPerItem: v.SVC_MAX_IMAGES_PER_ITEM,
+      maxPerRequest: v.SVC_MAX_IMAGES_PER_REQUEST,
+      maxQueue: v.SVC_MAX_IMAGE_QUEUE,
+    },
     log: logSettingsOf(v),
     bundle: v.SVC_BUNDLE,
     shutdownDrainS: v.SVC_SHUTDOWN_DRAIN_S,

@@ -13,6 +13,7 @@ import { createTokenClassificationAdapter } from "./token_classification.ts";
 import { createGlinerAdapter } from "./gliner.ts";
 import { createZeroShotAdapter } from "./zero_shot.ts";
 import { createGliclassAdapter } from "./gliclass.ts";
+import { createClipAdapter } from "./clip.ts";
 
 /** Adapter factories by family: exactly the families `kinds.ts` lists as having one. */
 export const FAMILY_ADAPTERS: Record<AdapterFamily, AdapterFactory> = {
@@ -28,4 +29,5 @@ export const FAMILY_ADAPTERS: Record<AdapterFamily, AdapterFactory> = {
   gliner: createGlinerAdapter,
   zero_shot: createZeroShotAdapter,
   gliclass: createGliclassAdapter,
+  clip: createClipAdapter,
 };

@@ -18,6 +18,7 @@ export const ADAPTER_FAMILIES = [
   "gliner",
   "zero_shot",
   "gliclass",
+  "clip",
 ] as const satisfies readonly Family[];
 
 /** A family with an adapter. */
@@ -42,6 +43,7 @@ const FAMILY_OPS: Record<Family, Op> = {
   zero_shot: "extract",
   gliclass: "extract",
   detection: "extract",
+  zero_shot_detection: "extract",
 };
 
 /** The op each family serves. */

@@ -9,12 +9,27 @@ import type { OutputType } from "@svc/shared/schemas/encode";
 /** Which API operation a batch serves. */
 export type Op = "encode" | "score" | "extract";
 
+/** One prepared image: a `[3, height, width]` float32 tensor plus its original geometry. */
+export interface PixelInput {
+  data: Float32Array<ArrayBuffer>;
+  width: number;
+  height: number;
+  /** Image size after EXIF rotation: boxes are reported in these pixels. */
+  original: { width: number; height: number };
+  /** Original pixels that the model's normalised box coordinates 0..1 span. */
+  frame: { width: number; height: number };
+}
+
 /** One unit of work (one input item, or one query/document pair for score). Structured-clone safe. */
 export interface WorkItem {
   text?: string;
   /** Token ids given directly (OpenAI-style input); bypasses the tokenizer. */
   tokenIds?: number[];
-  images?: { data: Uint8Array; format: string }[];
+  /**
+   * Prepared images (decoded, resized and normalised on the image pool); their tensors are
+   * transferred to the inference thread with the batch.
+   */
+  pixels?: PixelInput[];
   /** Score only: the query paired with `text`. */
   query?: string;
 }
@@ -74,6 +89,8 @@ export interface ItemOutput {
   multivector?: { values: Float32Array; numTokens: number; tokenDims: number };
   score?: number;
   entities?: { text: string; label: string; score: number; start: number; end: number }[];
+  /** Detected objects, by descending score; `bbox` is `[x, y, width, height]` in pixels. */
+  objects?: { label: string; score: number; bbox: [number, number, number, number] }[];
   classifications?: { label: string; score: number }[];
   relations?: { head: string; tail: string; relation: string; score: number }[];
   /**

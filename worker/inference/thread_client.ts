@@ -47,7 +47,9 @@ export class InferenceThread implements ModelRunner {
     const batchId = this.#nextId++;
     return new Promise<BatchResult>((resolve, reject) => {
       this.#pending.set(batchId, { resolve, reject });
-      this.#post({ type: "run", batchId, items, params });
+      // Image tensors move to the thread; the main thread never reads them again.
+      const pixels = items.flatMap((it) => it.pixels?.map((p) => p.data.buffer) ?? []);
+      this.#worker.postMessage({ type: "run", batchId, items, params } satisfies ToThread, pixels);
     });
   }
 

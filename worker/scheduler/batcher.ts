@@ -7,6 +7,7 @@
 import { ServiceError } from "@svc/shared/errors";
 import type { ItemOutput, WorkItem, WorkParams } from "../families/types.ts";
 import type { BatchTiming } from "../inference/protocol.ts";
+import { imageTokens } from "./sub_batches.ts";
 
 /** Runs one batch on the model's inference thread. */
 export type BatchRunner = (
@@ -78,6 +79,11 @@ interface QueuedItem {
 /** Rough token estimate before tokenisation (about 4 characters a token, plus specials). */
 export function estimateTokens(item: WorkItem): number {
   if (item.tokenIds) return item.tokenIds.length + 2;
+  if (item.pixels) {
+    // An image costs about what a vision transformer sees: one token per 32×32 patch.
+    return item.pixels.reduce((s, p) => s + imageTokens(p.width, p.height), 0) +
+      Math.ceil((item.text?.length ?? 0) / 4);
+  }
   const chars = (item.text?.length ?? 0) + (item.query?.length ?? 0);
   return Math.ceil(chars / 4) + 2;
 }

@@ -10,6 +10,14 @@ export interface Sized {
 }
 
 /**
+ * Token equivalent of one image of `width`×`height` tensor pixels: one per 32×32 patch plus one,
+ * what a ViT-B/32 reads. Images and texts share the same run budgets through it.
+ */
+export function imageTokens(width: number, height: number): number {
+  return Math.ceil((width * height) / 1024) + 1;
+}
+
+/**
  * Fixed cost of one ONNX run, in padded-token equivalents (dispatch, tensor set-up): without it
  * the optimal plan would run every item alone.
  */

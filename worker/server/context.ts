@@ -5,6 +5,7 @@ import type { ModelRegistry } from "../registry/registry.ts";
 import type { WorkerMetrics } from "../telemetry/metrics.ts";
 import type { Logger } from "@svc/shared/log";
 import type { ServingState } from "./state.ts";
+import type { ImageInputs } from "../service/inputs.ts";
 
 /** Dependencies of the worker's HTTP app. */
 export interface WorkerContext {
@@ -14,6 +15,8 @@ export interface WorkerContext {
   log: Logger;
   state: ServingState;
   limits: InputLimits;
+  /** The image pool and the image limits. */
+  images: ImageInputs;
   /** The bundle this worker serves; models of other bundles get 409 DEPENDENCY_CONFLICT. */
   bundle: string;
   startedAt: number;

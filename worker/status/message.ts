@@ -1,13 +1,15 @@
 /**
  * The /ws/status message (docs/observability.md), built from plain inputs so it is easy to test.
- * Beyond the specified fields it carries `process` (memory, lag, in-flight, draining): the
- * spec leaves room for it and the worker's dashboard shows it; clients ignore unknown keys.
+ * Beyond the specified fields it carries `process` (memory, lag, in-flight, draining) and `images`
+ * (the image preprocessing pool): the spec leaves room for them and the worker's dashboard shows
+ * `process`; clients ignore unknown keys.
  */
 import type { GpuStatus, ModelStatus, StatusMessage } from "@svc/shared/schemas/status";
 import type { UnitStatus } from "../registry/registry.ts";
 import { type GpuReading, profileOfGpus } from "../telemetry/gpu.ts";
 import type { MetricsView } from "../telemetry/metrics_view.ts";
 import type { ProcessSnapshot } from "../telemetry/process_metrics.ts";
+import type { ImagePoolStatus } from "../images/pool.ts";
 
 /** Facts about the process that do not change while it runs. */
 export interface ServerFacts {
@@ -24,9 +26,11 @@ export interface ProcessStatus extends ProcessSnapshot {
   draining: boolean;
 }
 
-/** The message the worker sends: the specified fields plus `process`. */
+/** The message the worker sends: the specified fields plus `process` and `images`. */
 export interface WorkerStatusMessage extends StatusMessage {
   process: ProcessStatus;
+  /** Image pool: threads allowed and started, threads busy, images waiting (`queue_depth`). */
+  images: ImagePoolStatus;
 }
 
 /** Everything one message is built from, read once per tick. */
@@ -39,6 +43,7 @@ export interface StatusInputs {
   models: readonly UnitStatus[];
   metrics: MetricsView;
   process: ProcessStatus;
+  images: ImagePoolStatus;
 }
 
 /** Round to an integer that is never negative (counts, bytes, seconds). */
@@ -100,5 +105,6 @@ export function buildStatusMessage(i: StatusInputs): WorkerStatusMessage {
     counters: i.metrics.counters,
     histograms: i.metrics.histograms,
     process: i.process,
+    images: i.images,
   };
 }

@@ -57,6 +57,7 @@ export function mountStatusStream(
         in_flight: ctx.state.inFlight,
         draining: ctx.state.draining,
       },
+      images: ctx.images.pool.status(),
     });
   const broadcaster = new Broadcaster({
     intervalMs: opts.intervalMs ?? STATUS_INTERVAL_MS,

@@ -1,7 +1,8 @@
 /**
  * POST /v1/score/{model}: rank items against a query, with a cross-encoder (each pair through the
  * model) or with any encode model (query and items embedded, then compared; see
- * service/embedding_score.ts).
+ * service/embedding_score.ts). With an image model (CLIP) the query and the items may be texts or
+ * images: text→image search is one call.
  */
 import type { Context } from "hono";
 import { invalidInput } from "@svc/shared/errors";
@@ -12,6 +13,7 @@ import type { WorkItem, WorkParams } from "../../families/types.ts";
 import type { RequestResult } from "../../scheduler/batcher.ts";
 import { checkLora, effectiveOptions } from "../../service/params.ts";
 import { planEmbeddingScore, scoreByEmbeddings } from "../../service/embedding_score.ts";
+import { prepareWork } from "../../service/inputs.ts";
 import type { WorkerContext } from "../context.ts";
 import {
   answerModelRequest,
@@ -32,14 +34,9 @@ export function rankScores(ids: (string | undefined)[], scores: number[]): Score
 export async function handleScore(ctx: WorkerContext, c: Context): Promise<Response> {
   const mr = await openModelRequest(ctx, c, "score", ScoreRequestSchema);
   const { served, body } = mr;
-  if (body.query.text === undefined) throw invalidInput("query.text is required");
-  const texts = body.items.map((it, i) => {
-    if (it.text === undefined) throw invalidInput(`items[${i}] has no text`);
-    return it.text;
-  });
   const { scores, result } = familyOp(served.config.family) === "score"
-    ? await crossEncoderScores(ctx, mr, body.query.text, texts)
-    : await embeddingScores(ctx, mr, body.query.text, texts);
+    ? await crossEncoderScores(ctx, mr)
+    : await embeddingScores(ctx, mr);
   return answerModelRequest(c, mr, result, {
     query_id: body.query.id ?? null,
     scores: rankScores(body.items.map((it) => it.id), scores),
@@ -56,10 +53,17 @@ interface Scored {
 async function crossEncoderScores(
   ctx: WorkerContext,
   mr: ModelRequest<ScoreRequest>,
-  query: string,
-  texts: string[],
 ): Promise<Scored> {
   const { served, body } = mr;
+  const query = body.query.text;
+  if (query === undefined) throw invalidInput("query.text is required");
+  const texts = body.items.map((it, i) => {
+    if (it.text === undefined) throw invalidInput(`items[${i}] has no text`);
+    if (it.images?.length) {
+      throw invalidInput(`items[${i}] has images; model '${served.config.id}' reads text only`);
+    }
+    return it.text;
+  });
   // Validates `options.profile` and `options.lora_id`; rerankers read no other option.
   checkLora(served.config, effectiveOptions(served, body.options).options);
   const work: WorkItem[] = texts.map((text) => ({ query, text }));
@@ -72,15 +76,17 @@ async function crossEncoderScores(
 async function embeddingScores(
   ctx: WorkerContext,
   mr: ModelRequest<ScoreRequest>,
-  query: string,
-  texts: string[],
 ): Promise<Scored> {
   const { served, body } = mr;
   const plan = planEmbeddingScore(served, body.instruction, body.options);
   const signal = mr.req.signal;
+  const [query, items] = await Promise.all([
+    prepareWork(ctx.images, served, [body.query], signal, () => "query"),
+    prepareWork(ctx.images, served, body.items, signal),
+  ]);
   const [q, docs] = await Promise.all([
-    runOnModel(ctx, served, signal, [{ text: query }], plan.query),
-    runOnModel(ctx, served, signal, texts.map((text) => ({ text })), plan.documents),
+    runOnModel(ctx, served, signal, query.work, plan.query),
+    runOnModel(ctx, served, signal, items.work, plan.documents),
   ]);
   const t0 = performance.now();
   const scores = scoreByEmbeddings(q.outputs[0], docs.outputs, plan, served.config);
@@ -89,7 +95,9 @@ async function embeddingScores(
     // The two runs wait side by side; their work adds up.
     queueMs: Math.max(q.queueMs, docs.queueMs),
     timing: {
-      tokenizationMs: q.timing.tokenizationMs + docs.timing.tokenizationMs,
+      // Images of the query and the items were prepared side by side too.
+      tokenizationMs: q.timing.tokenizationMs + docs.timing.tokenizationMs +
+        Math.max(query.imageMs, items.imageMs),
       inferenceMs: q.timing.inferenceMs + docs.timing.inferenceMs,
       postprocessingMs: q.timing.postprocessingMs + docs.timing.postprocessingMs +
         performance.now() - t0,
