@@ -92,7 +92,7 @@ export async function createWorker(
     threads: settings.images.workers,
     maxQueue: settings.images.maxQueue,
     limits: { maxPixels: settings.images.maxPixels },
-    onFailure: (error) => log.log("error", "image preprocessing failed", { error }),
+    onFailure: (error) => log("error", "image preprocessing failed", { error }),
   });
   const ctx: WorkerContext = {
     settings,
