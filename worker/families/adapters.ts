@@ -14,6 +14,8 @@ import { createGlinerAdapter } from "./gliner.ts";
 import { createZeroShotAdapter } from "./zero_shot.ts";
 import { createGliclassAdapter } from "./gliclass.ts";
 import { createClipAdapter } from "./clip.ts";
+import { createDetectionAdapter } from "./detection.ts";
+import { createZeroShotDetectionAdapter } from "./zero_shot_detection.ts";
 
 /** Adapter factories by family: exactly the families `kinds.ts` lists as having one. */
 export const FAMILY_ADAPTERS: Record<AdapterFamily, AdapterFactory> = {
@@ -30,4 +32,6 @@ export const FAMILY_ADAPTERS: Record<AdapterFamily, AdapterFactory> = {
   zero_shot: createZeroShotAdapter,
   gliclass: createGliclassAdapter,
   clip: createClipAdapter,
+  detection: createDetectionAdapter,
+  zero_shot_detection: createZeroShotDetectionAdapter,
 };

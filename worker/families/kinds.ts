@@ -19,6 +19,8 @@ export const ADAPTER_FAMILIES = [
   "zero_shot",
   "gliclass",
   "clip",
+  "detection",
+  "zero_shot_detection",
 ] as const satisfies readonly Family[];
 
 /** A family with an adapter. */

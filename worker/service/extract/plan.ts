@@ -9,6 +9,7 @@ import { invalidInput } from "@svc/shared/errors";
 import type { ExtractParams } from "@svc/shared/schemas/extract";
 import type { WorkParams } from "../../families/types.ts";
 import { checkLora, effectiveOptions } from "../params.ts";
+import { planDetection, planZeroShotDetection } from "./vision.ts";
 import { checkLabel, checkLabelList } from "./labels.ts";
 import { compileSchema, type SchemaPlan } from "./output_schema.ts";
 import {
@@ -29,7 +30,7 @@ const FAMILY_OPTIONS: Record<string, readonly Family[]> = {
 };
 
 /** A result list of ExtractResult. */
-export type ExtractOutput = "entities" | "relations" | "classifications" | "data";
+export type ExtractOutput = "entities" | "relations" | "classifications" | "data" | "objects";
 
 /** The plan of one extract request. */
 export interface ExtractPlan {
@@ -41,7 +42,7 @@ export interface ExtractPlan {
 }
 
 /** The request's options after merging the profile's, with the checks every family shares. */
-interface Common {
+export interface Common {
   options: Record<string, unknown>;
   threshold?: number;
   instruction?: string;
@@ -76,6 +77,10 @@ export function planExtract(served: ServedModel, p: ExtractParams): ExtractPlan 
       return planTokenClassification(served, p, common);
     case "gliner":
       return planGliner(served, p, common);
+    case "detection":
+      return planDetection(served, p, common);
+    case "zero_shot_detection":
+      return planZeroShotDetection(served, p, common);
     case "zero_shot":
       return planZeroShot(served, p, common);
     case "gliclass":

@@ -21,6 +21,9 @@ export function extractResult(
       case "relations":
         result.relations = out.relations ?? [];
         break;
+      case "objects":
+        result.objects = out.objects ?? [];
+        break;
       case "classifications":
         result.classifications = out.classifications ?? [];
         break;
