@@ -83,19 +83,3 @@ export function freePort(): number {
   l.close();
   return port;
 }
-
-/** Poll `check` every 100 ms until it returns true; throws after `timeoutMs` with `what`. */
-export async function waitUntil(
-  what: string,
-  check: () => Promise<boolean>,
-  timeoutMs: number,
-  proc?: Proc,
-): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (performance.now() < deadline) {
-    if (await check().catch(() => false)) return;
-    if (proc && !proc.running()) throw new Error(`process exited before ${what}\n${proc.tail()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}${proc ? `\n${proc.tail()}` : ""}`);
-}

@@ -1,5 +1,6 @@
 /** The worker and router processes under test, started as `deno task worker|router` would. */
-import { freePort, type Proc, spawnDeno, waitUntil } from "./procs.ts";
+import { freePort, type Proc, spawnDeno } from "./procs.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 /** A running service: its process and base URL. */
 export interface Service {
@@ -56,7 +57,12 @@ export async function startWorker(opts: WorkerOptions): Promise<Service> {
   proc.exited.finally(() => Deno.remove(cacheDir, { recursive: true }).catch(() => {}));
   const url = `http://127.0.0.1:${port}`;
   try {
-    await waitUntil("worker /readyz", () => isOk(`${url}/readyz`), 120_000, proc);
+    await waitFor(() => isOk(`${url}/readyz`), "worker /readyz", {
+      timeoutMs: 120_000,
+      everyMs: 100,
+      proc,
+      retryErrors: true,
+    });
     return { proc, url };
   } catch (err) {
     await proc.kill();
@@ -75,7 +81,12 @@ export async function startRouter(): Promise<Service> {
   });
   const url = `http://127.0.0.1:${port}`;
   try {
-    await waitUntil("router /healthz", () => isOk(`${url}/healthz`), 30_000, proc);
+    await waitFor(() => isOk(`${url}/healthz`), "router /healthz", {
+      timeoutMs: 30_000,
+      everyMs: 100,
+      proc,
+      retryErrors: true,
+    });
     return { proc, url };
   } catch (err) {
     await proc.kill();
@@ -85,15 +96,14 @@ export async function startRouter(): Promise<Service> {
 
 /** Resolves once the router reports at least one healthy worker. */
 export async function waitForFleet(router: Service, timeoutMs: number): Promise<void> {
-  await waitUntil(
-    "a worker registered with the router",
+  await waitFor(
     async () => {
       const res = await fetch(`${router.url}/readyz`);
       const body = await res.json() as { healthy_workers?: number };
       return (body.healthy_workers ?? 0) >= 1;
     },
-    timeoutMs,
-    router.proc,
+    "a worker registered with the router",
+    { timeoutMs, everyMs: 100, proc: router.proc, retryErrors: true },
   );
 }
 

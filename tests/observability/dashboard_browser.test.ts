@@ -12,7 +12,8 @@ import {
   startRouterProcess,
   startWorkerProcess,
 } from "./helpers/process.ts";
-import { encode, items, waitFor } from "./helpers/traffic.ts";
+import { encode, items } from "./helpers/traffic.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 const skipReason = await browserUnavailable();
 if (skipReason) console.warn(`dashboard browser test skipped: ${skipReason}`);
@@ -62,10 +63,10 @@ Deno.test({
         startWorkerProcess(fleetEnv(router.url, "dash-w2")),
       ]);
       workers.push(w1, w2);
-      await waitFor("both workers registered", async () => {
+      await waitFor(async () => {
         const h = await (await fetch(`${router.url}/health`)).json();
         return h.worker_count === 2;
-      });
+      }, "both workers registered");
 
       browser = await launchBrowser();
       const page = await browser.newPage();

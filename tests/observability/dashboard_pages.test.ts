@@ -5,7 +5,8 @@ import { startRouter } from "../../router/server.ts";
 import { silentLogger } from "@svc/shared/log";
 import type { ClusterStatus } from "../../router/dashboard/mod.ts";
 import { startTestWorker } from "../worker/harness.ts";
-import { waitFor } from "./helpers/traffic.ts";
+import {} from "./helpers/traffic.ts";
+import { waitFor } from "../helpers/wait.ts";
 import { recordFrames, wsUrl } from "./helpers/ws.ts";
 
 /** The page is one HTML document that loads nothing from anywhere. */
@@ -41,7 +42,7 @@ Deno.test("dashboard: the router page at / and its /ws/cluster-status stream", a
   try {
     await assertSelfContained(await fetch(`${router.url}/`), "/ws/cluster-status");
     await client.opened;
-    await waitFor("first fleet frame", () => client.frames.length > 0, 3000);
+    await waitFor(() => client.frames.length > 0, "first fleet frame", 3000);
     const s = JSON.parse(client.frames[0].data) as ClusterStatus;
     assert.equal(s.worker_count, 0);
     assert.deepEqual(s.workers, []);

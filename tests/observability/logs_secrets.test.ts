@@ -13,7 +13,8 @@ import { createLogger } from "@svc/shared/log";
 import { loadWorkerSettings } from "../../worker/config/settings.ts";
 import { loadRouterSettings } from "../../router/settings.ts";
 import { FLEET_TOKEN, startRouterProcess, startWorkerProcess } from "./helpers/process.ts";
-import { items, waitFor } from "./helpers/traffic.ts";
+import { items } from "./helpers/traffic.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 const HF_TOKEN = "hf_ObsGatedAccessToken7Qx2Lm9";
 const OTHER_HUB_TOKEN = "hf_SomebodyElsesToken4Kd8Vb1";
@@ -73,10 +74,10 @@ Deno.test("logs: JSON request lines and model events, no secret in any output", 
       SVC_MAX_LOADED_MODELS: "1",
     });
     const w = worker;
-    await waitFor("worker registered (worker token accepted)", async () => {
+    await waitFor(async () => {
       const h = await (await fetch(`${router.url}/health`)).json();
       return h.worker_count === 1;
-    });
+    }, "worker registered (worker token accepted)");
     const auth = { authorization: `Bearer ${API_KEYS[1]}`, "x-svc-machine-profile": "cpu" };
     const ok = await postJson(`${router.url}/v1/encode/fixture/dense`, { items: items(2) }, auth);
     assert.equal(ok.status, 200, JSON.stringify(ok.body));

@@ -2,7 +2,8 @@
 import assert from "node:assert/strict";
 import { startTestWorker } from "../worker/harness.ts";
 import { has, type Sample, scrape, sum } from "./helpers/prom_text.ts";
-import { encode, items, waitFor } from "./helpers/traffic.ts";
+import { encode, items } from "./helpers/traffic.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 const MODEL = "fixture/dense";
 const REQ = { model: MODEL, endpoint: "encode" };
@@ -55,13 +56,12 @@ Deno.test("metrics: svc_queue_depth shows items waiting while a long request run
     const big = encode(w.url, MODEL, { items: items(400, 24) });
     let peak = 0;
     await waitFor(
-      "queue depth above zero",
       async () => {
         peak = sum(await scrape(w.url), "svc_queue_depth", { model: MODEL });
         return peak > 0;
       },
-      10_000,
-      10,
+      "queue depth above zero",
+      { everyMs: 10 },
     );
     assert.ok(peak <= 400, `peak ${peak}`);
     assert.equal((await big).status, 200);
@@ -85,13 +85,16 @@ Deno.test("metrics: process memory, uptime and event-loop lag are real under Den
     assert.ok(Math.abs(start - Date.now() / 1000) < 120, `start ${start}`);
     const up1 = sum(first, "svc_process_uptime_seconds");
 
-    // Block the event loop for 400 ms: the next lag sample must land above 0.25 s.
+    // Block the event loop for 400 ms: the next lag sample must land above 0.25 s (a busy
+    // machine only makes the lag larger).
     const slowBefore = slowLagSamples(first);
     const until = performance.now() + 400;
     while (performance.now() < until) { /* busy on purpose */ }
-    await new Promise((r) => setTimeout(r, 250));
-    const second = await scrape(w.url);
-    assert.ok(slowLagSamples(second) > slowBefore, "a lag sample above 250 ms");
+    let second = first;
+    await waitFor(async () => {
+      second = await scrape(w.url);
+      return slowLagSamples(second) > slowBefore;
+    }, "a lag sample above 250 ms");
     assert.ok(
       sum(second, "svc_event_loop_lag_seconds_count") >
         sum(first, "svc_event_loop_lag_seconds_count"),

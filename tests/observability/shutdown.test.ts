@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { fleetEnv, startRouterProcess, startWorkerProcess } from "./helpers/process.ts";
 import { scrape, sum } from "./helpers/prom_text.ts";
-import { encode, items, waitFor } from "./helpers/traffic.ts";
+import { encode, items } from "./helpers/traffic.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 const MODEL = "fixture/dense";
 /** One item per batch: a 1000-item request takes about a second on the tiny fixture model. */
@@ -19,20 +20,21 @@ const SLOW = { SVC_MAX_BATCH_REQUESTS: "1", SVC_PRELOAD_MODELS: MODEL };
 async function startLongWork(
   url: string,
   requests = 1,
-): Promise<{ done: ReturnType<typeof encode> }> {
+): Promise<{ done: ReturnType<typeof encode>; state: { settled: boolean } }> {
   const all = Array.from(
     { length: requests },
     () => encode(url, MODEL, { items: items(1000, 24) }),
   );
   for (const p of all) p.catch(() => {}); // some tests cut them off on purpose
   const done = all[0];
+  const state = { settled: false };
+  done.finally(() => state.settled = true).catch(() => {});
   await waitFor(
-    "long request queued",
     async () => sum(await scrape(url), "svc_queue_depth", { model: MODEL }) > 0,
-    10_000,
-    10,
+    "long request queued",
+    { timeoutMs: 10_000, everyMs: 10 },
   );
-  return { done };
+  return { done, state };
 }
 
 /** Resolve with the exit code, or throw when the process is still running after `ms`. */
@@ -54,23 +56,20 @@ Deno.test("shutdown: SIGTERM drains in-flight work, refuses new work, tells the 
   try {
     worker = await startWorkerProcess({ ...SLOW, ...fleetEnv(router.url, "drain-me") });
     const w = worker;
-    await waitFor("worker registered", async () => {
+    await waitFor(async () => {
       const h = await (await fetch(`${router.url}/health`)).json();
       return h.workers?.some((x: { id: string }) => x.id === "drain-me");
-    });
+    }, "worker registered");
     assert.equal((await fetch(`${w.url}/readyz`)).status, 200);
 
     const inFlight = await startLongWork(w.url);
-    const t0 = performance.now();
     w.proc.signal("SIGTERM");
 
-    // Readiness flips at once (the signal handler runs on the next turn of the loop).
-    await waitFor(
-      "readyz 503",
-      async () => (await fetch(`${w.url}/readyz`)).status === 503,
-      500,
-      5,
-    );
+    // Readiness flips at once: while the in-flight request is still being drained.
+    await waitFor(async () => (await fetch(`${w.url}/readyz`)).status === 503, "readyz 503", {
+      everyMs: 5,
+    });
+    assert.equal(inFlight.state.settled, false, "readiness flipped before the drain ended");
     const rejected = await encode(w.url, MODEL, { items: items(1) });
     assert.equal(rejected.status, 503);
     assert.equal(rejected.headers.get("retry-after"), "5");
@@ -78,15 +77,17 @@ Deno.test("shutdown: SIGTERM drains in-flight work, refuses new work, tells the 
     const live = await fetch(`${w.url}/healthz`);
     assert.equal(live.status, 200, "liveness stays up while draining");
     await live.body?.cancel();
-    await waitFor("router sees draining", async () => {
-      const h = await (await fetch(`${router.url}/health`)).json();
-      return h.workers?.find((x: { id: string }) => x.id === "drain-me")?.state === "draining";
-    }, 3000);
+    await waitFor(
+      async () => {
+        const h = await (await fetch(`${router.url}/health`)).json();
+        return h.workers?.find((x: { id: string }) => x.id === "drain-me")?.state === "draining";
+      },
+      "router sees draining",
+    );
 
     const done = await inFlight.done;
     assert.equal(done.status, 200, "the in-flight request finished");
     assert.equal(done.body.items.length, 1000);
-    assert.ok(performance.now() - t0 > 200, "the request really was in flight at SIGTERM");
 
     const code = await exitWithin(w.proc.status, 25_000 + 5_000);
     assert.equal(code, 0);
@@ -105,9 +106,10 @@ Deno.test("shutdown: the drain is bounded (SVC_SHUTDOWN_DRAIN_S) and still exits
     const inFlight = await startLongWork(w.url, 5);
     const t0 = performance.now();
     w.proc.signal("SIGTERM");
-    assert.equal(await exitWithin(w.proc.status, 1000 + 4000), 0);
+    // Generous: the log line below, not the clock, proves the bound cut the drain short.
+    assert.equal(await exitWithin(w.proc.status, 30_000), 0);
     const took = performance.now() - t0;
-    assert.ok(took >= 900, `exited after ${took.toFixed(0)} ms, before the bound`);
+    assert.ok(took >= 900, `exited after ${took.toFixed(0)} ms, before the 1 s bound`);
     assert.match(w.proc.output(), /"msg":"drain finished","drained":false/);
     await inFlight.done.catch(() => {}); // cut off by the exit: any outcome is fine
   } finally {
@@ -120,13 +122,15 @@ Deno.test("shutdown: a second signal exits at once", async () => {
   try {
     const inFlight = await startLongWork(w.url, 5);
     w.proc.signal("SIGTERM");
-    await waitFor("draining", async () => (await fetch(`${w.url}/readyz`)).status === 503, 500, 5);
-    const t0 = performance.now();
+    await waitFor(async () => (await fetch(`${w.url}/readyz`)).status === 503, "draining", {
+      everyMs: 5,
+    });
     w.proc.signal("SIGINT");
-    const code = await exitWithin(w.proc.status, 1500);
+    // Bounded well below the 25 s drain; the logs, not the clock, show the drain was cut short.
+    const code = await exitWithin(w.proc.status, 15_000);
     assert.notEqual(code, 0, "an interrupted drain is not a clean exit");
-    assert.ok(performance.now() - t0 < 1500);
     assert.match(w.proc.output(), /"msg":"second signal: exiting now"/);
+    assert.doesNotMatch(w.proc.output(), /"msg":"drain finished"/);
     await inFlight.done.catch(() => {});
   } finally {
     await w.proc.stop();

@@ -49,8 +49,15 @@ function roleOf(path: string): string {
   return Object.entries(TINY_FILES).find(([, p]) => p === path)![0];
 }
 
-/** A source that holds every download until released, counting concurrency. */
-function slowSource(): WeightSource & { active: number; peak: number; calls: number } {
+/**
+ * A source that counts concurrency; each download takes 30 ms. With `holdUntil`, a download
+ * instead waits until that many run at once (or all `total` have started), so the peak is
+ * reached whatever the timing.
+ */
+function slowSource(
+  hold?: { holdUntil: number; total: number },
+): WeightSource & { active: number; peak: number; calls: number } {
+  const waiting: (() => void)[] = [];
   const s = {
     name: "slow",
     active: 0,
@@ -61,7 +68,11 @@ function slowSource(): WeightSource & { active: number; peak: number; calls: num
       s.active++;
       s.peak = Math.max(s.peak, s.active);
       try {
-        await new Promise((r) => setTimeout(r, 30));
+        if (hold) {
+          if (s.active >= hold.holdUntil || s.calls === hold.total) {
+            for (const go of waiting.splice(0)) go();
+          } else await new Promise<void>((r) => waiting.push(r));
+        } else await new Promise((r) => setTimeout(r, 30)); // overlap with a concurrent caller
         const data = bytes(1000, ref.path.length);
         await writeStreamAtomic(dest, ReadableStream.from([data]), { signal });
         return true;
@@ -75,7 +86,7 @@ function slowSource(): WeightSource & { active: number; peak: number; calls: num
 
 Deno.test("concurrency: files of one model are fetched with bounded parallelism", async () => {
   await withTempDir(async (tmp) => {
-    const source = slowSource();
+    const source = slowSource({ holdUntil: 2, total: 7 });
     const store = createWeightStore({ cacheDir: tmp, sources: [source], maxParallel: 2 });
     const files = Object.fromEntries(
       Array.from({ length: 7 }, (_, i) => [`f${i}`, `shard-${i}.bin`]),

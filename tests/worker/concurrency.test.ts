@@ -42,10 +42,13 @@ Deno.test("200 concurrent encode requests form batches; every answer matches its
   }
 });
 
-Deno.test("/healthz answers in < 20 ms while a large batch runs", async () => {
+Deno.test("/healthz stays fast while a large batch runs (inference is off the main thread)", async () => {
   const w = await startTestWorker({
     SVC_PRELOAD_MODELS: "fixture/dense",
     SVC_MAX_BATCH_REQUESTS: "1024",
+    // Long ONNX runs (the model's whole 8192-token budget, 16 runs for this batch): were they
+    // on the main thread, a probe would wait for most of one.
+    SVC_MAX_RUN_TOKENS: "8192",
   });
   try {
     // One batch long enough (hundreds of ms) that a blocked event loop could not hide: if
@@ -70,9 +73,15 @@ Deno.test("/healthz answers in < 20 ms while a large batch runs", async () => {
     assert.ok(lat.length >= 10, `too few probes during the batch (${lat.length})`);
     lat.sort((a, b) => a - b);
     const p90 = lat[Math.floor(lat.length * 0.9)];
-    // p90 rather than max: on a shared 2-core machine the OS may deschedule us briefly; a
-    // blocked event loop would push most probes to the batch time, far above 20 ms.
-    assert.ok(p90 < 20, `/healthz p90 ${p90.toFixed(1)} ms over ${lat.length} probes`);
+    // The bound scales with the machine's speed: a run blocking the event loop lasts about
+    // inferenceMs / 16 and would push the p90 probe to about 90 % of that, twice this bound;
+    // free probes take a few ms. (The absolute figure, p99 under saturation, is a benchmark
+    // target: docs/bench/README.md.)
+    const bound = Math.max(20, inferenceMs / 32);
+    assert.ok(
+      p90 < bound,
+      `/healthz p90 ${p90.toFixed(1)} ms over ${lat.length} probes (bound ${bound.toFixed(0)} ms)`,
+    );
   } finally {
     await w.close();
   }

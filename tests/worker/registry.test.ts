@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { ensureFixtures } from "../fixtures/mod.ts";
 import { startFakeHub } from "../fake_hub/server.ts";
 import { postJson, startTestWorker } from "./harness.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 const ENCODE = (url: string, model = "fixture/dense") =>
   postJson(`${url}/v1/encode/${model}`, { items: [{ text: "hello" }] });
@@ -147,13 +148,11 @@ Deno.test("a request that outwaits SVC_LOAD_WAIT_MS gets 503 MODEL_LOADING + Ret
     assert.equal(first.body.detail.code, "MODEL_LOADING");
     assert.equal(first.headers.get("retry-after"), "5");
     // The load went on in the background: soon the same request succeeds.
-    let status = 0;
-    for (let i = 0; i < 100 && status !== 200; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      const info = await (await fetch(`${w.url}/v1/models/fixture/dense`)).json();
-      if (info.loaded) status = (await ENCODE(w.url)).status;
-    }
-    assert.equal(status, 200);
+    await waitFor(
+      async () => (await (await fetch(`${w.url}/v1/models/fixture/dense`)).json()).loaded,
+      "the background load",
+    );
+    assert.equal((await ENCODE(w.url)).status, 200);
   } finally {
     await w.close();
   }

@@ -162,7 +162,7 @@ export async function startRouterProcess(env: Record<string, string> = {}): Prom
     SVC_WORKER_TOKEN: FLEET_TOKEN,
     SVC_HEARTBEAT_INTERVAL_MS: "200",
     SVC_STATUS_INTERVAL_MS: "200",
-    SVC_WORKER_STALE_MS: "1500",
+    SVC_WORKER_STALE_MS: "10000", // a busy machine must not make a live worker look silent
     SVC_LOG_JSON: "1",
     ...env,
   });

@@ -21,17 +21,3 @@ export function encode(
 ): ReturnType<typeof postJson> {
   return postJson(`${baseUrl}/v1/encode/${model}`, body, headers);
 }
-
-/** Resolve once `check` returns true, polling every `everyMs`; throw after `timeoutMs`. */
-export async function waitFor(
-  what: string,
-  check: () => boolean | Promise<boolean>,
-  timeoutMs = 10_000,
-  everyMs = 20,
-): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await check())) {
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}

@@ -11,7 +11,7 @@ export interface FrameRecorder {
 }
 
 /** Connect to `url` and record its frames. */
-export function recordFrames(url: string, timeoutMs = 5000): FrameRecorder {
+export function recordFrames(url: string, timeoutMs = 10_000): FrameRecorder {
   const socket = new WebSocket(url);
   const frames: { at: number; data: string }[] = [];
   let closed = false;

@@ -13,9 +13,9 @@ import {
   startRouterProc,
   startWorkerProc,
   stopAll,
-  until,
   workerIds,
 } from "./procs.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 const KEY = "client-api-key-e2e-0001";
 const WRONG = "not-the-worker-token-at-all-42";
@@ -38,7 +38,7 @@ Deno.test({
         SVC_WORKER_TOKEN: WRONG,
       });
       procs.push(intruder);
-      await until(async () => (await workerIds(r.url)).includes("good"), "good worker", 60_000);
+      await waitFor(async () => (await workerIds(r.url)).includes("good"), "good worker", 60_000);
 
       await t.step("a worker with a wrong token is refused", async () => {
         await intruder.waitForLine(/401/, 30_000);

@@ -4,7 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { ensureFixtures } from "../../fixtures/mod.ts";
-import { encode, json, Proc, until, workerIds } from "./procs.ts";
+import { encode, json, Proc, workerIds } from "./procs.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 Deno.test({
   name: "e2e: deno task start serves on one port without a profile header",
@@ -23,7 +24,7 @@ Deno.test({
     try {
       const m = await proc.waitForLine(/router listening .*port=(\d+)/);
       const url = `http://127.0.0.1:${m[1]}`;
-      await until(async () => (await workerIds(url)).length === 1, "the embedded worker", 60_000);
+      await waitFor(async () => (await workerIds(url)).length === 1, "the embedded worker", 60_000);
       const res = await encode(url, "fixture/dense", {});
       assert.equal(res.status, 200, await res.clone().text());
       const body = await res.json();

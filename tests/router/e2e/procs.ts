@@ -189,20 +189,6 @@ export async function workerIds(routerUrl: string): Promise<string[]> {
   return ((h.body.workers ?? []) as { id: string }[]).map((w) => w.id).sort();
 }
 
-/** Poll until `cond` holds (every 25 ms), or throw after `ms`. Returns the time it took. */
-export async function until(
-  cond: () => Promise<boolean> | boolean,
-  what: string,
-  ms = 20_000,
-): Promise<number> {
-  const start = performance.now();
-  while (performance.now() - start < ms) {
-    if (await cond()) return performance.now() - start;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-}
-
 /** POST a JSON encode request through the router. */
 export function encode(
   routerUrl: string,

@@ -176,17 +176,3 @@ export function startFakeWorker(opts: FakeWorkerOptions): FakeWorker {
     },
   });
 }
-
-/** Poll `cond` every 20 ms until it holds or `timeoutMs` passes (then throw with `what`). */
-export async function waitFor(
-  cond: () => boolean | Promise<boolean>,
-  what: string,
-  timeoutMs = 5000,
-): Promise<number> {
-  const start = performance.now();
-  while (performance.now() - start < timeoutMs) {
-    if (await cond()) return performance.now() - start;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-}

@@ -4,8 +4,11 @@ import { MemoryWorkerDirectory } from "../../../router/directory/memory.ts";
 import type { WorkerDirectory, WorkerRecord } from "../../../router/directory/types.ts";
 import { silentLogger } from "@svc/shared/log";
 
+/** A fixed clock for every directory here: staleness is decided by it, never by a busy machine. */
+const NOW = 1_700_000_000_000;
+const now = () => NOW;
+
 function rec(id: string, conn: string, over: Partial<WorkerRecord> = {}): WorkerRecord {
-  const now = Date.now();
   return {
     id,
     conn_id: conn,
@@ -23,8 +26,8 @@ function rec(id: string, conn: string, over: Partial<WorkerRecord> = {}): Worker
     memory_used_bytes: 0,
     memory_total_bytes: 0,
     draining: false,
-    registered_at: now,
-    last_seen: now,
+    registered_at: NOW,
+    last_seen: NOW,
     ...over,
   };
 }
@@ -46,12 +49,12 @@ async function contract(dir: WorkerDirectory): Promise<void> {
   // Learned bundles outlive the worker (404 vs 202 when scaled to zero).
   assert.equal(dir.learnedBundles().get("fixture/a"), "default");
   // A stale record is not served.
-  await dir.put(rec("old", "c3", { last_seen: Date.now() - 60_000 }));
+  await dir.put(rec("old", "c3", { last_seen: NOW - 60_000 }));
   assert.ok(!dir.snapshot().some((r) => r.id === "old"));
 }
 
 Deno.test("directory: memory implementation", async () => {
-  const dir = new MemoryWorkerDirectory({ staleMs: 3000 });
+  const dir = new MemoryWorkerDirectory({ staleMs: 3000, now });
   await contract(dir);
   await dir.close();
 });
@@ -64,6 +67,7 @@ Deno.test("directory: Deno KV implementation", async () => {
     staleMs: 3000,
     refreshMs: 50,
     log: silentLogger,
+    now,
   });
   try {
     await contract(dir);
@@ -75,7 +79,7 @@ Deno.test("directory: Deno KV implementation", async () => {
 
 Deno.test("directory: two KV directories on one database see each other's workers", async () => {
   const kv = await Deno.openKv(":memory:");
-  const opts = { kv, prefix: "fleet", staleMs: 3000, refreshMs: 50, log: silentLogger };
+  const opts = { kv, prefix: "fleet", staleMs: 3000, refreshMs: 50, log: silentLogger, now };
   const a = new KvWorkerDirectory(opts);
   const b = new KvWorkerDirectory(opts);
   try {
@@ -88,8 +92,8 @@ Deno.test("directory: two KV directories on one database see each other's worker
     assert.deepEqual(b.snapshot().map((r) => r.id), ["w1"]);
     assert.equal(b.learnedBundles().get("x/y"), "extract");
     // The worker reconnects to isolate b: the old connection's late writes and removal lose.
-    await b.put(rec("w1", "conn-b", { registered_at: Date.now() + 1 }));
-    await a.put(rec("w1", "conn-a", { queue_depth: 99, registered_at: Date.now() - 10 }));
+    await b.put(rec("w1", "conn-b", { registered_at: NOW + 1 }));
+    await a.put(rec("w1", "conn-a", { queue_depth: 99, registered_at: NOW - 10 }));
     assert.equal(await a.remove("w1", "conn-a"), false);
     await a.refresh();
     assert.equal(a.snapshot()[0]?.conn_id, "conn-b");

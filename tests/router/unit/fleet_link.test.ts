@@ -12,7 +12,9 @@ import {
 } from "@svc/shared/fleet/protocol";
 import { startFleetLink } from "../../../worker/fleet/mod.ts";
 import { loadWorkerSettings } from "../../../worker/config/settings.ts";
-import { startFakeWorker, waitFor } from "../helpers/fake_worker.ts";
+import { DRAIN_ACK_TIMEOUT_MS } from "../../../worker/fleet/link.ts";
+import { startFakeWorker } from "../helpers/fake_worker.ts";
+import { waitFor } from "../../helpers/wait.ts";
 import { getJson, startTestRouter, TEST_TOKEN } from "../helpers/router.ts";
 
 const MODELS = [{ name: "fixture/dense" }];
@@ -78,8 +80,8 @@ Deno.test("fleet: a worker registers, shows in /health and /readyz, and leaves o
     assert.equal(h.workers[0].url, w.url);
     await w.link.close();
     assert.equal(w.link.connected, false);
-    const ms = await waitFor(async () => (await healthIds(r.url)).length === 0, "removal", 1000);
-    assert.ok(ms < 1000, `removed after ${ms} ms`);
+    // The stale bound (10 s in test routers) is far off: only the closed socket can remove it.
+    await waitFor(async () => (await healthIds(r.url)).length === 0, "removal");
     const empty = await getJson(`${r.url}/readyz`);
     assert.deepEqual(empty.body, { status: "ready", healthy_workers: 0 });
     assert.equal((await getJson(`${r.url}/health`)).body.status, "degraded");
@@ -158,9 +160,11 @@ Deno.test("fleet: status frames update load and model states; drain is acknowled
       const h = (await getJson(`${r.url}/health`)).body;
       return h.workers[0]?.queue_depth === 4 && h.loaded_models.includes("fixture/dense");
     }, "status to arrive");
+    // drain() resolves on the router's ack, or after DRAIN_ACK_TIMEOUT_MS without one.
     const start = performance.now();
     await w.link.drain();
-    assert.ok(performance.now() - start < 1000, "drain ack is quick");
+    const took = performance.now() - start;
+    assert.ok(took < DRAIN_ACK_TIMEOUT_MS, `acknowledged, not timed out (${Math.round(took)} ms)`);
     const h = (await getJson(`${r.url}/health`)).body;
     assert.equal(h.workers[0].state, "draining");
     assert.equal(h.healthy_workers, 0);
@@ -195,12 +199,7 @@ Deno.test("fleet: after a router restart the worker registers again by itself", 
     await r1.close();
     await waitFor(() => !w.link.connected, "link loss");
     r2 = await startTestRouter({ SVC_PORT: String(port) });
-    const ms = await waitFor(
-      async () => (await healthIds(r2!.url)).includes("w1"),
-      "re-registration",
-      5000,
-    );
-    assert.ok(ms < 3000, `re-registered after ${Math.round(ms)} ms`);
+    await waitFor(async () => (await healthIds(r2!.url)).includes("w1"), "re-registration");
     const res = await fetch(`${r2.url}/v1/encode/fixture/dense`, {
       method: "POST",
       headers: { "x-svc-machine-profile": "cpu" },
@@ -220,16 +219,15 @@ Deno.test("fleet: a silent (frozen) worker is removed after the stale bound", as
   const ws = rawSocket(r.url);
   try {
     await new Promise((res) => (ws.onopen = res));
-    const wsClosed = closed(ws, 5000);
+    const wsClosed = closed(ws, 15_000);
+    const sentAt = performance.now();
     ws.send(encodeMessage(registerFrame("frozen")));
     await waitFor(async () => (await healthIds(r.url)).includes("frozen"), "registration");
-    // Send nothing more: no status, no ping.
-    const ms = await waitFor(
-      async () => (await healthIds(r.url)).length === 0,
-      "stale removal",
-      3000,
-    );
-    assert.ok(ms < 1500, `removed after ${Math.round(ms)} ms`);
+    // Send nothing more: no status, no ping. Removed, but never before the 600 ms bound (a slow
+    // machine only makes it later); the close code says why.
+    await waitFor(async () => (await healthIds(r.url)).length === 0, "stale removal");
+    const ms = performance.now() - sentAt;
+    assert.ok(ms >= 590, `removed ${Math.round(ms)} ms after its last frame`);
     const ev = await wsClosed;
     assert.equal(ev.code, CLOSE_CODES.heartbeatTimeout);
   } finally {
@@ -283,7 +281,7 @@ Deno.test("fleet: the worker notices a frozen router and dials again", async () 
     log: (_l, msg) => logs.push(msg),
   })!;
   try {
-    await waitFor(() => dials >= 2, "a second dial after the heartbeat bound", 3000);
+    await waitFor(() => dials >= 2, "a second dial after the heartbeat bound");
     assert.ok(logs.some((l) => l.includes("router silent")));
   } finally {
     await link.close();

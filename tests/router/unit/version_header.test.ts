@@ -4,7 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { VERSION } from "@svc/shared/version";
-import { startFakeWorker, waitFor } from "../helpers/fake_worker.ts";
+import { startFakeWorker } from "../helpers/fake_worker.ts";
+import { waitFor } from "../../helpers/wait.ts";
 import { startTestRouter, TEST_TOKEN } from "../helpers/router.ts";
 
 Deno.test("version header: both names on proxied, provisioning, error, probe and page answers", async () => {
