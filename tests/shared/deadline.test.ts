@@ -1,41 +1,15 @@
 import assert from "node:assert/strict";
 import { deadline } from "@svc/shared/deadline";
+import { FakeTime } from "../helpers/fake_time.ts";
 
 const never = new Promise<never>(() => {});
 
-/** Run `fn` while counting timers that were scheduled and neither fired nor cleared. */
-async function pendingTimersAfter(fn: () => Promise<void>): Promise<number> {
-  const { setTimeout: realSet, clearTimeout: realClear } = globalThis;
-  const pending = new Set<ReturnType<typeof setTimeout>>();
-  globalThis.setTimeout = ((cb: () => void, ms?: number) => {
-    const id = realSet(() => {
-      pending.delete(id);
-      cb();
-    }, ms);
-    pending.add(id);
-    return id;
-  }) as typeof setTimeout;
-  globalThis.clearTimeout = ((id?: ReturnType<typeof setTimeout>) => {
-    if (id !== undefined) pending.delete(id);
-    realClear(id);
-  }) as typeof clearTimeout;
-  try {
-    await fn();
-  } finally {
-    globalThis.setTimeout = realSet;
-    globalThis.clearTimeout = realClear;
-    for (const id of pending) realClear(id);
-  }
-  return pending.size;
-}
-
 Deno.test("deadline: work that settles first wins, and its timer is cleared", async () => {
-  const left = await pendingTimersAfter(async () => {
-    assert.equal(await deadline(Promise.resolve(7), 60_000), 7);
-    assert.equal(await deadline(Promise.resolve("done"), 60_000, () => "late"), "done");
-    await assert.rejects(deadline(Promise.reject(new Error("boom")), 60_000), /boom/);
-  });
-  assert.equal(left, 0);
+  using time = new FakeTime();
+  assert.equal(await deadline(Promise.resolve(7), 60_000), 7);
+  assert.equal(await deadline(Promise.resolve("done"), 60_000, () => "late"), "done");
+  await assert.rejects(deadline(Promise.reject(new Error("boom")), 60_000), /boom/);
+  assert.equal(time.pendingTimers, 0);
 });
 
 Deno.test("deadline: a wait that runs out settles with onTimeout (undefined without it)", async () => {

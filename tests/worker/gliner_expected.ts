@@ -1,6 +1,6 @@
 /**
- * Expected GLiNER results computed independently of the worker: inputs built here as models.md
- * describes them (label prompt, word-wise sub-tokens, one window at a time, each window alone in
+ * Expected GLiNER results computed independently of the worker: inputs built here as GLiNER's
+ * ONNX exports take them (label prompt, word-wise sub-tokens, one window at a time, each window alone in
  * its batch), direct onnxruntime runs of the fixture, and decoding written out here.
  */
 import { ensureFixtures } from "../fixtures/mod.ts";
