@@ -12,7 +12,6 @@ import {
 } from "@svc/shared/fleet/protocol";
 import { startFleetLink } from "../../../worker/fleet/mod.ts";
 import { loadWorkerSettings } from "../../../worker/config/settings.ts";
-import { DRAIN_ACK_TIMEOUT_MS } from "../../../worker/fleet/link.ts";
 import { startFakeWorker } from "../helpers/fake_worker.ts";
 import { waitFor } from "../../helpers/wait.ts";
 import { getJson, startTestRouter, TEST_TOKEN } from "../helpers/router.ts";
@@ -160,11 +159,9 @@ Deno.test("fleet: status frames update load and model states; drain is acknowled
       const h = (await getJson(`${r.url}/health`)).body;
       return h.workers[0]?.queue_depth === 4 && h.loaded_models.includes("fixture/dense");
     }, "status to arrive");
-    // drain() resolves on the router's ack, or after DRAIN_ACK_TIMEOUT_MS without one.
-    const start = performance.now();
+    // drain() resolves on the router's ack, or after a timeout with a warning instead.
     await w.link.drain();
-    const took = performance.now() - start;
-    assert.ok(took < DRAIN_ACK_TIMEOUT_MS, `acknowledged, not timed out (${Math.round(took)} ms)`);
+    assert.ok(w.logs.some((l) => l.msg === "router acknowledged drain"), "acknowledged");
     const h = (await getJson(`${r.url}/health`)).body;
     assert.equal(h.workers[0].state, "draining");
     assert.equal(h.healthy_workers, 0);
