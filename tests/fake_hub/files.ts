@@ -14,14 +14,19 @@ export interface Fault {
 /** Promises parked by stall faults; all released when the server closes. */
 export class Stalls {
   #waiters = new Set<() => void>();
+  #released = false;
 
-  /** Resolves only when {@link releaseAll} is called. */
+  /** Resolves only when {@link releaseAll} is called (at once if it already was). */
   wait(): Promise<void> {
+    // A handler that reaches its stall after the close began must not park: the shutdown
+    // waits for every handler, so it would wait for ever.
+    if (this.#released) return Promise.resolve();
     return new Promise((resolve) => this.#waiters.add(resolve));
   }
 
-  /** Wakes every stalled handler (server shutdown). */
+  /** Wakes every stalled handler, now and later (server shutdown). */
   releaseAll(): void {
+    this.#released = true;
     for (const wake of this.#waiters) wake();
     this.#waiters.clear();
   }
