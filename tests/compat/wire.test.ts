@@ -18,9 +18,9 @@ import {
   startRouterProc,
   startWorkerProc,
   stopAll,
-  until,
   workerIds,
 } from "../router/e2e/procs.ts";
+import { waitFor } from "../helpers/wait.ts";
 import { CompatClient, ServiceCallError } from "./client/client.ts";
 import { ensureFixtures } from "../fixtures/mod.ts";
 import { startFakeHub } from "../fake_hub/server.ts";
@@ -178,11 +178,15 @@ Deno.test({
       // the pool is back to zero, as after a scale-down.
       const seed = await startWorkerProc("compat-seed", r.url, { SVC_MACHINE_PROFILE: "cpu" });
       try {
-        await until(async () => (await workerIds(r.url)).length === 1, "the first worker", 60_000);
+        await waitFor(
+          async () => (await workerIds(r.url)).length === 1,
+          "the first worker",
+          60_000,
+        );
       } finally {
         await seed.stop();
       }
-      await until(async () => (await workerIds(r.url)).length === 0, "an empty pool", 20_000);
+      await waitFor(async () => (await workerIds(r.url)).length === 0, "an empty pool", 20_000);
 
       await t.step("202 while the pool has no worker, followed until a worker joins", async () => {
         const client = new CompatClient({
@@ -191,7 +195,7 @@ Deno.test({
           machineProfile: "cpu",
         });
         const pending = client.encode("fixture/dense", [{ id: "a", text: TEXTS[0] }]);
-        await until(() => client.seen.some((s) => s.status === 202), "a 202", 20_000);
+        await waitFor(() => client.seen.some((s) => s.status === 202), "a 202", 20_000);
         const first = client.seen[0];
         assert.equal(first.status, 202);
         assert.equal(first.retryAfter, "1");
@@ -205,7 +209,7 @@ Deno.test({
         assert.equal(client.serverVersion, VERSION);
         assert.deepEqual(client.warnings, []);
       });
-      await until(async () => (await workerIds(r.url)).length === 1, "the worker", 60_000);
+      await waitFor(async () => (await workerIds(r.url)).length === 1, "the worker", 60_000);
       const health = await json(`${r.url}/health`);
       const workerUrl = (health.body.workers as { url: string }[])[0].url;
 
@@ -327,7 +331,7 @@ Deno.test({
         SVC_LOAD_WAIT_MS: "0",
         SVC_LOAD_FAILURE_COOLDOWN_MS: "300",
       });
-      await until(async () => (await workerIds(r.url)).length === 1, "the worker", 60_000);
+      await waitFor(async () => (await workerIds(r.url)).length === 1, "the worker", 60_000);
       const client = () =>
         new CompatClient({
           baseUrl: r.url,
