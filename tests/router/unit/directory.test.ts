@@ -122,6 +122,7 @@ Deno.test("directory: KV records are validated when read back; invalid ones are 
     staleMs: 3000,
     refreshMs: 60_000,
     log: (level, msg) => level === "warn" && warnings.push(msg),
+    now,
   });
   try {
     await dir.put(rec("good", "conn-g"));
