@@ -10,7 +10,7 @@ import {
   startRouterProcess,
   startWorkerProcess,
 } from "../observability/helpers/process.ts";
-import { waitFor } from "../observability/helpers/traffic.ts";
+import { waitFor } from "../helpers/wait.ts";
 import { base64, picture } from "./helpers.ts";
 
 async function post(
@@ -34,10 +34,10 @@ Deno.test("vision processes: images through the router to a worker run with -P=w
   let worker: Service | undefined;
   try {
     worker = await startWorkerProcess(fleetEnv(router.url, "vision-w1"));
-    await waitFor("worker registered", async () => {
+    await waitFor(async () => {
       const h = await (await fetch(`${router.url}/health`)).json();
       return h.worker_count === 1;
-    });
+    }, "worker registered");
     const jpeg = base64(await picture(160, 120, "jpeg"));
     for (const base of [worker.url, router.url]) {
       const ok = await post(`${base}/v1/encode/fixture/clip`, {
