@@ -20,14 +20,29 @@ export function operationsOf(outputs: readonly OutputKind[]): OutputKind[] {
 }
 
 /**
- * ModelInfo of `config` served under `name` (its id, or `id:profile`), with live `state` and
- * `last_error` when the caller knows them. `dims` lists embedding outputs only (a reranker's
- * is empty, as the API says).
+ * Dimension per embedding output as served under `profile` (a reranker has none): a profile whose
+ * options set `dimensions` (Matryoshka) answers dense vectors of that size.
+ */
+export function servedDims(config: ModelConfig, profile?: string): Record<string, number> {
+  const dims: Record<string, number> = {};
+  for (const [k, v] of Object.entries(config.dims)) {
+    if (k === "dense" || k === "sparse" || k === "multivector") dims[k] = v;
+  }
+  const cut = profile === undefined ? undefined : config.profiles[profile]?.options?.dimensions;
+  if (typeof cut === "number" && dims.dense !== undefined) dims.dense = Math.min(cut, dims.dense);
+  return dims;
+}
+
+/**
+ * ModelInfo of `config` served under `name` (its id, or `id:profile`, whose `profile` then sets
+ * the dims), with live `state` and `last_error` when the caller knows them. `dims` lists
+ * embedding outputs only (a reranker's is empty, as the API says).
  */
 export function modelInfoOf(
   config: ModelConfig,
   live: {
     name?: string;
+    profile?: string;
     state?: ModelState;
     lastError?: { code: ErrorCode; message: string } | null;
   } = {},
@@ -40,10 +55,7 @@ export function modelInfoOf(
       output_similarity: v.output_similarity,
     };
   }
-  const dims: Record<string, number> = {};
-  for (const [k, v] of Object.entries(config.dims)) {
-    if (k === "dense" || k === "sparse" || k === "multivector") dims[k] = v;
-  }
+  const dims = servedDims(config, live.profile);
   const state = live.state ?? "available";
   return {
     name: live.name ?? config.id,

@@ -53,7 +53,8 @@ export async function assemble(input: AssembleInput): Promise<BenchResults> {
       latencyRequestsPerRound: plan.latencyRequests,
       probeIntervalMs: plan.probeIntervalMs,
       workerEntry: input.workerEntry,
-      workerEnv: "defaults (SVC_MAX_BATCH_REQUESTS 64, SVC_MAX_BATCH_WAIT_MS 0), SVC_DEVICE cpu",
+      workerEnv:
+        "defaults (SVC_MAX_BATCH_REQUESTS 64, SVC_MAX_BATCH_ITEMS 64, SVC_MAX_BATCH_WAIT_MS 0), SVC_DEVICE cpu",
     },
     targets: buildTargets(rounds, padding, routerWhy),
     scenarios: [

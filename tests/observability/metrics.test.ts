@@ -50,7 +50,7 @@ Deno.test("metrics: request counts, phase histograms, batch sizes and tokens mov
 
 Deno.test("metrics: svc_queue_depth shows items waiting while a long request runs", async () => {
   // Batches of 2 items: a 400-item request keeps the queue non-empty for a while.
-  const w = await startTestWorker({ SVC_MAX_BATCH_REQUESTS: "2" });
+  const w = await startTestWorker({ SVC_MAX_BATCH_ITEMS: "2" });
   try {
     assert.equal((await encode(w.url, MODEL, { items: items(1) })).status, 200);
     const big = encode(w.url, MODEL, { items: items(400, 24) });

@@ -11,7 +11,7 @@ import { waitFor } from "../helpers/wait.ts";
 
 const MODEL = "fixture/dense";
 /** One item per batch: a 1000-item request takes about a second on the tiny fixture model. */
-const SLOW = { SVC_MAX_BATCH_REQUESTS: "1", SVC_PRELOAD_MODELS: MODEL };
+const SLOW = { SVC_MAX_BATCH_ITEMS: "1", SVC_PRELOAD_MODELS: MODEL };
 
 /**
  * Start `requests` concurrent 1000-item requests (about a second of work each); resolves once

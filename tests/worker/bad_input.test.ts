@@ -117,6 +117,31 @@ Deno.test("a full queue answers 503 QUEUE_FULL with Retry-After at once", async 
   }
 });
 
+Deno.test("a request larger than the whole queue is a 400 naming SVC_MAX_QUEUE_ITEMS, before any load", async () => {
+  const w = await startTestWorker({ SVC_MAX_QUEUE_ITEMS: "4" });
+  try {
+    const five = Array.from({ length: 5 }, (_, i) => ({ text: `t${i}` }));
+    const r = await postJson(`${w.url}/v1/encode/fixture/dense`, { items: five });
+    assert.equal(r.status, 400);
+    assert.equal(r.body.detail.code, "INVALID_INPUT");
+    assert.match(r.body.detail.message, /needs 5 work items .* at most 4 \(SVC_MAX_QUEUE_ITEMS\)/);
+    assert.equal(r.headers.get("retry-after"), null);
+    const info = await (await fetch(`${w.url}/v1/models/fixture%2Fdense`)).json();
+    assert.equal(info.state, "available", "no load was started for it");
+    // Score expands to one work item per (query, item) pair: the same bound applies.
+    const s = await postJson(`${w.url}/v1/score/fixture/reranker`, {
+      query: { text: "q" },
+      items: five,
+    });
+    assert.equal(s.status, 400);
+    assert.match(s.body.detail.message, /SVC_MAX_QUEUE_ITEMS/);
+    const ok = await postJson(`${w.url}/v1/encode/fixture/dense`, { items: five.slice(1) });
+    assert.equal(ok.status, 200, "exactly the queue's size is served");
+  } finally {
+    await w.close();
+  }
+});
+
 Deno.test("operation and family mismatches are clear 400s", async () => {
   const w = await startTestWorker();
   try {

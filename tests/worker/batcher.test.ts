@@ -27,6 +27,7 @@ function gatedRunner() {
 
 function make(run: BatcherOptions["run"], over: Partial<BatcherOptions> = {}) {
   return new Batcher({
+    maxBatchRequests: 64,
     maxBatchItems: 4,
     batchTokenBudget: 10_000,
     maxWaitMs: 0,
@@ -131,6 +132,78 @@ Deno.test("a full queue answers QUEUE_FULL at once", async () => {
   await tick();
   g.batches[1].release();
   await ok;
+});
+
+Deno.test("a request with more items than the whole queue is a 400 naming the limit, not QUEUE_FULL", async () => {
+  const g = gatedRunner();
+  const b = make(g.run, { maxQueueItems: 3 });
+  await assert.rejects(b.submit(items(1, 2, 3, 4), P), (e: unknown) => {
+    assert.ok(e instanceof ServiceError);
+    assert.equal(e.code, "INVALID_INPUT");
+    assert.equal(e.status, 400);
+    assert.match(e.message, /needs 4 work items .* at most 3 \(SVC_MAX_QUEUE_ITEMS\)/);
+    return true;
+  });
+  assert.equal(b.queueDepth, 0);
+  assert.equal(g.batches.length, 0, "nothing reached the model");
+  // Exactly the queue's size fits.
+  const ok = b.submit(items(1, 2, 3), P);
+  g.batches[0].release();
+  assert.equal((await ok).outputs.length, 3);
+});
+
+Deno.test("SVC_MAX_BATCH_REQUESTS counts requests: a batch takes items of at most that many", async () => {
+  const g = gatedRunner();
+  const b = make(g.run, { maxBatchRequests: 2, maxBatchItems: 64 });
+  const first = b.submit(items(0), P); // on the thread
+  const rs = [[1, 2, 3], [4, 5, 6], [7], [8, 9]].map((xs) => b.submit(items(...xs), P));
+  g.batches[0].release();
+  await first;
+  await tick();
+  assert.deepEqual(g.batches[1].items.map((i) => i.text), ["1", "2", "3", "4", "5", "6"]);
+  g.batches[1].release();
+  await tick();
+  assert.deepEqual(g.batches[2].items.map((i) => i.text), ["7", "8", "9"]);
+  g.batches[2].release();
+  const out = await Promise.all(rs);
+  assert.deepEqual(out.map((r) => r.outputs.map((o) => o.score)), [[1, 2, 3], [4, 5, 6], [7], [
+    8,
+    9,
+  ]]);
+});
+
+Deno.test("the item cap still splits a request; its rest counts as one request of the next batch", async () => {
+  const g = gatedRunner();
+  const b = make(g.run, { maxBatchRequests: 2, maxBatchItems: 4 });
+  const first = b.submit(items(0), P);
+  const a = b.submit(items(1, 2, 3, 4, 5, 6), P);
+  const c = b.submit(items(7), P);
+  const d = b.submit(items(8), P);
+  g.batches[0].release();
+  await first;
+  await tick();
+  assert.deepEqual(g.batches[1].items.map((i) => i.text), ["1", "2", "3", "4"], "item cap");
+  g.batches[1].release();
+  await tick();
+  assert.deepEqual(g.batches[2].items.map((i) => i.text), ["5", "6", "7"], "two requests");
+  g.batches[2].release();
+  await tick();
+  assert.deepEqual(g.batches[3].items.map((i) => i.text), ["8"]);
+  g.batches[3].release();
+  await Promise.all([a, c, d]);
+});
+
+Deno.test("with a wait window, a batch goes as soon as it holds SVC_MAX_BATCH_REQUESTS requests", async () => {
+  const g = gatedRunner();
+  const b = make(g.run, { maxBatchRequests: 2, maxBatchItems: 64, maxWaitMs: 60_000 });
+  const one = b.submit(items(1), P);
+  await tick();
+  assert.equal(g.batches.length, 0, "one request waits for the batch to fill");
+  const two = b.submit(items(2, 3), P);
+  assert.equal(g.batches.length, 1, "two requests fill it: no wait");
+  assert.deepEqual(g.batches[0].items.map((i) => i.text), ["1", "2", "3"]);
+  g.batches[0].release();
+  await Promise.all([one, two]);
 });
 
 Deno.test("work of a client that went away is dropped before inference", async () => {

@@ -45,7 +45,7 @@ Deno.test("200 concurrent encode requests form batches; every answer matches its
 Deno.test("/healthz stays fast while a large batch runs (inference is off the main thread)", async () => {
   const w = await startTestWorker({
     SVC_PRELOAD_MODELS: "fixture/dense",
-    SVC_MAX_BATCH_REQUESTS: "1024",
+    SVC_MAX_BATCH_ITEMS: "1024",
     // Long ONNX runs (the model's whole 8192-token budget, 16 runs for this batch): were they
     // on the main thread, a probe would wait for most of one.
     SVC_MAX_RUN_TOKENS: "8192",

@@ -9,6 +9,7 @@ Deno.test("config: defaults", () => {
   assert.deepEqual(c.listen, { host: "0.0.0.0", port: 8080 });
   assert.equal(c.device, "auto");
   assert.equal(c.scheduling.memoryThresholdPercent, 85);
+  assert.equal(c.scheduling.maxBatchRequests, 64);
   assert.equal(c.scheduling.maxBatchItems, 64);
   assert.equal(c.scheduling.maxWaitMs, 0);
   assert.equal(c.scheduling.loadFailureCooldownMs, 30_000);
@@ -38,6 +39,7 @@ Deno.test("config: bad values stop start-up naming every variable, never echoing
     () => loadWorkerSettings({ SVC_MAX_BATCH_REQUESTS: "0" }),
     /SVC_MAX_BATCH_REQUESTS/,
   );
+  assert.throws(() => loadWorkerSettings({ SVC_MAX_BATCH_ITEMS: "0" }), /SVC_MAX_BATCH_ITEMS/);
   assert.throws(
     () => loadWorkerSettings({ SVC_MEMORY_PRESSURE_THRESHOLD_PERCENT: "120" }),
     /SVC_MEMORY_PRESSURE_THRESHOLD_PERCENT/,

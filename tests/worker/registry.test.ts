@@ -158,6 +158,23 @@ Deno.test("a request that outwaits SVC_LOAD_WAIT_MS gets 503 MODEL_LOADING + Ret
   }
 });
 
+Deno.test("GET /v1/models/{id:profile} reports that profile's dims, as its encode answers them", async () => {
+  const w = await startTestWorker();
+  try {
+    const small = await (await fetch(`${w.url}/v1/models/fixture%2Fdense%3Asmall`)).json();
+    assert.equal(small.name, "fixture/dense:small");
+    const plain = await (await fetch(`${w.url}/v1/models/fixture%2Fdense`)).json();
+    for (const [info, name] of [[small, "fixture/dense:small"], [plain, "fixture/dense"]]) {
+      const r = await ENCODE(w.url, encodeURIComponent(name));
+      assert.equal(r.status, 200);
+      assert.deepEqual(info.dims, { dense: r.body.items[0].dense.dims }, name);
+    }
+    assert.deepEqual([small.dims.dense, plain.dims.dense], [16, 32]);
+  } finally {
+    await w.close();
+  }
+});
+
 Deno.test("SVC_MODEL_FILTER hides models (404 everywhere)", async () => {
   const w = await startTestWorker({ SVC_MODEL_FILTER: "fixture/dense" });
   try {

@@ -103,7 +103,16 @@ const WORKER_FIELDS = {
     min: 1,
     max: 4096,
     default: 64,
-    doc: "items per batch (a request's items may span batches)",
+    doc: "requests per batch: a batch takes items of at most this many requests (a request's " +
+      "items may span batches)",
+  }),
+  SVC_MAX_BATCH_ITEMS: int({
+    min: 1,
+    max: 4096,
+    default: 64,
+    doc: "items per batch, whatever the number of requests (with the model's " +
+      "`batch_token_budget`, it bounds one batch's memory and the wait of the requests behind " +
+      "it). With both defaults the item cap is reached first unless requests carry one item each",
   }),
   SVC_MAX_BATCH_WAIT_MS: decimal({
     min: 0,
@@ -116,7 +125,8 @@ const WORKER_FIELDS = {
     min: 1,
     max: 1_000_000,
     default: 4096,
-    doc: "items waiting per model; beyond it `503 QUEUE_FULL` at once",
+    doc: "items waiting per model; beyond it `503 QUEUE_FULL` at once. A request that alone " +
+      "needs more work items than this is a `400` naming the setting",
   }),
   SVC_LOAD_WAIT_MS: millis({
     min: 0,
@@ -269,6 +279,7 @@ export interface ListenSettings {
 
 /** How the model registry batches, queues, loads and evicts. */
 export interface SchedulingSettings {
+  maxBatchRequests: number;
   maxBatchItems: number;
   maxWaitMs: number;
   maxQueueItems: number;
@@ -374,7 +385,8 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
     },
     intraOpThreads: v.SVC_INTRA_OP_THREADS,
     scheduling: {
-      maxBatchItems: v.SVC_MAX_BATCH_REQUESTS,
+      maxBatchRequests: v.SVC_MAX_BATCH_REQUESTS,
+      maxBatchItems: v.SVC_MAX_BATCH_ITEMS,
       maxWaitMs: v.SVC_MAX_BATCH_WAIT_MS,
       maxQueueItems: v.SVC_MAX_QUEUE_ITEMS,
       maxLoadedModels: v.SVC_MAX_LOADED_MODELS,

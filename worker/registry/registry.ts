@@ -32,6 +32,7 @@ export interface RegistryOptions {
   weights: WeightStore;
   /** Starts a runner for each model that loads (and knows the device they run on). */
   backend: ModelBackend;
+  maxBatchRequests: number;
   maxBatchItems: number;
   maxWaitMs: number;
   maxQueueItems: number;
@@ -104,6 +105,17 @@ export class ModelRegistry {
   status(id: string): UnitStatus | undefined {
     const c = this.#o.catalog.get(id);
     return c ? this.#status(this.#unit(c, c.files.model)) : undefined;
+  }
+
+  /**
+   * State of what a served name runs (a profile may run its own weights file), without loading
+   * it or adding it to {@link statuses}: a file never asked for reads as `available`.
+   */
+  servedStatus(served: ServedModel): UnitStatus | undefined {
+    const modelFile = profileModelFile(served);
+    if (modelFile === served.config.files.model) return this.status(served.config.id);
+    const u = this.#units.get(unitKey(served.config, modelFile));
+    return u ? this.#status(u) : this.#status(this.#newUnit(served.config, modelFile));
   }
 
   /** Every unit's status (one per model and weights variant that has been touched). */
@@ -227,20 +239,24 @@ export class ModelRegistry {
   }
 
   #unit(config: ModelConfig, modelFile: string): Unit {
-    const key = modelFile === config.files.model ? config.id : `${config.id}@${modelFile}`;
+    const key = unitKey(config, modelFile);
     let u = this.#units.get(key);
     if (!u) {
-      u = {
-        key,
-        config,
-        modelFile,
-        state: "available",
-        lastUsed: 0,
-        inUse: 0,
-      };
+      u = this.#newUnit(config, modelFile);
       this.#units.set(key, u);
     }
     return u;
+  }
+
+  #newUnit(config: ModelConfig, modelFile: string): Unit {
+    return {
+      key: unitKey(config, modelFile),
+      config,
+      modelFile,
+      state: "available",
+      lastUsed: 0,
+      inUse: 0,
+    };
   }
 
   /** The files a unit loads, by role (a profile's own model file has no external data). */
@@ -278,6 +294,7 @@ export class ModelRegistry {
       });
       const memoryBytes = await filesSize([files.model, files.model_data].filter(Boolean));
       const batcher = new Batcher({
+        maxBatchRequests: this.#o.maxBatchRequests,
         maxBatchItems: this.#o.maxBatchItems,
         batchTokenBudget: u.config.batch_token_budget,
         maxWaitMs: this.#o.maxWaitMs,
@@ -348,6 +365,11 @@ export function runTokenBudget(modelBudget: number, device: string, cap: number)
 
 /** Default cap of padded tokens per ONNX run on CPU. */
 export const CPU_RUN_TOKENS = 1024;
+
+/** Registry key of a model's weights file: its id, or `id@file` for a profile's own file. */
+function unitKey(config: ModelConfig, modelFile: string): string {
+  return modelFile === config.files.model ? config.id : `${config.id}@${modelFile}`;
+}
 
 /** The ONNX file a profile runs (profiles may pick a quantised variant via `model_file`). */
 export function profileModelFile(served: ServedModel): string {

@@ -1,10 +1,11 @@
 /**
- * Per-model batch former. Items (not requests) are the unit: a request's items may span batches.
- * A batch closes at `maxBatchItems` items, at the token budget, or `maxWaitMs` after its first
- * item; an idle thread gets work at once when `maxWaitMs` is 0, and while a batch runs the next
- * one fills (continuous batching). Items only share a batch with items of equal parameters.
+ * Per-model batch former. Items are queued, and a request's items may span batches. A batch
+ * closes at `maxBatchRequests` requests (counting each request with items in it), at
+ * `maxBatchItems` items, at the token budget, or `maxWaitMs` after its first item; an idle thread
+ * gets work at once when `maxWaitMs` is 0, and while a batch runs the next one fills (continuous
+ * batching). Items only share a batch with items of equal parameters.
  */
-import { ServiceError } from "@svc/shared/errors";
+import { invalidInput, ServiceError } from "@svc/shared/errors";
 import type { ItemOutput, WorkItem, WorkParams } from "../families/types.ts";
 import type { BatchTiming } from "../inference/protocol.ts";
 import { imageTokens } from "./sub_batches.ts";
@@ -25,6 +26,9 @@ export interface BatchStats {
 
 /** Batcher settings. */
 export interface BatcherOptions {
+  /** Most requests with items in one batch (SVC_MAX_BATCH_REQUESTS). */
+  maxBatchRequests: number;
+  /** Most items in one batch (SVC_MAX_BATCH_ITEMS). */
   maxBatchItems: number;
   /** Upper bound of estimated tokens in one batch (the thread sub-batches by real lengths). */
   batchTokenBudget: number;
@@ -88,6 +92,19 @@ export function estimateTokens(item: WorkItem): number {
   return Math.ceil(chars / 4) + 2;
 }
 
+/**
+ * Refuse (400) a request of more work items than a model's queue can ever hold: waiting would
+ * never help, so it is not QUEUE_FULL.
+ */
+export function assertFitsQueue(workItems: number, maxQueueItems: number): void {
+  if (workItems > maxQueueItems) {
+    throw invalidInput(
+      `this request needs ${workItems} work items but a model's queue holds at most ` +
+        `${maxQueueItems} (SVC_MAX_QUEUE_ITEMS): send fewer items per request`,
+    );
+  }
+}
+
 /** Stable key of the parameters that must match for items to share a batch. */
 export function groupKey(params: WorkParams): string {
   return JSON.stringify([
@@ -138,6 +155,11 @@ export class Batcher {
   /** Queue a request's items; rejects at once with QUEUE_FULL when the bound would be passed. */
   submit(items: WorkItem[], params: WorkParams, signal?: AbortSignal): Promise<RequestResult> {
     if (items.length === 0) return Promise.resolve(emptyResult());
+    try {
+      assertFitsQueue(items.length, this.#opts.maxQueueItems);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     if (this.#queued + items.length > this.#opts.maxQueueItems) {
       return Promise.reject(
         new ServiceError(
@@ -198,8 +220,7 @@ export class Batcher {
 
   #schedule(): void {
     if (this.#running || this.#queued === 0) return;
-    const { maxWaitMs, maxBatchItems } = this.#opts;
-    if (maxWaitMs <= 0 || this.#headGroupSize() >= maxBatchItems) {
+    if (this.#opts.maxWaitMs <= 0 || this.#headGroupFull()) {
       this.#dispatch();
       return;
     }
@@ -209,12 +230,20 @@ export class Batcher {
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       this.#dispatch();
-    }, Math.max(0, maxWaitMs - waited));
+    }, Math.max(0, this.#opts.maxWaitMs - waited));
   }
 
-  #headGroupSize(): number {
+  /** True when the oldest group already fills a batch, by items or by requests. */
+  #headGroupFull(): boolean {
     const head = this.#groups.values().next().value as QueuedItem[] | undefined;
-    return head?.length ?? 0;
+    if (!head) return false;
+    if (head.length >= this.#opts.maxBatchItems) return true;
+    let requests = 0;
+    for (let i = 0; i < head.length; i++) {
+      if (i > 0 && head[i].req === head[i - 1].req) continue;
+      if (++requests >= this.#opts.maxBatchRequests) return true;
+    }
+    return false;
   }
 
   /** Take the oldest group's items up to the caps and send them to the thread. */
@@ -227,16 +256,11 @@ export class Batcher {
     const next = this.#groups.entries().next().value as [string, QueuedItem[]] | undefined;
     if (!next) return;
     const [key, group] = next;
-    const { maxBatchItems, batchTokenBudget } = this.#opts;
-    let take = 0;
-    let tokens = 0;
-    while (take < group.length && take < maxBatchItems) {
-      const t = group[take].estTokens;
-      if (take > 0 && tokens + t > batchTokenBudget) break;
-      tokens += t;
-      take++;
-    }
-    const batch = group.splice(0, take);
+    const { maxBatchItems, maxBatchRequests, batchTokenBudget } = this.#opts;
+    const batch = group.splice(
+      0,
+      batchLength(group, maxBatchItems, maxBatchRequests, batchTokenBudget),
+    );
     // Re-append a partly drained group so other groups get their turn (no starvation).
     this.#groups.delete(key);
     if (group.length > 0) this.#groups.set(key, group);
@@ -317,6 +341,32 @@ export class Batcher {
     this.#idleWaiters = [];
     for (const w of waiters) w();
   }
+}
+
+/**
+ * How many items from the front of `group` make one batch: at most `maxItems` items from at most
+ * `maxRequests` requests and `tokenBudget` estimated tokens (the first item always goes).
+ * A request's items are contiguous in its group (queued together, removed together).
+ */
+function batchLength(
+  group: readonly QueuedItem[],
+  maxItems: number,
+  maxRequests: number,
+  tokenBudget = Infinity,
+): number {
+  let take = 0;
+  let tokens = 0;
+  let requests = 0;
+  while (take < group.length && take < maxItems) {
+    const q = group[take];
+    const newRequest = take === 0 || q.req !== group[take - 1].req;
+    if (newRequest && requests === maxRequests) break;
+    if (take > 0 && tokens + q.estTokens > tokenBudget) break;
+    if (newRequest) requests++;
+    tokens += q.estTokens;
+    take++;
+  }
+  return take;
 }
 
 function emptyResult(): RequestResult {

@@ -9,7 +9,7 @@ import type { ServedModel } from "@svc/shared/catalog";
 import { readBodyLimited } from "@svc/shared/codec/decode";
 import { decodeRequest } from "@svc/shared/codec/parse";
 import type { WorkItem, WorkParams } from "../families/types.ts";
-import type { RequestResult } from "../scheduler/batcher.ts";
+import { assertFitsQueue, type RequestResult } from "../scheduler/batcher.ts";
 import type { WorkerContext } from "./context.ts";
 import { gateModel } from "./model_gate.ts";
 import { makeTiming, timingHeaders, traceIdOf } from "./http_io.ts";
@@ -60,6 +60,8 @@ export async function runOnModel(
   work: WorkItem[],
   params: WorkParams,
 ): Promise<RequestResult> {
+  // Before the load: a request the queue can never hold must not start one.
+  assertFitsQueue(work.length, ctx.settings.scheduling.maxQueueItems);
   const model = await ctx.registry.acquire(served, ctx.settings.loadWaitMs);
   return await ctx.registry.use(model, () => model.batcher.submit(work, params, signal));
 }

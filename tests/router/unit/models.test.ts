@@ -5,13 +5,18 @@ import { getJson, startTestRouter } from "../helpers/router.ts";
 
 const quiet = () => {};
 
-Deno.test("models: id:profile is described like its id, from the catalog, without workers", async () => {
+Deno.test("models: id:profile is described like its id with the profile's dims, from the catalog, without workers", async () => {
   const name = "nomic-ai/nomic-embed-text-v1.5:matryoshka-256";
   const info = await getModel([], name, quiet);
   assert.ok(info, "a non-default profile is a served name");
   assert.equal(info.name, name);
   assert.equal(info.bundle, "default");
   assert.equal(info.loaded, false);
+  assert.deepEqual(info.dims, { dense: 256 }, "the profile's Matryoshka size");
+  const plain = await getModel([], "nomic-ai/nomic-embed-text-v1.5", quiet);
+  assert.deepEqual(plain?.dims, { dense: 768 });
+  const quantized = await getModel([], "nomic-ai/nomic-embed-text-v1.5:quantized", quiet);
+  assert.deepEqual(quantized?.dims, { dense: 768 }, "a profile without dimensions keeps them");
   assert.equal(
     await getModel([], "nomic-ai/nomic-embed-text-v1.5:no-such-profile", quiet),
     undefined,

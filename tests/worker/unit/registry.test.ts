@@ -171,6 +171,7 @@ function setup(opts: Partial<RegistryOptions> & { device?: "cpu" | "cuda" } = {}
     catalog: CATALOG,
     weights,
     backend,
+    maxBatchRequests: 8,
     maxBatchItems: 8,
     maxWaitMs: 0,
     maxQueueItems: 100,
@@ -538,6 +539,15 @@ Deno.test("registry: a profile's own model file is its own unit; the run budget 
     ["org/a@onnx/model_int8.onnx", "loaded"],
   ]);
   assert.equal(cpu.backend.starts[0].files.model, "/fake/org/a/onnx/model_int8.onnx");
+  // A served name reports the state of the file it runs.
+  assert.equal(cpu.registry.servedStatus(cpu.registry.resolve("org/a:small"))?.state, "loaded");
+  assert.equal(cpu.registry.servedStatus(cpu.registry.resolve("org/a"))?.state, "available");
+  const fresh = setup();
+  assert.equal(
+    fresh.registry.servedStatus(fresh.registry.resolve("org/a:small"))?.state,
+    "available",
+  );
+  assert.equal(fresh.registry.statuses().length, 3, "asking adds no unit");
   assert.equal(cpu.backend.starts[0].runTokenBudget, 1024, "CPU runs stay near 1k tokens");
 
   const gpu = setup({ device: "cuda" });

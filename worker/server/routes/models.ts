@@ -6,10 +6,20 @@ import { modelInfoOf } from "@svc/shared/catalog/model_info";
 import type { WorkerContext } from "../context.ts";
 import { modelFromPath } from "@svc/shared/catalog/model_path";
 
-/** ModelInfo of one catalog entry with its live state (never loads the model). */
-export function modelInfo(ctx: WorkerContext, config: ModelConfig, name = config.id) {
-  const st = ctx.registry.status(config.id);
-  return modelInfoOf(config, { name, state: st?.state, lastError: st?.lastError });
+/**
+ * ModelInfo of one catalog entry with its live state (never loads the model). Under a profile's
+ * name it reports that profile: its dims, and the state of the weights file it runs.
+ */
+export function modelInfo(
+  ctx: WorkerContext,
+  config: ModelConfig,
+  name = config.id,
+  profile?: string,
+) {
+  const st = profile === undefined
+    ? ctx.registry.status(config.id)
+    : ctx.registry.servedStatus({ config, profile });
+  return modelInfoOf(config, { name, profile, state: st?.state, lastError: st?.lastError });
 }
 
 /** GET /v1/models */
@@ -23,5 +33,5 @@ export function getModel(ctx: WorkerContext, url: string): Response {
   const name = modelFromPath(url, "/v1/models/");
   const served = resolveServedName(name, ctx.registry.catalog);
   if (!served) throw new ServiceError("MODEL_NOT_FOUND", `model '${name}' is not in the catalog`);
-  return Response.json(modelInfo(ctx, served.config, name));
+  return Response.json(modelInfo(ctx, served.config, name, served.profile));
 }
