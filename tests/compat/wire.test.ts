@@ -288,6 +288,9 @@ Deno.test({
   },
 });
 
+/** The load-failure cool-down of the loading test's worker. */
+const COOLDOWN_MS = 2000;
+
 /** The error the client raised (it must raise). */
 async function raised(p: Promise<unknown>): Promise<ServiceCallError> {
   const err = await p.then(() => assert.fail("expected the client to raise"), (e) => e);
@@ -329,7 +332,9 @@ Deno.test({
         SVC_HUB_URL: hub.url,
         // No wait: every load is still going on when its first request gives up.
         SVC_LOAD_WAIT_MS: "0",
-        SVC_LOAD_FAILURE_COOLDOWN_MS: "300",
+        // Long enough that the client's next poll (every 100 ms) always lands inside it, even on
+        // a loaded machine; a poll after it would start the next load.
+        SVC_LOAD_FAILURE_COOLDOWN_MS: String(COOLDOWN_MS),
       });
       await waitFor(async () => (await workerIds(r.url)).length === 1, "the worker", 60_000);
       const client = () =>
@@ -338,7 +343,7 @@ Deno.test({
           version: VERSION,
           machineProfile: "loadpool",
           loadingRetries: 50,
-          maxSleepMs: 200,
+          maxSleepMs: 100,
         });
       const past = (ms: number) => new Promise((res) => setTimeout(res, ms));
       const fetched = (suffix: string) =>
@@ -373,7 +378,7 @@ Deno.test({
           const asked = fetched("/onnx/missing.onnx");
 
           // Past the cool-down, with the caches unchanged: the same answer on the first call.
-          await past(400);
+          await past(COOLDOWN_MS + 100);
           const again = client();
           const err2 = await raised(again.encode("fixture/dense-missing", [{ text: "x" }]));
           assert.deepEqual(again.seen, [{
@@ -413,7 +418,7 @@ Deno.test({
             [err.code, err.detail.error_class, err.detail.attempts, err.detail.permanent],
             ["MODEL_LOAD_FAILED", "hub_unreachable", 1, false],
           );
-          await past(400);
+          await past(COOLDOWN_MS + 100);
           const later = client();
           const body = await later.encode("fixture/sparse", [{ text: "x" }]);
           assert.ok((body.items as Obj[])[0].sparse, "the fault was one-shot: the retry loaded");

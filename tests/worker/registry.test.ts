@@ -92,7 +92,8 @@ Deno.test("a hub failure: 502 MODEL_LOAD_FAILED at once (transient), the next re
     SVC_CLUSTER_CACHE: "",
     SVC_HUB_DISABLED: "0",
     SVC_HUB_URL: hub.url,
-    SVC_LOAD_FAILURE_COOLDOWN_MS: "400",
+    // Long enough to hold the second request even on a loaded machine.
+    SVC_LOAD_FAILURE_COOLDOWN_MS: "2000",
   });
   try {
     hub.fault("onnx/model.onnx", "error", 100);
@@ -109,7 +110,7 @@ Deno.test("a hub failure: 502 MODEL_LOAD_FAILED at once (transient), the next re
     assert.equal(again.status, 502);
     assert.deepEqual(again.body, r.body);
     assert.equal(downloads(), tried);
-    await new Promise((res) => setTimeout(res, 450));
+    await new Promise((res) => setTimeout(res, 2100));
     assert.equal((await ENCODE(w.url)).status, 200, "the fault was one-shot: the retry loads");
     const info = await (await fetch(`${w.url}/v1/models/fixture/dense`)).json();
     assert.equal(info.state, "loaded");
