@@ -12,6 +12,7 @@ import { collectFleetMetrics } from "./metrics/fleet_collector.ts";
 import { accessLog } from "./middleware/access_log.ts";
 import { apiKeyAuth } from "./middleware/api_keys.ts";
 import { serverVersion } from "./middleware/version.ts";
+import { mountFleetStatus } from "./status/stream.ts";
 import { handleEmbeddings } from "./routes/embeddings.ts";
 import { health } from "./routes/health.ts";
 import { metrics } from "./routes/metrics.ts";
@@ -36,7 +37,10 @@ export function createRouterApp(ctx: RouterContext): Hono<RouterEnv> {
     metrics: ctx.metrics,
     log: ctx.log,
     routerId: ctx.routerId,
+    profiles: ctx.settings.pools,
   });
+  // The workers' status stream, fleet-wide (not an API request either).
+  mountFleetStatus(app, { directory: ctx.directory, metrics: ctx.metrics, log: ctx.log });
   app.use("*", accessLog(ctx));
 
   app.onError((err, c) => {

@@ -31,5 +31,7 @@ export type RouterEnv = {
     profile: string;
     /** The worker that answered. */
     worker: string;
+    /** The model of a model request, once the router knows it (a bounded metric label). */
+    model: string;
   };
 };

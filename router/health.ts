@@ -1,6 +1,7 @@
 /** The router's `/health` document: the fleet at a glance, per worker and per model. */
 import { VERSION } from "@svc/shared/version";
 import type { WorkerRecord } from "./directory/types.ts";
+import type { PoolSettings } from "./settings.ts";
 import type {
   DemandEntry,
   HealthBody,
@@ -18,6 +19,8 @@ export function buildHealth(opts: {
   demand: DemandEntry[];
   routerId: string;
   directory: string;
+  /** Which machine profiles the router accepts (its pool settings). */
+  profiles: Pick<PoolSettings, "defaultMachineProfile" | "machineProfiles">;
   now: number;
 }): HealthBody {
   const workers = [...opts.workers].sort((a, b) => a.id.localeCompare(b.id));
@@ -25,12 +28,16 @@ export function buildHealth(opts: {
   const pools = new Map<string, PoolHealth>();
   const loaded = new Set<string>();
   const gpuTypes = new Set<string>();
+  const liveTypes = new Set<string>();
   let gpuCount = 0;
   let serving = 0;
   for (const w of workers) {
     gpuCount += w.gpu_count;
     gpuTypes.add(w.machine_profile);
-    if (!w.draining) serving++;
+    if (!w.draining) {
+      serving++;
+      liveTypes.add(w.machine_profile);
+    }
     const pk = `${w.pool}\u0000${w.bundle}`;
     const p = pools.get(pk) ?? { pool: w.pool, bundle: w.bundle, workers: 0, serving: 0 };
     p.workers++;
@@ -49,8 +56,13 @@ export function buildHealth(opts: {
       models.set(m.name, mh);
     }
   }
+  const fallback = opts.profiles.defaultMachineProfile;
+  const configured = opts.profiles.machineProfiles.length > 0
+    ? new Set(opts.profiles.machineProfiles)
+    : new Set(fallback === undefined ? gpuTypes : [...gpuTypes, fallback]);
   return {
     status: serving > 0 && serving === workers.length ? "healthy" : "degraded",
+    type: "gateway",
     version: VERSION,
     router_id: opts.routerId,
     directory: opts.directory,
@@ -59,6 +71,9 @@ export function buildHealth(opts: {
     gpu_count: gpuCount,
     loaded_models: [...loaded].sort(),
     gpu_types: [...gpuTypes].sort(),
+    cluster: { worker_count: workers.length, gpu_count: gpuCount, models_loaded: loaded.size },
+    live_gpu_types: [...liveTypes].sort(),
+    configured_gpu_types: [...configured].sort(),
     pools: [...pools.values()].sort((a, b) =>
       a.pool.localeCompare(b.pool) || a.bundle.localeCompare(b.bundle)
     ),

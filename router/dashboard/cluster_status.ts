@@ -11,6 +11,7 @@ import type { WorkerRecord } from "../directory/types.ts";
 import type { DemandEntry, HealthBody, PoolHealth, WorkerHealth } from "@svc/shared/schemas/router";
 import { buildHealth } from "../health.ts";
 import type { RouterMetrics } from "../metrics/router_metrics.ts";
+import type { PoolSettings } from "../settings.ts";
 import { forwardedTo, RateTracker } from "./rates.ts";
 
 /** One worker on the fleet page. */
@@ -41,6 +42,7 @@ export interface ClusterInputs {
   demand: DemandEntry[];
   routerId: string;
   directory: string;
+  profiles: Pick<PoolSettings, "defaultMachineProfile" | "machineProfiles">;
   metrics: RouterMetrics;
   nowMs: number;
 }
@@ -61,6 +63,7 @@ export class ClusterStatusBuilder {
       demand: i.demand,
       routerId: i.routerId,
       directory: i.directory,
+      profiles: i.profiles,
       now: i.nowMs,
     });
     const totals = new Map(i.workers.map((w) => [w.id, forwardedTo(i.metrics, w)]));

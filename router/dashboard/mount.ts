@@ -8,6 +8,7 @@ import type { WorkerDirectory } from "../directory/types.ts";
 import type { Logger } from "@svc/shared/log";
 import type { RouterMetrics } from "../metrics/router_metrics.ts";
 import type { DemandTracker } from "../provisioning.ts";
+import type { PoolSettings } from "../settings.ts";
 import { acceptStreamClient, Broadcaster } from "@svc/shared/dashboard/broadcaster";
 import { ClusterStatusBuilder } from "./cluster_status.ts";
 import { dashboardResponse } from "@svc/shared/dashboard";
@@ -25,6 +26,8 @@ export interface DashboardDeps {
   metrics: RouterMetrics;
   log: Logger;
   routerId: string;
+  /** The machine profiles the router accepts (its pool settings). */
+  profiles: Pick<PoolSettings, "defaultMachineProfile" | "machineProfiles">;
   /** Stream period (tests shorten it). */
   intervalMs?: number;
 }
@@ -42,6 +45,7 @@ export function mountDashboard<E extends Env>(app: Hono<E>, deps: DashboardDeps)
         demand: deps.demand.pending(workers),
         routerId: deps.routerId,
         directory: deps.directory.kind,
+        profiles: deps.profiles,
         metrics: deps.metrics,
         nowMs: Date.now(),
       }));

@@ -1,5 +1,6 @@
 /** The router's metrics (prom-client): names, labels and buckets in one place. */
 import { VERSION } from "@svc/shared/version";
+import { DURATION_SERIES, REQUESTS_SERIES } from "@svc/shared/status/request_series";
 import { MetricsRegistry, SeriesCounter, SeriesGauge, SeriesHistogram } from "./series.ts";
 
 /** Latency buckets (seconds): sub-millisecond router overhead up to multi-minute model loads. */
@@ -29,6 +30,16 @@ export interface RouterMetrics {
   requests: SeriesCounter;
   /** labels: endpoint */
   duration: SeriesHistogram;
+  /**
+   * The workers' `svc_requests_total` (model, endpoint, status) as this router saw the answers:
+   * every forwarded model request, so the fleet's counts summed over its workers.
+   */
+  svcRequests: SeriesCounter;
+  /**
+   * The workers' `svc_request_duration_seconds` (model, endpoint, phase): `total` as the client
+   * saw it through the router, the other phases from the worker's timing headers.
+   */
+  svcDuration: SeriesHistogram;
   /** labels: worker_id, pool, bundle, affinity (loaded | loading | none) */
   upstream: SeriesCounter;
   /** labels: worker_id, kind (unreachable | timeout | draining) */
@@ -78,6 +89,13 @@ export function createRouterMetrics(): RouterMetrics {
       help: "Router request latency, including the worker's time",
       labelNames: ["endpoint"],
       buckets: LATENCY_BUCKETS,
+    }),
+    svcRequests: counter(REQUESTS_SERIES.name, REQUESTS_SERIES.help, [
+      ...REQUESTS_SERIES.labelNames,
+    ]),
+    svcDuration: new SeriesHistogram(registry.registry, {
+      ...DURATION_SERIES,
+      labelNames: DURATION_SERIES.labelNames,
     }),
     upstream: counter("svc_router_upstream_requests_total", "Requests forwarded to workers", [
       "worker_id",

@@ -4,6 +4,7 @@ import { HeaderNames as H } from "@svc/shared/headers";
 import type { Logger } from "@svc/shared/log";
 import type { RouterEnv } from "../context.ts";
 import type { RouterMetrics } from "../metrics/router_metrics.ts";
+import { apiEndpointOf, type Phase } from "@svc/shared/status/request_series";
 
 /** Metric/log label of a path: a bounded set, whatever the client sends. */
 export function endpointLabel(path: string): string {
@@ -21,6 +22,35 @@ export function endpointLabel(path: string): string {
 /** Probe and scrape requests log at debug: they would drown the interesting lines. */
 const QUIET = new Set(["healthz", "readyz", "metrics"]);
 
+/** The workers' timing headers (ms) that become phases of `svc_request_duration_seconds`. */
+const PHASE_HEADERS: readonly [Phase, string][] = [
+  ["queue", H.queueTime],
+  ["tokenization", H.tokenizationTime],
+  ["inference", H.inferenceTime],
+  ["postprocessing", H.postprocessingTime],
+];
+
+/**
+ * The worker's request series for one model request as the router answered it: a count by
+ * status, `total` as measured here, and the phases the worker reported in its headers.
+ */
+function observeModelRequest(
+  metrics: RouterMetrics,
+  endpoint: string,
+  model: string,
+  res: Response,
+  seconds: number,
+): void {
+  metrics.svcRequests.inc([model, endpoint, String(res.status)]);
+  metrics.svcDuration.observe([model, endpoint, "total"], seconds);
+  for (const [phase, header] of PHASE_HEADERS) {
+    const ms = Number(res.headers.get(header) ?? NaN);
+    if (Number.isFinite(ms) && ms >= 0) {
+      metrics.svcDuration.observe([model, endpoint, phase], ms / 1000);
+    }
+  }
+}
+
 /** Count, time and log each request (profile and worker come from the handlers). */
 export function accessLog(
   deps: { metrics: RouterMetrics; log: Logger },
@@ -34,6 +64,8 @@ export function accessLog(
     const seconds = (performance.now() - start) / 1000;
     deps.metrics.requests.inc([endpoint, String(status), c.get("profile") ?? "none"]);
     deps.metrics.duration.observe([endpoint], seconds);
+    const op = apiEndpointOf(path);
+    if (op) observeModelRequest(deps.metrics, op, c.get("model") ?? "unknown", c.res, seconds);
     deps.log(QUIET.has(endpoint) ? "debug" : "info", "request", {
       method: c.req.method,
       path,

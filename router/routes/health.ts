@@ -11,6 +11,7 @@ export async function health(ctx: RouterContext): Promise<Response> {
     demand: ctx.demand.pending(workers),
     routerId: ctx.routerId,
     directory: ctx.directory.kind,
+    profiles: ctx.settings.pools,
     now: Date.now(),
   }));
 }

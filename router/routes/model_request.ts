@@ -88,6 +88,8 @@ function resolveTarget(ctx: RouterContext, c: Context<RouterEnv>, model: string)
   if (route === undefined) {
     throw new ServiceError("MODEL_NOT_FOUND", `model "${model}" is not in the catalog`);
   }
+  // Labelled only once the name is known to the fleet: metric label values stay bounded.
+  c.set("model", model);
   return { profile, bundle: route.bundle, model, workerModel: route.model };
 }
 

@@ -55,9 +55,19 @@ export interface PoolHealth {
   serving: number;
 }
 
+/** `cluster` of /health: the fleet in the numbers the SIE clients read for capacity. */
+export interface ClusterSummary {
+  worker_count: number;
+  gpu_count: number;
+  /** Distinct models loaded on at least one worker. */
+  models_loaded: number;
+}
+
 /** The whole /health body. */
 export interface HealthBody {
   status: "healthy" | "degraded";
+  /** Always `gateway`: this is the router, not a worker (the SIE clients check it). */
+  type: "gateway";
   version: string;
   router_id: string;
   directory: string;
@@ -65,7 +75,16 @@ export interface HealthBody {
   healthy_workers: number;
   gpu_count: number;
   loaded_models: string[];
+  /** Machine profiles of every registered worker, draining ones included. */
   gpu_types: string[];
+  cluster: ClusterSummary;
+  /** Machine profiles with at least one serving (not draining) worker. */
+  live_gpu_types: string[];
+  /**
+   * Machine profiles the router accepts: `SVC_MACHINE_PROFILES` when set; otherwise any profile
+   * is accepted, and this lists the ones it knows (the default profile and the workers').
+   */
+  configured_gpu_types: string[];
   pools: PoolHealth[];
   workers: WorkerHealth[];
   models: ModelHealth[];

@@ -3,7 +3,8 @@
  * ./client (its own msgpack code, written from the wire rules) talks to a router and to a worker.
  * A request to a pool with no worker (scaled to zero) gets 202 and is followed until a worker joins;
  * every output dtype and output type decodes, through the router and straight from the worker, to
- * exactly what the wire rules compute from the float32 answer; the version header is read.
+ * exactly what the wire rules compute from the float32 answer; the version header is read; the
+ * router answers /health, /metrics and /ws/status the way the clients expect of it.
  *
  * The loading codes, with a worker whose weights come from a fake hub on 127.0.0.1: 503
  * `MODEL_LOADING` followed to success; 502 `MODEL_LOAD_FAILED` raised at once, a permanent cause
@@ -24,6 +25,9 @@ import { waitFor } from "../helpers/wait.ts";
 import { CompatClient, ServiceCallError } from "./client/client.ts";
 import { ensureFixtures } from "../fixtures/mod.ts";
 import { startFakeHub } from "../fake_hub/server.ts";
+import { type StatusMessage, StatusMessageSchema } from "@svc/shared/schemas/status";
+import { parseProm, sum } from "../observability/helpers/prom_text.ts";
+import { recordFrames, wsUrl } from "../observability/helpers/ws.ts";
 import { isWireArray, type WireArray } from "./client/msgpack.ts";
 import { elements, rows, unpackBits } from "./client/numpy.ts";
 
@@ -242,6 +246,49 @@ Deno.test({
           assert.ok(client.seen.every((s) => s.status === 200));
         });
       }
+
+      await t.step(
+        "the router serves the workers' surface: /health, svc_* metrics, /ws/status",
+        async () => {
+          const h = await json(`${r.url}/health`);
+          assert.equal(h.body.type, "gateway");
+          assert.deepEqual(h.body.cluster, {
+            worker_count: 1,
+            gpu_count: 0,
+            models_loaded: (h.body.loaded_models as string[]).length,
+          });
+          assert.deepEqual(h.body.live_gpu_types, ["cpu"]);
+          assert.deepEqual(h.body.configured_gpu_types, ["cpu"]);
+          const metricsText = await (await fetch(`${r.url}/metrics`)).text();
+          const routed = sum(parseProm(metricsText), "svc_requests_total", {
+            model: "fixture/dense",
+            endpoint: "encode",
+            status: "200",
+          });
+          assert.ok(routed >= 1 + DTYPES.length, `svc_requests_total on the router: ${routed}`);
+          assert.ok(metricsText.includes("svc_router_requests_total"), "beside the router's own");
+          const stream = recordFrames(wsUrl(r.url, "/ws/status"));
+          try {
+            await stream.opened;
+            await waitFor(() => stream.frames.length > 0, "a router status frame", 10_000);
+            const m = JSON.parse(stream.frames[0].data) as StatusMessage;
+            StatusMessageSchema.parse(m); // the worker's schema (it keeps only its own fields)
+            const dense = m.models.find((x) => x.name === "fixture/dense");
+            assert.equal(dense?.state, "loaded");
+            assert.deepEqual((dense as unknown as Obj).workers, [
+              { id: "compat-cpu", pool: "cpu", state: "loaded", queue_depth: 0 },
+            ]);
+            const counted = (m.counters.svc_requests_total as { labels: Obj; value: number }[])
+              .find((x) =>
+                x.labels.model === "fixture/dense" && x.labels.endpoint === "encode" &&
+                x.labels.status === "200"
+              );
+            assert.equal(counted?.value, routed, "the same counts as /metrics");
+          } finally {
+            await stream.close();
+          }
+        },
+      );
 
       await t.step("score with a cross-encoder and with an encode model", async () => {
         const client = new CompatClient({

@@ -41,6 +41,7 @@ Deno.test("cluster status: workers, pools, models and per-worker request rates",
     demand: [],
     routerId: "r1",
     directory: "memory",
+    profiles: { defaultMachineProfile: undefined, machineProfiles: [] },
     metrics,
     nowMs,
   });

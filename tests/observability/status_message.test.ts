@@ -6,7 +6,7 @@ import { StatusMessageSchema } from "@svc/shared/schemas/status";
 import type { UnitStatus } from "../../worker/registry/registry.ts";
 import { buildStatusMessage, type StatusInputs } from "../../worker/status/message.ts";
 import { parseNvidiaSmiCsv } from "../../worker/telemetry/gpu.ts";
-import { metricsView } from "../../worker/telemetry/metrics_view.ts";
+import { metricsView } from "@svc/shared/status/metrics_view";
 
 const config = { id: "org/model", family: "dense" } as unknown as ModelConfig;
 

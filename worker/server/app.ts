@@ -12,15 +12,10 @@ import { handleExtract } from "./routes/extract.ts";
 import { getModel, listModels } from "./routes/models.ts";
 import { healthz, readyz } from "./routes/probes.ts";
 import { modelLabel, phasesOf } from "./request_labels.ts";
+import { apiEndpointOf } from "@svc/shared/status/request_series";
 
 /** Paths that stay open while draining (probes, metrics, status stream, dashboard). */
 const ALWAYS_OPEN = new Set(["/", "/healthz", "/readyz", "/metrics", "/ws/status"]);
-
-/** The endpoint label of a path for metrics (`encode`, `score`, `extract`, `embeddings`...). */
-export function apiEndpointOf(path: string): string | undefined {
-  const m = /^\/v1\/(encode|score|extract|embeddings)(\/|$)/.exec(path);
-  return m?.[1];
-}
 
 /** Build the worker's Hono app. Extra routes (metrics, status stream) are added by the caller. */
 export function createWorkerApp(ctx: WorkerContext): Hono {

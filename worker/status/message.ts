@@ -7,18 +7,10 @@
 import type { GpuStatus, ModelStatus, StatusMessage } from "@svc/shared/schemas/status";
 import type { UnitStatus } from "../registry/registry.ts";
 import { type GpuReading, profileOfGpus } from "../telemetry/gpu.ts";
-import type { MetricsView } from "../telemetry/metrics_view.ts";
+import type { MetricsView } from "@svc/shared/status/metrics_view";
+import { type ServerFacts, serverInfo } from "@svc/shared/status/server_facts";
 import type { ProcessSnapshot } from "../telemetry/process_metrics.ts";
 import type { ImagePoolStatus } from "../images/pool.ts";
-
-/** Facts about the process that do not change while it runs. */
-export interface ServerFacts {
-  version: string;
-  startedAtMs: number;
-  user: string;
-  workingDir: string;
-  pid: number;
-}
 
 /** Extension of the status message: live facts about this worker process. */
 export interface ProcessStatus extends ProcessSnapshot {
@@ -93,13 +85,7 @@ export function buildStatusMessage(i: StatusInputs): WorkerStatusMessage {
     // Same convention as the fleet's machine profile: the first GPU's type, else `cpu`.
     gpu: profileOfGpus(i.gpus),
     loaded_models: models.filter((m) => m.state === "loaded").map((m) => m.name),
-    server: {
-      version: i.server.version,
-      uptime_seconds: Math.max(0, Math.floor((i.nowMs - i.server.startedAtMs) / 1000)),
-      user: i.server.user,
-      working_dir: i.server.workingDir,
-      pid: i.server.pid,
-    },
+    server: serverInfo(i.server, i.nowMs),
     gpus: i.gpus.map((g) => gpuStatus(g, i.memoryThresholdPct)),
     models,
     counters: i.metrics.counters,

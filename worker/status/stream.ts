@@ -5,11 +5,11 @@
  */
 import type { Hono } from "hono";
 import type { WorkerContext } from "../server/context.ts";
-import { metricsView } from "../telemetry/metrics_view.ts";
+import { metricsView } from "@svc/shared/status/metrics_view";
 import { acceptStreamClient, Broadcaster } from "@svc/shared/dashboard/broadcaster";
 import { GpuReadings } from "./gpu_readings.ts";
 import { buildStatusMessage, type WorkerStatusMessage } from "./message.ts";
-import { readServerFacts } from "./server_facts.ts";
+import { readServerFacts } from "@svc/shared/status/server_facts";
 
 /** Path of the status stream. */
 export const STATUS_PATH = "/ws/status";

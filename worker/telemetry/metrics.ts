@@ -1,9 +1,9 @@
 /** Prometheus metrics of the worker (series and labels exactly as the API defines them). */
 import client from "prom-client";
+import { DURATION_SERIES, type Phase, REQUESTS_SERIES } from "@svc/shared/status/request_series";
 import { type ProcessMetrics, registerProcessMetrics } from "./process_metrics.ts";
 
-/** Latency phases reported in `svc_request_duration_seconds`. */
-export type Phase = "queue" | "tokenization" | "inference" | "postprocessing" | "total";
+export type { Phase };
 
 /**
  * The worker's metric set on its own registry (no global state shared between instances).
@@ -15,16 +15,13 @@ export class WorkerMetrics {
   /** Process series (resident memory, heap, uptime, event-loop lag). */
   readonly process: ProcessMetrics;
   readonly requests: client.Counter<"model" | "endpoint" | "status"> = new client.Counter({
-    name: "svc_requests_total",
-    help: "Total requests by model, endpoint and HTTP status",
-    labelNames: ["model", "endpoint", "status"] as const,
+    ...REQUESTS_SERIES,
+    labelNames: REQUESTS_SERIES.labelNames,
     registers: [this.registry],
   });
   readonly duration: client.Histogram<"model" | "endpoint" | "phase"> = new client.Histogram({
-    name: "svc_request_duration_seconds",
-    help: "Request latency by phase",
-    labelNames: ["model", "endpoint", "phase"] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    ...DURATION_SERIES,
+    labelNames: DURATION_SERIES.labelNames,
     registers: [this.registry],
   });
   readonly batchSize: client.Histogram<"model"> = new client.Histogram({

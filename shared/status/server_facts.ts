@@ -1,7 +1,27 @@
-/** Facts about the worker process reported in `server` of the status message. */
+/** Facts about a process (worker or router) reported in `server` of the status message. */
 import { userInfo } from "node:os";
-import { VERSION } from "@svc/shared/version";
-import type { ServerFacts } from "./message.ts";
+import { VERSION } from "../version.ts";
+import type { ServerInfo } from "../schemas/status.ts";
+
+/** Facts about the process that do not change while it runs. */
+export interface ServerFacts {
+  version: string;
+  startedAtMs: number;
+  user: string;
+  workingDir: string;
+  pid: number;
+}
+
+/** The `server` field of a status message at `nowMs`. */
+export function serverInfo(facts: ServerFacts, nowMs: number): ServerInfo {
+  return {
+    version: facts.version,
+    uptime_seconds: Math.max(0, Math.floor((nowMs - facts.startedAtMs) / 1000)),
+    user: facts.user,
+    working_dir: facts.workingDir,
+    pid: facts.pid,
+  };
+}
 
 /** The user the process runs as: the OS account, else $USER/$LOGNAME, else `unknown`. */
 function currentUser(): string {

@@ -1,6 +1,6 @@
 /**
- * A compact JSON view of the worker's counters and histograms, for the status stream
- * (`counters` and `histograms` fields of /ws/status). Shape:
+ * A compact JSON view of a process's counters and histograms, for the status streams of worker
+ * and router (`counters` and `histograms` fields of /ws/status). Shape:
  *
  *   counters:   { "<metric>": [{ "labels": { "<name>": "<value>", ... }, "value": 12 }, ...] }
  *   histograms: { "<metric>": { "buckets": [0.001, 0.005, ...],
@@ -82,12 +82,16 @@ function round(x: number): number {
   return Math.round(x * 1e6) / 1e6;
 }
 
-/** Read every counter and histogram of `registry` into the compact view. */
-export async function metricsView(registry: client.Registry): Promise<MetricsView> {
+/** Read every counter and histogram of `registry` (whose name `include` accepts) into the view. */
+export async function metricsView(
+  registry: client.Registry,
+  include: (name: string) => boolean = () => true,
+): Promise<MetricsView> {
   const counters: Record<string, CounterSeries[]> = {};
   const histograms: Record<string, HistogramView> = {};
   // Gauges are skipped on purpose: their collect() callbacks are for scrapes, not 5 Hz ticks.
   for (const metric of registry.getMetricsAsArray()) {
+    if (!include((metric as unknown as { name: string }).name)) continue;
     if (metric instanceof client.Counter) {
       const { name, values } = await metric.get();
       counters[name] = (values as RawValue[])

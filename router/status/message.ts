@@ -1,0 +1,116 @@
+/**
+ * The router's `/ws/status` message: the fleet in the worker's status schema
+ * (`StatusMessageSchema`), so a client or dashboard written for a worker's stream reads the
+ * router's too. Built from plain inputs so it is easy to test:
+ *
+ * - `server`: the router process's own facts;
+ * - `models`: the union of every worker's models, one entry per name, in the state of the most
+ *   advanced worker (loaded, then loading, then unloading, else available; a remembered load
+ *   failure shows as `available`, as on a worker), queue depths summed (workers report waiting
+ *   items only, so `queue_pending_items` is that same sum); each entry adds `workers`
+ *   (extension) with every worker's own state, failures included;
+ * - `counters` / `histograms`: the `svc_*` request series this router recorded for the requests
+ *   it forwarded: the fleet's request counts summed over its workers;
+ * - `gpus` is empty and `memory_bytes` 0: GPU readings and model memory stay on each worker's
+ *   own stream; `device` is null for the same reason;
+ * - `cluster` (extension): the numbers of /health's `cluster`.
+ */
+import type { ModelStatus, StatusMessage, StatusModelState } from "@svc/shared/schemas/status";
+import type { ClusterSummary } from "@svc/shared/schemas/router";
+import type { ModelState } from "@svc/shared/fleet/protocol";
+import type { MetricsView } from "@svc/shared/status/metrics_view";
+import { type ServerFacts, serverInfo } from "@svc/shared/status/server_facts";
+import type { ModelConfig } from "@svc/shared/catalog/schema";
+import type { WorkerRecord } from "../directory/types.ts";
+
+/** One worker's view of a model (extension of a model entry). */
+export interface WorkerModelState {
+  id: string;
+  pool: string;
+  state: ModelState;
+  queue_depth: number;
+}
+
+/** A model entry of the fleet message: the worker schema's plus every worker's state. */
+export interface FleetModelStatus extends ModelStatus {
+  workers: WorkerModelState[];
+}
+
+/** The router's status message: the worker schema plus `cluster`. */
+export interface FleetStatusMessage extends StatusMessage {
+  models: FleetModelStatus[];
+  cluster: ClusterSummary;
+}
+
+/** Everything one message is built from. */
+export interface FleetStatusInputs {
+  nowMs: number;
+  server: ServerFacts;
+  workers: readonly WorkerRecord[];
+  /** Catalog entries the router knows (its built-in catalog), for `config`. */
+  catalog: ReadonlyMap<string, ModelConfig>;
+  metrics: MetricsView;
+}
+
+/** Rank of a state in the union: the most advanced worker's state wins. */
+const RANK: Record<StatusModelState, number> = {
+  loaded: 3,
+  loading: 2,
+  unloading: 1,
+  available: 0,
+};
+
+/** The stream's four states: a remembered failure reads as `available` (the next request retries). */
+function streamState(s: ModelState): StatusModelState {
+  return s === "failed" ? "available" : s;
+}
+
+/** Build one fleet status message. */
+export function buildFleetStatus(i: FleetStatusInputs): FleetStatusMessage {
+  const workers = [...i.workers].sort((a, b) => a.id.localeCompare(b.id));
+  const models = new Map<string, FleetModelStatus>();
+  const liveTypes = new Set<string>();
+  let gpuCount = 0;
+  for (const w of workers) {
+    gpuCount += w.gpu_count;
+    if (!w.draining) liveTypes.add(w.machine_profile);
+    for (const m of w.models) {
+      let entry = models.get(m.name);
+      if (!entry) {
+        const config = i.catalog.get(m.name);
+        entry = {
+          name: m.name,
+          state: "available",
+          device: null,
+          memory_bytes: 0,
+          queue_depth: 0,
+          queue_pending_items: 0,
+          config: config
+            ? config as unknown as Record<string, unknown>
+            : { id: m.name, bundle: m.bundle },
+          workers: [],
+        };
+        models.set(m.name, entry);
+      }
+      const state = streamState(m.state);
+      if (RANK[state] > RANK[entry.state]) entry.state = state;
+      entry.queue_depth += m.queue_depth;
+      entry.queue_pending_items += m.queue_depth;
+      entry.workers.push({ id: w.id, pool: w.pool, state: m.state, queue_depth: m.queue_depth });
+    }
+  }
+  const list = [...models.values()].sort((a, b) => a.name.localeCompare(b.name));
+  const loaded = list.filter((m) => m.state === "loaded").map((m) => m.name);
+  return {
+    timestamp: i.nowMs / 1000,
+    // The worker reports its GPU type; the fleet has as many as its serving machine profiles.
+    gpu: liveTypes.size > 0 ? [...liveTypes].sort().join(",") : "none",
+    loaded_models: loaded,
+    server: serverInfo(i.server, i.nowMs),
+    gpus: [],
+    models: list,
+    counters: i.metrics.counters,
+    histograms: i.metrics.histograms,
+    cluster: { worker_count: workers.length, gpu_count: gpuCount, models_loaded: loaded.length },
+  };
+}

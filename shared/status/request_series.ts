@@ -1,0 +1,28 @@
+/**
+ * The request series both processes expose on /metrics (and in their status streams), defined
+ * once so the router's fleet-wide series read exactly like each worker's.
+ */
+
+/** Latency phases of `svc_request_duration_seconds`. */
+export type Phase = "queue" | "tokenization" | "inference" | "postprocessing" | "total";
+
+/** `svc_requests_total`: one count per answered model request. */
+export const REQUESTS_SERIES = {
+  name: "svc_requests_total",
+  help: "Total requests by model, endpoint and HTTP status",
+  labelNames: ["model", "endpoint", "status"] as const,
+};
+
+/** `svc_request_duration_seconds`: request latency per phase. */
+export const DURATION_SERIES = {
+  name: "svc_request_duration_seconds",
+  help: "Request latency by phase",
+  labelNames: ["model", "endpoint", "phase"] as const,
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+};
+
+/** The endpoint label of a model-operation path (`encode`, `score`, `extract`, `embeddings`). */
+export function apiEndpointOf(path: string): string | undefined {
+  const m = /^\/v1\/(encode|score|extract|embeddings)(\/|$)/.exec(path);
+  return m?.[1];
+}
