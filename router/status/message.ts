@@ -60,7 +60,7 @@ const RANK: Record<StatusModelState, number> = {
   available: 0,
 };
 
-/** The stream's four states: a remembered failure reads as `available` (the next request retries). */
+/** The stream's four states: a remembered failure reads as `available`, as on a worker. */
 function streamState(s: ModelState): StatusModelState {
   return s === "failed" ? "available" : s;
 }

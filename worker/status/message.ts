@@ -61,8 +61,9 @@ function gpuStatus(g: GpuReading, thresholdPct: number): GpuStatus {
 }
 
 /**
- * One model. The stream knows four states; a remembered load failure is `available` again
- * (the next request retries the load). `queue_depth` counts items waiting for a batch (the
+ * One model. The stream knows four states; a remembered load failure is `available` (what
+ * a request then gets is the failure's business: GET /v1/models/{model} shows it as `failed`
+ * with its `last_error`). `queue_depth` counts items waiting for a batch (the
  * `svc_queue_depth` gauge); `queue_pending_items` adds the items of the batch being run.
  */
 function modelStatus(s: UnitStatus): ModelStatus {
