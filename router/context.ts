@@ -25,7 +25,11 @@ export interface RouterContext {
 
 /** Hono environment of the router: the peer address, and what handlers tell the access log. */
 export type RouterEnv = {
-  Bindings: { remoteAddr?: Deno.NetAddr };
+  Bindings: {
+    remoteAddr?: Deno.NetAddr;
+    /** Settles once the answer has been sent or abandoned (`Deno.ServeHandlerInfo.completed`). */
+    completed?: Promise<void>;
+  };
   Variables: {
     /** The pool (machine profile) the request was routed to. */
     profile: string;

@@ -62,6 +62,7 @@ export async function startRouter(
     workerTokens: await SecretSet.create(settings.workerToken ? [settings.workerToken] : []),
     routerId,
     ...settings.fleet,
+    ...settings.fleetLimits,
     log,
     metrics,
   });
@@ -91,7 +92,12 @@ export async function startRouter(
     port: settings.listen.port,
     hostname: settings.listen.host,
     onListen: (addr) => resolveAddr(addr as Deno.NetAddr),
-  }, (req, info) => app.fetch(req, { remoteAddr: info.remoteAddr as Deno.NetAddr }));
+  }, (req, info) =>
+    app.fetch(req, {
+      remoteAddr: info.remoteAddr as Deno.NetAddr,
+      // Older runtimes (and some platforms) have no `completed`: proxying then bounds less.
+      completed: (info as Partial<Deno.ServeHandlerInfo>).completed,
+    }));
   const addr = await listening;
   opts.onListen?.(addr);
   log("info", "router listening", {

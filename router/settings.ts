@@ -24,6 +24,8 @@ import {
   url,
 } from "@svc/shared/config";
 import { SLUG_RE } from "@svc/shared/fleet/protocol";
+import { DEFAULT_LEARNED, type LearnedLimits } from "./directory/types.ts";
+import { cidrProblem, type Network, parseCidr } from "./fleet/networks.ts";
 
 /** Router-only settings. */
 const ROUTER_FIELDS = {
@@ -38,7 +40,10 @@ const ROUTER_FIELDS = {
     doc: "pool for requests without `X-SVC-MACHINE-PROFILE`; unset makes the header required " +
       "(400)",
   }),
-  SVC_MACHINE_PROFILES: slugList({ doc: "optional allow-list of profiles clients may name" }),
+  SVC_MACHINE_PROFILES: slugList({
+    doc: "profiles clients may name besides the pools of registered workers and the default: " +
+      "list every pool that scales to zero (any other profile is a 400)",
+  }),
   SVC_WORKER_STALE_MS: millis({
     min: 200,
     max: 600_000,
@@ -56,6 +61,32 @@ const ROUTER_FIELDS = {
     max: 60_000,
     default: 1000,
     doc: "worker status interval (sent to workers at registration)",
+  }),
+  SVC_WORKER_MAX_MODELS: int({
+    min: 1,
+    max: 1000, // a frame names at most 1000, and stored records are checked against it
+    default: 1000,
+    doc: "most models one worker may announce (registration and status); further ones are " +
+      "ignored",
+  }),
+  SVC_WORKER_MAX_FRAMES_PER_S: int({
+    min: 1,
+    max: 10_000,
+    default: 50,
+    doc: "most fleet frames one worker socket may send per second; beyond it the socket is " +
+      "closed (4429)",
+  }),
+  SVC_WORKER_ALLOWED_NETWORKS: list({
+    item: cidrProblem,
+    doc: "comma-separated CIDR blocks; when set, workers must advertise an IP address inside " +
+      "one of them (host names are refused)",
+  }),
+  SVC_MAX_LEARNED_MODELS: int({
+    min: 1,
+    max: 1_000_000,
+    default: 10_000,
+    doc: "most model → bundle pairs remembered from what workers reported (earliest learned " +
+      "forgotten first; each also after 7 days without a report)",
   }),
   SVC_UPSTREAM_TIMEOUT_MS: millis({
     min: 100,
@@ -119,13 +150,17 @@ const ROUTER_FIELDS = {
 };
 
 const SCHEMA = settingsSchema({ ...COMMON_FIELDS, ...ROUTER_FIELDS }, (v, issue) => {
-  const profiles = v.SVC_MACHINE_PROFILES;
-  const fallback = v.SVC_DEFAULT_MACHINE_PROFILE;
-  if (fallback !== undefined && profiles.length > 0 && !profiles.includes(fallback)) {
-    issue("SVC_DEFAULT_MACHINE_PROFILE", "must be one of SVC_MACHINE_PROFILES");
-  }
   if (v.SVC_WORKER_STALE_MS < 2 * v.SVC_HEARTBEAT_INTERVAL_MS) {
     issue("SVC_WORKER_STALE_MS", "must be at least twice SVC_HEARTBEAT_INTERVAL_MS");
+  }
+  // A well-behaved worker sends a ping and a status frame on the router's beat (and answers
+  // pings): twice that must stay under the cap.
+  const beat = 1000 / v.SVC_HEARTBEAT_INTERVAL_MS + 1000 / v.SVC_STATUS_INTERVAL_MS;
+  if (v.SVC_WORKER_MAX_FRAMES_PER_S < Math.ceil(2 * beat) + 2) {
+    issue(
+      "SVC_WORKER_MAX_FRAMES_PER_S",
+      `must be at least ${Math.ceil(2 * beat) + 2} with these heartbeat and status intervals`,
+    );
   }
 });
 
@@ -144,7 +179,7 @@ export type DirectoryKind = "memory" | "kv";
 export interface PoolSettings {
   /** Pool used when a request has no machine-profile header. */
   defaultMachineProfile: string | undefined;
-  /** When non-empty, the only machine profiles a request may name. */
+  /** Profiles accepted besides the default and the pools of registered workers. */
   machineProfiles: string[];
   /** A loaded worker with at least this load lets an idle worker take the request instead. */
   affinitySpillLoad: number;
@@ -156,6 +191,16 @@ export interface FleetTiming {
   workerStaleMs: number;
   heartbeatIntervalMs: number;
   statusIntervalMs: number;
+}
+
+/** What one worker socket may do. */
+export interface FleetLimits {
+  /** Most models one worker may announce. */
+  maxModelsPerWorker: number;
+  /** Most frames per second on one socket. */
+  maxFramesPerS: number;
+  /** Non-empty: advertised URLs must be IP literals inside one of these. */
+  allowedNetworks: Network[];
 }
 
 /** Answers for a pool without capacity, and the demand signal. */
@@ -180,6 +225,8 @@ export interface DirectorySettings {
   kvRefreshMs: number;
   /** Silence after which a worker is removed. */
   staleMs: number;
+  /** How much of what workers reported is remembered. */
+  learned: LearnedLimits;
 }
 
 /** The router's settings, in the slices its parts receive. */
@@ -191,6 +238,7 @@ export interface RouterSettings {
   apiKeys: string[];
   pools: PoolSettings;
   fleet: FleetTiming;
+  fleetLimits: FleetLimits;
   /** Bound on one proxied request, from send to the last byte of the answer. */
   upstreamTimeoutMs: number;
   provisioning: ProvisioningSettings;
@@ -225,6 +273,11 @@ export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []):
       heartbeatIntervalMs: v.SVC_HEARTBEAT_INTERVAL_MS,
       statusIntervalMs: v.SVC_STATUS_INTERVAL_MS,
     },
+    fleetLimits: {
+      maxModelsPerWorker: v.SVC_WORKER_MAX_MODELS,
+      maxFramesPerS: v.SVC_WORKER_MAX_FRAMES_PER_S,
+      allowedNetworks: v.SVC_WORKER_ALLOWED_NETWORKS.map((c) => parseCidr(c)!),
+    },
     upstreamTimeoutMs: v.SVC_UPSTREAM_TIMEOUT_MS,
     provisioning: {
       retryAfterS: v.SVC_PROVISION_RETRY_AFTER_S,
@@ -242,6 +295,7 @@ export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []):
       kvPrefix: v.SVC_KV_PREFIX,
       kvRefreshMs: v.SVC_KV_REFRESH_MS,
       staleMs: v.SVC_WORKER_STALE_MS,
+      learned: { maxModels: v.SVC_MAX_LEARNED_MODELS, ttlMs: DEFAULT_LEARNED.ttlMs },
     },
     limits: limitsOf(v),
     log: logSettingsOf(v),

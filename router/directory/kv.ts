@@ -5,9 +5,17 @@
  * trip per request would cost more than the router's whole latency budget.
  */
 import { SLUG_RE } from "@svc/shared/fleet/protocol";
-import { parseWorkerRecord } from "./record.ts";
-import { isFresh, type WorkerDirectory, type WorkerRecord } from "./types.ts";
 import type { Logger } from "@svc/shared/log";
+import { LearnedBundles } from "./learned.ts";
+import { parseWorkerRecord } from "./record.ts";
+import {
+  DEFAULT_LEARNED,
+  isFresh,
+  type LearnedLimits,
+  mayTakeOver,
+  type WorkerDirectory,
+  type WorkerRecord,
+} from "./types.ts";
 
 /** Options of the KV directory. */
 export interface KvDirectoryOptions {
@@ -16,12 +24,25 @@ export interface KvDirectoryOptions {
   prefix: string;
   staleMs: number;
   refreshMs: number;
+  /** Bound on remembered model → bundle pairs (default {@link DEFAULT_LEARNED}). */
+  learned?: LearnedLimits;
   log: Logger;
   now?: () => number;
 }
 
-/** Learned model → bundle pairs are kept this long after the last registration that named them. */
-const BUNDLE_TTL_MS = 7 * 24 * 3600 * 1000;
+/** A stored model → bundle pair: the bundle and when it was stored (epoch ms). */
+interface StoredBundle {
+  bundle: string;
+  at: number;
+}
+
+/** A stored pair as read back (older routers stored the bundle alone); undefined if invalid. */
+function parseStoredBundle(value: unknown): StoredBundle | undefined {
+  if (typeof value === "string") return SLUG_RE.test(value) ? { bundle: value, at: 0 } : undefined;
+  const v = value as Partial<StoredBundle> | null;
+  if (typeof v?.bundle !== "string" || !SLUG_RE.test(v.bundle)) return undefined;
+  return { bundle: v.bundle, at: typeof v.at === "number" && Number.isFinite(v.at) ? v.at : 0 };
+}
 /** Deno KV caps mutations per atomic operation; stay well under every version's limit. */
 const ATOMIC_BATCH = 10;
 /** Removed connections are remembered this long so an in-flight refresh cannot resurrect them. */
@@ -38,7 +59,8 @@ export class KvWorkerDirectory implements WorkerDirectory {
   readonly #log: Logger;
   readonly #now: () => number;
   readonly #cache = new Map<string, WorkerRecord>();
-  readonly #storedBundles = new Map<string, string>();
+  readonly #bundles: LearnedBundles;
+  readonly #learned: LearnedLimits;
   readonly #tombstones = new Map<string, number>();
   /** Keys of stored records that failed validation, warned about once each. */
   readonly #invalid = new Set<string>();
@@ -53,6 +75,11 @@ export class KvWorkerDirectory implements WorkerDirectory {
     this.#staleMs = opts.staleMs;
     this.#log = opts.log;
     this.#now = opts.now ?? Date.now;
+    this.#learned = opts.learned ?? DEFAULT_LEARNED;
+    this.#bundles = new LearnedBundles({
+      max: this.#learned.maxModels,
+      ttlMs: this.#learned.ttlMs,
+    });
     this.#timer = setInterval(() => {
       this.refresh().catch((err) =>
         this.#log("warn", "kv directory refresh failed", { error: String(err) })
@@ -62,6 +89,28 @@ export class KvWorkerDirectory implements WorkerDirectory {
 
   #workerKey(id: string): Deno.KvKey {
     return [this.#prefix, "workers", id];
+  }
+
+  /**
+   * Store a registration unless a live record of another process holds the id (checked
+   * atomically against concurrent writers on other isolates).
+   */
+  async claim(record: WorkerRecord): Promise<boolean> {
+    const key = this.#workerKey(record.id);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const cur = await this.#kv.get<unknown>(key);
+      // An invalid stored record holds nothing: it is overwritten.
+      const stored = parseWorkerRecord(cur.value);
+      if (!mayTakeOver(stored, record, this.#now(), this.#staleMs)) return false;
+      const res = await this.#kv.atomic().check(cur).set(key, record, {
+        expireIn: this.#staleMs * 10,
+      }).commit();
+      if (!res.ok) continue; // another isolate wrote in between: decide again on its record
+      this.#cache.set(record.id, record);
+      await this.#storeBundles(record);
+      return true;
+    }
+    return false;
   }
 
   /**
@@ -88,22 +137,21 @@ export class KvWorkerDirectory implements WorkerDirectory {
     await this.#storeBundles(record);
   }
 
-  /** Persist model → bundle pairs not yet stored, so 404-vs-202 survives scale to zero. */
+  /**
+   * Persist model → bundle pairs that are new, changed or due for a longer expiry, so 404-vs-202
+   * survives scale to zero and restarts.
+   */
   async #storeBundles(record: WorkerRecord): Promise<void> {
-    const fresh = record.models.filter((m) => this.#storedBundles.get(m.name) !== m.bundle);
+    const now = this.#now();
+    const fresh = record.models.filter((m) => this.#bundles.learn(m.name, m.bundle, now));
     for (let i = 0; i < fresh.length; i += ATOMIC_BATCH) {
       const op = this.#kv.atomic();
       for (const m of fresh.slice(i, i + ATOMIC_BATCH)) {
-        op.set([this.#prefix, "bundles", m.name], m.bundle, { expireIn: BUNDLE_TTL_MS });
+        const value: StoredBundle = { bundle: m.bundle, at: now };
+        op.set([this.#prefix, "bundles", m.name], value, { expireIn: this.#learned.ttlMs });
       }
       await op.commit();
     }
-    this.#learn(record);
-  }
-
-  /** Remember a record's model → bundle pairs locally (kept after the worker leaves). */
-  #learn(record: WorkerRecord): void {
-    for (const m of record.models) this.#storedBundles.set(m.name, m.bundle);
   }
 
   /** Delete the record when `connId` still owns it (checked atomically). */
@@ -162,21 +210,26 @@ export class KvWorkerDirectory implements WorkerDirectory {
     this.#cache.clear();
     for (const [id, r] of next) {
       this.#cache.set(id, r);
-      this.#learn(r);
+      // Workers held by other isolates: known at once; their own isolate stores the pairs.
+      for (const m of r.models) this.#bundles.restore(m.name, m.bundle, now, now);
     }
     if (this.#refreshes++ % BUNDLE_REFRESH_EVERY === 0) {
-      for await (const e of this.#kv.list<unknown>({ prefix: [this.#prefix, "bundles"] })) {
+      const list = this.#kv.list<unknown>(
+        { prefix: [this.#prefix, "bundles"] },
+        { limit: this.#learned.maxModels },
+      );
+      for await (const e of list) {
         const name = e.key[2];
-        if (typeof name === "string" && typeof e.value === "string" && SLUG_RE.test(e.value)) {
-          this.#storedBundles.set(name, e.value);
-        }
+        const stored = parseStoredBundle(e.value);
+        if (typeof name !== "string" || !stored) continue;
+        this.#bundles.restore(name, stored.bundle, stored.at, now);
       }
     }
   }
 
-  /** Pairs stored in KV or seen in any record since start. */
+  /** Pairs stored in KV or reported to this isolate since start (bounded). */
   learnedBundles(): ReadonlyMap<string, string> {
-    return this.#storedBundles;
+    return this.#bundles.view;
   }
 
   /** Stop refreshing; the caller owns (and closes) the Deno.Kv handle. */

@@ -1,26 +1,50 @@
 /** Worker directory held in process memory: right for one router process. */
-import { isFresh, type WorkerDirectory, type WorkerRecord } from "./types.ts";
+import { LearnedBundles } from "./learned.ts";
+import {
+  DEFAULT_LEARNED,
+  isFresh,
+  type LearnedLimits,
+  mayTakeOver,
+  type WorkerDirectory,
+  type WorkerRecord,
+} from "./types.ts";
 
 /** In-memory directory; `now` is injectable so tests can age records. */
 export class MemoryWorkerDirectory implements WorkerDirectory {
   readonly kind = "memory" as const;
   readonly #records = new Map<string, WorkerRecord>();
-  readonly #bundles = new Map<string, string>();
+  readonly #bundles: LearnedBundles;
   readonly #staleMs: number;
   readonly #now: () => number;
   #cache: WorkerRecord[] | null = null;
 
-  constructor(opts: { staleMs: number; now?: () => number }) {
+  constructor(opts: { staleMs: number; learned?: LearnedLimits; now?: () => number }) {
     this.#staleMs = opts.staleMs;
     this.#now = opts.now ?? Date.now;
+    const learned = opts.learned ?? DEFAULT_LEARNED;
+    this.#bundles = new LearnedBundles({ max: learned.maxModels, ttlMs: learned.ttlMs });
   }
 
-  /** Insert or replace a record and learn its model → bundle pairs. */
+  /** Store a registration unless a live record of another process holds the id. */
+  claim(record: WorkerRecord): Promise<boolean> {
+    const now = this.#now();
+    if (!mayTakeOver(this.#records.get(record.id), record, now, this.#staleMs)) {
+      return Promise.resolve(false);
+    }
+    this.#store(record, now);
+    return Promise.resolve(true);
+  }
+
+  /** Replace a record and learn its model → bundle pairs. */
   put(record: WorkerRecord): Promise<void> {
-    this.#records.set(record.id, record);
-    for (const m of record.models) this.#bundles.set(m.name, m.bundle);
-    this.#cache = null;
+    this.#store(record, this.#now());
     return Promise.resolve();
+  }
+
+  #store(record: WorkerRecord, now: number): void {
+    this.#records.set(record.id, record);
+    for (const m of record.models) this.#bundles.learn(m.name, m.bundle, now);
+    this.#cache = null;
   }
 
   /** Remove the record when `connId` still owns it. */
@@ -47,9 +71,9 @@ export class MemoryWorkerDirectory implements WorkerDirectory {
     return Promise.resolve();
   }
 
-  /** Model → bundle pairs seen in any registration so far. */
+  /** Model → bundle pairs reported by registrations so far (bounded). */
   learnedBundles(): ReadonlyMap<string, string> {
-    return this.#bundles;
+    return this.#bundles.view;
   }
 
   /** Drop everything. */

@@ -21,7 +21,10 @@ export async function openDirectory(
   sharedKv?: Deno.Kv,
 ): Promise<OpenedDirectory> {
   if (settings.kind === "memory" && !sharedKv) {
-    const directory = new MemoryWorkerDirectory({ staleMs: settings.staleMs });
+    const directory = new MemoryWorkerDirectory({
+      staleMs: settings.staleMs,
+      learned: settings.learned,
+    });
     return { directory, close: () => directory.close() };
   }
   const kv = sharedKv ?? await Deno.openKv(settings.kvPath);
@@ -30,6 +33,7 @@ export async function openDirectory(
     prefix: settings.kvPrefix,
     staleMs: settings.staleMs,
     refreshMs: settings.kvRefreshMs,
+    learned: settings.learned,
     log,
   });
   await directory.refresh();

@@ -37,6 +37,7 @@ export const WorkerRecordSchema: z.ZodType<WorkerRecord> = z.object({
   memory_used_bytes: Count,
   memory_total_bytes: Count,
   draining: z.boolean(),
+  instance_hash: z.string().regex(/^[0-9a-f]{64}$/).optional(),
   registered_at: Count,
   last_seen: Count,
 });

@@ -33,6 +33,11 @@ export interface WorkerRecord {
   memory_used_bytes: number;
   memory_total_bytes: number;
   draining: boolean;
+  /**
+   * SHA-256 (hex) of the worker's instance key, when it sent one: a new connection proves it is
+   * the same process by presenting the same key. Never shown.
+   */
+  instance_hash?: string;
   /** Epoch ms. */
   registered_at: number;
   /** Epoch ms of the last frame that proved the worker alive (status at least). */
@@ -43,7 +48,12 @@ export interface WorkerRecord {
 export interface WorkerDirectory {
   /** Which implementation (shown in /health). */
   readonly kind: "memory" | "kv";
-  /** Insert or replace a worker's record (register, status, drain). */
+  /**
+   * Register a worker: store `record` unless a live record of another connection holds the id
+   * and `record` does not prove to be the same process (same `instance_hash`). False: refused.
+   */
+  claim(record: WorkerRecord): Promise<boolean>;
+  /** Replace the record of a registered connection (status, drain). */
   put(record: WorkerRecord): Promise<void>;
   /** Remove a worker, but only if `connId` still owns the record; true when removed. */
   remove(id: string, connId: string): Promise<boolean>;
@@ -54,7 +64,10 @@ export interface WorkerDirectory {
   snapshot(): readonly WorkerRecord[];
   /** Re-read shared storage now (no-op in memory); used before answering /health. */
   refresh(): Promise<void>;
-  /** Model name → bundle learned from registrations, kept after the workers leave. */
+  /**
+   * Model name → bundle learned from registrations, kept after the workers leave (bounded, the
+   * least recently reported pairs forgotten first).
+   */
   learnedBundles(): ReadonlyMap<string, string>;
   /** Stop background work and release storage. */
   close(): Promise<void>;
@@ -64,6 +77,32 @@ export interface WorkerDirectory {
 export function modelsFromRegistration(models: readonly FleetModel[]): WorkerModel[] {
   return models.map((m) => ({ name: m.name, bundle: m.bundle, state: m.state, queue_depth: 0 }));
 }
+
+/**
+ * True when `candidate` may take the worker id from `current`: there is no live record, it is the
+ * same connection, or the candidate presents the same instance key (the same process again).
+ */
+export function mayTakeOver(
+  current: WorkerRecord | undefined,
+  candidate: WorkerRecord,
+  now: number,
+  staleMs: number,
+): boolean {
+  if (!current || current.conn_id === candidate.conn_id) return true;
+  if (!isFresh(current, now, staleMs)) return true;
+  return current.instance_hash !== undefined && current.instance_hash === candidate.instance_hash;
+}
+
+/** How much of what workers report a directory remembers. */
+export interface LearnedLimits {
+  /** Most model → bundle pairs remembered. */
+  maxModels: number;
+  /** A pair not reported for this long is forgotten. */
+  ttlMs: number;
+}
+
+/** Default bound on remembered model → bundle pairs (`SVC_MAX_LEARNED_MODELS`). */
+export const DEFAULT_LEARNED: LearnedLimits = { maxModels: 10_000, ttlMs: 7 * 24 * 3600 * 1000 };
 
 /** True when the record's last proof of life is within `staleMs` of `now`. */
 export function isFresh(record: WorkerRecord, now: number, staleMs: number): boolean {

@@ -16,6 +16,7 @@ import {
 } from "@svc/shared/fleet/protocol";
 import { parseVersion, VERSION } from "@svc/shared/version";
 import { bearerToken, type SecretSet } from "../auth.ts";
+import { hostAllowed, type Network } from "./networks.ts";
 import {
   modelsFromRegistration,
   type WorkerDirectory,
@@ -37,6 +38,12 @@ export interface FleetHubOptions {
   heartbeatIntervalMs: number;
   statusIntervalMs: number;
   workerStaleMs: number;
+  /** Most models one worker may announce; further ones are ignored. */
+  maxModelsPerWorker: number;
+  /** Most frames one socket may send per second; beyond it the socket is closed. */
+  maxFramesPerS: number;
+  /** Non-empty: advertised URLs must be IP literals inside one of these networks. */
+  allowedNetworks: readonly Network[];
   log: Logger;
   metrics: RouterMetrics;
   now?: () => number;
@@ -52,6 +59,11 @@ interface Connection {
   chain: Promise<void>;
   regTimer: ReturnType<typeof setTimeout> | undefined;
   closed: boolean;
+  /** Start of the current one-second frame window, and frames received in it. */
+  windowStart: number;
+  windowFrames: number;
+  /** A model-cap warning was logged for this socket. */
+  capWarned: boolean;
 }
 
 /** Accepts worker sockets and mirrors their state into the directory. */
@@ -104,6 +116,9 @@ export class FleetHub {
       chain: Promise.resolve(),
       regTimer: undefined,
       closed: false,
+      windowStart: this.#now(),
+      windowFrames: 0,
+      capWarned: false,
     };
     this.#conns.add(conn);
     conn.regTimer = setTimeout(() => {
@@ -117,10 +132,33 @@ export class FleetHub {
       );
     }, REGISTRATION_TIMEOUT_MS);
     socket.onmessage = (ev) => {
-      conn.lastFrameAt = this.#now();
-      conn.chain = conn.chain.then(() => this.#onFrame(conn, ev.data)).catch((err) => {
-        this.#o.log("error", "fleet frame handling failed", { error: String(err) });
-      });
+      if (conn.closed) return;
+      const now = this.#now();
+      conn.lastFrameAt = now;
+      // Counted before queueing: a flood must not build up a backlog of frames to handle.
+      if (now - conn.windowStart >= 1000) {
+        conn.windowStart = now;
+        conn.windowFrames = 0;
+      }
+      if (++conn.windowFrames > this.#o.maxFramesPerS) {
+        this.#o.metrics.connections.inc(["rate_limited"]);
+        this.#o.log("warn", "worker sends too many frames, closing", {
+          worker_id: conn.record?.id,
+          max_frames_per_s: this.#o.maxFramesPerS,
+        });
+        this.#refuse(
+          conn,
+          "RATE_LIMITED",
+          `more than ${this.#o.maxFramesPerS} frames per second (SVC_WORKER_MAX_FRAMES_PER_S)`,
+          CLOSE_CODES.rateLimited,
+        );
+        return;
+      }
+      // One frame per event-loop turn: a burst of frames queued behind a slow one would
+      // otherwise run back to back in one microtask checkpoint, starving HTTP requests.
+      conn.chain = conn.chain.then(nextTurn).then(() => this.#onFrame(conn, ev.data)).catch(
+        (err) => this.#o.log("error", "fleet frame handling failed", { error: String(err) }),
+      );
     };
     socket.onclose = (ev) => {
       conn.chain = conn.chain.then(() => this.#drop(conn, `socket closed (${ev.code})`));
@@ -193,8 +231,48 @@ export class FleetHub {
         router_version: VERSION,
       });
     }
-    // A worker that reconnects before its old socket was noticed dead replaces it.
-    const previous = this.#byWorker.get(msg.worker_id);
+    const url = this.#advertisedUrl(msg);
+    if (url === undefined) return this.#refuseUrl(conn, msg);
+    const now = this.#now();
+    const record: WorkerRecord = {
+      id: msg.worker_id,
+      conn_id: conn.connId,
+      router_id: this.#o.routerId,
+      url,
+      machine_profile: msg.machine_profile,
+      pool: msg.pool,
+      bundle: msg.bundle,
+      version: msg.version,
+      gpu_count: msg.gpus.count,
+      gpu_types: msg.gpus.types,
+      models: this.#capModels(conn, msg.worker_id, modelsFromRegistration(msg.models)),
+      queue_depth: 0,
+      in_flight: 0,
+      memory_used_bytes: 0,
+      memory_total_bytes: 0,
+      draining: msg.draining,
+      instance_hash: msg.instance_key === undefined ? undefined : await sha256Hex(msg.instance_key),
+      registered_at: now,
+      last_seen: now,
+    };
+    // The id belongs to its live connection: only the same process (same instance key) may
+    // take it over, e.g. after a reconnect before the old socket was noticed dead.
+    if (!(await this.#o.directory.claim(record))) {
+      this.#o.metrics.connections.inc(["id_in_use"]);
+      this.#o.log("warn", "worker id in use by a live connection, refused", {
+        worker_id: record.id,
+        proof: msg.instance_key === undefined ? "none" : "different instance",
+      });
+      this.#refuse(
+        conn,
+        "ID_IN_USE",
+        `worker id ${record.id} is held by a live connection of another process`,
+        CLOSE_CODES.idInUse,
+      );
+      return;
+    }
+    conn.record = record;
+    const previous = this.#byWorker.get(record.id);
     if (previous && previous !== conn) {
       this.#refuse(
         previous,
@@ -203,30 +281,7 @@ export class FleetHub {
         CLOSE_CODES.replaced,
       );
     }
-    const now = this.#now();
-    const record: WorkerRecord = {
-      id: msg.worker_id,
-      conn_id: conn.connId,
-      router_id: this.#o.routerId,
-      url: msg.url.replace(/\/+$/, ""),
-      machine_profile: msg.machine_profile,
-      pool: msg.pool,
-      bundle: msg.bundle,
-      version: msg.version,
-      gpu_count: msg.gpus.count,
-      gpu_types: msg.gpus.types,
-      models: modelsFromRegistration(msg.models),
-      queue_depth: 0,
-      in_flight: 0,
-      memory_used_bytes: 0,
-      memory_total_bytes: 0,
-      draining: msg.draining,
-      registered_at: now,
-      last_seen: now,
-    };
-    conn.record = record;
     this.#byWorker.set(record.id, conn);
-    await this.#o.directory.put(record);
     this.#o.metrics.connections.inc(["registered"]);
     this.#o.log("info", "worker registered", {
       worker_id: record.id,
@@ -249,10 +304,50 @@ export class FleetHub {
     });
   }
 
+  /**
+   * The advertised URL as the router will use it (`scheme://host[:port]`, normalised), or
+   * undefined when it is outside the allowed networks.
+   */
+  #advertisedUrl(msg: RegisterMessage): string | undefined {
+    const u = new URL(msg.url); // shape checked by the protocol schema
+    if (this.#o.allowedNetworks.length > 0 && !hostAllowed(u.hostname, this.#o.allowedNetworks)) {
+      return undefined;
+    }
+    return `${u.protocol}//${u.host}`;
+  }
+
+  #refuseUrl(conn: Connection, msg: RegisterMessage): void {
+    this.#o.metrics.connections.inc(["invalid"]);
+    this.#o.log("warn", "worker advertises a URL outside SVC_WORKER_ALLOWED_NETWORKS", {
+      worker_id: msg.worker_id,
+      url: msg.url,
+    });
+    this.#refuse(
+      conn,
+      "INVALID_MESSAGE",
+      "url must be an IP address inside SVC_WORKER_ALLOWED_NETWORKS",
+      CLOSE_CODES.invalidMessage,
+    );
+  }
+
+  /** At most `maxModelsPerWorker` models; the rest is ignored (logged once per socket). */
+  #capModels(conn: Connection, workerId: string, models: WorkerModel[]): WorkerModel[] {
+    const max = this.#o.maxModelsPerWorker;
+    if (models.length <= max) return models;
+    if (!conn.capWarned) {
+      conn.capWarned = true;
+      this.#o.log("warn", "worker announces more models than allowed; the rest is ignored", {
+        worker_id: workerId,
+        max_models: max,
+      });
+    }
+    return models.slice(0, max);
+  }
+
   async #status(conn: Connection, prev: WorkerRecord, msg: StatusMessage): Promise<void> {
     const record: WorkerRecord = {
       ...prev,
-      models: mergeModels(prev.models, msg, prev.bundle),
+      models: this.#capModels(conn, prev.id, mergeModels(prev.models, msg, prev.bundle)),
       queue_depth: msg.queue_depth,
       in_flight: msg.in_flight,
       memory_used_bytes: msg.memory_used_bytes,
@@ -332,10 +427,14 @@ export class FleetHub {
   }
 }
 
-/** Apply a status frame's model states to the registered list (unknown names join the bundle). */
-function mergeModels(
+/**
+ * Apply a status frame's model states to the registered list (unknown names join the bundle):
+ * one pass over each list. The caller caps the result, so repeated frames of new names cannot
+ * grow a worker's list (and every later merge) without bound.
+ */
+export function mergeModels(
   prev: readonly WorkerModel[],
-  msg: StatusMessage,
+  msg: Pick<StatusMessage, "models">,
   bundle: string,
 ): WorkerModel[] {
   const byName = new Map(msg.models.map((m) => [m.name, m]));
@@ -349,6 +448,17 @@ function mergeModels(
     out.push({ name: s.name, bundle, state: s.state, queue_depth: s.queue_depth });
   }
   return out;
+}
+
+/** Resolves on a later turn of the event loop (after pending I/O callbacks). */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+/** SHA-256 of `text`, hex (instance keys are stored only hashed). */
+async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /** True when two releases share major.minor (anything unparsable counts as different). */

@@ -52,7 +52,10 @@ export interface RouterMetrics {
   pendingDemand: SeriesGauge;
   /** labels: pool, machine_profile, bundle, state (serving | draining); filled by a collector */
   workers: SeriesGauge;
-  /** labels: result (registered | unauthorized | invalid | protocol_mismatch | timeout) */
+  /**
+   * labels: result (registered | unauthorized | invalid | protocol_mismatch | timeout | id_in_use
+   * | rate_limited)
+   */
   connections: SeriesCounter;
   /** labels: result (ok | error) */
   webhook: SeriesCounter;

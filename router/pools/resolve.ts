@@ -4,7 +4,7 @@ import { modelBundles } from "@svc/shared/catalog/bundles";
 import { ServiceError } from "@svc/shared/errors";
 import { HeaderNames as H } from "@svc/shared/headers";
 import { SLUG_RE } from "@svc/shared/fleet/protocol";
-import type { WorkerDirectory } from "../directory/types.ts";
+import type { WorkerDirectory, WorkerRecord } from "../directory/types.ts";
 
 /**
  * Built-in served name → bundle, part of the router's code bundle: it knows which pool serves a
@@ -20,15 +20,25 @@ const CATALOG_BY_ID = catalogById(BUILTIN_CATALOG);
 /** Settings that shape profile selection. */
 export interface ProfilePolicy {
   defaultMachineProfile: string | undefined;
-  /** Non-empty: the only profiles a request may name. */
+  /** Profiles accepted even while no worker of theirs is registered (pools that scale to zero). */
   machineProfiles: readonly string[];
 }
 
+/** At most this many accepted profiles are named in a 400. */
+const LISTED_PROFILES = 20;
+
 /**
  * The pool a request targets: `X-SVC-MACHINE-PROFILE` (or the SIE clients' alias), else the
- * configured default; without either, 400 saying the header is required.
+ * configured default; without either, 400 saying the header is required. Profiles are an
+ * allow-list: configured ones (`SVC_MACHINE_PROFILES`, the default) and pools of registered
+ * workers. Anything else is a 400 naming the accepted ones, before it can create demand (and
+ * webhook posts) or metric series.
  */
-export function requestedProfile(headers: Headers, policy: ProfilePolicy): string {
+export function requestedProfile(
+  headers: Headers,
+  policy: ProfilePolicy,
+  workers: readonly WorkerRecord[],
+): string {
   const raw = headers.get(H.machineProfile) ?? headers.get(H.machineProfileAlias);
   if (raw === null || raw.trim() === "") {
     if (policy.defaultMachineProfile) return policy.defaultMachineProfile;
@@ -41,13 +51,30 @@ export function requestedProfile(headers: Headers, policy: ProfilePolicy): strin
   if (!SLUG_RE.test(profile)) {
     throw new ServiceError("INVALID_INPUT", `${H.machineProfile} is not a valid profile name`);
   }
-  if (policy.machineProfiles.length > 0 && !policy.machineProfiles.includes(profile)) {
-    throw new ServiceError(
-      "INVALID_INPUT",
-      `unknown machine profile "${profile}"; known: ${policy.machineProfiles.join(", ")}`,
-    );
+  if (
+    profile === policy.defaultMachineProfile || policy.machineProfiles.includes(profile) ||
+    workers.some((w) => w.pool === profile)
+  ) {
+    return profile;
   }
-  return profile;
+  throw new ServiceError("INVALID_INPUT", unknownProfileMessage(profile, policy, workers));
+}
+
+/** The 400 for a profile nobody configured or registered: what is accepted instead. */
+function unknownProfileMessage(
+  profile: string,
+  policy: ProfilePolicy,
+  workers: readonly WorkerRecord[],
+): string {
+  const accepted = new Set(policy.machineProfiles);
+  if (policy.defaultMachineProfile) accepted.add(policy.defaultMachineProfile);
+  for (const w of workers) accepted.add(w.pool);
+  const names = [...accepted].sort();
+  const shown = names.length > LISTED_PROFILES
+    ? `${names.slice(0, LISTED_PROFILES).join(", ")} and ${names.length - LISTED_PROFILES} more`
+    : names.join(", ");
+  return `unknown machine profile "${profile}"; accepted: ${shown || "none yet"} ` +
+    "(SVC_MACHINE_PROFILES, SVC_DEFAULT_MACHINE_PROFILE, or the pool of a registered worker)";
 }
 
 /** Where a served name is routed: its bundle, and the model name workers register it under. */

@@ -11,7 +11,7 @@ import { HeaderNames as H } from "@svc/shared/headers";
 import type { ProvisioningBody } from "@svc/shared/schemas/router";
 import type { RouterContext, RouterEnv } from "../context.ts";
 import { requestedProfile, routeModel } from "../pools/resolve.ts";
-import { forward } from "../proxy.ts";
+import { forward } from "../proxy/forward.ts";
 
 /** How often a request waiting for capacity looks again. */
 const CAPACITY_POLL_MS = 200;
@@ -56,7 +56,7 @@ export async function routeAndForward(
   const upstream = { pool: target.profile, bundle: target.bundle, model: target.workerModel };
   let recorded = false;
   while (true) {
-    const r = await forward(c.req.raw, body, upstream, proxyDeps);
+    const r = await forward(c.req.raw, body, upstream, proxyDeps, c.env?.completed);
     if (r.kind === "response") {
       c.set("worker", r.worker.id);
       ctx.demand.satisfied(target.profile, target.bundle);
@@ -82,7 +82,11 @@ export async function routeAndForward(
 
 /** Pool from the header (recorded for the access log), bundle from the model; 404 if unknown. */
 function resolveTarget(ctx: RouterContext, c: Context<RouterEnv>, model: string): Target {
-  const profile = requestedProfile(c.req.raw.headers, ctx.settings.pools);
+  const profile = requestedProfile(
+    c.req.raw.headers,
+    ctx.settings.pools,
+    ctx.directory.snapshot(),
+  );
   c.set("profile", profile);
   const route = routeModel(model, ctx.directory);
   if (route === undefined) {

@@ -32,7 +32,7 @@ function scopedWorkers(ctx: RouterContext, c: Context<RouterEnv>): WorkerRecord[
   const named = c.req.header(H.machineProfile) ?? c.req.header(H.machineProfileAlias);
   const all = ctx.directory.snapshot();
   if (!named) return [...all];
-  const profile = requestedProfile(c.req.raw.headers, ctx.settings.pools);
+  const profile = requestedProfile(c.req.raw.headers, ctx.settings.pools, all);
   c.set("profile", profile);
   return all.filter((w) => w.pool === profile);
 }

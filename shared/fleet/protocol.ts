@@ -33,6 +33,10 @@ export const CLOSE_CODES = {
   registrationTimeout: 4408,
   heartbeatTimeout: 4410,
   replaced: 4409,
+  /** Another live connection holds the worker id and this one cannot prove it is the same. */
+  idInUse: 4403,
+  /** More frames per second than the router allows. */
+  rateLimited: 4429,
 } as const;
 
 /** Error codes carried by `error` frames. */
@@ -42,6 +46,8 @@ export const FLEET_ERROR_CODES = [
   "REGISTRATION_TIMEOUT",
   "NOT_REGISTERED",
   "REPLACED",
+  "ID_IN_USE",
+  "RATE_LIMITED",
 ] as const;
 export type FleetErrorCode = typeof FLEET_ERROR_CODES[number];
 
@@ -58,6 +64,29 @@ export function workerTokenProblem(token: string): string | undefined {
     ? "must be at least 16 characters without whitespace"
     : undefined;
 }
+
+/**
+ * Why `url` cannot be a worker's advertised base URL (a phrase, never quoting it), or undefined
+ * when it is fine: `http(s)://host[:port]` and nothing else. A path, query, fragment or
+ * credentials would let a worker (which holds only the fleet token) steer client requests, and
+ * the API keys the router adds for workers, somewhere else.
+ */
+export function advertisedUrlProblem(url: string): string | undefined {
+  const problem = "must be http(s)://host[:port] only (no path, query, fragment or credentials)";
+  // Checked on the text too: URL parsing forgets an empty `?` or `#`.
+  if (!/^https?:\/\/[^/?#@\\\s]+\/?$/i.test(url)) return problem;
+  try {
+    const u = new URL(url);
+    return u.username || u.password || u.pathname !== "/" || u.search || u.hash
+      ? problem
+      : undefined;
+  } catch {
+    return problem;
+  }
+}
+
+/** A worker instance key: 32 to 128 URL-safe characters, random per worker process. */
+export const INSTANCE_KEY_RE = /^[A-Za-z0-9_-]{32,128}$/;
 
 /** Worker ids: printable, no spaces, bounded (they become metric labels and KV keys). */
 export const WORKER_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
@@ -89,7 +118,7 @@ export interface RegisterMessage {
   type: "register";
   protocol: number;
   worker_id: string;
-  /** Base URL the router proxies HTTP requests to. */
+  /** Base URL the router proxies HTTP requests to: `http(s)://host[:port]` only. */
   url: string;
   machine_profile: string;
   pool: string;
@@ -99,6 +128,12 @@ export interface RegisterMessage {
   gpus: { count: number; types: string[] };
   models: FleetModel[];
   draining: boolean;
+  /**
+   * A random secret of this worker process (never shown, stored only hashed). A new connection
+   * may replace a live one of the same worker id only by presenting the same key, i.e. when it
+   * is the same process reconnecting; without it the id stays with the live connection.
+   */
+  instance_key?: string;
 }
 
 /** Periodic load report (about once a second); also serves as a heartbeat. */
@@ -190,15 +225,10 @@ const RegisterMessageSchema = z.object({
   type: z.literal("register"),
   protocol: z.number().int().positive(),
   worker_id: z.string().regex(WORKER_ID_RE, "invalid worker id"),
-  url: z.string().max(2048).refine((u) => {
-    try {
-      const p = new URL(u);
-      return (p.protocol === "http:" || p.protocol === "https:") && p.username === "" &&
-        p.password === "";
-    } catch {
-      return false;
-    }
-  }, "url must be an http(s) URL without credentials"),
+  url: z.string().max(2048).superRefine((u, ctx) => {
+    const problem = advertisedUrlProblem(u);
+    if (problem) ctx.addIssue({ code: "custom", message: `url ${problem}` });
+  }),
   machine_profile: Slug,
   pool: Slug,
   bundle: Slug,
@@ -206,6 +236,7 @@ const RegisterMessageSchema = z.object({
   gpus: z.object({ count: Count, types: z.array(Slug).max(64) }),
   models: z.array(FleetModelSchema).max(1000),
   draining: z.boolean().default(false),
+  instance_key: z.string().regex(INSTANCE_KEY_RE, "invalid instance key").optional(),
 });
 
 const StatusMessageSchema = z.object({

@@ -175,7 +175,10 @@ Deno.test({
     let router: Proc | undefined;
     let worker: Proc | undefined;
     try {
-      const r = await startRouterProc("compat-router", { SVC_PROVISION_RETRY_AFTER_S: "1" });
+      const r = await startRouterProc("compat-router", {
+        SVC_PROVISION_RETRY_AFTER_S: "1",
+        SVC_MACHINE_PROFILES: "cpu", // a pool that scales to zero is configured
+      });
       router = r.proc;
 
       // A first worker registers the fixture models (the router learns their bundle) and leaves:

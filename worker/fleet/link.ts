@@ -78,6 +78,12 @@ export class FleetLinkImpl implements FleetLink {
   readonly #deps: FleetLinkDeps;
   readonly #random: () => number;
   readonly #host: SessionHost;
+  /**
+   * Random per process, sent at every registration and never shown: it proves to the router
+   * that a reconnect is this worker again, so no other holder of the token can take the id.
+   */
+  readonly #instanceKey = crypto.randomUUID().replaceAll("-", "") +
+    crypto.randomUUID().replaceAll("-", "");
   #session: LinkSession | undefined;
   #draining = false;
   #closed = false;
@@ -166,6 +172,7 @@ export class FleetLinkImpl implements FleetLink {
       gpus: { count: machine.gpuCount, types: machine.gpuTypes.filter((t) => SLUG_RE.test(t)) },
       models,
       draining: this.#draining,
+      instance_key: this.#instanceKey,
     };
   }
 

@@ -38,7 +38,11 @@ Deno.test({
     try {
       // A stale bound no wait below comes near: a worker that disappears was removed because its
       // socket dropped, never because it went quiet while the machine was busy.
-      const r = await startRouterProc("router", { SVC_WORKER_STALE_MS: "120000" });
+      // Pools that may have no worker are listed so that they provision (else: 400).
+      const r = await startRouterProc("router", {
+        SVC_WORKER_STALE_MS: "120000",
+        SVC_MACHINE_PROFILES: "h100,l4",
+      });
       router = r.proc;
       const url = r.url;
       workers["cpu-a"] = await startWorkerProc("cpu-a", url, { SVC_MACHINE_PROFILE: "cpu" });

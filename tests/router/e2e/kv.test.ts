@@ -28,6 +28,7 @@ Deno.test({
       SVC_KV_PATH: kvPath,
       SVC_KV_REFRESH_MS: "200",
       SVC_WORKER_STALE_MS: "120000",
+      SVC_MACHINE_PROFILES: "cpu",
     };
     const flags = [`--allow-read=${dir}`, `--allow-write=${dir}`];
     const procs: Proc[] = [];

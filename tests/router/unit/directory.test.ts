@@ -146,3 +146,88 @@ Deno.test("directory: KV records are validated when read back; invalid ones are 
     kv.close();
   }
 });
+
+Deno.test("directory: what workers report is remembered within SVC_MAX_LEARNED_MODELS", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const learned = { maxModels: 100, ttlMs: 60_000 };
+  const dirs: WorkerDirectory[] = [
+    new MemoryWorkerDirectory({ staleMs: 3000, learned, now }),
+    new KvWorkerDirectory({
+      kv,
+      prefix: "b",
+      staleMs: 3000,
+      refreshMs: 60_000, // refreshed by hand: no background churn mid-test
+      learned,
+      log: silentLogger,
+      now,
+    }),
+  ];
+  try {
+    for (const dir of dirs) {
+      for (let k = 0; k < 20; k++) {
+        const models = Array.from({ length: 50 }, (_, i) => ({
+          name: `org/m-${k}-${i}`,
+          bundle: "default",
+          state: "available" as const,
+          queue_depth: 0,
+        }));
+        await dir.put(rec(`w${k}`, `c${k}`, { models }));
+      }
+      assert.ok(dir.learnedBundles().size <= 100, `${dir.kind}: ${dir.learnedBundles().size}`);
+      // The most recent reports are the ones kept.
+      assert.equal(dir.learnedBundles().get("org/m-19-49"), "default", dir.kind);
+      assert.equal(dir.learnedBundles().get("org/m-0-0"), undefined, dir.kind);
+    }
+    // A fresh KV isolate reads back no more than the bound.
+    const fresh = new KvWorkerDirectory({
+      kv,
+      prefix: "b",
+      staleMs: 3000,
+      refreshMs: 60_000, // refreshed by hand: no background churn mid-test
+      learned,
+      log: silentLogger,
+      now,
+    });
+    await fresh.refresh();
+    assert.ok(fresh.learnedBundles().size <= 100);
+    assert.ok(fresh.learnedBundles().size > 0);
+    await fresh.close();
+  } finally {
+    for (const d of dirs) await d.close();
+    kv.close();
+  }
+});
+
+Deno.test("directory: a live worker id is claimed only by the same instance", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const dirs: WorkerDirectory[] = [
+    new MemoryWorkerDirectory({ staleMs: 3000, now }),
+    new KvWorkerDirectory({
+      kv,
+      prefix: "c",
+      staleMs: 3000,
+      refreshMs: 50,
+      log: silentLogger,
+      now,
+    }),
+  ];
+  // Instance hashes are SHA-256 hex (stored records are validated when read back).
+  const A = "a".repeat(64);
+  const B = "b".repeat(64);
+  try {
+    for (const dir of dirs) {
+      assert.equal(await dir.claim(rec("w", "c1", { instance_hash: A })), true, dir.kind);
+      assert.equal(await dir.claim(rec("w", "c2")), false, `${dir.kind}: no proof`);
+      assert.equal(await dir.claim(rec("w", "c3", { instance_hash: B })), false, dir.kind);
+      assert.equal(dir.snapshot()[0].conn_id, "c1");
+      assert.equal(await dir.claim(rec("w", "c4", { instance_hash: A })), true, dir.kind);
+      assert.equal(dir.snapshot()[0].conn_id, "c4");
+      // A stale record no longer holds the id.
+      await dir.put(rec("w", "c4", { instance_hash: A, last_seen: NOW - 60_000 }));
+      assert.equal(await dir.claim(rec("w", "c5")), true, `${dir.kind}: stale`);
+    }
+  } finally {
+    for (const d of dirs) await d.close();
+    kv.close();
+  }
+});

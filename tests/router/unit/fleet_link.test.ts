@@ -328,18 +328,20 @@ Deno.test("fleet: protocol errors close the socket with an error frame", async (
   }
 });
 
-Deno.test("fleet: a second connection of the same worker id replaces the first", async () => {
+Deno.test("fleet: a second connection of the same worker process replaces the first", async () => {
   const r = await startTestRouter();
   const a = rawSocket(r.url);
   let b: WebSocket | undefined;
+  // The same process presents the same instance key on every connection.
+  const instance_key = "k".repeat(40);
   try {
     await new Promise((res) => (a.onopen = res));
-    a.send(encodeMessage(registerFrame("dup", 1111)));
+    a.send(encodeMessage({ ...registerFrame("dup", 1111), instance_key }));
     await waitFor(async () => (await healthIds(r.url)).includes("dup"), "first registration");
     const aClosed = closed(a);
     b = rawSocket(r.url);
     await new Promise((res) => (b!.onopen = res));
-    b.send(encodeMessage(registerFrame("dup", 2222)));
+    b.send(encodeMessage({ ...registerFrame("dup", 2222), instance_key }));
     assert.equal((await aClosed).code, CLOSE_CODES.replaced);
     await waitFor(async () => {
       const h = (await getJson(`${r.url}/health`)).body;

@@ -11,7 +11,12 @@ import { TEST_TOKEN } from "../helpers/router.ts";
 Deno.test("kv: two routers sharing one KV see each other's workers", async () => {
   const kv = await Deno.openKv(":memory:");
   // A stale bound far beyond every wait below: B can only learn of changes through KV.
-  const env = { SVC_DIRECTORY: "kv", SVC_KV_REFRESH_MS: "100", SVC_WORKER_STALE_MS: "600000" };
+  const env = {
+    SVC_DIRECTORY: "kv",
+    SVC_KV_REFRESH_MS: "100",
+    SVC_WORKER_STALE_MS: "600000",
+    SVC_MACHINE_PROFILES: "cpu",
+  };
   const a = await startTestRouter(env, { kv });
   const b = await startTestRouter(env, { kv });
   const w = startFakeWorker({

@@ -133,23 +133,12 @@ Deno.test("routing: no header → 400 unless a default profile is configured", a
   }
 });
 
-Deno.test("routing: SVC_MACHINE_PROFILES limits the profiles a client may name", async () => {
-  const c = await cluster({ SVC_MACHINE_PROFILES: "cpu,l4" }, []);
-  try {
-    const res = await getJson(`${c.r.url}/v1/encode/fixture/dense`, {
-      method: "POST",
-      headers: { "x-svc-machine-profile": "h100" },
-      body: "{}",
-    });
-    assert.equal(res.status, 400);
-    assert.match(res.body.detail.message, /unknown machine profile/);
-  } finally {
-    await c.close();
-  }
-});
-
 Deno.test("routing: unknown model → 404; catalog model without a pool → 202 with Retry-After and demand", async () => {
-  const c = await cluster({}, [{ id: "w", profile: "cpu", models: [DENSE] }]);
+  const c = await cluster({ SVC_MACHINE_PROFILES: "h100,l4" }, [{
+    id: "w",
+    profile: "cpu",
+    models: [DENSE],
+  }]);
   try {
     const nf = await getJson(`${c.r.url}/v1/encode/nobody%2Fknows`, {
       method: "POST",
@@ -190,7 +179,7 @@ Deno.test("routing: unknown model → 404; catalog model without a pool → 202 
 });
 
 Deno.test("routing: demand is met when the pool gets a worker", async () => {
-  const c = await cluster({}, []);
+  const c = await cluster({ SVC_MACHINE_PROFILES: "t4" }, []);
   let w: FakeWorker | undefined;
   try {
     const p = await post(`${c.r.url}/v1/encode/BAAI%2Fbge-small-en-v1.5`, {
@@ -220,7 +209,7 @@ Deno.test("routing: demand is met when the pool gets a worker", async () => {
 });
 
 Deno.test("routing: a model of another bundle goes to that bundle's pool of the same profile", async () => {
-  const c = await cluster({}, [
+  const c = await cluster({ SVC_MACHINE_PROFILES: "cpu,l4" }, [
     {
       id: "cpu-default",
       profile: "cpu",
@@ -451,7 +440,7 @@ Deno.test("routing: API keys guard /v1 but not probes", async () => {
 });
 
 Deno.test("routing: /v1/embeddings never answers 202: it waits for capacity, then 503", async () => {
-  const c = await cluster({ SVC_EMBEDDINGS_WAIT_MS: "300" }, []);
+  const c = await cluster({ SVC_EMBEDDINGS_WAIT_MS: "300", SVC_MACHINE_PROFILES: "cpu" }, []);
   try {
     const body = JSON.stringify({ model: "BAAI/bge-small-en-v1.5", input: ["hi"] });
     const start = performance.now();
@@ -486,7 +475,7 @@ Deno.test("routing: /v1/embeddings never answers 202: it waits for capacity, the
 
 Deno.test("routing: a worker that joins while /v1/embeddings waits serves the request", async () => {
   // A wait far longer than registration takes, so the request must be served, not refused.
-  const c = await cluster({ SVC_EMBEDDINGS_WAIT_MS: "30000" }, []);
+  const c = await cluster({ SVC_EMBEDDINGS_WAIT_MS: "30000", SVC_MACHINE_PROFILES: "cpu" }, []);
   let w: FakeWorker | undefined;
   try {
     const body = JSON.stringify({ model: "BAAI/bge-small-en-v1.5", input: ["hi"] });
@@ -535,7 +524,7 @@ Deno.test("routing: bodies larger than SVC_MAX_BODY_BYTES are refused", async ()
 });
 
 Deno.test("routing: /v1/models merges live workers with the catalog; /v1/models/{m} never 404s a known model", async () => {
-  const c = await cluster({}, [
+  const c = await cluster({ SVC_MACHINE_PROFILES: "l4" }, [
     { id: "cpu-1", profile: "cpu", models: [{ name: "fixture/dense", state: "loaded" }] },
     { id: "cpu-x", profile: "cpu", bundle: "extract", models: [{ name: "fixture/gliner" }] },
   ]);

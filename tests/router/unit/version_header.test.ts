@@ -9,7 +9,7 @@ import { waitFor } from "../../helpers/wait.ts";
 import { startTestRouter, TEST_TOKEN } from "../helpers/router.ts";
 
 Deno.test("version header: both names on proxied, provisioning, error, probe and page answers", async () => {
-  const r = await startTestRouter();
+  const r = await startTestRouter({ SVC_MACHINE_PROFILES: "h100" });
   const w = startFakeWorker({
     routerUrl: r.url,
     token: TEST_TOKEN,

@@ -2,19 +2,20 @@
  * Forwarding one API request to a worker: pick the worker, send the buffered body, stream the
  * answer back. A worker that cannot be reached, or that answers 503 because it is shutting down,
  * costs one retry on another eligible worker; a timeout is not retried (the work may be running).
- * Every other answer is the worker's and reaches the client as sent: 503 `MODEL_LOADING` with
+ * Every other answer is the worker's and reaches the client (status, body, the API's headers): 503 `MODEL_LOADING` with
  * its Retry-After (the client retries), and 502 `MODEL_LOAD_FAILED` at once, never retried here:
  * the catalog, hub and cluster cache that decided it are shared by the pool, and a retry would
  * start another doomed load. Selection ranks a worker whose load failed last, so later requests
  * go to workers without the failure when there are any.
  */
 import { ServiceError } from "@svc/shared/errors";
-import { HeaderNames as H } from "@svc/shared/headers";
-import type { WorkerDirectory, WorkerRecord } from "./directory/types.ts";
 import type { Logger } from "@svc/shared/log";
-import type { RouterMetrics } from "./metrics/router_metrics.ts";
-import type { LoadTracker } from "./pools/load.ts";
-import { type Affinity, type SelectionRequest, selectWorker } from "./pools/selection.ts";
+import type { WorkerDirectory, WorkerRecord } from "../directory/types.ts";
+import type { RouterMetrics } from "../metrics/router_metrics.ts";
+import type { LoadTracker } from "../pools/load.ts";
+import { type Affinity, type SelectionRequest, selectWorker } from "../pools/selection.ts";
+import { UpstreamCancel } from "./cancel.ts";
+import { downstreamHeaders, upstreamHeaders } from "./headers.ts";
 
 /** Everything forwarding needs. */
 export interface ProxyDeps {
@@ -24,6 +25,8 @@ export interface ProxyDeps {
   log: Logger;
   upstreamTimeoutMs: number;
   spillLoad: number;
+  /** Sent to workers as `Authorization: Bearer` when set (`SVC_WORKER_API_KEY`). */
+  workerApiKey?: string;
   fetch?: typeof fetch;
 }
 
@@ -33,57 +36,13 @@ export type ForwardResult =
   | { kind: "no_capacity" }
   | { kind: "not_served" };
 
-/** Request headers never forwarded: hop-by-hop, the client's credentials, and encodings. */
-const DROP_REQUEST = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-authorization",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-  "host",
-  "authorization",
-  "cookie",
-  "content-length",
-  // Deno's fetch decompresses transparently; asking the worker for gzip would only cost CPU.
-  "accept-encoding",
-]);
-
-/** Response headers never passed back (hop-by-hop). */
-const DROP_RESPONSE = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-]);
-
-/** Build the headers sent to the worker (a bulk copy, then removals: cheaper than a filter). */
-function upstreamHeaders(incoming: Headers): Headers {
-  const out = new Headers(incoming);
-  for (const k of DROP_REQUEST) out.delete(k);
-  return out;
-}
-
-/** Build the client response from the worker's (timing headers pass through). */
+/** The client's answer from the worker's: its status, allow-listed headers and body. */
 function downstreamResponse(res: Response, worker: WorkerRecord, body: BodyInit | null): Response {
-  const out = new Response(body, {
+  return new Response(body, {
     status: res.status,
     statusText: res.statusText,
-    headers: res.headers,
+    headers: downstreamHeaders(res.headers, worker.id),
   });
-  const headers = out.headers;
-  for (const k of DROP_RESPONSE) headers.delete(k);
-  // fetch already decoded a compressed body, so its encoding and length no longer apply.
-  if (headers.has("content-encoding")) {
-    headers.delete("content-encoding");
-    headers.delete("content-length");
-  }
-  headers.set(H.workerId, worker.id);
-  return out;
 }
 
 /** One attempt's outcome. */
@@ -94,16 +53,21 @@ type Attempt =
   | { kind: "timeout" }
   | { kind: "client_gone" };
 
-/** Forward `req` (body already buffered) to a worker of `target`, retrying once when allowed. */
+/**
+ * Forward `req` (body already buffered) to a worker of `target`, retrying once when allowed.
+ * `delivered` settles once the client's answer has been sent or abandoned (Deno.serve's
+ * `completed`); until then the upstream deadline also covers the answer's body.
+ */
 export async function forward(
   req: Request,
   body: Uint8Array<ArrayBuffer> | null,
   target: SelectionRequest,
   deps: ProxyDeps,
+  delivered?: Promise<void>,
 ): Promise<ForwardResult> {
   const url = new URL(req.url);
   const pathAndQuery = url.pathname + url.search;
-  const headers = upstreamHeaders(req.headers);
+  const headers = upstreamHeaders(req.headers, deps.workerApiKey);
   const exclude = new Set<string>();
   let lastDraining: Response | undefined;
   let lastWorker: WorkerRecord | undefined;
@@ -129,6 +93,7 @@ export async function forward(
       sel.affinity,
       target,
       deps,
+      delivered,
     );
     if (r.kind === "ok") return { kind: "response", response: r.response, worker };
     if (r.kind === "client_gone") {
@@ -164,11 +129,11 @@ async function attemptOnce(
   affinity: Affinity,
   target: SelectionRequest,
   deps: ProxyDeps,
+  delivered: Promise<void> | undefined,
 ): Promise<Attempt> {
   const doFetch = deps.fetch ?? fetch;
-  const timeout = AbortSignal.timeout(deps.upstreamTimeoutMs);
   // The client going away cancels the worker's request too (it drops work of gone clients).
-  const signal = AbortSignal.any([timeout, req.signal]);
+  const cancel = new UpstreamCancel(req.signal, deps.upstreamTimeoutMs);
   const done = deps.load.begin(worker.id);
   deps.metrics.upstream.inc([worker.id, target.pool, target.bundle, affinity]);
   let res: Response;
@@ -177,12 +142,13 @@ async function attemptOnce(
       method: req.method,
       headers,
       body: body && body.byteLength > 0 ? body : undefined,
-      signal,
+      signal: cancel.signal,
       redirect: "manual",
     });
   } catch (err) {
-    if (req.signal.aborted) return { kind: "client_gone" };
-    if (timeout.aborted) {
+    cancel.release();
+    if (cancel.cause === "client_gone" || req.signal.aborted) return { kind: "client_gone" };
+    if (cancel.cause === "timeout") {
       deps.metrics.upstreamErrors.inc([worker.id, "timeout"]);
       deps.log("warn", "worker timed out", { worker_id: worker.id, path: pathAndQuery });
       return { kind: "timeout" };
@@ -196,10 +162,15 @@ async function attemptOnce(
     done();
   }
   if (res.status === 503 && (await isShuttingDown(res))) {
+    cancel.release();
     deps.metrics.upstreamErrors.inc([worker.id, "draining"]);
     deps.load.coolDown(worker.id);
     return { kind: "draining", response: downstreamResponse(res, worker, res.body) };
   }
+  // The deadline keeps covering the body until the client has it; without a delivery signal
+  // (an app called outside Deno.serve) it ends with the headers.
+  if (delivered) delivered.then(() => cancel.release(), () => cancel.release());
+  else cancel.release();
   return { kind: "ok", response: downstreamResponse(res, worker, res.body) };
 }
 

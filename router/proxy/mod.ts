@@ -1,0 +1,4 @@
+/** Forwarding API requests to workers: selection, retry, header policy, cancellation. */
+export { forward, type ForwardResult, type ProxyDeps } from "./forward.ts";
+export { downstreamHeaders, upstreamHeaders } from "./headers.ts";
+export { type CancelCause, UpstreamCancel } from "./cancel.ts";
