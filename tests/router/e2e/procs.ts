@@ -17,6 +17,8 @@ export class Proc {
   readonly child: Deno.ChildProcess;
   readonly lines: string[] = [];
   readonly status: Promise<Deno.CommandStatus>;
+  /** Directories removed once the process has exited (its private caches). */
+  readonly tempDirs: string[] = [];
   #waiters: { re: RegExp; resolve: (m: RegExpMatchArray) => void }[] = [];
   #pumps: Promise<void>[];
 
@@ -108,6 +110,7 @@ export class Proc {
     clearTimeout(t);
     const st = await this.status;
     await Promise.all(this.#pumps);
+    await this.#removeTempDirs();
     return st;
   }
 
@@ -116,6 +119,13 @@ export class Proc {
     this.signal("SIGKILL");
     await this.status;
     await Promise.all(this.#pumps);
+    await this.#removeTempDirs();
+  }
+
+  async #removeTempDirs(): Promise<void> {
+    for (const dir of this.tempDirs.splice(0)) {
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    }
   }
 }
 
@@ -149,7 +159,7 @@ export async function startWorkerProc(
 ): Promise<Proc> {
   const fixtures = await ensureFixtures();
   const cacheDir = await Deno.makeTempDir({ prefix: `e2e-${name}-` });
-  return new Proc(name, ["run", "-P=worker", "worker/main.ts"], {
+  const proc = new Proc(name, ["run", "-P=worker", "worker/main.ts"], {
     SVC_HOST: "127.0.0.1",
     SVC_PORT: "0",
     SVC_MODELS_DIR: `${fixtures}/models`,
@@ -160,6 +170,8 @@ export async function startWorkerProc(
     SVC_WORKER_ID: name,
     ...env,
   });
+  proc.tempDirs.push(cacheDir);
+  return proc;
 }
 
 /** Stop every process, ignoring failures (for `finally`). */
