@@ -75,6 +75,8 @@ Deno.test({
       const r = await startRouterProc("client-router", {
         SVC_PROVISION_RETRY_AFTER_S: "1",
         SVC_API_KEYS: KEY,
+        // A pool that scales to zero is configured (an unknown profile is a 400).
+        SVC_MACHINE_PROFILES: "cpu",
       });
       router = r.proc;
       // A first worker makes the router learn the fixture models' bundle, then leaves.
