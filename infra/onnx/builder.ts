@@ -68,6 +68,9 @@ export class GraphBuilder {
   #names = new Set<string>();
   #constCache = new Map<string, string>();
   #counter = 0;
+  /** Module scope of the nodes being added (`withScope`), as the PyTorch exporter names them. */
+  #scope: string[] = [];
+  #nodeNames = new Set<string>();
 
   /** Start an empty graph called `name`. */
   constructor(name = "main") {
@@ -119,7 +122,7 @@ export class GraphBuilder {
   ): void {
     for (const o of outputs) this.#claim(o);
     this.#nodes.push({
-      name: `${opType}_${this.#nodes.length}`,
+      name: this.#nodeName(opType),
       opType,
       inputs: [...inputs],
       outputs: [...outputs],
@@ -132,6 +135,26 @@ export class GraphBuilder {
     const out = output ?? this.#fresh(opType);
     this.node(opType, inputs, [out], attrs);
     return out;
+  }
+
+  /**
+   * Run `fn` with nodes named after a module scope, the way the PyTorch exporter names them:
+   * `withScope(["encoder", "layer.0", "attention", "self", "query"], ...)` names a MatMul
+   * `/encoder/layer.0/attention/self/query/MatMul` (then `MatMul_1`...). Scopes nest.
+   */
+  withScope<T>(scope: readonly string[], fn: () => T): T {
+    const outer = this.#scope;
+    this.#scope = [...outer, ...scope];
+    try {
+      return fn();
+    } finally {
+      this.#scope = outer;
+    }
+  }
+
+  /** A fresh value name with `prefix`, e.g. `onnx::MatMul_12` like the exporter's folded weights. */
+  freshName(prefix: string): string {
+    return this.#fresh(prefix);
   }
 
   /** Serialise the graph into the bytes of a `.onnx` file. */
@@ -167,6 +190,15 @@ export class GraphBuilder {
     if (known) return known;
     const name = this.initializer(this.#fresh(`const_${kind}`), make(), dims);
     this.#constCache.set(key, name);
+    return name;
+  }
+
+  #nodeName(opType: string): string {
+    if (this.#scope.length === 0) return `${opType}_${this.#nodes.length}`;
+    const base = `/${this.#scope.join("/")}/${opType}`;
+    let name = base;
+    for (let k = 1; this.#nodeNames.has(name); k++) name = `${base}_${k}`;
+    this.#nodeNames.add(name);
     return name;
   }
 
