@@ -5,6 +5,7 @@
  */
 import type { InputLimits } from "@svc/shared/codec/limits";
 import {
+  checkCommon,
   COMMON_FIELDS,
   type Env,
   int,
@@ -150,6 +151,7 @@ const ROUTER_FIELDS = {
 };
 
 const SCHEMA = settingsSchema({ ...COMMON_FIELDS, ...ROUTER_FIELDS }, (v, issue) => {
+  checkCommon(v, issue);
   if (v.SVC_WORKER_STALE_MS < 2 * v.SVC_HEARTBEAT_INTERVAL_MS) {
     issue("SVC_WORKER_STALE_MS", "must be at least twice SVC_HEARTBEAT_INTERVAL_MS");
   }

@@ -16,6 +16,8 @@ export const ERROR_STATUS = {
   SHUTTING_DOWN: 503,
   NO_CAPACITY: 503,
   UNAUTHORIZED: 401,
+  METHOD_NOT_ALLOWED: 405,
+  REQUEST_TIMEOUT: 408,
   BAD_GATEWAY: 502,
   GATEWAY_TIMEOUT: 504,
   INFERENCE_ERROR: 500,
@@ -67,6 +69,17 @@ export class ServiceError extends Error {
   /** The JSON body sent to the client. */
   toBody(): ErrorBody {
     return { detail: { ...this.extra, code: this.code, message: this.message } };
+  }
+}
+
+/**
+ * The client disconnected before its answer: there is nobody to answer and nothing failed, so it
+ * is logged at debug level, never reported as a 500.
+ */
+export class ClientGoneError extends Error {
+  constructor(message = "client went away") {
+    super(message);
+    this.name = "ClientGoneError";
   }
 }
 

@@ -10,6 +10,7 @@ import { gpuInventory } from "./telemetry/gpu.ts";
 import { weightStoreFrom } from "./weights/settings.ts";
 import { WorkerMetrics } from "./telemetry/metrics.ts";
 import { createLogger, type Logger } from "@svc/shared/log";
+import { BodyBudget } from "@svc/shared/http/body_budget";
 import { createWorkerApp } from "./server/app.ts";
 import type { WorkerContext } from "./server/context.ts";
 import { ServingState } from "./server/state.ts";
@@ -102,6 +103,7 @@ export async function createWorker(
     state: new ServingState(),
     limits: settings.limits,
     images: { pool: imagePool, limits: settings.images },
+    body: { ...settings.http.body, budget: new BodyBudget(settings.http.maxInflightBodyBytes) },
     bundle: settings.bundle,
     startedAt: Date.now(),
   };

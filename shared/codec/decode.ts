@@ -2,7 +2,7 @@
 
 import { invalidInput } from "../errors.ts";
 import { decodeJson } from "./json_decode.ts";
-import { DEFAULT_LIMITS, type InputLimits, valueBudget } from "./limits.ts";
+import { DEFAULT_LIMITS, type InputLimits } from "./limits.ts";
 import { enforceLimits } from "./limits_check.ts";
 import { decodeMsgpack } from "./msgpack_decode.ts";
 
@@ -24,8 +24,8 @@ function looksLikeMsgpackMap(bytes: Uint8Array): boolean {
 
 /**
  * Decode a request body: msgpack for `application/msgpack`/`application/x-msgpack`, else JSON.
- * Enforces `limits` (size, depth, value count, list and string lengths); every failure is
- * INVALID_INPUT.
+ * Enforces `limits` (size, depth, values, keys per object, list and string lengths); every
+ * failure is INVALID_INPUT.
  */
 export function decodeBody(
   bytes: Uint8Array,
@@ -36,56 +36,17 @@ export function decodeBody(
   if (bytes.length === 0) throw invalidInput("request body is empty");
   const msgpack = isMsgpackContentType(contentType) ||
     (!contentType && looksLikeMsgpackMap(bytes));
-  const budget = valueBudget(limits);
-  const value = msgpack
-    ? decodeMsgpack(bytes, limits.maxDepth, budget)
-    : decodeJson(bytes, limits.maxDepth, budget);
+  const value = msgpack ? decodeMsgpack(bytes, limits) : decodeJson(bytes, limits);
   enforceLimits(value, limits);
   return value;
 }
 
-function bodyTooLarge(size: number | string, limits: Pick<InputLimits, "maxBodyBytes">) {
+function bodyTooLarge(size: number, limits: Pick<InputLimits, "maxBodyBytes">) {
   return invalidInput(
     `request body of ${size} bytes exceeds the limit of ${limits.maxBodyBytes} bytes ` +
       `(SVC_MAX_BODY_BYTES)`,
   );
 }
 
-/**
- * Read a request's body without ever holding more than `maxBodyBytes`: a declared Content-Length
- * over the limit fails at once, and a streamed body is cut off as soon as it passes the limit.
- * Worker and router both read bodies through here.
- */
-export async function readBodyLimited(
-  req: Request,
-  limits: Pick<InputLimits, "maxBodyBytes"> = DEFAULT_LIMITS,
-): Promise<Uint8Array<ArrayBuffer>> {
-  const header = req.headers.get("content-length");
-  const declared = Number(header ?? NaN);
-  if (declared > limits.maxBodyBytes) throw bodyTooLarge(declared, limits);
-  if (!req.body) return new Uint8Array(0);
-  // A declared length within the bound: the native whole-body read is the fast path (the reader
-  // loop costs more than the rest of routing), and Deno's server enforces the declared length.
-  if (header !== null && /^\d+$/.test(header)) return new Uint8Array(await req.arrayBuffer());
-  const chunks: Uint8Array<ArrayBuffer>[] = [];
-  let total = 0;
-  const reader = req.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.length;
-    if (total > limits.maxBodyBytes) {
-      await reader.cancel().catch(() => {});
-      throw bodyTooLarge(`more than ${limits.maxBodyBytes}`, limits);
-    }
-    chunks.push(value);
-  }
-  if (chunks.length === 1) return chunks[0];
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
-}
+// Bodies are read by shared/http; decoding callers have long imported the reader from here.
+export { readBodyLimited } from "../http/read_body.ts";

@@ -1,7 +1,7 @@
 /** Decoding of untrusted JSON: strict UTF-8, structural pre-check, then JSON.parse. */
 
 import { invalidInput } from "../errors.ts";
-import { scanJson } from "./json_scan.ts";
+import { type ScanBounds, scanJson } from "./json_scan.ts";
 
 const utf8 = new TextDecoder("utf-8");
 const utf8Strict = new TextDecoder("utf-8", { fatal: true });
@@ -23,10 +23,10 @@ function decodeUtf8(bytes: Uint8Array): string {
 }
 
 /** Decode a JSON request body; every failure is INVALID_INPUT with the parser's reason. */
-export function decodeJson(bytes: Uint8Array, maxDepth: number, maxValues = Infinity): unknown {
+export function decodeJson(bytes: Uint8Array, bounds: ScanBounds): unknown {
   const text = decodeUtf8(bytes);
-  // JSON.parse must never see a body nested deep enough, or with values enough, to matter.
-  scanJson(text, maxDepth, maxValues);
+  // JSON.parse must never see a body nested deep enough, or with values or keys enough, to matter.
+  scanJson(text, bounds);
   try {
     return JSON.parse(text);
   } catch (err) {

@@ -11,7 +11,8 @@
  */
 
 import { invalidInput, type ServiceError } from "../errors.ts";
-import { tooDeep, tooManyValues } from "./limits.ts";
+import { tooDeep, tooManyKeys, tooManyValues } from "./limits.ts";
+import type { ScanBounds } from "./json_scan.ts";
 
 /** msgpack extension type of typed arrays in requests (docs/api.md). */
 export const EXT_TYPED_ARRAY = 78;
@@ -20,8 +21,12 @@ function fail(at: number, why: string): ServiceError {
   return invalidInput(`malformed msgpack at byte ${at}: ${why}`);
 }
 
-/** Validate the structure of a msgpack document; throws INVALID_INPUT when it is unsafe or broken. */
-export function scanMsgpack(bytes: Uint8Array, maxDepth: number, maxValues = Infinity): void {
+/**
+ * Validate the structure of a msgpack document against `bounds` (depth, values, keys per map);
+ * throws INVALID_INPUT when it is unsafe or broken.
+ */
+export function scanMsgpack(bytes: Uint8Array, bounds: ScanBounds): void {
+  const { maxDepth, maxValues, maxObjectKeys } = bounds;
   const end = bytes.length;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   // Per open container: values still to read (maps count keys and values), and whether it is a map.
@@ -152,6 +157,7 @@ export function scanMsgpack(bytes: Uint8Array, maxDepth: number, maxValues = Inf
         throw fail(at, `${what} cannot fit in the ${end - pos} bytes that remain`);
       }
       if (depth >= maxDepth) throw tooDeep(maxDepth);
+      if (map && count / 2 > maxObjectKeys) throw tooManyKeys(maxObjectKeys);
       left[depth] = count;
       isMap[depth] = map;
       depth++;

@@ -5,7 +5,8 @@
 import { DEFAULT_LIMITS, type InputLimits, LIMIT_MAX } from "../codec/limits.ts";
 import { workerTokenProblem } from "../fleet/protocol.ts";
 import { LOG_LEVELS, type LogLevel } from "../log/level.ts";
-import { bool, int, oneOf, secret, type Setting, str } from "./fields.ts";
+import type { BodyReadOptions } from "../http/read_body.ts";
+import { bool, int, millis, oneOf, secret, type Setting, str } from "./fields.ts";
 
 /** Values of {@link COMMON_FIELDS}. */
 export interface CommonValues {
@@ -18,6 +19,12 @@ export interface CommonValues {
   SVC_MAX_NESTING_DEPTH: number;
   SVC_MAX_ITEMS: number;
   SVC_MAX_STRING_LENGTH: number;
+  SVC_MAX_OBJECT_KEYS: number;
+  SVC_MAX_VALUES: number;
+  SVC_MAX_INFLIGHT_BODY_BYTES: number;
+  SVC_BODY_IDLE_TIMEOUT_MS: number;
+  SVC_HEADERS_TIMEOUT_MS: number;
+  SVC_REQUEST_TIMEOUT_MS: number;
 }
 
 /** A limit setting from the codec's default and bound of `key`. */
@@ -48,7 +55,55 @@ export const COMMON_FIELDS: { readonly [K in keyof CommonValues]: Setting<Common
   SVC_MAX_NESTING_DEPTH: limit("maxDepth", "nesting depth of JSON/msgpack bodies"),
   SVC_MAX_ITEMS: limit("maxItems", "items (and list entries) per request"),
   SVC_MAX_STRING_LENGTH: limit("maxStringLength", "characters per string"),
+  SVC_MAX_OBJECT_KEYS: limit(
+    "maxObjectKeys",
+    "keys of one JSON object or msgpack map (checked before the body is parsed)",
+  ),
+  SVC_MAX_VALUES: limit("maxValues", "values of any kind, keys included, in one request body"),
+  SVC_MAX_INFLIGHT_BODY_BYTES: int({
+    min: 1024,
+    max: 64 * 1024 * 1024 * 1024,
+    default: 256 * 1024 * 1024,
+    shown: "`268435456` (256 MiB)",
+    doc: "request-body bytes being read at once, all requests together (counted as they " +
+      "arrive, not as declared); past it `503 QUEUE_FULL` with `Retry-After: 1`. At least " +
+      "`SVC_MAX_BODY_BYTES`",
+  }),
+  SVC_BODY_IDLE_TIMEOUT_MS: millis({
+    min: 100,
+    max: 3_600_000,
+    default: 30_000,
+    doc: "a request body with no new bytes for this long is abandoned with 408 (the worker also " +
+      "closes the connection)",
+  }),
+  SVC_HEADERS_TIMEOUT_MS: millis({
+    min: 100,
+    max: 3_600_000,
+    default: 30_000,
+    doc: "a connection whose request headers are incomplete after this long gets 408 and is " +
+      "closed (worker)",
+  }),
+  SVC_REQUEST_TIMEOUT_MS: millis({
+    min: 100,
+    max: 86_400_000,
+    default: 300_000,
+    doc: "a request not received whole (headers and body) within this long gets 408 and is " +
+      "closed, however slowly it trickles (worker)",
+  }),
 };
+
+/** Checks between common settings (run by each process's schema). */
+export function checkCommon(
+  v: CommonValues,
+  issue: (name: keyof CommonValues & string, message: string) => void,
+): void {
+  if (v.SVC_MAX_INFLIGHT_BODY_BYTES < v.SVC_MAX_BODY_BYTES) {
+    issue(
+      "SVC_MAX_INFLIGHT_BODY_BYTES",
+      "must be at least SVC_MAX_BODY_BYTES (else the largest allowed body could never be read)",
+    );
+  }
+}
 
 /** The input limits slice of parsed settings. */
 export function limitsOf(v: CommonValues): InputLimits {
@@ -57,7 +112,28 @@ export function limitsOf(v: CommonValues): InputLimits {
     maxDepth: v.SVC_MAX_NESTING_DEPTH,
     maxItems: v.SVC_MAX_ITEMS,
     maxStringLength: v.SVC_MAX_STRING_LENGTH,
+    maxObjectKeys: v.SVC_MAX_OBJECT_KEYS,
+    maxValues: v.SVC_MAX_VALUES,
   });
+}
+
+/** How the HTTP server and the body reader bound connections and bodies. */
+export interface HttpSettings {
+  /** Per-body bounds; the budget is created once per process from `maxInflightBodyBytes`. */
+  body: Omit<BodyReadOptions, "budget">;
+  maxInflightBodyBytes: number;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+}
+
+/** The HTTP slice of parsed settings. */
+export function httpSettingsOf(v: CommonValues): HttpSettings {
+  return {
+    body: { maxBodyBytes: v.SVC_MAX_BODY_BYTES, bodyIdleTimeoutMs: v.SVC_BODY_IDLE_TIMEOUT_MS },
+    maxInflightBodyBytes: v.SVC_MAX_INFLIGHT_BODY_BYTES,
+    headersTimeoutMs: v.SVC_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: v.SVC_REQUEST_TIMEOUT_MS,
+  };
 }
 
 /** What a logger needs from the settings. */

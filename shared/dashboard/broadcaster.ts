@@ -6,6 +6,7 @@
  */
 
 import { errorResponse, ServiceError } from "../errors.ts";
+import { type StreamSocket, upgradeWebSocket } from "../http/upgrade.ts";
 
 /** Options of {@link Broadcaster}. */
 export interface BroadcasterOptions {
@@ -25,7 +26,7 @@ export interface BroadcasterOptions {
 /** Sends one message per tick to every connected socket. */
 export class Broadcaster {
   readonly #o: BroadcasterOptions;
-  readonly #clients = new Set<WebSocket>();
+  readonly #clients = new Set<StreamSocket>();
   #timer: ReturnType<typeof setInterval> | undefined;
   #building = false;
   #closed = false;
@@ -51,7 +52,7 @@ export class Broadcaster {
   }
 
   /** Serve `socket` from its open event until it closes. */
-  add(socket: WebSocket): void {
+  add(socket: StreamSocket): void {
     if (this.#closed) {
       socket.addEventListener("open", () => socket.close(1001, "server closing"));
       return;
@@ -139,7 +140,7 @@ export function acceptStreamClient(req: Request, path: string, broadcaster: Broa
       new ServiceError("QUEUE_FULL", `too many ${path} clients`, { retryAfterS: 5 }),
     );
   }
-  const { socket, response } = Deno.upgradeWebSocket(req, { idleTimeout: STREAM_IDLE_TIMEOUT_S });
+  const { socket, response } = upgradeWebSocket(req, { idleTimeoutS: STREAM_IDLE_TIMEOUT_S });
   broadcaster.add(socket);
   return response;
 }

@@ -317,17 +317,17 @@ Deno.test("decode: a genuine U+FFFD in JSON text is fine, invalid UTF-8 is not",
   );
 });
 
-Deno.test("decode: bodies with more values than 1024 × maxItems are refused before decoding", () => {
+Deno.test("decode: bodies with more values than SVC_MAX_VALUES are refused before decoding", () => {
   // 1.1 M nils in 1.1 MB would become 1.1 M array slots; 1.1 M `{}` would become objects.
   const n = 1_100_000;
   const nils = concat(fromHex("dd 0010c8e0"), new Uint8Array(n).fill(0xc0));
   assertInvalid(
     () => decodeBody(nils, MP),
-    /holds more than 1048576 values \(the limit is 1024 × SVC_MAX_ITEMS\)/,
+    /holds more than 1048576 values \(SVC_MAX_VALUES\)/,
   );
   const objs = te.encode("[" + Array(n).fill("{}").join(",") + "]");
   assertInvalid(() => decodeBody(objs, JSON_CT), /holds more than 1048576 values/);
-  const small = limits({ maxItems: 2 });
+  const small = limits({ maxValues: 2048 });
   assertInvalid(
     () => decodeBody(encodeMsgpack({ a: Array(3000).fill(null) }), MP, small),
     /more than 2048 values/,
@@ -337,4 +337,35 @@ Deno.test("decode: bodies with more values than 1024 × maxItems are refused bef
     JSON.stringify({ model: "m", input: Array.from({ length: 300_000 }, (_, i) => i % 30000) }),
   );
   assert.equal((decodeBody(ids, JSON_CT) as { input: number[] }).input.length, 300_000);
+});
+
+Deno.test("decode: objects with more keys than SVC_MAX_OBJECT_KEYS are refused before parsing", () => {
+  // The issue's body: params.options with 500,000 keys (answered 200 after ~5 s before).
+  const n = 500_000;
+  const keys: string[] = [];
+  for (let i = 0; i < n; i++) keys.push(`"k${i}":1`);
+  const text = te.encode(`{"items":[{"text":"a"}],"params":{"options":{${keys.join(",")}}}}`);
+  const options: Record<string, number> = {};
+  for (let i = 0; i < n; i++) options[`k${i}`] = 1;
+  const packed = encodeMsgpack({ items: [{ text: "a" }], params: { options } });
+  const t0 = performance.now();
+  assertInvalid(() => decodeBody(text, JSON_CT), /more than 256 keys \(SVC_MAX_OBJECT_KEYS\)/);
+  const t1 = performance.now();
+  assertInvalid(() => decodeBody(packed, MP), /SVC_MAX_OBJECT_KEYS/);
+  const t2 = performance.now();
+  // Refused by the pre-scans: well under the seconds that parsing and validation took.
+  assert.ok(t1 - t0 < 1000 && t2 - t1 < 1000, `${t1 - t0} ms, ${t2 - t1} ms`);
+
+  const few = limits({ maxObjectKeys: 3 });
+  const ok = { items: [{ text: "a" }], params: { options: { a: 1, b: "x:y", c: { d: 1, e: 2 } } } };
+  assert.deepEqual(decodeBody(json(ok), JSON_CT, few), ok, "colons in strings never count");
+  assert.deepEqual(decodeBody(encodeMsgpack(ok), MP, few), ok);
+  const four = { items: [{ text: "a" }], params: { options: { a: 1, b: 2, c: 3, d: 4 } } };
+  assertInvalid(() => decodeBody(json(four), JSON_CT, few), /more than 3 keys/);
+  assertInvalid(() => decodeBody(encodeMsgpack(four), MP, few), /more than 3 keys/);
+  // Repeated keys cost parsing time too: they count.
+  assertInvalid(
+    () => decodeBody(te.encode('{"items":[],"a":1,"a":2,"a":3}'), JSON_CT, few),
+    /more than 3 keys/,
+  );
 });

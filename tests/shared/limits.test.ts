@@ -15,6 +15,8 @@ Deno.test("limits: documented defaults", () => {
     maxDepth: 32,
     maxItems: 1024,
     maxStringLength: 100_000,
+    maxObjectKeys: 256,
+    maxValues: 1_048_576,
   });
   assert.deepEqual(limitsFromEnv({}), DEFAULT_LIMITS);
   assert.deepEqual(limitsFromEnv({ SVC_MAX_ITEMS: "" }), DEFAULT_LIMITS);
@@ -27,9 +29,18 @@ Deno.test("limits: each variable sets its limit", () => {
       SVC_MAX_NESTING_DEPTH: "8",
       SVC_MAX_ITEMS: " 64 ",
       SVC_MAX_STRING_LENGTH: "5000",
+      SVC_MAX_OBJECT_KEYS: "16",
+      SVC_MAX_VALUES: "4096",
       UNRELATED: "x",
     }),
-    { maxBodyBytes: 1048576, maxDepth: 8, maxItems: 64, maxStringLength: 5000 },
+    {
+      maxBodyBytes: 1048576,
+      maxDepth: 8,
+      maxItems: 64,
+      maxStringLength: 5000,
+      maxObjectKeys: 16,
+      maxValues: 4096,
+    },
   );
 });
 
@@ -81,9 +92,12 @@ Deno.test("readBodyLimited: declared and streamed bodies over the limit are refu
       c.close();
     },
   });
-  const joined = await readBodyLimited(new Request("http://x/", { method: "POST", body: chunks }));
+  const joined = await readBodyLimited(
+    new Request("http://x/", { method: "POST", body: chunks }),
+    limits,
+  );
   assert.deepEqual(joined, Uint8Array.of(1, 2, 3));
-  assert.deepEqual(await readBodyLimited(new Request("http://x/")), new Uint8Array(0));
+  assert.deepEqual(await readBodyLimited(new Request("http://x/"), limits), new Uint8Array(0));
 });
 
 async function assertRejectsInvalid(fn: () => Promise<unknown>, re: RegExp): Promise<void> {

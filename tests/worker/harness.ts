@@ -2,6 +2,7 @@
 import { ensureFixtures } from "../fixtures/mod.ts";
 import { createWorker, type WorkerInstance } from "../../worker/bootstrap.ts";
 import { createLogger } from "@svc/shared/log";
+import { serveWorkerApp } from "../../worker/server/http_server.ts";
 
 /** A running test worker. */
 export interface TestWorker {
@@ -51,11 +52,12 @@ export async function startTestWorker(
       throw err;
     }
   }
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    instance.app.fetch,
-  );
-  const url = `http://127.0.0.1:${(server.addr as Deno.NetAddr).port}`;
+  // The worker's own server (node:http), as the process runs it.
+  const server = await serveWorkerApp(instance.app, instance.settings.http, {
+    hostname: "127.0.0.1",
+    port: 0,
+  });
+  const url = `http://127.0.0.1:${server.addr.port}`;
   return {
     url,
     instance,

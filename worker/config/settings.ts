@@ -8,9 +8,12 @@ import type { InputLimits } from "@svc/shared/codec/limits";
 import { MAX_IMAGES_PER_ITEM } from "@svc/shared/schemas/item";
 import {
   bool,
+  checkCommon,
   COMMON_FIELDS,
   decimal,
   type Env,
+  type HttpSettings,
+  httpSettingsOf,
   int,
   limitsOf,
   list,
@@ -255,6 +258,7 @@ const FLEET_FIELDS = {
 const SCHEMA = settingsSchema(
   { ...COMMON_FIELDS, ...WORKER_FIELDS, ...IMAGE_FIELDS, ...FLEET_FIELDS },
   (v, issue) => {
+    checkCommon(v, issue);
     if (v.SVC_ROUTER_URL !== undefined && v.SVC_WORKER_TOKEN === undefined) {
       issue("SVC_WORKER_TOKEN", "is required when SVC_ROUTER_URL is set");
     }
@@ -336,6 +340,8 @@ export interface WorkerSettings {
   loadWaitMs: number;
   limits: InputLimits;
   images: ImageSettings;
+  /** Connection and body-reading bounds of the HTTP server. */
+  http: HttpSettings;
   log: LogSettings;
   /** The bundle this worker serves. */
   bundle: string;
@@ -404,6 +410,7 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
       maxPerRequest: v.SVC_MAX_IMAGES_PER_REQUEST,
       maxQueue: v.SVC_MAX_IMAGE_QUEUE,
     },
+    http: httpSettingsOf(v),
     log: logSettingsOf(v),
     bundle: v.SVC_BUNDLE,
     shutdownDrainS: v.SVC_SHUTDOWN_DRAIN_S,

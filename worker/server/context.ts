@@ -1,5 +1,6 @@
 /** Everything a route needs, passed explicitly (no globals). */
 import type { InputLimits } from "@svc/shared/codec/limits";
+import type { BodyReadOptions } from "@svc/shared/http/read_body";
 import type { WorkerSettings } from "../config/settings.ts";
 import type { ModelRegistry } from "../registry/registry.ts";
 import type { WorkerMetrics } from "../telemetry/metrics.ts";
@@ -17,6 +18,8 @@ export interface WorkerContext {
   limits: InputLimits;
   /** The image pool and the image limits. */
   images: ImageInputs;
+  /** How request bodies are read: size limit, the process-wide in-flight budget, idle timeout. */
+  body: BodyReadOptions;
   /** The bundle this worker serves; models of other bundles get 409 DEPENDENCY_CONFLICT. */
   bundle: string;
   startedAt: number;

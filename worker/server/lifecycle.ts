@@ -6,18 +6,19 @@
 import type { WorkerInstance } from "../bootstrap.ts";
 import { deadline } from "@svc/shared/deadline";
 import { startFleetLink } from "../fleet/mod.ts";
+import { serveWorkerApp } from "./http_server.ts";
 
 /** Serve until a termination signal, then drain and exit. */
 export async function runWorkerProcess(worker: WorkerInstance): Promise<never> {
   const { ctx } = worker;
   const { host: hostname, port } = ctx.settings.listen;
-  const server = Deno.serve({
-    hostname,
-    port,
-    onListen: (addr) =>
-      ctx.log("info", "worker listening", { host: addr.hostname, port: addr.port }),
-  }, worker.app.fetch);
-  const actualPort = (server.addr as Deno.NetAddr).port;
+  const server = await serveWorkerApp(
+    worker.app,
+    ctx.settings.http,
+    { hostname, port },
+    (addr) => ctx.log("info", "worker listening", { host: addr.hostname, port: addr.port }),
+  );
+  const actualPort = server.addr.port;
 
   let link: ReturnType<typeof startFleetLink> = null;
   let stopping: Promise<never> | undefined;

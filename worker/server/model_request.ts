@@ -6,7 +6,7 @@
 import type { Context } from "hono";
 import type { z } from "zod";
 import type { ServedModel } from "@svc/shared/catalog";
-import { readBodyLimited } from "@svc/shared/codec/decode";
+import { readBodyLimited } from "@svc/shared/http/read_body";
 import { decodeRequest } from "@svc/shared/codec/parse";
 import type { WorkItem, WorkParams } from "../families/types.ts";
 import { assertFitsQueue, type RequestResult } from "../scheduler/batcher.ts";
@@ -41,7 +41,7 @@ export async function openModelRequest<S extends z.ZodType>(
   const served = gateModel(ctx, name, op);
   // Labelled only once the name is a known served name: metric label values stay bounded.
   setModelLabel(c, name);
-  const bytes = await readBodyLimited(req, ctx.limits);
+  const bytes = await readBodyLimited(req, ctx.body);
   return {
     started,
     req,

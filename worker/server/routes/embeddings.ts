@@ -5,7 +5,7 @@
  */
 import type { Context } from "hono";
 import { invalidInput } from "@svc/shared/errors";
-import { readBodyLimited } from "@svc/shared/codec/decode";
+import { readBodyLimited } from "@svc/shared/http/read_body";
 import { decodeRequest } from "@svc/shared/codec/parse";
 import { float32ToBase64 } from "@svc/shared/codec/base64";
 import {
@@ -36,7 +36,7 @@ export async function handleEmbeddings(ctx: WorkerContext, c: Context): Promise<
   const traceId = traceIdOf(req);
   const body = decodeRequest(
     OpenAIEmbeddingsRequestSchema,
-    await readBodyLimited(req, ctx.limits),
+    await readBodyLimited(req, ctx.body),
     req.headers.get("content-type") ?? "application/json",
     ctx.limits,
   );

@@ -1,0 +1,24 @@
+/**
+ * The worker's HTTP server: the Hono app served with node:http (shared/http/node_server.ts), so
+ * that a client that disconnects aborts its request's signal and stalled connections are closed
+ * by the header and request timeouts of the settings.
+ */
+import type { Hono } from "hono";
+import { type NodeHttpServer, serveNodeHttp } from "@svc/shared/http/node_server";
+import type { HttpSettings } from "@svc/shared/config";
+
+/** Serve `app` on `hostname:port` (0: any free port) with the connection bounds of `http`. */
+export function serveWorkerApp(
+  app: Hono,
+  http: HttpSettings,
+  listen: { hostname: string; port: number },
+  onListen?: (addr: { hostname: string; port: number }) => void,
+): Promise<NodeHttpServer> {
+  return serveNodeHttp((req) => app.fetch(req), {
+    hostname: listen.hostname,
+    port: listen.port,
+    headersTimeoutMs: http.headersTimeoutMs,
+    requestTimeoutMs: http.requestTimeoutMs,
+    onListen,
+  });
+}
