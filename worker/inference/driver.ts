@@ -1,6 +1,8 @@
 /**
  * Runs one batch inside the inference thread: tokenise every item, sort by length, split into
- * sub-batches whose padded size fits the token budget, run them, put results back in order.
+ * sub-batches whose padded size fits the token budget, run them, put results back in order. Items
+ * whose client went away (flagged in `abandoned` by the main thread, even while the batch runs)
+ * are not tokenised and are dropped from every run not yet started.
  */
 import type {
   ItemOutput,
@@ -19,15 +21,20 @@ export interface DrivenBatch {
   paddedTokens: number;
 }
 
-/** Tokenise, sub-batch, run and reassemble one batch. */
+/** Tokenise, sub-batch, run and reassemble one batch; abandoned items keep no output. */
 export async function driveBatch(
   adapter: ModelAdapter,
   items: WorkItem[],
   params: WorkParams,
   tokenBudget: number,
+  abandoned?: Int32Array,
 ): Promise<DrivenBatch> {
+  const gone = (i: number) => abandoned !== undefined && Atomics.load(abandoned, i) !== 0;
   const t0 = performance.now();
-  const prepared = items.map((it, i) => adapter.prepare(it, i, params));
+  const prepared: PreparedItem[] = [];
+  items.forEach((it, i) => {
+    if (!gone(i)) prepared.push(adapter.prepare(it, i, params));
+  });
   const tokenizationMs = performance.now() - t0;
   const outputs: ItemOutput[] = new Array(items.length);
   const runnable: PreparedItem[] = [];
@@ -39,7 +46,9 @@ export async function driveBatch(
   let inferenceMs = 0;
   let postprocessingMs = 0;
   let paddedTokens = 0;
-  for (const group of planSubBatches(runnable, tokenBudget)) {
+  for (const planned of planSubBatches(runnable, tokenBudget)) {
+    const group = abandoned ? planned.filter((p) => !gone(p.index)) : planned;
+    if (group.length === 0) continue;
     const r = await adapter.run(group, params);
     inferenceMs += r.inferenceMs;
     postprocessingMs += r.postprocessingMs;

@@ -4,7 +4,14 @@ import type { AdapterContext, ItemOutput, WorkItem, WorkParams } from "../famili
 /** Main → thread. */
 export type ToThread =
   | ({ type: "load" } & AdapterContext)
-  | { type: "run"; batchId: number; items: WorkItem[]; params: WorkParams }
+  | {
+    type: "run";
+    batchId: number;
+    items: WorkItem[];
+    params: WorkParams;
+    /** Per item, 1 once its client went away (shared memory: written while the batch runs). */
+    abandoned?: Int32Array;
+  }
   | { type: "dispose" };
 
 /** Phase timings of one batch, in milliseconds. */

@@ -41,15 +41,18 @@ export class InferenceThread implements ModelRunner {
     return t;
   }
 
-  /** Run one batch; resolves with outputs in item order. */
-  run(items: WorkItem[], params: WorkParams): Promise<BatchResult> {
+  /** Run one batch; resolves with outputs in item order (undefined for abandoned items). */
+  run(items: WorkItem[], params: WorkParams, abandoned?: Int32Array): Promise<BatchResult> {
     if (this.#dead) return Promise.reject(new Error("inference thread is gone"));
     const batchId = this.#nextId++;
     return new Promise<BatchResult>((resolve, reject) => {
       this.#pending.set(batchId, { resolve, reject });
       // Image tensors move to the thread; the main thread never reads them again.
       const pixels = items.flatMap((it) => it.pixels?.map((p) => p.data.buffer) ?? []);
-      this.#worker.postMessage({ type: "run", batchId, items, params } satisfies ToThread, pixels);
+      this.#worker.postMessage(
+        { type: "run", batchId, items, params, abandoned } satisfies ToThread,
+        pixels,
+      );
     });
   }
 

@@ -43,7 +43,13 @@ async function handle(msg: ToThread): Promise<void> {
         return;
       }
       try {
-        const r = await driveBatch(adapter, msg.items, msg.params, runTokenBudget);
+        const r = await driveBatch(
+          adapter,
+          msg.items,
+          msg.params,
+          runTokenBudget,
+          msg.abandoned,
+        );
         scope.postMessage(
           { type: "result", batchId: msg.batchId, ...r },
           transferables(r.outputs),

@@ -299,7 +299,7 @@ export class ModelRegistry {
         batchTokenBudget: u.config.batch_token_budget,
         maxWaitMs: this.#o.maxWaitMs,
         maxQueueItems: this.#o.maxQueueItems,
-        run: (items, params) => runner.run(items, params),
+        run: (items, params, abandoned) => runner.run(items, params, abandoned),
         onBatch: (s) => this.#o.onBatch?.(u.config.id, s),
       });
       u.loaded = {

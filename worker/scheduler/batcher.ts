@@ -5,15 +5,21 @@
  * gets work at once when `maxWaitMs` is 0, and while a batch runs the next one fills (continuous
  * batching). Items only share a batch with items of equal parameters.
  */
-import { invalidInput, ServiceError } from "@svc/shared/errors";
+import { ClientGoneError, invalidInput, ServiceError } from "@svc/shared/errors";
 import type { ItemOutput, WorkItem, WorkParams } from "../families/types.ts";
 import type { BatchTiming } from "../inference/protocol.ts";
 import { imageTokens } from "./sub_batches.ts";
 
-/** Runs one batch on the model's inference thread. */
+/**
+ * Runs one batch on the model's inference thread. `abandoned` (one flag per item, over a
+ * SharedArrayBuffer so the thread sees writes made while it runs) is set to 1 for the items of
+ * requests whose client went away: the runner skips those it has not run yet, and leaves their
+ * outputs undefined.
+ */
 export type BatchRunner = (
   items: WorkItem[],
   params: WorkParams,
+  abandoned?: Int32Array,
 ) => Promise<{ outputs: ItemOutput[]; timing: BatchTiming; paddedTokens: number }>;
 
 /** Statistics of one finished batch, for metrics. */
@@ -132,6 +138,8 @@ export class Batcher {
   #runningItems = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #idleWaiters: (() => void)[] = [];
+  /** The batch on the thread: its items (in order) and their abandoned flags. */
+  #inFlight: { batch: QueuedItem[]; abandoned: Int32Array } | undefined;
 
   constructor(opts: BatcherOptions) {
     this.#opts = opts;
@@ -168,7 +176,7 @@ export class Batcher {
         ),
       );
     }
-    if (signal?.aborted) return Promise.reject(new Error("client went away"));
+    if (signal?.aborted) return Promise.reject(new ClientGoneError());
     const key = groupKey(params);
     return new Promise<RequestResult>((resolve, reject) => {
       const req = new PendingRequest(
@@ -214,7 +222,14 @@ export class Batcher {
       if (kept.length === 0) this.#groups.delete(req.key);
       else this.#groups.set(req.key, kept);
     }
-    req.fail(new Error("client went away"));
+    // Its items in the running batch: the thread skips the runs it has not started yet.
+    const running = this.#inFlight;
+    if (running) {
+      running.batch.forEach((q, i) => {
+        if (q.req === req) Atomics.store(running.abandoned, i, 1);
+      });
+    }
+    req.fail(new ClientGoneError());
     this.#notifyIdle();
   }
 
@@ -269,7 +284,9 @@ export class Batcher {
     this.#runningItems = batch.length;
     const now = performance.now();
     for (const q of batch) q.req.lastDispatch = now;
-    this.#opts.run(batch.map((q) => q.item), batch[0].req.params).then(
+    const abandoned = new Int32Array(new SharedArrayBuffer(batch.length * 4));
+    this.#inFlight = { batch, abandoned };
+    this.#opts.run(batch.map((q) => q.item), batch[0].req.params, abandoned).then(
       (r) => this.#complete(batch, r),
       (err) => this.#completeWithError(batch, err),
     );
@@ -281,6 +298,7 @@ export class Batcher {
   ): void {
     this.#running = false;
     this.#runningItems = 0;
+    this.#inFlight = undefined;
     // Start the next batch before answering this one: the thread should never wait on us.
     this.#schedule();
     let tokens = 0;
@@ -326,6 +344,7 @@ export class Batcher {
   #completeWithError(batch: QueuedItem[], err: unknown): void {
     this.#running = false;
     this.#runningItems = 0;
+    this.#inFlight = undefined;
     this.#schedule();
     const message = err instanceof Error ? err.message : String(err);
     const e = err instanceof ServiceError

@@ -1,7 +1,7 @@
 /** The worker's HTTP app: routes plus the middleware every request passes through. */
 import { Hono } from "hono";
 import type { Context } from "hono";
-import { errorResponse, ServiceError, toServiceError } from "@svc/shared/errors";
+import { ClientGoneError, errorResponse, ServiceError, toServiceError } from "@svc/shared/errors";
 import { HeaderNames as H, setServerVersion } from "@svc/shared/headers";
 import { VERSION } from "@svc/shared/version";
 import type { WorkerContext } from "./context.ts";
@@ -16,6 +16,9 @@ import { apiEndpointOf } from "@svc/shared/status/request_series";
 
 /** Paths that stay open while draining (probes, metrics, status stream, dashboard). */
 const ALWAYS_OPEN = new Set(["/", "/healthz", "/readyz", "/metrics", "/ws/status"]);
+
+/** Status recorded for a request whose client disconnected before its answer (nginx's 499). */
+export const CLIENT_CLOSED = 499;
 
 /** Build the worker's Hono app. Extra routes (metrics, status stream) are added by the caller. */
 export function createWorkerApp(ctx: WorkerContext): Hono {
@@ -59,6 +62,12 @@ export function createWorkerApp(ctx: WorkerContext): Hono {
     errorResponse(new ServiceError("NOT_FOUND", `no route for ${c.req.method} ${c.req.path}`))
   );
   app.onError((err, c) => {
+    if (err instanceof ClientGoneError || c.req.raw.signal.aborted) {
+      // Nobody is left to answer: not a failure. 499 (a client's close) is what the access log
+      // and metrics show; the bytes are never sent.
+      ctx.log("debug", "client disconnected", { method: c.req.method, path: c.req.path });
+      return new Response(null, { status: CLIENT_CLOSED });
+    }
     const se = toServiceError(err);
     if (!(err instanceof ServiceError)) {
       ctx.log("error", "unhandled error", {
