@@ -43,8 +43,12 @@ Deno.test({
   async fn() {
     const w = await startWorkerProcess();
     try {
+      // Bodies are built before probing starts: building them blocks this process, not the worker.
       const text = manyKeysJson();
       assert.ok(text.length > 8_000_000, `${text.length} bytes`);
+      const options: Record<string, number> = {};
+      for (let i = 0; i < 500_000; i++) options[`option_number_${i}`] = 1;
+      const bytes = encodeMsgpack({ items: [{ text: "hello" }], params: { options } }) as BodyInit;
       const probes: number[] = [];
       let probing = true;
       const prober = (async () => {
@@ -54,13 +58,7 @@ Deno.test({
         }
       })();
       const json = await post(`${w.url}/v1/encode/fixture/dense`, text);
-      const options: Record<string, number> = {};
-      for (let i = 0; i < 500_000; i++) options[`option_number_${i}`] = 1;
-      const packed = await post(
-        `${w.url}/v1/encode/fixture/dense`,
-        encodeMsgpack({ items: [{ text: "hello" }], params: { options } }) as BodyInit,
-        "application/msgpack",
-      );
+      const packed = await post(`${w.url}/v1/encode/fixture/dense`, bytes, "application/msgpack");
       probing = false;
       await prober;
       for (const r of [json, packed]) {
@@ -68,8 +66,9 @@ Deno.test({
         assert.equal(r.body.detail.code, "INVALID_INPUT");
         assert.match(r.body.detail.message, /more than 256 keys \(SVC_MAX_OBJECT_KEYS\)/);
       }
-      // Before: 200 after 5-16 s with /healthz blocked as long. Generous bound for 2 busy cores.
-      assert.ok(Math.max(...probes) < 2000, `worst /healthz ${Math.max(...probes)} ms`);
+      // Before: 200 after 5-16 s with /healthz blocked as long. The bound is the router's default
+      // silence bound (3 s): probes on 2 shared, busy cores take 0.5-0.9 s here by themselves.
+      assert.ok(Math.max(...probes) < 3000, `worst /healthz ${Math.max(...probes)} ms`);
     } finally {
       await w.proc.stop();
     }

@@ -65,6 +65,7 @@ Deno.test("batcher: a cancelled request's items in the running batch are flagged
   };
   const b = new Batcher({
     maxBatchItems: 8,
+    maxBatchRequests: 8,
     batchTokenBudget: 10_000,
     maxWaitMs: 5,
     maxQueueItems: 100,
