@@ -2,6 +2,7 @@
  * The router's Hono app: the fleet socket and live page, then middleware (version header, access
  * log and metrics, API keys on /v1/*) around thin routes (router/routes/*).
  */
+import { methodNotAllowed } from "@svc/shared/http/method_not_allowed";
 import { Hono } from "hono";
 import type { Context } from "hono";
 import { errorResponse, ServiceError, toServiceError } from "@svc/shared/errors";
@@ -50,7 +51,8 @@ export function createRouterApp(ctx: RouterContext): Hono<RouterEnv> {
     return errorResponse(toServiceError(err));
   });
   app.notFound((c) =>
-    errorResponse(new ServiceError("NOT_FOUND", `no route for ${c.req.method} ${c.req.path}`))
+    methodNotAllowed(app, c.req.method, c.req.path) ??
+      errorResponse(new ServiceError("NOT_FOUND", `no route for ${c.req.method} ${c.req.path}`))
   );
 
   // Probes, /health and /metrics stay open even when API keys are configured.

@@ -5,6 +5,7 @@ import { decodeJson } from "./json_decode.ts";
 import { DEFAULT_LIMITS, type InputLimits } from "./limits.ts";
 import { enforceLimits } from "./limits_check.ts";
 import { decodeMsgpack } from "./msgpack_decode.ts";
+import { scanMsgpack } from "./msgpack_scan.ts";
 
 /** True for `application/msgpack` and `application/x-msgpack` (parameters and case ignored). */
 export function isMsgpackContentType(contentType: string | null | undefined): boolean {
@@ -37,7 +38,10 @@ export function decodeBody(
   const msgpack = isMsgpackContentType(contentType) ||
     (!contentType && looksLikeMsgpackMap(bytes));
   const value = msgpack ? decodeMsgpack(bytes, limits) : decodeJson(bytes, limits);
-  enforceLimits(value, limits);
+  const replacement = enforceLimits(value, limits);
+  // msgpackr turns invalid UTF-8 into U+FFFD; only then are the strings checked strictly (JSON
+  // text was already decoded strictly when it held one).
+  if (msgpack && replacement) scanMsgpack(bytes, limits, true);
   return value;
 }
 

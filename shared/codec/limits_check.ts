@@ -35,16 +35,23 @@ function allNumbers(a: unknown[]): boolean {
  * Lists made only of numbers (token ids) are exempt from `maxItems`; image `data` given as base64
  * in JSON is exempt from `maxStringLength` (both are bounded by the body size). Running this before
  * schema validation also keeps validation cost, and the number of reported issues, bounded.
+ * Returns true when a string (or key) holds U+FFFD, the decoder's mark for invalid UTF-8: a
+ * msgpack body is then checked strictly (a genuine U+FFFD is allowed).
  */
-export function enforceLimits(root: unknown, limits: InputLimits): void {
+export function enforceLimits(root: unknown, limits: InputLimits): boolean {
   const { maxItems, maxStringLength } = limits;
+  let replacement = false;
+  const seen = (s: string) => {
+    if (!replacement && s.indexOf("\uFFFD") >= 0) replacement = true;
+  };
   const tooLong = (s: string, node: PathNode | undefined, key: string | number, what: string) =>
     invalidInput(
       `${render(node, key)}: ${what} of ${s.length} characters exceeds the limit of ` +
         `${maxStringLength} (SVC_MAX_STRING_LENGTH)`,
     );
-  if (typeof root === "string" && root.length > maxStringLength) {
-    throw tooLong(root, undefined, "(body)", "string");
+  if (typeof root === "string") {
+    if (root.length > maxStringLength) throw tooLong(root, undefined, "(body)", "string");
+    seen(root);
   }
   const stack: { value: object; path: PathNode | undefined }[] = [];
   if (typeof root === "object" && root !== null) stack.push({ value: root, path: undefined });
@@ -61,6 +68,7 @@ export function enforceLimits(root: unknown, limits: InputLimits): void {
         const v: unknown = value[i];
         if (typeof v === "string") {
           if (v.length > maxStringLength) throw tooLong(v, path, i, "string");
+          seen(v);
         } else if (typeof v === "object" && v !== null && !ArrayBuffer.isView(v) && !isNdArray(v)) {
           stack.push({ value: v, path: { parent: path, key: i } });
         }
@@ -71,14 +79,17 @@ export function enforceLimits(root: unknown, limits: InputLimits): void {
     const inImage = path?.parent?.key === "images";
     for (const k of Object.keys(value)) {
       if (k.length > maxStringLength) throw tooLong(k, path, k.slice(0, 40), "key");
+      seen(k);
       const v: unknown = (value as Record<string, unknown>)[k];
       if (typeof v === "string") {
         if (v.length > maxStringLength && !(inImage && k === "data")) {
           throw tooLong(v, path, k, "string");
         }
+        seen(v);
       } else if (typeof v === "object" && v !== null && !ArrayBuffer.isView(v) && !isNdArray(v)) {
         stack.push({ value: v, path: { parent: path, key: k } });
       }
     }
   }
+  return replacement;
 }

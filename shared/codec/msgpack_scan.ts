@@ -25,7 +25,7 @@ function fail(at: number, why: string): ServiceError {
  * Validate the structure of a msgpack document against `bounds` (depth, values, keys per map);
  * throws INVALID_INPUT when it is unsafe or broken.
  */
-export function scanMsgpack(bytes: Uint8Array, bounds: ScanBounds): void {
+export function scanMsgpack(bytes: Uint8Array, bounds: ScanBounds, strictUtf8 = false): void {
   const { maxDepth, maxValues, maxObjectKeys } = bounds;
   const end = bytes.length;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -149,6 +149,7 @@ export function scanMsgpack(bytes: Uint8Array, bounds: ScanBounds): void {
     if (size > end - pos) {
       throw fail(at, `value declares ${size} bytes but only ${end - pos} remain`);
     }
+    if (strictUtf8 && isStrType(b)) checkUtf8(bytes, at, b, size);
     pos += size;
     if (count > 0) {
       // Every element takes at least one byte: a larger count is a lie (a "bomb").
@@ -179,6 +180,23 @@ function checkExtType(bytes: Uint8Array, at: number, typeAt: number, end: number
       at,
       `extension type ${type} is not supported (only ${EXT_TYPED_ARRAY}, typed arrays)`,
     );
+  }
+}
+
+/** True for the str types (fixstr, str8/16/32). */
+function isStrType(b: number): boolean {
+  return (b >= 0xa0 && b <= 0xbf) || b === 0xd9 || b === 0xda || b === 0xdb;
+}
+
+const strictDecoder = new TextDecoder("utf-8", { fatal: true });
+
+/** Throw INVALID_INPUT when the str value at `at` (type byte `b`, `size` bytes) is not UTF-8. */
+function checkUtf8(bytes: Uint8Array, at: number, b: number, size: number): void {
+  const header = b <= 0xbf ? 1 : b === 0xd9 ? 2 : b === 0xda ? 3 : 5;
+  try {
+    strictDecoder.decode(bytes.subarray(at + header, at + size));
+  } catch {
+    throw fail(at, "string is not valid UTF-8");
   }
 }
 

@@ -15,6 +15,7 @@ export interface CommonValues {
   SVC_LOG_JSON: boolean;
   SVC_LOG_LEVEL: LogLevel;
   SVC_WORKER_TOKEN: string | undefined;
+  SVC_WORKER_API_KEY: string | undefined;
   SVC_MAX_BODY_BYTES: number;
   SVC_MAX_NESTING_DEPTH: number;
   SVC_MAX_ITEMS: number;
@@ -46,6 +47,12 @@ export const COMMON_FIELDS: { readonly [K in keyof CommonValues]: Setting<Common
       "logged). Router: workers must present it (unset refuses every worker). Worker: required " +
       "with `SVC_ROUTER_URL`",
     check: workerTokenProblem,
+  }),
+  SVC_WORKER_API_KEY: secret({
+    doc: "optional key of the workers' HTTP API (at least 16 characters, never logged). Worker: " +
+      "every path but `/healthz` and `/readyz` then needs `Authorization: Bearer <key>`, so it " +
+      "cannot be used around the router. Router: sent to the workers on every request",
+    check: (v) => v.length < 16 ? "must be at least 16 characters" : undefined,
   }),
   SVC_MAX_BODY_BYTES: limit(
     "maxBodyBytes",

@@ -25,6 +25,12 @@ Deno.test("negotiate: msgpack unless Accept has application/json and no msgpack 
   assert.equal(negotiate("Application/JSON; charset=utf-8"), "json");
   assert.equal(negotiate("application/json, */*;q=0.1"), "json");
   assert.equal(negotiate("application/json, application/msgpack"), "msgpack");
+  // q-values decide: msgpack refused (q=0) or less wanted than JSON means JSON.
+  assert.equal(negotiate("application/msgpack;q=0, application/json"), "json");
+  assert.equal(negotiate("application/x-msgpack;q=0.2, application/json;q=0.8"), "json");
+  assert.equal(negotiate("application/json;q=0.5, application/msgpack"), "msgpack");
+  assert.equal(negotiate("application/json;q=0"), "msgpack");
+  assert.equal(negotiate("application/json, */*"), "json");
   assert.equal(negotiate("application/x-msgpack, application/json"), "msgpack");
 });
 

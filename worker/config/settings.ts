@@ -345,6 +345,8 @@ export interface WorkerSettings {
   log: LogSettings;
   /** The bundle this worker serves. */
   bundle: string;
+  /** Key every request but the probes must present (`SVC_WORKER_API_KEY`); unset: open. */
+  apiKey: string | undefined;
   /** Bound of the graceful-shutdown drain. */
   shutdownDrainS: number;
   fleet: FleetSettings | null;
@@ -413,6 +415,7 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
     http: httpSettingsOf(v),
     log: logSettingsOf(v),
     bundle: v.SVC_BUNDLE,
+    apiKey: v.SVC_WORKER_API_KEY,
     shutdownDrainS: v.SVC_SHUTDOWN_DRAIN_S,
     fleet,
     secrets: SCHEMA.secretsOf(v),

@@ -15,6 +15,7 @@
  *   forgets every failure.
  */
 import { ServiceError } from "@svc/shared/errors";
+import { hidePaths } from "@svc/shared/redact";
 import { WeightsError } from "../weights/errors.ts";
 import { IncompatibleModelError } from "./runner.ts";
 
@@ -37,6 +38,8 @@ export const DEFAULT_LOAD_FAILURE_COOLDOWN_MS = 30_000;
 export interface LoadFailure {
   /** What the model's status reports as its `last_error`: the client's code, the bare cause. */
   lastError: { code: "MODEL_LOAD_FAILED"; message: string };
+  /** The cause as the operator's log gets it (file-system paths included). */
+  detail: string;
   /** The error requests get while the failure is remembered. */
   answer: ServiceError;
   errorClass: LoadErrorClass;
@@ -65,7 +68,9 @@ export function loadFailure(
 ): LoadFailure {
   const errorClass = loadErrorClass(err);
   const permanent = PERMANENT.has(errorClass);
-  const message = err instanceof Error ? err.message : String(err);
+  const detail = err instanceof Error ? err.message : String(err);
+  // Clients never see where files live on this machine; the log line keeps it.
+  const message = hidePaths(detail);
   const answer = new ServiceError(
     "MODEL_LOAD_FAILED",
     `model '${modelId}' failed to load: ${message}`,
@@ -75,6 +80,7 @@ export function loadFailure(
   );
   return {
     lastError: { code: "MODEL_LOAD_FAILED", message },
+    detail,
     answer,
     errorClass,
     permanent,

@@ -333,7 +333,7 @@ export class ModelRegistry {
         error_class: failure.errorClass,
         permanent: failure.permanent,
         attempts: failure.attempts,
-        error: failure.lastError.message,
+        error: failure.detail,
       });
       throw failure.answer;
     }

@@ -6,6 +6,7 @@
  * batching). Items only share a batch with items of equal parameters.
  */
 import { ClientGoneError, invalidInput, ServiceError } from "@svc/shared/errors";
+import { hidePaths } from "@svc/shared/redact";
 import type { ItemOutput, WorkItem, WorkParams } from "../families/types.ts";
 import type { BatchTiming } from "../inference/protocol.ts";
 import { imageTokens } from "./sub_batches.ts";
@@ -138,6 +139,8 @@ export class Batcher {
   #runningItems = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #idleWaiters: (() => void)[] = [];
+  /** Set by failAll: what every later request, and the batch still running, fail with. */
+  #closedWith: Error | undefined;
   /** The batch on the thread: its items (in order) and their abandoned flags. */
   #inFlight: { batch: QueuedItem[]; abandoned: Int32Array } | undefined;
 
@@ -177,6 +180,7 @@ export class Batcher {
       );
     }
     if (signal?.aborted) return Promise.reject(new ClientGoneError());
+    if (this.#closedWith) return Promise.reject(this.#closedWith);
     const key = groupKey(params);
     return new Promise<RequestResult>((resolve, reject) => {
       const req = new PendingRequest(
@@ -204,8 +208,13 @@ export class Batcher {
     return new Promise((r) => this.#idleWaiters.push(r));
   }
 
-  /** Fail everything queued (model unloading or process stopping). */
+  /**
+   * Fail everything queued, and later the batch on the thread, with `err` (model unloading or
+   * process stopping): a request whose model is torn down under it gets that answer (503 with
+   * Retry-After), not the inference error the teardown causes.
+   */
   failAll(err: Error): void {
+    this.#closedWith = err;
     for (const group of this.#groups.values()) for (const q of group) q.req.fail(err);
     this.#groups.clear();
     this.#queued = 0;
@@ -346,10 +355,11 @@ export class Batcher {
     this.#runningItems = 0;
     this.#inFlight = undefined;
     this.#schedule();
-    const message = err instanceof Error ? err.message : String(err);
-    const e = err instanceof ServiceError
-      ? err
-      : new ServiceError("INFERENCE_ERROR", `inference failed: ${message}`);
+    const message = hidePaths(err instanceof Error ? err.message : String(err));
+    const e = this.#closedWith ??
+      (err instanceof ServiceError
+        ? err
+        : new ServiceError("INFERENCE_ERROR", `inference failed: ${message}`));
     for (const q of batch) q.req.fail(e);
     this.#notifyIdle();
   }

@@ -4,6 +4,8 @@ import type { Context } from "hono";
 import { ClientGoneError, errorResponse, ServiceError, toServiceError } from "@svc/shared/errors";
 import { HeaderNames as H, setServerVersion } from "@svc/shared/headers";
 import { VERSION } from "@svc/shared/version";
+import { methodNotAllowed } from "@svc/shared/http/method_not_allowed";
+import { requireWorkerKey } from "./api_key.ts";
 import type { WorkerContext } from "./context.ts";
 import { handleEncode } from "./routes/encode.ts";
 import { handleEmbeddings } from "./routes/embeddings.ts";
@@ -29,6 +31,8 @@ export function createWorkerApp(ctx: WorkerContext): Hono {
     await next();
     if (c.res.status !== 101) setServerVersion(c.res.headers, VERSION);
   });
+
+  app.use("*", requireWorkerKey(ctx.settings.apiKey));
 
   app.use("*", async (c, next) => {
     const path = c.req.path;
@@ -59,7 +63,8 @@ export function createWorkerApp(ctx: WorkerContext): Hono {
   app.post("/v1/extract/*", (c) => handleExtract(ctx, c));
 
   app.notFound((c) =>
-    errorResponse(new ServiceError("NOT_FOUND", `no route for ${c.req.method} ${c.req.path}`))
+    methodNotAllowed(app, c.req.method, c.req.path) ??
+      errorResponse(new ServiceError("NOT_FOUND", `no route for ${c.req.method} ${c.req.path}`))
   );
   app.onError((err, c) => {
     if (err instanceof ClientGoneError || c.req.raw.signal.aborted) {
@@ -68,7 +73,11 @@ export function createWorkerApp(ctx: WorkerContext): Hono {
       ctx.log("debug", "client disconnected", { method: c.req.method, path: c.req.path });
       return new Response(null, { status: CLIENT_CLOSED });
     }
-    const se = toServiceError(err);
+    let se = toServiceError(err);
+    if (ctx.state.stopping && se.status >= 500 && se.status !== 503) {
+      // Torn down by the shutdown under the request: another worker can serve it.
+      se = new ServiceError("SHUTTING_DOWN", "worker stopped before this request finished");
+    }
     if (!(err instanceof ServiceError)) {
       ctx.log("error", "unhandled error", {
         path: c.req.path,

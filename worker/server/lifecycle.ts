@@ -8,6 +8,9 @@ import { deadline } from "@svc/shared/deadline";
 import { startFleetLink } from "../fleet/mod.ts";
 import { serveWorkerApp } from "./http_server.ts";
 
+/** How long the answers to requests cut off at the drain bound get to go out. */
+const ANSWER_BOUND_MS = 2000;
+
 /** Serve until a termination signal, then drain and exit. */
 export async function runWorkerProcess(worker: WorkerInstance): Promise<never> {
   const { ctx } = worker;
@@ -40,8 +43,13 @@ export async function runWorkerProcess(worker: WorkerInstance): Promise<never> {
       in_flight: ctx.state.inFlight,
     });
     await link?.close().catch(() => {});
+    // Requests still running lose their models now: their batchers answer them 503
+    // SHUTTING_DOWN with Retry-After (never the 500 of a torn-down session), and those answers
+    // go out before the server closes, so the router or the client retries elsewhere.
+    ctx.state.stopping = true;
     await worker.close().catch(() => {});
-    await server.shutdown().catch(() => {});
+    await deadline(ctx.state.whenIdle(), ANSWER_BOUND_MS);
+    await deadline(server.shutdown().catch(() => {}), ANSWER_BOUND_MS);
     ctx.log("info", "worker stopped");
     Deno.exit(0);
   };

@@ -6,6 +6,8 @@ export class ServingState {
   ready = false;
   /** True once shutdown began: new work gets 503 + Retry-After. */
   draining = false;
+  /** True once the drain bound ended and the models are torn down under what still runs. */
+  stopping = false;
   #inFlight = 0;
   #waiters: (() => void)[] = [];
 

@@ -1,0 +1,49 @@
+/**
+ * Issue 16.8, worker half: with `SVC_WORKER_API_KEY` set, a worker cannot be used around the
+ * router: everything but the probes needs `Authorization: Bearer <key>` (the router sends it on
+ * every request it forwards; the same setting tells it the key).
+ */
+import assert from "node:assert/strict";
+import { startWorkerProcess } from "../observability/helpers/process.ts";
+
+const KEY = "worker-key-for-tests-3b9f1c27e5";
+
+Deno.test({
+  name: "worker API key: probes stay open, everything else needs the key",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const w = await startWorkerProcess({ SVC_WORKER_API_KEY: KEY, SVC_LOG_LEVEL: "debug" });
+    try {
+      const get = async (path: string, auth?: string, init: RequestInit = {}) => {
+        const headers = new Headers(init.headers);
+        if (auth !== undefined) headers.set("authorization", auth);
+        const res = await fetch(`${w.url}${path}`, { ...init, headers });
+        const text = await res.text();
+        return { status: res.status, text, wwwAuth: res.headers.get("www-authenticate") };
+      };
+      for (const probe of ["/healthz", "/readyz"]) assert.equal((await get(probe)).status, 200);
+      const encode: RequestInit = {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json" },
+        body: JSON.stringify({ items: [{ text: "hello" }] }),
+      };
+      for (const path of ["/v1/models", "/metrics", "/"]) {
+        for (const auth of [undefined, "Bearer wrong-key", `Basic ${btoa(`x:${KEY}`)}`, KEY]) {
+          const r = await get(path, auth);
+          assert.equal(r.status, 401, `${path} with ${auth}`);
+          assert.match(r.text, /UNAUTHORIZED/);
+          assert.equal(r.wwwAuth, "Bearer");
+        }
+        assert.equal((await get(path, `Bearer ${KEY}`)).status, 200, path);
+      }
+      assert.equal((await get("/v1/encode/fixture/dense", undefined, encode)).status, 401);
+      const ok = await get("/v1/encode/fixture/dense", `Bearer ${KEY}`, encode);
+      assert.equal(ok.status, 200, ok.text);
+      // The key never reaches the log.
+      assert.ok(!w.proc.output().includes(KEY));
+    } finally {
+      await w.proc.stop();
+    }
+  },
+});
