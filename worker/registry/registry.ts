@@ -10,6 +10,7 @@ import { type ErrorCode, ServiceError } from "@svc/shared/errors";
 import { deadline } from "@svc/shared/deadline";
 import type { ModelState } from "@svc/shared/schemas/models";
 import type { WeightStore } from "../weights/types.ts";
+import { WeightsError } from "../weights/errors.ts";
 import { Batcher, type BatchStats } from "../scheduler/batcher.ts";
 import { filesSize, type MemoryProbe } from "./memory.ts";
 import { failureRemembered, type LoadFailure, loadFailure } from "./load_failure.ts";
@@ -270,6 +271,49 @@ export class ModelRegistry {
     return this.#o.weights.cacheStamp(u.config.hub.repo, u.config.hub.revision, this.#wanted(u));
   }
 
+  /** Fetch the model's files and start its runner. */
+  async #start(u: Unit): Promise<{ files: Record<string, string>; runner: ModelRunner }> {
+    const files = await this.#o.weights.ensureFiles(
+      u.config.hub.repo,
+      u.config.hub.revision,
+      this.#wanted(u),
+      { gated: u.config.hub.gated, modelId: u.config.id },
+    );
+    const runner = await this.#o.backend.start({
+      config: u.config,
+      files,
+      runTokenBudget: runTokenBudget(
+        u.config.batch_token_budget,
+        this.#o.backend.device,
+        this.#o.maxRunTokens,
+      ),
+    });
+    return { files, runner };
+  }
+
+  /**
+   * {@link #start}, and when the files were had but the model does not load from them, once more
+   * after moving the local cache's copies aside: a copy cut short or corrupted on this disk would
+   * otherwise fail every load until someone deleted it by hand.
+   */
+  async #startChecked(u: Unit): Promise<{ files: Record<string, string>; runner: ModelRunner }> {
+    try {
+      return await this.#start(u);
+    } catch (err) {
+      if (err instanceof WeightsError || !this.#o.weights.quarantine) throw err;
+      const { repo, revision } = u.config.hub;
+      const moved = await this.#o.weights.quarantine(repo, revision, this.#wanted(u))
+        .catch(() => []);
+      if (moved.length === 0) throw err;
+      this.#o.onEvent?.("model_files_quarantined", {
+        model: u.config.id,
+        files: moved,
+        error: err instanceof Error ? err.message : String(err),
+      });
+      return await this.#start(u);
+    }
+  }
+
   async #load(u: Unit): Promise<LoadedModel> {
     u.state = "loading";
     const started = performance.now();
@@ -277,21 +321,7 @@ export class ModelRegistry {
     this.#o.onEvent?.("model_loading", { model: u.config.id, key: u.key });
     try {
       await this.evictIfNeeded(u.key);
-      const wanted = this.#wanted(u);
-      const files = await this.#o.weights.ensureFiles(
-        u.config.hub.repo,
-        u.config.hub.revision,
-        wanted,
-        {
-          gated: u.config.hub.gated,
-          modelId: u.config.id,
-        },
-      );
-      const runner = await this.#o.backend.start({
-        config: u.config,
-        files,
-        runTokenBudget: runTokenBudget(u.config.batch_token_budget, device, this.#o.maxRunTokens),
-      });
+      const { files, runner } = await this.#startChecked(u);
       const memoryBytes = await filesSize([files.model, files.model_data].filter(Boolean));
       const batcher = new Batcher({
         maxBatchRequests: this.#o.maxBatchRequests,

@@ -3,7 +3,7 @@
  * missing from the sources in order (cluster cache, hub...). One download per file at a time
  * in this process, whatever the number of callers; several files of a model in parallel.
  */
-import { resolve } from "node:path";
+import { dirname, join as joinPath, resolve } from "node:path";
 import { ServiceError } from "@svc/shared/errors";
 import { removeStalePartials } from "./atomic_file.ts";
 import { weightsNotFoundError } from "./errors.ts";
@@ -17,6 +17,9 @@ import {
 } from "./local_cache.ts";
 import { assertSafeRepo, assertSafeRepoPath, assertSafeRevision } from "./paths.ts";
 import type { WeightFetchEvent, WeightFileRef, WeightSource, WeightStore } from "./types.ts";
+
+/** Folder of the local cache where copies that failed to load are moved (never a repo org). */
+export const QUARANTINE_DIR = ".quarantine";
 
 /** Default number of files of one model fetched at the same time. */
 export const DEFAULT_MAX_PARALLEL = 4;
@@ -156,6 +159,22 @@ export function createWeightStore(opts: WeightStoreOptions): WeightStore {
         local.set(path, await ensureOne(ref, o.signal));
       });
       return Object.fromEntries(entries.map(([role, path]) => [role, local.get(path)!]));
+    },
+
+    async quarantine(repo, _revision, files) {
+      assertSafeRepo(repo);
+      const moved: string[] = [];
+      for (const path of new Set(Object.values(files))) {
+        assertSafeRepoPath(path);
+        const local = localCachePath(cacheDir, repo, path);
+        if (!(await isCachedFile(local))) continue;
+        // One quarantined copy per file (the latest), outside the cache's own layout.
+        const aside = localCachePath(joinPath(cacheDir, QUARANTINE_DIR), repo, path);
+        await Deno.mkdir(dirname(aside), { recursive: true });
+        await Deno.rename(local, aside);
+        moved.push(path);
+      }
+      return moved;
     },
 
     async cacheStamp(repo, revision, files) {

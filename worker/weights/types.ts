@@ -54,4 +54,10 @@ export interface WeightStore {
    * it changes when one of them appears, is replaced or disappears. Never downloads.
    */
   cacheStamp(repo: string, revision: string, files: Record<string, string>): Promise<string>;
+  /**
+   * Move the local cache's copies of these files aside (a model that does not load from them may
+   * have been cut short or corrupted), so the next `ensureFiles` fetches them again. Returns the
+   * repository paths that were moved (none when the files are not in the local cache).
+   */
+  quarantine?(repo: string, revision: string, files: Record<string, string>): Promise<string[]>;
 }
