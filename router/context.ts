@@ -1,6 +1,6 @@
 /** Everything the router's routes and middleware receive, passed explicitly (no globals). */
 import type { Logger } from "@svc/shared/log";
-import type { SecretSet } from "./auth.ts";
+import type { SecretSet } from "@svc/shared/http/secrets";
 import type { WorkerDirectory } from "./directory/types.ts";
 import type { FleetHub } from "./fleet/hub.ts";
 import type { RouterMetrics } from "./metrics/router_metrics.ts";

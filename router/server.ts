@@ -1,7 +1,7 @@
 /** Assemble and start a router: directory, fleet hub, app, HTTP server. */
 import { VERSION } from "@svc/shared/version";
 import { createRouterApp } from "./app.ts";
-import { SecretSet } from "./auth.ts";
+import { SecretSet } from "@svc/shared/http/secrets";
 import type { RouterSettings } from "./settings.ts";
 import { openDirectory } from "./directory/open.ts";
 import type { WorkerDirectory } from "./directory/types.ts";

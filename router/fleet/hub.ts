@@ -15,7 +15,7 @@ import {
   type StatusMessage,
 } from "@svc/shared/fleet/protocol";
 import { parseVersion, VERSION } from "@svc/shared/version";
-import { bearerToken, type SecretSet } from "../auth.ts";
+import { bearerToken, type SecretSet } from "@svc/shared/http/secrets";
 import { hostAllowed, type Network } from "./networks.ts";
 import {
   modelsFromRegistration,

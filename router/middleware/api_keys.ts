@@ -1,7 +1,7 @@
 /** Middleware: client API keys (`SVC_API_KEYS`) guard the API; unset keys leave it open. */
 import type { MiddlewareHandler } from "hono";
 import { ServiceError } from "@svc/shared/errors";
-import { bearerToken, type SecretSet } from "../auth.ts";
+import { bearerToken, type SecretSet } from "@svc/shared/http/secrets";
 
 /** Require `Authorization: Bearer <key>` matching one of `keys` (constant-time), when any is set. */
 export function apiKeyAuth(keys: SecretSet): MiddlewareHandler {

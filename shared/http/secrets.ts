@@ -1,7 +1,7 @@
 /**
  * Secrets checked at the door: API keys and tokens. Comparisons are constant time: both sides are
  * hashed to 32 bytes first (so the length of the secret does not leak) and the digests are
- * compared without an early exit. (router/auth.ts has the router's copy of these helpers.)
+ * compared without an early exit.
  */
 
 const encoder = new TextEncoder();
