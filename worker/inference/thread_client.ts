@@ -2,7 +2,8 @@
 import { deadline } from "@svc/shared/deadline";
 import type { AdapterContext, WorkItem, WorkParams } from "../families/types.ts";
 import { IncompatibleModelError, type ModelRunner } from "../registry/runner.ts";
-import type { FromThread, ToThread } from "./protocol.ts";
+import { LoraMismatchError } from "../lora/plan.ts";
+import type { FromThread, LoraLoaded, LoraLoadSpec, ToThread } from "./protocol.ts";
 
 /** Result of one batch as seen by the main thread. */
 export type BatchResult = Extract<FromThread, { type: "result" }>;
@@ -11,6 +12,7 @@ export type BatchResult = Extract<FromThread, { type: "result" }>;
 export class InferenceThread implements ModelRunner {
   readonly #worker: Worker;
   readonly #pending = new Map<number, { resolve(r: BatchResult): void; reject(e: Error): void }>();
+  readonly #loras = new Map<string, { resolve(r: LoraLoaded): void; reject(e: Error): void }>();
   #nextId = 1;
   #onLoaded?: { resolve(): void; reject(e: Error): void };
   #onDisposed?: () => void;
@@ -56,6 +58,21 @@ export class InferenceThread implements ModelRunner {
     });
   }
 
+  /** Build an adapter's session in the thread (one load per id at a time: the store's job). */
+  loadLora(id: string, spec: LoraLoadSpec): Promise<LoraLoaded> {
+    if (this.#dead) return Promise.reject(new Error("inference thread is gone"));
+    return new Promise<LoraLoaded>((resolve, reject) => {
+      this.#loras.get(id)?.reject(new Error(`adapter '${id}' load superseded`));
+      this.#loras.set(id, { resolve, reject });
+      this.#post({ type: "lora_load", id, spec });
+    });
+  }
+
+  /** Release an adapter's session after the batches already posted. */
+  unloadLora(id: string): void {
+    if (!this.#dead) this.#post({ type: "lora_unload", id });
+  }
+
   /** Release the session and stop the thread (bounded: terminates after `timeoutMs`). */
   async dispose(timeoutMs = 5000): Promise<void> {
     if (this.#dead) return;
@@ -89,6 +106,18 @@ export class InferenceThread implements ModelRunner {
         else p?.reject(new Error(msg.message));
         return;
       }
+      case "lora_loaded":
+      case "lora_failed": {
+        const p = this.#loras.get(msg.id);
+        this.#loras.delete(msg.id);
+        if (msg.type === "lora_failed") {
+          p?.reject(msg.mismatch ? new LoraMismatchError(msg.message) : new Error(msg.message));
+        } else {
+          const { type: _, id: __, ...loaded } = msg;
+          p?.resolve(loaded);
+        }
+        return;
+      }
       case "disposed":
         this.#onDisposed?.();
     }
@@ -99,5 +128,7 @@ export class InferenceThread implements ModelRunner {
     this.#onLoaded?.reject(err);
     for (const p of this.#pending.values()) p.reject(err);
     this.#pending.clear();
+    for (const p of this.#loras.values()) p.reject(err);
+    this.#loras.clear();
   }
 }

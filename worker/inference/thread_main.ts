@@ -1,12 +1,17 @@
 /**
  * Entry point of an inference thread (a Deno Web Worker). ONNX Runtime's `run` blocks the
- * JavaScript thread for the whole batch, so it must never run on the main thread.
+ * JavaScript thread for the whole batch, so it must never run on the main thread. Besides the
+ * model it keeps one session per loaded LoRA adapter (the main thread's store decides which).
  */
 import { FAMILY_ADAPTERS } from "../families/adapters.ts";
 import { hasAdapter } from "../families/kinds.ts";
-import type { ModelAdapter } from "../families/types.ts";
+import type { AdapterContext, ModelAdapter } from "../families/types.ts";
+import { AdapterConfigError } from "../lora/adapter_config.ts";
+import { buildAdaptedModel } from "../lora/build.ts";
+import { LoraMismatchError } from "../lora/plan.ts";
+import { SafetensorsError } from "../lora/safetensors.ts";
 import { driveBatch, transferables } from "./driver.ts";
-import type { FromThread, ToThread } from "./protocol.ts";
+import type { FromThread, LoraLoadSpec, ToThread } from "./protocol.ts";
 
 const scope = self as unknown as {
   onmessage: ((e: MessageEvent<ToThread>) => void) | null;
@@ -14,15 +19,25 @@ const scope = self as unknown as {
 };
 
 let adapter: ModelAdapter | undefined;
+let context: AdapterContext | undefined;
+/** Sessions of loaded adapters, by adapter id. */
+const loras = new Map<string, ModelAdapter>();
+let disposed = false;
 let runTokenBudget = 0;
 // Messages are handled one at a time so that batches never overlap inside one session.
 let chain: Promise<void> = Promise.resolve();
 
 scope.onmessage = (e) => {
-  chain = chain.then(() => handle(e.data));
+  const msg = e.data;
+  // An adapter builds beside the queue: its merge yields between weights so batches keep running.
+  if (msg.type === "lora_load") {
+    void loadLora(msg.id, msg.spec);
+    return;
+  }
+  chain = chain.then(() => handle(msg));
 };
 
-async function handle(msg: ToThread): Promise<void> {
+async function handle(msg: Exclude<ToThread, { type: "lora_load" }>): Promise<void> {
   switch (msg.type) {
     case "load": {
       try {
@@ -30,6 +45,7 @@ async function handle(msg: ToThread): Promise<void> {
         if (!hasAdapter(family)) throw new Error(`family '${family}' has no adapter yet`);
         const { type: _, ...options } = msg;
         adapter = await FAMILY_ADAPTERS[family](options);
+        context = options;
         runTokenBudget = msg.runTokenBudget;
         scope.postMessage({ type: "loaded" });
       } catch (err) {
@@ -38,13 +54,19 @@ async function handle(msg: ToThread): Promise<void> {
       return;
     }
     case "run": {
-      if (!adapter) {
-        scope.postMessage({ type: "run_failed", batchId: msg.batchId, message: "not loaded" });
+      const runner = msg.params.lora === undefined ? adapter : loras.get(msg.params.lora);
+      if (!runner) {
+        const what = msg.params.lora === undefined ? "model" : `adapter '${msg.params.lora}'`;
+        scope.postMessage({
+          type: "run_failed",
+          batchId: msg.batchId,
+          message: `${what} not loaded`,
+        });
         return;
       }
       try {
         const r = await driveBatch(
-          adapter,
+          runner,
           msg.items,
           msg.params,
           runTokenBudget,
@@ -59,11 +81,52 @@ async function handle(msg: ToThread): Promise<void> {
       }
       return;
     }
+    case "lora_unload": {
+      const lora = loras.get(msg.id);
+      loras.delete(msg.id);
+      await lora?.dispose().catch(() => {});
+      return;
+    }
     case "dispose": {
+      disposed = true;
+      for (const lora of loras.values()) await lora.dispose().catch(() => {});
+      loras.clear();
       await adapter?.dispose().catch(() => {});
       adapter = undefined;
       scope.postMessage({ type: "disposed" });
     }
+  }
+}
+
+/** Merge the adapter into a copy of the model and open a session on it. */
+async function loadLora(id: string, spec: LoraLoadSpec): Promise<void> {
+  try {
+    if (!context) throw new Error("the model is not loaded");
+    const built = await buildAdaptedModel({ ...spec, modelPath: context.files.model });
+    const t0 = performance.now();
+    const session = await FAMILY_ADAPTERS[context.config.family as keyof typeof FAMILY_ADAPTERS]({
+      ...context,
+      modelBytes: built.bytes,
+    });
+    if (disposed) {
+      await session.dispose().catch(() => {});
+      return;
+    }
+    await loras.get(id)?.dispose().catch(() => {});
+    loras.set(id, session);
+    scope.postMessage({
+      type: "lora_loaded",
+      id,
+      memoryBytes: built.bytes.length,
+      patched: built.patched,
+      planMs: built.planMs,
+      mergeMs: built.mergeMs,
+      sessionMs: performance.now() - t0,
+    });
+  } catch (err) {
+    const mismatch = err instanceof LoraMismatchError || err instanceof SafetensorsError ||
+      err instanceof AdapterConfigError;
+    scope.postMessage({ type: "lora_failed", id, message: errorText(err), mismatch });
   }
 }
 

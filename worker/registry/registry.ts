@@ -15,6 +15,9 @@ import { Batcher, type BatchStats } from "../scheduler/batcher.ts";
 import { filesSize, type MemoryProbe } from "./memory.ts";
 import { failureRemembered, type LoadFailure, loadFailure } from "./load_failure.ts";
 import type { ModelBackend, ModelRunner } from "./runner.ts";
+import { supportsLora } from "../families/kinds.ts";
+import { type LoraStatus, LoraStore } from "../lora/store.ts";
+import { LoraLabels } from "../lora/labels.ts";
 
 export type { ModelState };
 
@@ -24,8 +27,22 @@ export interface LoadedModel {
   config: ModelConfig;
   batcher: Batcher;
   device: string;
+  /** The model's weights (its LoRA adapters are counted by `loras`). */
   memoryBytes: number;
+  /** The model's LoRA adapters (families that take them). */
+  loras?: LoraStore;
 }
+
+/** LoRA settings of the registry. */
+export interface RegistryLoraOptions {
+  /** Adapters kept loaded per model (SVC_MAX_LORAS_PER_MODEL). */
+  maxPerModel: number;
+  /** Largest adapter weights file (SVC_MAX_LORA_BYTES). */
+  maxAdapterBytes: number;
+}
+
+/** Adapter ids that may be metric label values, process-wide (see lora/labels.ts). */
+const MAX_LORA_LABELS = 64;
 
 /** Registry settings and collaborators. */
 export interface RegistryOptions {
@@ -44,6 +61,8 @@ export interface RegistryOptions {
   maxRunTokens: number;
   memoryThresholdPercent: number;
   memoryProbe: MemoryProbe;
+  /** LoRA adapters; absent: the defaults (10 per model, 256 MiB files). */
+  lora?: RegistryLoraOptions;
   onEvent?: (event: string, fields: Record<string, unknown>) => void;
   onBatch?: (model: string, stats: BatchStats) => void;
   /** Clock in ms for recency and failure memory (default `performance.now`). */
@@ -76,6 +95,8 @@ export interface UnitStatus {
   pendingItems: number;
   lastError: { code: ErrorCode; message: string } | null;
   config: ModelConfig;
+  /** LoRA adapters loading or loaded on the model (absent: none). */
+  loras?: LoraStatus[];
 }
 
 /** The worker's model registry. */
@@ -83,6 +104,8 @@ export class ModelRegistry {
   readonly #o: RegistryOptions;
   readonly #units = new Map<string, Unit>();
   readonly #now: () => number;
+  /** Label values of adapters in metrics: a bounded set. */
+  readonly loraLabels: LoraLabels = new LoraLabels(MAX_LORA_LABELS);
 
   constructor(opts: RegistryOptions) {
     this.#o = opts;
@@ -176,6 +199,7 @@ export class ModelRegistry {
     if (!u?.loaded || u.state !== "loaded") return;
     u.state = "unloading";
     const loaded = u.loaded;
+    loaded.loras?.close();
     await loaded.batcher.whenIdle();
     await loaded.runner.dispose();
     u.loaded = undefined;
@@ -231,6 +255,7 @@ export class ModelRegistry {
       const loaded = u.loaded;
       if (!loaded) return;
       u.state = "unloading";
+      loaded.loras?.close();
       loaded.batcher.failAll(stopping);
       await loaded.runner.dispose(timeoutMs).catch(() => {});
       u.loaded = undefined;
@@ -339,6 +364,7 @@ export class ModelRegistry {
         device,
         memoryBytes,
         runner,
+        loras: this.#loraStore(u.config, runner),
       };
       u.state = "loaded";
       u.failure = undefined;
@@ -369,16 +395,40 @@ export class ModelRegistry {
     }
   }
 
+  /** The adapter store of a model whose family and runner take LoRA adapters. */
+  #loraStore(config: ModelConfig, runner: ModelRunner): LoraStore | undefined {
+    const { loadLora, unloadLora } = runner;
+    if (!supportsLora(config.family) || !loadLora || !unloadLora) return undefined;
+    const lora = this.#o.lora ?? { maxPerModel: 10, maxAdapterBytes: 256 * 1024 * 1024 };
+    return new LoraStore({
+      model: { id: config.id, repo: config.hub.repo },
+      weights: this.#o.weights,
+      runner: {
+        loadLora: (id, spec) => loadLora.call(runner, id, spec),
+        unloadLora: (id) => unloadLora.call(runner, id),
+      },
+      maxLoaded: lora.maxPerModel,
+      maxAdapterBytes: lora.maxAdapterBytes,
+      failureCooldownMs: this.#o.loadFailureCooldownMs,
+      now: this.#now,
+      onEvent: (event, fields) => {
+        if (event === "lora_loaded") this.loraLabels.admit(String(fields.lora));
+        this.#o.onEvent?.(event, fields);
+      },
+    });
+  }
+
   #status(u: Unit): UnitStatus {
     return {
       name: u.key,
       state: u.state,
       device: u.loaded ? u.loaded.device : null,
-      memoryBytes: u.loaded?.memoryBytes ?? 0,
+      memoryBytes: (u.loaded?.memoryBytes ?? 0) + (u.loaded?.loras?.memoryBytes ?? 0),
       queueDepth: u.loaded?.batcher.queueDepth ?? 0,
       pendingItems: u.loaded?.batcher.pendingItems ?? 0,
       lastError: u.failure?.lastError ?? null,
       config: u.config,
+      loras: u.loaded?.loras?.statuses() ?? [],
     };
   }
 }

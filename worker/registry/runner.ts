@@ -5,6 +5,7 @@
  */
 import type { AdapterContext } from "../families/types.ts";
 import type { BatchRunner } from "../scheduler/batcher.ts";
+import type { LoraLoaded, LoraLoadSpec } from "../inference/protocol.ts";
 
 /**
  * What a model runner is started from: the model load options without the device settings,
@@ -18,6 +19,13 @@ export interface ModelRunner {
   run: BatchRunner;
   /** Release the model, waiting at most `timeoutMs`; runs still pending then fail. */
   dispose(timeoutMs?: number): Promise<void>;
+  /**
+   * Build a session with a LoRA adapter merged (batches whose params name `id` run on it).
+   * Rejects with a `LoraMismatchError` when the adapter does not fit the model.
+   */
+  loadLora?(id: string, spec: LoraLoadSpec): Promise<LoraLoaded>;
+  /** Release an adapter's session once the batches already sent have run. */
+  unloadLora?(id: string): void;
 }
 
 /**
