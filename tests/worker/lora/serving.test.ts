@@ -8,6 +8,7 @@ import { dense } from "../../fixtures/models/dense.ts";
 import type { EncoderWeights } from "../../fixtures/encoder/weights.ts";
 import {
   type AdapterSpec,
+  DENSE_QV_SPEC,
   denseAdapter,
   type LoraFixture,
   mergedWeights,
@@ -24,13 +25,7 @@ const W = dense.weights() as EncoderWeights;
 const TEXTS = ["hello world", "the cat sat on the warm mat", "red apples and green pears"];
 const TOKEN = "hf_loraGatedToken42";
 
-const SPEC: AdapterSpec = {
-  repo: "fixture-lora/dense-qv",
-  rank: 4,
-  alpha: 8,
-  modules: ["attention.self.query", "attention.self.value", "intermediate.dense"],
-  targetModules: ["query", "value", "intermediate.dense"],
-};
+const SPEC = DENSE_QV_SPEC;
 const ADAPTERS: Record<string, LoraFixture> = Object.fromEntries(
   ([
     SPEC,
