@@ -1,8 +1,11 @@
-/** Messages between the main thread and an inference thread (one thread per loaded model). */
+/**
+ * Messages between the main thread and an inference thread (one thread per loaded model, and one
+ * per loaded LoRA adapter of a model).
+ */
 import type { AdapterContext, ItemOutput, WorkItem, WorkParams } from "../families/types.ts";
 import type { AdaptedModelSpec } from "../lora/build.ts";
 
-/** What the thread needs to build an adapter's session (the base model file it already has). */
+/** What an adapter's thread needs besides the model's load options to build its session. */
 export type LoraLoadSpec = Omit<AdaptedModelSpec, "modelPath">;
 
 /** An adapter's session is ready: its memory and how long each step took (ms). */
@@ -18,7 +21,8 @@ export interface LoraLoaded {
 
 /** Main → thread. */
 export type ToThread =
-  | ({ type: "load" } & AdapterContext)
+  /** Load the model; with `lora`, a copy of it with that adapter merged. */
+  | ({ type: "load"; lora?: LoraLoadSpec } & AdapterContext)
   | {
     type: "run";
     batchId: number;
@@ -27,10 +31,6 @@ export type ToThread =
     /** Per item, 1 once its client went away (shared memory: written while the batch runs). */
     abandoned?: Int32Array;
   }
-  /** Build the session of an adapter (handled beside the batches, not after them). */
-  | { type: "lora_load"; id: string; spec: LoraLoadSpec }
-  /** Release an adapter's session (after the batches sent before it). */
-  | { type: "lora_unload"; id: string }
   | { type: "dispose" };
 
 /** Phase timings of one batch, in milliseconds. */
@@ -42,8 +42,9 @@ export interface BatchTiming {
 
 /** Thread → main. */
 export type FromThread =
-  | { type: "loaded" }
-  | { type: "load_failed"; message: string }
+  | { type: "loaded"; lora?: LoraLoaded }
+  /** `mismatch`: the adapter does not fit the model (its files' fault, a 400). */
+  | { type: "load_failed"; message: string; mismatch?: boolean }
   | {
     type: "result";
     batchId: number;
@@ -53,7 +54,4 @@ export type FromThread =
     paddedTokens: number;
   }
   | { type: "run_failed"; batchId: number; message: string }
-  | ({ type: "lora_loaded"; id: string } & LoraLoaded)
-  /** `mismatch`: the adapter does not fit the model (its files' fault, a 400); else internal. */
-  | { type: "lora_failed"; id: string; message: string; mismatch: boolean }
   | { type: "disposed" };

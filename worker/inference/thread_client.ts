@@ -12,9 +12,8 @@ export type BatchResult = Extract<FromThread, { type: "result" }>;
 export class InferenceThread implements ModelRunner {
   readonly #worker: Worker;
   readonly #pending = new Map<number, { resolve(r: BatchResult): void; reject(e: Error): void }>();
-  readonly #loras = new Map<string, { resolve(r: LoraLoaded): void; reject(e: Error): void }>();
   #nextId = 1;
-  #onLoaded?: { resolve(): void; reject(e: Error): void };
+  #onLoaded?: { resolve(lora?: LoraLoaded): void; reject(e: Error): void };
   #onDisposed?: () => void;
   #dead = false;
 
@@ -31,16 +30,36 @@ export class InferenceThread implements ModelRunner {
 
   /** Start a thread and load the model in it. */
   static async start(opts: AdapterContext): Promise<InferenceThread> {
+    return (await InferenceThread.#start(opts)).thread;
+  }
+
+  /**
+   * Start a thread running the model with a LoRA adapter merged. Rejects with a
+   * `LoraMismatchError` when the adapter does not fit the model.
+   */
+  static async startLora(
+    opts: AdapterContext,
+    lora: LoraLoadSpec,
+  ): Promise<{ thread: InferenceThread; loaded: LoraLoaded }> {
+    const { thread, loaded } = await InferenceThread.#start(opts, lora);
+    return { thread, loaded: loaded! };
+  }
+
+  static async #start(
+    opts: AdapterContext,
+    lora?: LoraLoadSpec,
+  ): Promise<{ thread: InferenceThread; loaded?: LoraLoaded }> {
     const t = new InferenceThread();
-    const loaded = new Promise<void>((resolve, reject) => t.#onLoaded = { resolve, reject });
-    t.#post({ type: "load", ...opts });
+    const loaded = new Promise<LoraLoaded | undefined>((resolve, reject) =>
+      t.#onLoaded = { resolve, reject }
+    );
+    t.#post({ type: "load", ...opts, lora });
     try {
-      await loaded;
+      return { thread: t, loaded: await loaded };
     } catch (err) {
       t.#worker.terminate();
       throw err;
     }
-    return t;
   }
 
   /** Run one batch; resolves with outputs in item order (undefined for abandoned items). */
@@ -56,21 +75,6 @@ export class InferenceThread implements ModelRunner {
         pixels,
       );
     });
-  }
-
-  /** Build an adapter's session in the thread (one load per id at a time: the store's job). */
-  loadLora(id: string, spec: LoraLoadSpec): Promise<LoraLoaded> {
-    if (this.#dead) return Promise.reject(new Error("inference thread is gone"));
-    return new Promise<LoraLoaded>((resolve, reject) => {
-      this.#loras.get(id)?.reject(new Error(`adapter '${id}' load superseded`));
-      this.#loras.set(id, { resolve, reject });
-      this.#post({ type: "lora_load", id, spec });
-    });
-  }
-
-  /** Release an adapter's session after the batches already posted. */
-  unloadLora(id: string): void {
-    if (!this.#dead) this.#post({ type: "lora_unload", id });
   }
 
   /** Release the session and stop the thread (bounded: terminates after `timeoutMs`). */
@@ -91,12 +95,17 @@ export class InferenceThread implements ModelRunner {
   #receive(msg: FromThread): void {
     switch (msg.type) {
       case "loaded":
-        this.#onLoaded?.resolve();
+        this.#onLoaded?.resolve(msg.lora);
         return;
       case "load_failed":
-        // The thread reports what the family refused (graph, tokenizer, config): the files'
-        // fault. A thread that crashes instead fails through #fail with a plain Error.
-        this.#onLoaded?.reject(new IncompatibleModelError(msg.message));
+        // The thread reports what the family refused (graph, tokenizer, config) or an adapter
+        // that does not fit: the files' fault. A thread that crashes instead fails through #fail
+        // with a plain Error.
+        this.#onLoaded?.reject(
+          msg.mismatch
+            ? new LoraMismatchError(msg.message)
+            : new IncompatibleModelError(msg.message),
+        );
         return;
       case "result":
       case "run_failed": {
@@ -104,18 +113,6 @@ export class InferenceThread implements ModelRunner {
         this.#pending.delete(msg.batchId);
         if (msg.type === "result") p?.resolve(msg);
         else p?.reject(new Error(msg.message));
-        return;
-      }
-      case "lora_loaded":
-      case "lora_failed": {
-        const p = this.#loras.get(msg.id);
-        this.#loras.delete(msg.id);
-        if (msg.type === "lora_failed") {
-          p?.reject(msg.mismatch ? new LoraMismatchError(msg.message) : new Error(msg.message));
-        } else {
-          const { type: _, id: __, ...loaded } = msg;
-          p?.resolve(loaded);
-        }
         return;
       }
       case "disposed":
@@ -128,7 +125,5 @@ export class InferenceThread implements ModelRunner {
     this.#onLoaded?.reject(err);
     for (const p of this.#pending.values()) p.reject(err);
     this.#pending.clear();
-    for (const p of this.#loras.values()) p.reject(err);
-    this.#loras.clear();
   }
 }

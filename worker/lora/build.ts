@@ -1,12 +1,12 @@
 /**
- * The heavy half of loading an adapter, run inside the model's inference thread: read the base
+ * The heavy half of loading an adapter, run inside the adapter's inference thread: read the base
  * graph and the adapter's tensors, check the adapter against the graph (fast: no weight is read
  * before every module and shape fits), merge every planned update, and return the patched model.
  */
 import { indexOnnxModel } from "../onnx/model.ts";
 import type { AdapterConfig } from "./adapter_config.ts";
 import { linearTargets } from "./graph_targets.ts";
-import { mergeLoraIntoModelStepwise } from "./merge.ts";
+import { mergeLoraIntoModel } from "./merge.ts";
 import { planLora } from "./plan.ts";
 import { parseSafetensorsHeader, type SafetensorsLimits, tensorFloat32 } from "./safetensors.ts";
 
@@ -32,19 +32,11 @@ export interface AdaptedModel {
   mergeMs: number;
 }
 
-/** A macrotask turn: messages waiting for the thread (batches) get handled in between. */
-export function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 0));
-}
-
 /**
  * The model with the adapter merged. Throws `LoraMismatchError` (module and shape named) or
  * `SafetensorsError` when the adapter does not fit, before any weight is merged.
  */
-export async function buildAdaptedModel(
-  spec: AdaptedModelSpec,
-  between: () => Promise<void> = nextTurn,
-): Promise<AdaptedModel> {
+export async function buildAdaptedModel(spec: AdaptedModelSpec): Promise<AdaptedModel> {
   const t0 = performance.now();
   const [model, adapter] = await Promise.all([
     Deno.readFile(spec.modelPath),
@@ -59,17 +51,10 @@ export async function buildAdaptedModel(
     model: spec.model,
   });
   const t1 = performance.now();
-  await between();
-  const merged = await mergeLoraIntoModelStepwise(
-    model,
-    plan,
-    (name) => {
-      const t = header.tensors.get(name);
-      if (!t) throw new Error(`adapter_model.safetensors no longer holds tensor '${name}'`);
-      return tensorFloat32(adapter, t);
-    },
-    between,
-    index,
-  );
+  const merged = mergeLoraIntoModel(model, plan, (name) => {
+    const t = header.tensors.get(name);
+    if (!t) throw new Error(`adapter_model.safetensors no longer holds tensor '${name}'`);
+    return tensorFloat32(adapter, t);
+  }, index);
   return { ...merged, planMs: t1 - t0, mergeMs: performance.now() - t1 };
 }

@@ -77,26 +77,6 @@ export function mergeLoraIntoModel(
   return { bytes: replaceFloatInitializers(index, values), patched: values.size };
 }
 
-/**
- * {@link mergeLoraIntoModel}, awaiting `between()` after each weight: in an inference thread it
- * lets the batches of the base model (and of other adapters) run between two weights, so an
- * adapter load delays them by one weight's merge at most.
- */
-export async function mergeLoraIntoModelStepwise(
-  modelBytes: Uint8Array,
-  plan: LoraPlan,
-  tensor: LoraTensorSource,
-  between: () => Promise<void>,
-  index: OnnxIndex = indexOnnxModel(modelBytes),
-): Promise<MergedModel> {
-  const values = new Map<string, Float32Array>();
-  for (const p of plan.patches) {
-    values.set(p.initializer, mergedWeight(index, p, tensor, plan.scale));
-    await between();
-  }
-  return { bytes: replaceFloatInitializers(index, values), patched: values.size };
-}
-
 function mergedWeight(
   index: OnnxIndex,
   p: WeightPatch,

@@ -1,7 +1,8 @@
 /**
  * The LoRA adapters of one loaded model: fetched through the model weight store (local cache →
- * cluster cache → hub, atomic writes), checked, and built into a session of their own in the
- * model's inference thread. At most `maxLoaded` adapters are kept (least recently used idle one
+ * cluster cache → hub, atomic writes), checked, and built into a session of their own in a thread
+ * of their own (ONNX Runtime builds a session synchronously: in the model's thread, every base
+ * request would wait for it). At most `maxLoaded` adapters are kept (least recently used idle one
  * evicted, reloaded on demand); a request waits a bounded time for its adapter, then gets
  * 503 LORA_LOADING with Retry-After while the load goes on. A failed load is remembered for a
  * cool-down, so a retry storm gets the same answer at once instead of refetching.
@@ -11,7 +12,10 @@ import { deadline } from "@svc/shared/deadline";
 import { hidePaths } from "@svc/shared/redact";
 import type { WeightStore } from "../weights/types.ts";
 import { WeightsError } from "../weights/errors.ts";
-import type { LoraLoaded, LoraLoadSpec } from "../inference/protocol.ts";
+import type { LoraLoadSpec } from "../inference/protocol.ts";
+import type { WorkItem, WorkParams } from "../families/types.ts";
+import type { BatchRunner } from "../scheduler/batcher.ts";
+import type { ModelRunner, StartedLora } from "../registry/runner.ts";
 import { AdapterConfigError, parseAdapterConfig } from "./adapter_config.ts";
 import { LoraMismatchError } from "./plan.ts";
 import { SafetensorsError } from "./safetensors.ts";
@@ -28,18 +32,15 @@ export const MAX_ADAPTER_CONFIG_BYTES = 1024 * 1024;
 /** Failed adapters remembered per model (oldest forgotten first). */
 const MAX_REMEMBERED_FAILURES = 256;
 
-/** Where adapter sessions are built: the model's runner. */
-export interface LoraRunner {
-  loadLora(id: string, spec: LoraLoadSpec): Promise<LoraLoaded>;
-  unloadLora(id: string): void;
-}
+/** Starts the runner of adapter `id` (the backend, with the model's load options). */
+export type LoraStarter = (id: string, spec: LoraLoadSpec) => Promise<StartedLora>;
 
 /** Settings and collaborators of one model's adapter store. */
 export interface LoraStoreOptions {
   /** The base model: catalog id and hub repository. */
   model: { id: string; repo: string };
   weights: WeightStore;
-  runner: LoraRunner;
+  start: LoraStarter;
   /** Adapters kept loaded (SVC_MAX_LORAS_PER_MODEL). */
   maxLoaded: number;
   /** Largest adapter weights file (SVC_MAX_LORA_BYTES). */
@@ -62,6 +63,7 @@ interface Entry {
   state: "loading" | "loaded";
   load: Promise<void>;
   controller: AbortController;
+  runner?: ModelRunner;
   memoryBytes: number;
   lastUsed: number;
   /** Requests holding the adapter (from acquire to release): never evicted meanwhile. */
@@ -114,6 +116,18 @@ export class LoraStore {
     }
   }
 
+  /** Run a batch on adapter `id` (held by its requests, so loaded while they wait). */
+  run(
+    id: string,
+    items: WorkItem[],
+    params: WorkParams,
+    abandoned?: Int32Array,
+  ): ReturnType<BatchRunner> {
+    const runner = this.#entries.get(id)?.runner;
+    if (!runner) return Promise.reject(new Error(`LoRA adapter '${id}' is not loaded`));
+    return runner.run(items, params, abandoned);
+  }
+
   /** Memory held by the loaded adapters' sessions (counted in the model's memory). */
   get memoryBytes(): number {
     let total = 0;
@@ -128,11 +142,13 @@ export class LoraStore {
       .map((e) => ({ id: e.id, state: e.state, memory_bytes: e.memoryBytes }));
   }
 
-  /** Forget everything and stop fetches (the model unloads; its thread takes the sessions). */
-  close(): void {
+  /** Stop fetches and release every adapter (the model unloads), each within `timeoutMs`. */
+  async close(timeoutMs?: number): Promise<void> {
     this.#closed = true;
-    for (const e of this.#entries.values()) e.controller.abort();
+    const entries = [...this.#entries.values()];
     this.#entries.clear();
+    for (const e of entries) e.controller.abort();
+    await Promise.all(entries.map((e) => e.runner?.dispose(timeoutMs).catch(() => {})));
   }
 
   /** Start loading `id`, first making room: the LRU idle adapter goes when the cap is reached. */
@@ -180,7 +196,8 @@ export class LoraStore {
       );
     }
     this.#entries.delete(victim.id);
-    this.#o.runner.unloadLora(victim.id);
+    // Idle: none of its batches is queued or running, so its thread can go at once.
+    victim.runner?.dispose().catch(() => {});
     this.#o.onEvent?.("lora_evicted", {
       model: this.#o.model.id,
       lora: victim.id,
@@ -200,16 +217,17 @@ export class LoraStore {
     if (size > this.#o.maxAdapterBytes) {
       throw tooLarge(e.id, ADAPTER_FILES.weights, size, this.#o.maxAdapterBytes);
     }
-    const loaded = await this.#o.runner.loadLora(e.id, {
+    const { runner, loaded } = await this.#o.start(e.id, {
       weightsPath: files.weights,
       config,
       model: this.#o.model,
     });
     if (this.#entries.get(e.id) !== e) {
-      // Closed (or evicted) while the thread built it: release the session it made.
-      this.#o.runner.unloadLora(e.id);
-      throw new ServiceError("LORA_LOADING", `LoRA adapter '${e.id}' was unloaded while loading`);
+      // Closed while the thread built it: release what it made.
+      await runner.dispose().catch(() => {});
+      throw new ServiceError("MODEL_NOT_LOADED", `model '${this.#o.model.id}' is unloading`);
     }
+    e.runner = runner;
     e.state = "loaded";
     e.memoryBytes = loaded.memoryBytes;
     e.lastUsed = this.#now();

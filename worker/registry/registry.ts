@@ -14,7 +14,7 @@ import { WeightsError } from "../weights/errors.ts";
 import { Batcher, type BatchStats } from "../scheduler/batcher.ts";
 import { filesSize, type MemoryProbe } from "./memory.ts";
 import { failureRemembered, type LoadFailure, loadFailure } from "./load_failure.ts";
-import type { ModelBackend, ModelRunner } from "./runner.ts";
+import type { ModelBackend, ModelRunner, RunnerSpec } from "./runner.ts";
 import { supportsLora } from "../families/kinds.ts";
 import { type LoraStatus, LoraStore } from "../lora/store.ts";
 import { LoraLabels } from "../lora/labels.ts";
@@ -82,6 +82,13 @@ interface Unit {
   loaded?: LoadedModel & { runner: ModelRunner };
   lastUsed: number;
   inUse: number;
+}
+
+/** A started model: its local files, what its runner was started from, the runner. */
+interface Started {
+  files: Record<string, string>;
+  spec: RunnerSpec;
+  runner: ModelRunner;
 }
 
 /** Snapshot of one model for catalog and status endpoints. */
@@ -199,8 +206,8 @@ export class ModelRegistry {
     if (!u?.loaded || u.state !== "loaded") return;
     u.state = "unloading";
     const loaded = u.loaded;
-    loaded.loras?.close();
     await loaded.batcher.whenIdle();
+    await loaded.loras?.close();
     await loaded.runner.dispose();
     u.loaded = undefined;
     u.load = undefined;
@@ -255,9 +262,11 @@ export class ModelRegistry {
       const loaded = u.loaded;
       if (!loaded) return;
       u.state = "unloading";
-      loaded.loras?.close();
       loaded.batcher.failAll(stopping);
-      await loaded.runner.dispose(timeoutMs).catch(() => {});
+      await Promise.all([
+        loaded.loras?.close(timeoutMs),
+        loaded.runner.dispose(timeoutMs).catch(() => {}),
+      ]);
       u.loaded = undefined;
       u.load = undefined;
       u.state = "available";
@@ -297,14 +306,14 @@ export class ModelRegistry {
   }
 
   /** Fetch the model's files and start its runner. */
-  async #start(u: Unit): Promise<{ files: Record<string, string>; runner: ModelRunner }> {
+  async #start(u: Unit): Promise<Started> {
     const files = await this.#o.weights.ensureFiles(
       u.config.hub.repo,
       u.config.hub.revision,
       this.#wanted(u),
       { gated: u.config.hub.gated, modelId: u.config.id },
     );
-    const runner = await this.#o.backend.start({
+    const spec: RunnerSpec = {
       config: u.config,
       files,
       runTokenBudget: runTokenBudget(
@@ -312,8 +321,8 @@ export class ModelRegistry {
         this.#o.backend.device,
         this.#o.maxRunTokens,
       ),
-    });
-    return { files, runner };
+    };
+    return { files, spec, runner: await this.#o.backend.start(spec) };
   }
 
   /**
@@ -321,7 +330,7 @@ export class ModelRegistry {
    * after moving the local cache's copies aside: a copy cut short or corrupted on this disk would
    * otherwise fail every load until someone deleted it by hand.
    */
-  async #startChecked(u: Unit): Promise<{ files: Record<string, string>; runner: ModelRunner }> {
+  async #startChecked(u: Unit): Promise<Started> {
     try {
       return await this.#start(u);
     } catch (err) {
@@ -346,15 +355,20 @@ export class ModelRegistry {
     this.#o.onEvent?.("model_loading", { model: u.config.id, key: u.key });
     try {
       await this.evictIfNeeded(u.key);
-      const { files, runner } = await this.#startChecked(u);
+      const { files, spec, runner } = await this.#startChecked(u);
       const memoryBytes = await filesSize([files.model, files.model_data].filter(Boolean));
+      const loras = this.#loraStore(spec);
       const batcher = new Batcher({
         maxBatchRequests: this.#o.maxBatchRequests,
         maxBatchItems: this.#o.maxBatchItems,
         batchTokenBudget: u.config.batch_token_budget,
         maxWaitMs: this.#o.maxWaitMs,
         maxQueueItems: this.#o.maxQueueItems,
-        run: (items, params, abandoned) => runner.run(items, params, abandoned),
+        // Batches never mix adapters (the adapter is part of the batch key): one runner each.
+        run: (items, params, abandoned) =>
+          params.lora === undefined || !loras
+            ? runner.run(items, params, abandoned)
+            : loras.run(params.lora, items, params, abandoned),
         onBatch: (s) => this.#o.onBatch?.(u.config.id, s),
       });
       u.loaded = {
@@ -364,7 +378,7 @@ export class ModelRegistry {
         device,
         memoryBytes,
         runner,
-        loras: this.#loraStore(u.config, runner),
+        loras,
       };
       u.state = "loaded";
       u.failure = undefined;
@@ -395,18 +409,16 @@ export class ModelRegistry {
     }
   }
 
-  /** The adapter store of a model whose family and runner take LoRA adapters. */
-  #loraStore(config: ModelConfig, runner: ModelRunner): LoraStore | undefined {
-    const { loadLora, unloadLora } = runner;
-    if (!supportsLora(config.family) || !loadLora || !unloadLora) return undefined;
+  /** The adapter store of a model whose family and backend take LoRA adapters. */
+  #loraStore(spec: RunnerSpec): LoraStore | undefined {
+    const { config } = spec;
+    const backend = this.#o.backend;
+    if (!supportsLora(config.family) || !backend.startLora) return undefined;
     const lora = this.#o.lora ?? { maxPerModel: 10, maxAdapterBytes: 256 * 1024 * 1024 };
     return new LoraStore({
       model: { id: config.id, repo: config.hub.repo },
       weights: this.#o.weights,
-      runner: {
-        loadLora: (id, spec) => loadLora.call(runner, id, spec),
-        unloadLora: (id) => unloadLora.call(runner, id),
-      },
+      start: (_id, adapter) => backend.startLora!(spec, adapter),
       maxLoaded: lora.maxPerModel,
       maxAdapterBytes: lora.maxAdapterBytes,
       failureCooldownMs: this.#o.loadFailureCooldownMs,

@@ -19,13 +19,6 @@ export interface ModelRunner {
   run: BatchRunner;
   /** Release the model, waiting at most `timeoutMs`; runs still pending then fail. */
   dispose(timeoutMs?: number): Promise<void>;
-  /**
-   * Build a session with a LoRA adapter merged (batches whose params name `id` run on it).
-   * Rejects with a `LoraMismatchError` when the adapter does not fit the model.
-   */
-  loadLora?(id: string, spec: LoraLoadSpec): Promise<LoraLoaded>;
-  /** Release an adapter's session once the batches already sent have run. */
-  unloadLora?(id: string): void;
 }
 
 /**
@@ -48,4 +41,16 @@ export interface ModelBackend {
    * files do not fit the model, with any other error for causes that may pass (a crashed thread).
    */
   start(spec: RunnerSpec): Promise<ModelRunner>;
+  /**
+   * Start a runner of the model with a LoRA adapter merged (its own thread, so that building its
+   * session never holds up the model's batches). Rejects with a `LoraMismatchError` when the
+   * adapter does not fit. Backends without it serve no adapters.
+   */
+  startLora?(spec: RunnerSpec, lora: LoraLoadSpec): Promise<StartedLora>;
+}
+
+/** A started adapter runner, with what its load cost. */
+export interface StartedLora {
+  runner: ModelRunner;
+  loaded: LoraLoaded;
 }

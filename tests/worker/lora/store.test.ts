@@ -6,10 +6,9 @@
 import assert from "node:assert/strict";
 import { ServiceError } from "@svc/shared/errors";
 import { createWeightStore } from "../../../worker/weights/store.ts";
-import { type LoraRunner, LoraStore } from "../../../worker/lora/store.ts";
+import { type LoraStarter, LoraStore } from "../../../worker/lora/store.ts";
 import { LoraMismatchError } from "../../../worker/lora/plan.ts";
 import { LoraLabels } from "../../../worker/lora/labels.ts";
-import type { LoraLoaded } from "../../../worker/inference/protocol.ts";
 import { DENSE_QV_SPEC, denseAdapter, writeAdapter } from "../../fixtures/lora/dense_adapter.ts";
 import { dense } from "../../fixtures/models/dense.ts";
 import type { EncoderWeights } from "../../fixtures/encoder/weights.ts";
@@ -17,25 +16,25 @@ import type { EncoderWeights } from "../../fixtures/encoder/weights.ts";
 const W = dense.weights() as EncoderWeights;
 const IDS = ["fixture-lora/a", "fixture-lora/b", "fixture-lora/c"];
 
-/** A runner whose loads succeed, or fail as a mismatch for ids in `mismatched`. */
+/** Adapter starts that succeed, or fail as a mismatch for ids in `mismatched`. */
 function scriptedRunner(mismatched = new Set<string>()) {
   const loads: string[] = [];
   const unloads: string[] = [];
-  const runner: LoraRunner = {
-    loadLora(id): Promise<LoraLoaded> {
-      loads.push(id);
-      if (mismatched.has(id)) return Promise.reject(new LoraMismatchError("lora_A is [4,48]"));
-      return Promise.resolve({
-        memoryBytes: 1000,
-        patched: 6,
-        planMs: 1,
-        mergeMs: 1,
-        sessionMs: 1,
-      });
-    },
-    unloadLora: (id) => unloads.push(id),
+  const start: LoraStarter = (id) => {
+    loads.push(id);
+    if (mismatched.has(id)) return Promise.reject(new LoraMismatchError("lora_A is [4,48]"));
+    return Promise.resolve({
+      runner: {
+        run: () => Promise.reject(new Error("not run here")),
+        dispose: () => {
+          unloads.push(id);
+          return Promise.resolve();
+        },
+      },
+      loaded: { memoryBytes: 1000, patched: 6, planMs: 1, mergeMs: 1, sessionMs: 1 },
+    });
   };
-  return { runner, loads, unloads };
+  return { start, loads, unloads };
 }
 
 async function withStore(
@@ -52,7 +51,7 @@ async function withStore(
     const store = new LoraStore({
       model: { id: "fixture/dense", repo: "fixture/dense" },
       weights: createWeightStore({ cacheDir: cache, sources: [] }),
-      runner: runner.runner,
+      start: runner.start,
       maxLoaded: opts.maxLoaded ?? 10,
       maxAdapterBytes: 1024 * 1024,
       failureCooldownMs: 30_000,
@@ -109,9 +108,10 @@ Deno.test("lora store: held adapters are never evicted; with every slot held a n
 });
 
 Deno.test("lora store: a closed store answers MODEL_NOT_LOADED and holds nothing", async () => {
-  await withStore(async ({ store }) => {
+  await withStore(async ({ store, runner }) => {
     (await store.acquire(IDS[0], 5000))();
-    store.close();
+    await store.close();
+    assert.deepEqual(runner.unloads, [IDS[0]], "its runner was released");
     await rejectsWith(store.acquire(IDS[0], 5000), "MODEL_NOT_LOADED", /unloading/);
     assert.equal(store.memoryBytes, 0);
   });
