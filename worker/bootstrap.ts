@@ -81,8 +81,13 @@ export async function createWorker(
     weights,
     backend: threadBackend({ device, intraOpThreads: settings.intraOpThreads }),
     memoryProbe: memoryProbeFor(),
+    lora: settings.lora,
     onEvent: (event, fields) =>
-      log(event === "model_load_failed" ? "error" : "info", event, fields),
+      log(
+        event === "model_load_failed" ? "error" : event === "lora_load_failed" ? "warn" : "info",
+        event,
+        fields,
+      ),
     onBatch: (model, s) => {
       metrics.batchSize.observe({ model }, s.size);
       metrics.tokens.inc({ model }, s.tokens);

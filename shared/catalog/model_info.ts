@@ -1,5 +1,5 @@
 /** The ModelInfo document of a catalog entry: one builder for worker and router. */
-import type { ModelInfo, ModelState } from "../schemas/models.ts";
+import type { LoraInfo, ModelInfo, ModelState } from "../schemas/models.ts";
 import type { ErrorCode } from "../errors.ts";
 import type { ModelConfig, OutputKind } from "./schema.ts";
 
@@ -45,6 +45,7 @@ export function modelInfoOf(
     profile?: string;
     state?: ModelState;
     lastError?: { code: ErrorCode; message: string } | null;
+    loras?: LoraInfo[];
   } = {},
 ): CatalogModelInfo {
   const profiles: ModelInfo["profiles"] = {};
@@ -69,5 +70,6 @@ export function modelInfoOf(
     last_error: live.lastError ?? null,
     family: config.family,
     bundle: config.bundle,
+    ...(live.loras && live.loras.length > 0 ? { loras: live.loras } : {}),
   };
 }

@@ -25,6 +25,22 @@ export const ProfileInfoSchema: z.ZodType<ProfileInfo, ProfileInfo> = z.object({
   output_similarity: z.record(z.string(), z.string()),
 });
 
+/** A LoRA adapter of a loaded model (encode models; see docs/api.md "LoRA adapters"). */
+export interface LoraInfo {
+  /** The adapter's hub repository id. */
+  id: string;
+  state: "loading" | "loaded";
+  /** Memory of the adapter's session (counted in the model's memory). */
+  memory_bytes: number;
+}
+
+/** Schema of {@link LoraInfo}. */
+export const LoraInfoSchema: z.ZodType<LoraInfo, LoraInfo> = z.object({
+  id: z.string(),
+  state: z.enum(["loading", "loaded"]),
+  memory_bytes: Count,
+});
+
 /** A model in the catalog; `state` and `last_error` tell the load state (docs/api.md "Models"). */
 export interface ModelInfo {
   /** May contain `/` (and `:` for a profile). */
@@ -41,6 +57,8 @@ export interface ModelInfo {
   profiles: Record<string, ProfileInfo>;
   state?: ModelState;
   last_error?: { code: ErrorCode; message: string } | null;
+  /** LoRA adapters loading or loaded on the model (models that take adapters). */
+  loras?: LoraInfo[];
 }
 
 /** Schema of {@link ModelInfo}. */
@@ -54,6 +72,7 @@ export const ModelInfoSchema: z.ZodType<ModelInfo, ModelInfo> = z.object({
   profiles: z.record(z.string(), ProfileInfoSchema),
   state: z.enum(MODEL_STATES).optional(),
   last_error: z.object({ code: ErrorCodeSchema, message: z.string() }).nullable().optional(),
+  loras: z.array(LoraInfoSchema).optional(),
 });
 
 /** Response of GET /v1/models. */

@@ -2,6 +2,7 @@
 
 import { z } from "zod";
 import { Count, FreeObject, type FreeObjectValue } from "./common.ts";
+import { type LoraInfo, LoraInfoSchema } from "./models.ts";
 
 /** Model states of the status stream (exactly these four; ModelInfo adds `failed`). */
 export const STATUS_MODEL_STATES = ["loaded", "loading", "unloading", "available"] as const;
@@ -40,6 +41,8 @@ export interface ModelStatus {
   queue_pending_items: number;
   /** The model configuration (inner shape not specified). */
   config: FreeObjectValue;
+  /** LoRA adapters loading or loaded on the model. */
+  loras?: LoraInfo[];
 }
 
 /** One status message. */
@@ -85,6 +88,7 @@ export const ModelStatusSchema: z.ZodType<ModelStatus, ModelStatus> = z.object({
   queue_depth: Count,
   queue_pending_items: Count,
   config: FreeObject,
+  loras: z.array(LoraInfoSchema).optional(),
 });
 
 /** Schema of {@link StatusMessage}. */

@@ -146,6 +146,29 @@ const WORKER_FIELDS = {
       "transient cause (hub unreachable, timeout) is retried by the next request, a permanent " +
       "one (not found, gated, incompatible graph) only once the model's cached files change",
   }),
+  SVC_MAX_LORAS_PER_MODEL: int({
+    min: 1,
+    max: 100,
+    default: 10,
+    doc: "LoRA adapters kept loaded per model (one patched session each, counted in the " +
+      "model's memory); loading one more evicts the least recently used idle adapter, which " +
+      "reloads on demand",
+  }),
+  SVC_LORA_WAIT_MS: millis({
+    min: 0,
+    max: 600_000,
+    default: 5_000,
+    doc: "how long a request waits for its LoRA adapter to load before `503 LORA_LOADING` " +
+      "with `Retry-After: 2` (the load continues)",
+  }),
+  SVC_MAX_LORA_BYTES: int({
+    min: 1024,
+    max: 4 * 1024 * 1024 * 1024,
+    default: 256 * 1024 * 1024,
+    shown: "`268435456` (256 MiB)",
+    doc: "largest `adapter_model.safetensors` (and bound of `adapter_config.json`, 1 MiB) a " +
+      "LoRA adapter may have; a larger one is a `400`",
+  }),
   SVC_INTRA_OP_THREADS: int({
     min: 0,
     max: 256,
@@ -295,6 +318,16 @@ export interface SchedulingSettings {
   memoryThresholdPercent: number;
 }
 
+/** LoRA adapters on encode models. */
+export interface LoraSettings {
+  /** Adapters kept loaded per model (SVC_MAX_LORAS_PER_MODEL). */
+  maxPerModel: number;
+  /** How long a request waits for its adapter before 503 LORA_LOADING. */
+  waitMs: number;
+  /** Largest adapter weights file accepted. */
+  maxAdapterBytes: number;
+}
+
 /** Image preprocessing: pool size and the bounds of image inputs. */
 export interface ImageSettings {
   /** Threads of the image pool. */
@@ -338,6 +371,8 @@ export interface WorkerSettings {
   intraOpThreads: number;
   /** How long a request waits for its model to load. */
   loadWaitMs: number;
+  /** LoRA adapters: per-model cap, request wait, file size bound. */
+  lora: LoraSettings;
   limits: InputLimits;
   images: ImageSettings;
   /** Connection and body-reading bounds of the HTTP server. */
@@ -403,6 +438,11 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
       memoryThresholdPercent: v.SVC_MEMORY_PRESSURE_THRESHOLD_PERCENT,
     },
     loadWaitMs: v.SVC_LOAD_WAIT_MS,
+    lora: {
+      maxPerModel: v.SVC_MAX_LORAS_PER_MODEL,
+      waitMs: v.SVC_LORA_WAIT_MS,
+      maxAdapterBytes: v.SVC_MAX_LORA_BYTES,
+    },
     limits: limitsOf(v),
     images: {
       workers: v.SVC_IMAGE_WORKERS,

@@ -48,6 +48,18 @@ const FAMILY_OPS: Record<Family, Op> = {
   zero_shot_detection: "extract",
 };
 
+/**
+ * Families that take LoRA adapters: encode families whose graph is one text encoder loaded by
+ * `text/base.ts` (a patched copy of it is what an adapter runs). Static models have no linear
+ * layers; CLIP has two graphs.
+ */
+export const LORA_FAMILIES: readonly Family[] = ["dense", "sparse", "colbert", "bge_m3"];
+
+/** True when models of `family` accept `options.lora_id`. */
+export function supportsLora(family: Family): boolean {
+  return LORA_FAMILIES.includes(family);
+}
+
 /** The op each family serves. */
 export function familyOp(family: Family): Op {
   return FAMILY_OPS[family];

@@ -9,9 +9,12 @@ export interface ModelSession {
   outputNames: readonly string[];
 }
 
-/** Create a session from a file; `cuda` in the providers is tried first when asked for. */
+/**
+ * Create a session from a file (or a model built in memory, such as one with a LoRA adapter
+ * merged); `cuda` in the providers is tried first when asked for.
+ */
 export async function openSession(
-  path: string,
+  path: string | Uint8Array,
   executionProviders: string[],
   intraOpThreads: number,
 ): Promise<ModelSession> {
@@ -20,7 +23,9 @@ export async function openSession(
     graphOptimizationLevel: "all",
   };
   if (intraOpThreads > 0) opts.intraOpNumThreads = intraOpThreads;
-  const session = await ort.InferenceSession.create(path, opts);
+  const session = typeof path === "string"
+    ? await ort.InferenceSession.create(path, opts)
+    : await ort.InferenceSession.create(path, opts);
   return { session, inputNames: session.inputNames, outputNames: session.outputNames };
 }
 

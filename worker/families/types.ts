@@ -70,6 +70,11 @@ export interface WorkParams {
   multiLabel?: boolean;
   /** Extract: score threshold. */
   threshold?: number;
+  /**
+   * The LoRA adapter (hub repository id) the batch runs with; absent: the base model. Part of
+   * the batch key, so a batch never mixes adapters.
+   */
+  lora?: string;
 }
 
 /** An item after tokenisation, before tensors: `length` is its token count (drives sub-batching). */
@@ -136,6 +141,11 @@ export interface AdapterContext {
   intraOpThreads: number;
   /** Most padded tokens in one ONNX run (families that cut their own runs respect it too). */
   runTokenBudget: number;
+  /**
+   * The model graph built in memory (a LoRA adapter merged into `files.model`), run instead of
+   * the file. Only the text families of `LORA_FAMILIES` read it.
+   */
+  modelBytes?: Uint8Array;
 }
 
 /** Builds a family's adapter. */

@@ -1,9 +1,28 @@
-/** Messages between the main thread and an inference thread (one thread per loaded model). */
+/**
+ * Messages between the main thread and an inference thread (one thread per loaded model, and one
+ * per loaded LoRA adapter of a model).
+ */
 import type { AdapterContext, ItemOutput, WorkItem, WorkParams } from "../families/types.ts";
+import type { AdaptedModelSpec } from "../lora/build.ts";
+
+/** What an adapter's thread needs besides the model's load options to build its session. */
+export type LoraLoadSpec = Omit<AdaptedModelSpec, "modelPath">;
+
+/** An adapter's session is ready: its memory and how long each step took (ms). */
+export interface LoraLoaded {
+  /** Bytes of the patched model handed to ONNX Runtime (what the adapter adds to the model). */
+  memoryBytes: number;
+  /** Graph weights rewritten. */
+  patched: number;
+  planMs: number;
+  mergeMs: number;
+  sessionMs: number;
+}
 
 /** Main → thread. */
 export type ToThread =
-  | ({ type: "load" } & AdapterContext)
+  /** Load the model; with `lora`, a copy of it with that adapter merged. */
+  | ({ type: "load"; lora?: LoraLoadSpec } & AdapterContext)
   | {
     type: "run";
     batchId: number;
@@ -23,8 +42,9 @@ export interface BatchTiming {
 
 /** Thread → main. */
 export type FromThread =
-  | { type: "loaded" }
-  | { type: "load_failed"; message: string }
+  | { type: "loaded"; lora?: LoraLoaded }
+  /** `mismatch`: the adapter does not fit the model (its files' fault, a 400). */
+  | { type: "load_failed"; message: string; mismatch?: boolean }
   | {
     type: "result";
     batchId: number;

@@ -1,5 +1,5 @@
 /** The real model backend: every loaded model runs in its own inference thread (Web Worker). */
-import type { ModelBackend } from "../registry/runner.ts";
+import type { ModelBackend, RunnerSpec } from "../registry/runner.ts";
 import { InferenceThread } from "./thread_client.ts";
 
 /** Settings every model thread gets. */
@@ -13,13 +13,17 @@ export interface ThreadBackendOptions {
 export function threadBackend(opts: ThreadBackendOptions): ModelBackend {
   // CUDA falls back to CPU for the operators it lacks.
   const executionProviders = opts.device === "cuda" ? ["cuda", "cpu"] : ["cpu"];
+  const context = (spec: RunnerSpec) => ({
+    ...spec,
+    executionProviders,
+    intraOpThreads: opts.intraOpThreads,
+  });
   return {
     device: opts.device,
-    start: (spec) =>
-      InferenceThread.start({
-        ...spec,
-        executionProviders,
-        intraOpThreads: opts.intraOpThreads,
-      }),
+    start: (spec) => InferenceThread.start(context(spec)),
+    startLora: async (spec, lora) => {
+      const { thread, loaded } = await InferenceThread.startLora(context(spec), lora);
+      return { runner: thread, loaded };
+    },
   };
 }

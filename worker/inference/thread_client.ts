@@ -2,7 +2,8 @@
 import { deadline } from "@svc/shared/deadline";
 import type { AdapterContext, WorkItem, WorkParams } from "../families/types.ts";
 import { IncompatibleModelError, type ModelRunner } from "../registry/runner.ts";
-import type { FromThread, ToThread } from "./protocol.ts";
+import { LoraMismatchError } from "../lora/plan.ts";
+import type { FromThread, LoraLoaded, LoraLoadSpec, ToThread } from "./protocol.ts";
 
 /** Result of one batch as seen by the main thread. */
 export type BatchResult = Extract<FromThread, { type: "result" }>;
@@ -12,7 +13,7 @@ export class InferenceThread implements ModelRunner {
   readonly #worker: Worker;
   readonly #pending = new Map<number, { resolve(r: BatchResult): void; reject(e: Error): void }>();
   #nextId = 1;
-  #onLoaded?: { resolve(): void; reject(e: Error): void };
+  #onLoaded?: { resolve(lora?: LoraLoaded): void; reject(e: Error): void };
   #onDisposed?: () => void;
   #dead = false;
 
@@ -29,16 +30,36 @@ export class InferenceThread implements ModelRunner {
 
   /** Start a thread and load the model in it. */
   static async start(opts: AdapterContext): Promise<InferenceThread> {
+    return (await InferenceThread.#start(opts)).thread;
+  }
+
+  /**
+   * Start a thread running the model with a LoRA adapter merged. Rejects with a
+   * `LoraMismatchError` when the adapter does not fit the model.
+   */
+  static async startLora(
+    opts: AdapterContext,
+    lora: LoraLoadSpec,
+  ): Promise<{ thread: InferenceThread; loaded: LoraLoaded }> {
+    const { thread, loaded } = await InferenceThread.#start(opts, lora);
+    return { thread, loaded: loaded! };
+  }
+
+  static async #start(
+    opts: AdapterContext,
+    lora?: LoraLoadSpec,
+  ): Promise<{ thread: InferenceThread; loaded?: LoraLoaded }> {
     const t = new InferenceThread();
-    const loaded = new Promise<void>((resolve, reject) => t.#onLoaded = { resolve, reject });
-    t.#post({ type: "load", ...opts });
+    const loaded = new Promise<LoraLoaded | undefined>((resolve, reject) =>
+      t.#onLoaded = { resolve, reject }
+    );
+    t.#post({ type: "load", ...opts, lora });
     try {
-      await loaded;
+      return { thread: t, loaded: await loaded };
     } catch (err) {
       t.#worker.terminate();
       throw err;
     }
-    return t;
   }
 
   /** Run one batch; resolves with outputs in item order (undefined for abandoned items). */
@@ -74,12 +95,17 @@ export class InferenceThread implements ModelRunner {
   #receive(msg: FromThread): void {
     switch (msg.type) {
       case "loaded":
-        this.#onLoaded?.resolve();
+        this.#onLoaded?.resolve(msg.lora);
         return;
       case "load_failed":
-        // The thread reports what the family refused (graph, tokenizer, config): the files'
-        // fault. A thread that crashes instead fails through #fail with a plain Error.
-        this.#onLoaded?.reject(new IncompatibleModelError(msg.message));
+        // The thread reports what the family refused (graph, tokenizer, config) or an adapter
+        // that does not fit: the files' fault. A thread that crashes instead fails through #fail
+        // with a plain Error.
+        this.#onLoaded?.reject(
+          msg.mismatch
+            ? new LoraMismatchError(msg.message)
+            : new IncompatibleModelError(msg.message),
+        );
         return;
       case "result":
       case "run_failed": {

@@ -1,12 +1,18 @@
 /**
  * Entry point of an inference thread (a Deno Web Worker). ONNX Runtime's `run` blocks the
- * JavaScript thread for the whole batch, so it must never run on the main thread.
+ * JavaScript thread for the whole batch, so it must never run on the main thread. A thread runs
+ * one model, or one LoRA adapter of a model: it then merges the adapter into a copy of the graph
+ * and runs that (its own thread, because building a session blocks the thread that builds it).
  */
 import { FAMILY_ADAPTERS } from "../families/adapters.ts";
 import { hasAdapter } from "../families/kinds.ts";
 import type { ModelAdapter } from "../families/types.ts";
+import { AdapterConfigError } from "../lora/adapter_config.ts";
+import { buildAdaptedModel } from "../lora/build.ts";
+import { LoraMismatchError } from "../lora/plan.ts";
+import { SafetensorsError } from "../lora/safetensors.ts";
 import { driveBatch, transferables } from "./driver.ts";
-import type { FromThread, ToThread } from "./protocol.ts";
+import type { FromThread, LoraLoaded, ToThread } from "./protocol.ts";
 
 const scope = self as unknown as {
   onmessage: ((e: MessageEvent<ToThread>) => void) | null;
@@ -28,12 +34,23 @@ async function handle(msg: ToThread): Promise<void> {
       try {
         const family = msg.config.family;
         if (!hasAdapter(family)) throw new Error(`family '${family}' has no adapter yet`);
-        const { type: _, ...options } = msg;
-        adapter = await FAMILY_ADAPTERS[family](options);
+        const { type: _, lora, ...options } = msg;
+        let loaded: LoraLoaded | undefined;
+        if (lora) {
+          const built = buildAdaptedModel({ ...lora, modelPath: options.files.model });
+          const { bytes, ...steps } = await built;
+          const t0 = performance.now();
+          adapter = await FAMILY_ADAPTERS[family]({ ...options, modelBytes: bytes });
+          loaded = { ...steps, memoryBytes: bytes.length, sessionMs: performance.now() - t0 };
+        } else {
+          adapter = await FAMILY_ADAPTERS[family](options);
+        }
         runTokenBudget = msg.runTokenBudget;
-        scope.postMessage({ type: "loaded" });
+        scope.postMessage({ type: "loaded", lora: loaded });
       } catch (err) {
-        scope.postMessage({ type: "load_failed", message: errorText(err) });
+        const mismatch = err instanceof LoraMismatchError || err instanceof SafetensorsError ||
+          err instanceof AdapterConfigError;
+        scope.postMessage({ type: "load_failed", message: errorText(err), mismatch });
       }
       return;
     }

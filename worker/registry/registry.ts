@@ -14,7 +14,10 @@ import { WeightsError } from "../weights/errors.ts";
 import { Batcher, type BatchStats } from "../scheduler/batcher.ts";
 import { filesSize, type MemoryProbe } from "./memory.ts";
 import { failureRemembered, type LoadFailure, loadFailure } from "./load_failure.ts";
-import type { ModelBackend, ModelRunner } from "./runner.ts";
+import type { ModelBackend, ModelRunner, RunnerSpec } from "./runner.ts";
+import { supportsLora } from "../families/kinds.ts";
+import { type LoraStatus, LoraStore } from "../lora/store.ts";
+import { LoraLabels } from "../lora/labels.ts";
 
 export type { ModelState };
 
@@ -24,8 +27,22 @@ export interface LoadedModel {
   config: ModelConfig;
   batcher: Batcher;
   device: string;
+  /** The model's weights (its LoRA adapters are counted by `loras`). */
   memoryBytes: number;
+  /** The model's LoRA adapters (families that take them). */
+  loras?: LoraStore;
 }
+
+/** LoRA settings of the registry. */
+export interface RegistryLoraOptions {
+  /** Adapters kept loaded per model (SVC_MAX_LORAS_PER_MODEL). */
+  maxPerModel: number;
+  /** Largest adapter weights file (SVC_MAX_LORA_BYTES). */
+  maxAdapterBytes: number;
+}
+
+/** Adapter ids that may be metric label values, process-wide (see lora/labels.ts). */
+const MAX_LORA_LABELS = 64;
 
 /** Registry settings and collaborators. */
 export interface RegistryOptions {
@@ -44,6 +61,8 @@ export interface RegistryOptions {
   maxRunTokens: number;
   memoryThresholdPercent: number;
   memoryProbe: MemoryProbe;
+  /** LoRA adapters; absent: the defaults (10 per model, 256 MiB files). */
+  lora?: RegistryLoraOptions;
   onEvent?: (event: string, fields: Record<string, unknown>) => void;
   onBatch?: (model: string, stats: BatchStats) => void;
   /** Clock in ms for recency and failure memory (default `performance.now`). */
@@ -65,6 +84,13 @@ interface Unit {
   inUse: number;
 }
 
+/** A started model: its local files, what its runner was started from, the runner. */
+interface Started {
+  files: Record<string, string>;
+  spec: RunnerSpec;
+  runner: ModelRunner;
+}
+
 /** Snapshot of one model for catalog and status endpoints. */
 export interface UnitStatus {
   name: string;
@@ -76,6 +102,8 @@ export interface UnitStatus {
   pendingItems: number;
   lastError: { code: ErrorCode; message: string } | null;
   config: ModelConfig;
+  /** LoRA adapters loading or loaded on the model (absent: none). */
+  loras?: LoraStatus[];
 }
 
 /** The worker's model registry. */
@@ -83,6 +111,8 @@ export class ModelRegistry {
   readonly #o: RegistryOptions;
   readonly #units = new Map<string, Unit>();
   readonly #now: () => number;
+  /** Label values of adapters in metrics: a bounded set. */
+  readonly loraLabels: LoraLabels = new LoraLabels(MAX_LORA_LABELS);
 
   constructor(opts: RegistryOptions) {
     this.#o = opts;
@@ -177,6 +207,7 @@ export class ModelRegistry {
     u.state = "unloading";
     const loaded = u.loaded;
     await loaded.batcher.whenIdle();
+    await loaded.loras?.close();
     await loaded.runner.dispose();
     u.loaded = undefined;
     u.load = undefined;
@@ -232,7 +263,10 @@ export class ModelRegistry {
       if (!loaded) return;
       u.state = "unloading";
       loaded.batcher.failAll(stopping);
-      await loaded.runner.dispose(timeoutMs).catch(() => {});
+      await Promise.all([
+        loaded.loras?.close(timeoutMs),
+        loaded.runner.dispose(timeoutMs).catch(() => {}),
+      ]);
       u.loaded = undefined;
       u.load = undefined;
       u.state = "available";
@@ -272,14 +306,14 @@ export class ModelRegistry {
   }
 
   /** Fetch the model's files and start its runner. */
-  async #start(u: Unit): Promise<{ files: Record<string, string>; runner: ModelRunner }> {
+  async #start(u: Unit): Promise<Started> {
     const files = await this.#o.weights.ensureFiles(
       u.config.hub.repo,
       u.config.hub.revision,
       this.#wanted(u),
       { gated: u.config.hub.gated, modelId: u.config.id },
     );
-    const runner = await this.#o.backend.start({
+    const spec: RunnerSpec = {
       config: u.config,
       files,
       runTokenBudget: runTokenBudget(
@@ -287,8 +321,8 @@ export class ModelRegistry {
         this.#o.backend.device,
         this.#o.maxRunTokens,
       ),
-    });
-    return { files, runner };
+    };
+    return { files, spec, runner: await this.#o.backend.start(spec) };
   }
 
   /**
@@ -296,7 +330,7 @@ export class ModelRegistry {
    * after moving the local cache's copies aside: a copy cut short or corrupted on this disk would
    * otherwise fail every load until someone deleted it by hand.
    */
-  async #startChecked(u: Unit): Promise<{ files: Record<string, string>; runner: ModelRunner }> {
+  async #startChecked(u: Unit): Promise<Started> {
     try {
       return await this.#start(u);
     } catch (err) {
@@ -321,15 +355,20 @@ export class ModelRegistry {
     this.#o.onEvent?.("model_loading", { model: u.config.id, key: u.key });
     try {
       await this.evictIfNeeded(u.key);
-      const { files, runner } = await this.#startChecked(u);
+      const { files, spec, runner } = await this.#startChecked(u);
       const memoryBytes = await filesSize([files.model, files.model_data].filter(Boolean));
+      const loras = this.#loraStore(spec);
       const batcher = new Batcher({
         maxBatchRequests: this.#o.maxBatchRequests,
         maxBatchItems: this.#o.maxBatchItems,
         batchTokenBudget: u.config.batch_token_budget,
         maxWaitMs: this.#o.maxWaitMs,
         maxQueueItems: this.#o.maxQueueItems,
-        run: (items, params, abandoned) => runner.run(items, params, abandoned),
+        // Batches never mix adapters (the adapter is part of the batch key): one runner each.
+        run: (items, params, abandoned) =>
+          params.lora === undefined || !loras
+            ? runner.run(items, params, abandoned)
+            : loras.run(params.lora, items, params, abandoned),
         onBatch: (s) => this.#o.onBatch?.(u.config.id, s),
       });
       u.loaded = {
@@ -339,6 +378,7 @@ export class ModelRegistry {
         device,
         memoryBytes,
         runner,
+        loras,
       };
       u.state = "loaded";
       u.failure = undefined;
@@ -369,16 +409,38 @@ export class ModelRegistry {
     }
   }
 
+  /** The adapter store of a model whose family and backend take LoRA adapters. */
+  #loraStore(spec: RunnerSpec): LoraStore | undefined {
+    const { config } = spec;
+    const backend = this.#o.backend;
+    if (!supportsLora(config.family) || !backend.startLora) return undefined;
+    const lora = this.#o.lora ?? { maxPerModel: 10, maxAdapterBytes: 256 * 1024 * 1024 };
+    return new LoraStore({
+      model: { id: config.id, repo: config.hub.repo },
+      weights: this.#o.weights,
+      start: (_id, adapter) => backend.startLora!(spec, adapter),
+      maxLoaded: lora.maxPerModel,
+      maxAdapterBytes: lora.maxAdapterBytes,
+      failureCooldownMs: this.#o.loadFailureCooldownMs,
+      now: this.#now,
+      onEvent: (event, fields) => {
+        if (event === "lora_loaded") this.loraLabels.admit(String(fields.lora));
+        this.#o.onEvent?.(event, fields);
+      },
+    });
+  }
+
   #status(u: Unit): UnitStatus {
     return {
       name: u.key,
       state: u.state,
       device: u.loaded ? u.loaded.device : null,
-      memoryBytes: u.loaded?.memoryBytes ?? 0,
+      memoryBytes: (u.loaded?.memoryBytes ?? 0) + (u.loaded?.loras?.memoryBytes ?? 0),
       queueDepth: u.loaded?.batcher.queueDepth ?? 0,
       pendingItems: u.loaded?.batcher.pendingItems ?? 0,
       lastError: u.failure?.lastError ?? null,
       config: u.config,
+      loras: u.loaded?.loras?.statuses() ?? [],
     };
   }
 }

@@ -5,6 +5,7 @@
  */
 import type { AdapterContext } from "../families/types.ts";
 import type { BatchRunner } from "../scheduler/batcher.ts";
+import type { LoraLoaded, LoraLoadSpec } from "../inference/protocol.ts";
 
 /**
  * What a model runner is started from: the model load options without the device settings,
@@ -40,4 +41,16 @@ export interface ModelBackend {
    * files do not fit the model, with any other error for causes that may pass (a crashed thread).
    */
   start(spec: RunnerSpec): Promise<ModelRunner>;
+  /**
+   * Start a runner of the model with a LoRA adapter merged (its own thread, so that building its
+   * session never holds up the model's batches). Rejects with a `LoraMismatchError` when the
+   * adapter does not fit. Backends without it serve no adapters.
+   */
+  startLora?(spec: RunnerSpec, lora: LoraLoadSpec): Promise<StartedLora>;
+}
+
+/** A started adapter runner, with what its load cost. */
+export interface StartedLora {
+  runner: ModelRunner;
+  loaded: LoraLoaded;
 }

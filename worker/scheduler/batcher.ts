@@ -126,6 +126,7 @@ export function groupKey(params: WorkParams): string {
     params.prompt ?? null,
     params.hypothesisTemplate ?? null,
     params.multiLabel ?? null,
+    params.lora ?? null,
   ]);
 }
 

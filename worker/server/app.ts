@@ -13,7 +13,7 @@ import { handleScore } from "./routes/score.ts";
 import { handleExtract } from "./routes/extract.ts";
 import { getModel, listModels } from "./routes/models.ts";
 import { healthz, readyz } from "./routes/probes.ts";
-import { modelLabel, phasesOf } from "./request_labels.ts";
+import { loraOf, modelLabel, phasesOf } from "./request_labels.ts";
 import { apiEndpointOf } from "@svc/shared/status/request_series";
 
 /** Paths that stay open while draining (probes, metrics, status stream, dashboard). */
@@ -110,6 +110,15 @@ function record(ctx: WorkerContext, c: Context, totalMs: number): void {
         }
         : { total: totalMs },
     );
+    const lora = loraOf(c);
+    if (lora !== undefined) {
+      ctx.metrics.loraRequests.inc({
+        model: model ?? "unknown",
+        endpoint,
+        lora: ctx.registry.loraLabels.of(lora),
+        status: String(status),
+      });
+    }
   }
   ctx.log("info", "request", {
     method: c.req.method,

@@ -9,6 +9,7 @@ import type { ServedModel } from "@svc/shared/catalog";
 import { readBodyLimited } from "@svc/shared/http/read_body";
 import { decodeRequest } from "@svc/shared/codec/parse";
 import type { WorkItem, WorkParams } from "../families/types.ts";
+import { invalidInput } from "@svc/shared/errors";
 import { assertFitsQueue, type RequestResult } from "../scheduler/batcher.ts";
 import type { WorkerContext } from "./context.ts";
 import { gateModel } from "./model_gate.ts";
@@ -63,7 +64,22 @@ export async function runOnModel(
   // Before the load: a request the queue can never hold must not start one.
   assertFitsQueue(work.length, ctx.settings.scheduling.maxQueueItems);
   const model = await ctx.registry.acquire(served, ctx.settings.loadWaitMs);
-  return await ctx.registry.use(model, () => model.batcher.submit(work, params, signal));
+  const lora = params.lora;
+  if (lora === undefined) {
+    return await ctx.registry.use(model, () => model.batcher.submit(work, params, signal));
+  }
+  return await ctx.registry.use(model, async () => {
+    if (!model.loras) {
+      throw invalidInput(`model '${model.config.id}' does not support LoRA adapters`);
+    }
+    // Held until the batches ran: an adapter in use is never evicted.
+    const release = await model.loras.acquire(lora, ctx.settings.lora.waitMs);
+    try {
+      return await model.batcher.submit(work, params, signal);
+    } finally {
+      release();
+    }
+  });
 }
 
 /** Answer 200 with `payload` plus `timing`, the timing headers and the trace id. */

@@ -4,6 +4,17 @@ import type { TimingInfo as Timing } from "@svc/shared/schemas/timing";
 
 const MODEL = "svc.model";
 const PHASES = "svc.phases";
+const LORA = "svc.lora";
+
+/** Remember the LoRA adapter a request asked for (mapped to a bounded label when recorded). */
+export function setLoraLabel(c: Context, lora: string | undefined): void {
+  if (lora !== undefined) c.set(LORA as never, lora as never);
+}
+
+/** The adapter id set by the route, if any. */
+export function loraOf(c: Context): string | undefined {
+  return c.get(LORA as never) as string | undefined;
+}
 
 /** Remember which model a request was for (metrics label, log field). */
 export function setModelLabel(c: Context, model: string): void {

@@ -33,7 +33,7 @@ export function planEmbeddingScore(
 ): EmbeddingScorePlan {
   const config = served.config;
   const { profile, options } = effectiveOptions(served, requestOptions);
-  checkLora(config, options);
+  const lora = checkLora(config, options);
   const output = scoreOutput(config, profile, options.output_type);
   const dimensions = options.dimensions === undefined
     ? undefined
@@ -46,8 +46,15 @@ export function planEmbeddingScore(
       prefix: instruction ?? config.prompts.query,
       inputType: "query",
       outputs,
+      lora,
     },
-    documents: { op: "encode", prefix: config.prompts.document, inputType: "document", outputs },
+    documents: {
+      op: "encode",
+      prefix: config.prompts.document,
+      inputType: "document",
+      outputs,
+      lora,
+    },
     dimensions,
   };
 }

@@ -2,7 +2,8 @@
 import type { ModelConfig } from "@svc/shared/catalog/schema";
 import type { ServedModel } from "@svc/shared/catalog";
 import { invalidInput } from "@svc/shared/errors";
-import { isSafeModelId } from "@svc/shared/catalog/schema";
+import { LORA_FAMILIES, supportsLora } from "../families/kinds.ts";
+import { checkLoraId } from "../lora/lora_id.ts";
 import type { WorkParams } from "../families/types.ts";
 import {
   type EncodeParams,
@@ -43,14 +44,24 @@ export function effectiveOptions(
   return { profile, options: { ...fromProfile, ...opts } };
 }
 
-/** Validate `options.lora_id`: a hub repo id; adapters are not supported by our families yet. */
-export function checkLora(config: ModelConfig, options: Record<string, unknown>): void {
+/**
+ * Validate `options.lora_id` (a hub repository id, checked before anything is fetched) against
+ * the model's family; returns the adapter id, or undefined when none is asked for.
+ */
+export function checkLora(
+  config: ModelConfig,
+  options: Record<string, unknown>,
+): string | undefined {
   const lora = options.lora_id;
-  if (lora === undefined) return;
-  if (typeof lora !== "string" || !isSafeModelId(lora)) {
-    throw invalidInput("options.lora_id must be a model-hub repository id like 'org/name'");
+  if (lora === undefined) return undefined;
+  const id = checkLoraId(lora);
+  if (!supportsLora(config.family)) {
+    throw invalidInput(
+      `model '${config.id}' does not support LoRA adapters (${config.family} models; adapters ` +
+        `apply to ${LORA_FAMILIES.join(", ")} encoders)`,
+    );
   }
-  throw invalidInput(`model '${config.id}' does not support LoRA adapters`);
+  return id;
 }
 
 /** `query` / `document` from `options.input_type` or `options.is_query`. */
@@ -97,7 +108,7 @@ export function defaultOutputTypes(config: ModelConfig, profile: string): Output
 export function planEncode(served: ServedModel, p: Partial<EncodeParams> | undefined): EncodePlan {
   const config = served.config;
   const { profile, options } = effectiveOptions(served, p?.options);
-  checkLora(config, options);
+  const lora = checkLora(config, options);
   const outputTypes = p?.output_types ?? defaultOutputTypes(config, profile);
   for (const t of outputTypes) {
     if (!config.outputs.includes(t)) {
@@ -112,7 +123,7 @@ export function planEncode(served: ServedModel, p: Partial<EncodeParams> | undef
     ? undefined
     : checkDimensions(config, options.dimensions, "options.dimensions");
   return {
-    params: { op: "encode", prefix, inputType, outputs: outputTypes },
+    params: { op: "encode", prefix, inputType, outputs: outputTypes, lora },
     outputTypes,
     dtype: p?.output_dtype ?? "float32",
     dimensions,

@@ -75,6 +75,7 @@ function modelStatus(s: UnitStatus): ModelStatus {
     queue_depth: count(s.queueDepth),
     queue_pending_items: count(s.pendingItems),
     config: s.config as unknown as Record<string, unknown>,
+    ...(s.loras && s.loras.length > 0 ? { loras: s.loras } : {}),
   };
 }
 

@@ -62,6 +62,15 @@ export class WorkerMetrics {
     registers: [this.registry],
   });
 
+  readonly loraRequests: client.Counter<"model" | "endpoint" | "lora" | "status"> = new client
+    .Counter({
+    name: "svc_lora_requests_total",
+    help: "Requests that named a LoRA adapter, by adapter (loaded adapters, at most 64 ids; " +
+      "others are `other`)",
+    labelNames: ["model", "endpoint", "lora", "status"] as const,
+    registers: [this.registry],
+  });
+
   constructor(opts: { startedAtMs?: number } = {}) {
     this.process = registerProcessMetrics(this.registry, {
       startedAtMs: opts.startedAtMs ?? Date.now(),

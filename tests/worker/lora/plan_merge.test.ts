@@ -5,6 +5,7 @@ import { dense } from "../../fixtures/models/dense.ts";
 import type { EncoderWeights } from "../../fixtures/encoder/weights.ts";
 import {
   type AdapterSpec,
+  DENSE_QV_SPEC,
   denseAdapter,
   type LoraFixture,
   mergedWeights,
@@ -82,13 +83,7 @@ async function embed(bytes: Uint8Array, texts: string[]): Promise<Float32Array[]
   }
 }
 
-const SPEC: AdapterSpec = {
-  repo: "fixture-lora/dense-qv",
-  rank: 4,
-  alpha: 8,
-  modules: ["attention.self.query", "attention.self.value", "intermediate.dense"],
-  targetModules: ["query", "value", "intermediate.dense"],
-};
+const SPEC = DENSE_QV_SPEC;
 
 Deno.test("merge: the patched fixture/dense equals a TypeScript reference run with merged weights", async () => {
   for (const dtype of ["F32", "F16", "BF16"] as const) {

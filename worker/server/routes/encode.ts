@@ -5,6 +5,7 @@ import { prepareWork } from "../../service/inputs.ts";
 import { planEncode } from "../../service/params.ts";
 import { toEncodeResult } from "../../service/encode_result.ts";
 import type { WorkerContext } from "../context.ts";
+import { setLoraLabel } from "../request_labels.ts";
 import { answerModelRequest, openModelRequest, runOnModel } from "../model_request.ts";
 
 /** Handle one encode request end to end. */
@@ -12,6 +13,7 @@ export async function handleEncode(ctx: WorkerContext, c: Context): Promise<Resp
   const mr = await openModelRequest(ctx, c, "encode", EncodeRequestSchema);
   const { served, body } = mr;
   const plan = planEncode(served, body.params);
+  setLoraLabel(c, plan.params.lora);
   const { work, imageMs } = await prepareWork(ctx.images, served, body.items, mr.req.signal);
   const result = await runOnModel(ctx, served, mr.req.signal, work, plan.params);
   // Image preparation is this request's preprocessing: it is reported as tokenisation time.

@@ -19,7 +19,13 @@ export function modelInfo(
   const st = profile === undefined
     ? ctx.registry.status(config.id)
     : ctx.registry.servedStatus({ config, profile });
-  return modelInfoOf(config, { name, profile, state: st?.state, lastError: st?.lastError });
+  return modelInfoOf(config, {
+    name,
+    profile,
+    state: st?.state,
+    lastError: st?.lastError,
+    loras: st?.loras,
+  });
 }
 
 /** GET /v1/models */

@@ -21,6 +21,7 @@ import {
   openModelRequest,
   runOnModel,
 } from "../model_request.ts";
+import { setLoraLabel } from "../request_labels.ts";
 
 /** Rank entries by score, highest first; ties keep request order (stable sort). */
 export function rankScores(ids: (string | undefined)[], scores: number[]): ScoreEntry[] {
@@ -36,7 +37,7 @@ export async function handleScore(ctx: WorkerContext, c: Context): Promise<Respo
   const { served, body } = mr;
   const { scores, result } = familyOp(served.config.family) === "score"
     ? await crossEncoderScores(ctx, mr)
-    : await embeddingScores(ctx, mr);
+    : await embeddingScores(ctx, c, mr);
   return answerModelRequest(c, mr, result, {
     query_id: body.query.id ?? null,
     scores: rankScores(body.items.map((it) => it.id), scores),
@@ -75,10 +76,12 @@ async function crossEncoderScores(
 /** Encode model: the query and the items embedded (concurrently), then compared. */
 async function embeddingScores(
   ctx: WorkerContext,
+  c: Context,
   mr: ModelRequest<ScoreRequest>,
 ): Promise<Scored> {
   const { served, body } = mr;
   const plan = planEmbeddingScore(served, body.instruction, body.options);
+  setLoraLabel(c, plan.query.lora);
   const signal = mr.req.signal;
   const [query, items] = await Promise.all([
     prepareWork(ctx.images, served, [body.query], signal, () => "query"),
