@@ -153,27 +153,12 @@ export interface ExtractResponse {
   timing?: Timing;
 }
 
-/** A profile of a model. */
-export interface ProfileInfo {
-  is_default: boolean;
-  output_types: string[];
-  output_similarity: Record<string, string>;
-}
-
-/** One catalog entry with its live state. */
-export interface ModelInfo {
-  name: string;
-  inputs: string[];
-  outputs: string[];
-  dims: Record<string, number>;
-  loaded: boolean;
-  max_sequence_length: number;
-  profiles: Record<string, ProfileInfo>;
-  state?: "available" | "loading" | "loaded" | "unloading" | "failed";
-  last_error?: { code: string; message: string } | null;
-  family?: string;
-  bundle?: string;
-}
+/**
+ * One catalog entry with its live state, as both servers send it (`family` and `bundle` beside the
+ * specified fields). The same type the servers build: type-only, so nothing of zod is bundled.
+ */
+export type { CatalogModelInfo as ModelInfo } from "../catalog/model_info.ts";
+export type { ProfileInfo } from "../schemas/models.ts";
 
 /** Request of `embeddings` (OpenAI-compatible). */
 export interface EmbeddingsRequest {

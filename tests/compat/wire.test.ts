@@ -371,6 +371,16 @@ Deno.test({
       entry.id = "fixture/dense-missing";
       entry.files.model = "onnx/missing.onnx";
       await Deno.writeTextFile(`${modelsDir}/dense-missing.json`, JSON.stringify(entry));
+      // Twins asked of the worker directly, so the router's steps still see first loads.
+      await Deno.writeTextFile(
+        `${modelsDir}/dense-missing-direct.json`,
+        JSON.stringify({ ...entry, id: "fixture/dense-missing-direct" }),
+      );
+      const direct = JSON.parse(await Deno.readTextFile(`${fx}/models/dense.json`));
+      await Deno.writeTextFile(
+        `${modelsDir}/dense-direct.json`,
+        JSON.stringify({ ...direct, id: "fixture/dense-direct" }),
+      );
 
       const r = await startRouterProc("compat-load-router", {});
       router = r.proc;
@@ -398,6 +408,30 @@ Deno.test({
       const past = (ms: number) => new Promise((res) => setTimeout(res, ms));
       const fetched = (suffix: string) =>
         hub.requests.filter((q) => q.path.endsWith(suffix) && !q.range).length;
+
+      await t.step(
+        "the worker itself speaks the same codes: MODEL_LOADING, MODEL_LOAD_FAILED",
+        async () => {
+          const health = await json(`${r.url}/health`);
+          const workerUrl = (health.body.workers as { url: string }[])[0].url;
+          const c = new CompatClient({
+            baseUrl: workerUrl,
+            version: VERSION,
+            loadingRetries: 50,
+            maxSleepMs: 100,
+          });
+          const body = await c.encode("fixture/dense-direct", [{ id: "a", text: TEXTS[0] }]);
+          assert.equal(((body.items as Obj[])[0].dense as Obj).dims, 32);
+          assert.deepEqual(c.seen[0], { status: 503, code: "MODEL_LOADING", retryAfter: "5" });
+          assert.equal(c.seen.at(-1)?.status, 200);
+          const err = await raised(c.encode("fixture/dense-missing-direct", [{ text: "x" }]));
+          assert.deepEqual(
+            [err.status, err.retryAfter, err.code, err.detail.permanent],
+            [502, null, "MODEL_LOAD_FAILED", true],
+          );
+          assert.equal(c.seen.filter((s) => s.status === 502).length, 1, "raised on the first 502");
+        },
+      );
 
       await t.step(
         "503 MODEL_LOADING with Retry-After: 5, followed until the model answers",

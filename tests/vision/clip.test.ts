@@ -173,7 +173,7 @@ Deno.test("clip: input kinds: text+image in one item, images on a text model, im
     await expectBadRequest(
       w,
       { query: { text: "x" }, items: [{ images: [{ data: img }] }] },
-      /items\[0\] has no text/,
+      /items\[0\] has images; model 'fixture\/reranker' reads text only/,
       "/v1/score/fixture/reranker",
     );
     const info = await (await fetch(`${w.url}/v1/models/fixture/clip`)).json();

@@ -8,6 +8,7 @@ Deno.test("config: defaults", () => {
   const c = loadWorkerSettings({ HOME: "/home/x" });
   assert.deepEqual(c.listen, { host: "0.0.0.0", port: 8080 });
   assert.equal(c.device, "auto");
+  assert.equal(c.images.workers, 4, "the spec's SVC_IMAGE_WORKERS default");
   assert.equal(c.scheduling.memoryThresholdPercent, 85);
   assert.equal(c.scheduling.maxBatchRequests, 64);
   assert.equal(c.scheduling.maxBatchItems, 64);

@@ -1,6 +1,6 @@
 /**
- * ONNX Runtime blocks the thread that runs it, so it may load only inside inference threads
- * (docs/architecture: "Why inference runs in Web Workers"). This walks the run-time import graph
+ * ONNX Runtime blocks the thread that runs it, so it may load only inside inference threads (a
+ * stalled main thread misses probes and fleet heartbeats). This walks the run-time import graph
  * of the worker's entry point as Deno resolves it (`deno info --json`): type-only imports are
  * erased at run time and are not followed; the inference thread's entry is the one place allowed
  * to reach the adapters.

@@ -13,7 +13,7 @@ import type { WorkItem, WorkParams } from "../../families/types.ts";
 import type { RequestResult } from "../../scheduler/batcher.ts";
 import { checkLora, effectiveOptions } from "../../service/params.ts";
 import { planEmbeddingScore, scoreByEmbeddings } from "../../service/embedding_score.ts";
-import { prepareWork } from "../../service/inputs.ts";
+import { checkItemKinds, prepareWork } from "../../service/inputs.ts";
 import type { WorkerContext } from "../context.ts";
 import {
   answerModelRequest,
@@ -58,11 +58,10 @@ async function crossEncoderScores(
   const { served, body } = mr;
   const query = body.query.text;
   if (query === undefined) throw invalidInput("query.text is required");
+  // Images are refused before a missing text, so the answer names what the model reads.
+  checkItemKinds(served.config, body.items);
   const texts = body.items.map((it, i) => {
     if (it.text === undefined) throw invalidInput(`items[${i}] has no text`);
-    if (it.images?.length) {
-      throw invalidInput(`items[${i}] has images; model '${served.config.id}' reads text only`);
-    }
     return it.text;
   });
   // Validates `options.profile` and `options.lora_id`; rerankers read no other option.
