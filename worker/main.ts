@@ -1,5 +1,6 @@
 /** Worker process entry point: `deno task worker`. */
 import { ConfigError } from "@svc/shared/config";
+import { listenFailureLine } from "@svc/shared/http/listen_error";
 import { createWorker } from "./bootstrap.ts";
 import { runWorkerProcess } from "./server/lifecycle.ts";
 
@@ -13,5 +14,19 @@ if (import.meta.main) {
     console.error(`worker failed to start: ${what}${(err as Error).message}`);
     Deno.exit(2);
   }
-  await runWorkerProcess(worker);
+  try {
+    await runWorkerProcess(worker);
+  } catch (err) {
+    const { host, port } = worker.settings.listen;
+    const line = listenFailureLine(err, {
+      what: "worker",
+      host,
+      port,
+      portSetting: "SVC_PORT",
+      hostSetting: "SVC_HOST",
+    });
+    if (!line) throw err;
+    console.error(line);
+    Deno.exit(2);
+  }
 }
