@@ -177,8 +177,6 @@ async function main(): Promise<void> {
         what: "router",
         host,
         port,
-        portSetting: "SVC_PORT",
-        hostSetting: "SVC_HOST",
       }) ?? `router failed to start: ${(err as Error).message}`,
     );
   }
@@ -227,7 +225,6 @@ async function main(): Promise<void> {
         host: "127.0.0.1",
         port: start.SVC_WORKER_PORT,
         portSetting: "SVC_WORKER_PORT",
-        hostSetting: "SVC_HOST",
       }) ?? `worker failed: ${(err as Error).message}`,
     );
   }

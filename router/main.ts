@@ -2,7 +2,7 @@
  * Router entry point (`deno task router`): network and environment access only, so the same
  * code runs on Deno Deploy. Configuration comes from SVC_* variables (see router/settings.ts).
  */
-import { listenFailureLine } from "@svc/shared/http/listen_error";
+import { exitOnListenFailure } from "@svc/shared/http/listen_error";
 import { loadRouterSettings } from "./settings.ts";
 import { startRouter } from "./server.ts";
 
@@ -19,17 +19,7 @@ export async function main(): Promise<void> {
   try {
     router = await startRouter(settings);
   } catch (err) {
-    const { host, port } = settings.listen;
-    const line = listenFailureLine(err, {
-      what: "router",
-      host,
-      port,
-      portSetting: "SVC_PORT",
-      hostSetting: "SVC_HOST",
-    });
-    if (!line) throw err;
-    console.error(line);
-    Deno.exit(2);
+    exitOnListenFailure(err, { what: "router", ...settings.listen });
   }
   let stopping = false;
   const stop = () => {

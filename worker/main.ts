@@ -1,6 +1,6 @@
 /** Worker process entry point: `deno task worker`. */
 import { ConfigError } from "@svc/shared/config";
-import { listenFailureLine } from "@svc/shared/http/listen_error";
+import { exitOnListenFailure } from "@svc/shared/http/listen_error";
 import { createWorker } from "./bootstrap.ts";
 import { runWorkerProcess } from "./server/lifecycle.ts";
 
@@ -17,16 +17,6 @@ if (import.meta.main) {
   try {
     await runWorkerProcess(worker);
   } catch (err) {
-    const { host, port } = worker.settings.listen;
-    const line = listenFailureLine(err, {
-      what: "worker",
-      host,
-      port,
-      portSetting: "SVC_PORT",
-      hostSetting: "SVC_HOST",
-    });
-    if (!line) throw err;
-    console.error(line);
-    Deno.exit(2);
+    exitOnListenFailure(err, { what: "worker", ...worker.settings.listen });
   }
 }

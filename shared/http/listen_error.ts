@@ -10,12 +10,15 @@ export interface ListenTarget {
   what: string;
   host: string;
   port: number;
-  portSetting: string;
-  hostSetting: string;
+  /** Default `SVC_PORT`. */
+  portSetting?: string;
+  /** Default `SVC_HOST`. */
+  hostSetting?: string;
 }
 
 /** The one-line explanation of a listen failure, or undefined when `err` is something else. */
-export function listenFailureLine(err: unknown, t: ListenTarget): string | undefined {
+export function listenFailureLine(err: unknown, target: ListenTarget): string | undefined {
+  const t = { portSetting: "SVC_PORT", hostSetting: "SVC_HOST", ...target };
   const code = (err as { code?: unknown } | null)?.code;
   switch (code) {
     case "EADDRINUSE":
@@ -30,4 +33,12 @@ export function listenFailureLine(err: unknown, t: ListenTarget): string | undef
     default:
       return undefined;
   }
+}
+
+/** Print the line for a listen failure and exit 2; anything else is rethrown. */
+export function exitOnListenFailure(err: unknown, target: ListenTarget): never {
+  const line = listenFailureLine(err, target);
+  if (!line) throw err;
+  console.error(line);
+  Deno.exit(2);
 }
