@@ -11,7 +11,7 @@ import { taskArgs } from "./tasks.ts";
 
 /** Environment without ORT_DISABLE_TELEMETRY (this test process may have set it). */
 function cleanEnv(extra: Record<string, string>): Record<string, string> {
-  const env = { ...Deno.env.toObject(), NO_COLOR: "1", ...extra };
+  const env: Record<string, string> = { ...Deno.env.toObject(), NO_COLOR: "1", ...extra };
   delete env.ORT_DISABLE_TELEMETRY;
   return env;
 }
