@@ -10,6 +10,8 @@ import { join } from "node:path";
 import { Proc, ROOT } from "../router/e2e/procs.ts";
 import { curlExamples } from "./readme_examples.ts";
 import { taskArgs } from "./tasks.ts";
+import { ensureFixtures } from "../fixtures/mod.ts";
+import { startFakeHub } from "../fake_hub/server.ts";
 
 /** `deno task start`'s command line from deno.json, without the leading `deno`. */
 const startArgs = () => taskArgs("start");
@@ -112,3 +114,62 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "quickstart: with a reachable hub, built-in catalog models load through the local stack",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    // A hub holding two built-in ids (one per bundle), with fixture files of the same families.
+    const fixtures = await ensureFixtures();
+    const root = await Deno.makeTempDir({ prefix: "svc-quickstart-hub-" });
+    const xdg = await Deno.makeTempDir({ prefix: "svc-quickstart-xdg-" });
+    const copies: [string, string][] = [
+      ["dense", "BAAI/bge-small-en-v1.5"],
+      ["ner", "Xenova/bert-base-NER"],
+    ];
+    for (const [fixture, repo] of copies) {
+      await copyDir(join(fixtures, "cache/fixture", fixture), join(root, repo));
+    }
+    const hub = await startFakeHub({ root });
+    const proc = new Proc("start-hub", await startArgs(), {
+      ...freshEnv(xdg),
+      SVC_HUB_URL: hub.url,
+    });
+    try {
+      const url = await startStack(proc);
+      const enc = await fetch(`${url}/v1/encode/BAAI/bge-small-en-v1.5`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json" },
+        body: JSON.stringify({ items: [{ text: "from the hub" }] }),
+        signal: AbortSignal.timeout(120_000),
+      });
+      assert.equal(enc.status, 200, await enc.clone().text());
+      assert.ok((await enc.json()).items[0].dense.values.length > 0);
+      const ext = await fetch(`${url}/v1/extract/Xenova/bert-base-NER`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json" },
+        body: JSON.stringify({ items: [{ text: "Alice lives in Paris" }] }),
+        signal: AbortSignal.timeout(120_000),
+      });
+      assert.equal(ext.status, 200, await ext.text());
+      assert.ok(hub.requests.some((r) => r.path.startsWith("/BAAI/bge-small-en-v1.5/resolve/")));
+      assert.ok(hub.requests.some((r) => r.path.startsWith("/Xenova/bert-base-NER/resolve/")));
+      assert.equal((await proc.stop(30_000)).code, 0, proc.tail());
+    } finally {
+      await proc.kill().catch(() => {});
+      await hub.close();
+      await Deno.remove(root, { recursive: true });
+      await Deno.remove(xdg, { recursive: true });
+    }
+  },
+});
+
+/** Copy a directory tree. */
+async function copyDir(from: string, to: string): Promise<void> {
+  await Deno.mkdir(to, { recursive: true });
+  for await (const e of Deno.readDir(from)) {
+    if (e.isDirectory) await copyDir(join(from, e.name), join(to, e.name));
+    else await Deno.copyFile(join(from, e.name), join(to, e.name));
+  }
+}
