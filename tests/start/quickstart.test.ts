@@ -138,19 +138,13 @@ Deno.test({
     });
     try {
       const url = await startStack(proc);
-      const enc = await fetch(`${url}/v1/encode/BAAI/bge-small-en-v1.5`, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json" },
-        body: JSON.stringify({ items: [{ text: "from the hub" }] }),
-        signal: AbortSignal.timeout(120_000),
+      const enc = await postJson(`${url}/v1/encode/BAAI/bge-small-en-v1.5`, {
+        items: [{ text: "from the hub" }],
       });
       assert.equal(enc.status, 200, await enc.clone().text());
       assert.ok((await enc.json()).items[0].dense.values.length > 0);
-      const ext = await fetch(`${url}/v1/extract/Xenova/bert-base-NER`, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json" },
-        body: JSON.stringify({ items: [{ text: "Alice lives in Paris" }] }),
-        signal: AbortSignal.timeout(120_000),
+      const ext = await postJson(`${url}/v1/extract/Xenova/bert-base-NER`, {
+        items: [{ text: "Alice lives in Paris" }],
       });
       assert.equal(ext.status, 200, await ext.text());
       assert.ok(hub.requests.some((r) => r.path.startsWith("/BAAI/bge-small-en-v1.5/resolve/")));
@@ -172,4 +166,14 @@ async function copyDir(from: string, to: string): Promise<void> {
     if (e.isDirectory) await copyDir(join(from, e.name), join(to, e.name));
     else await Deno.copyFile(join(from, e.name), join(to, e.name));
   }
+}
+
+/** POST a JSON body asking for JSON (bounded: a first load on a busy machine is slow). */
+function postJson(url: string, body: unknown): Promise<Response> {
+  return fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json" },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(120_000),
+  });
 }
