@@ -83,13 +83,25 @@ Deno.test({
       const [gliner] = rowsOf(models.stdout, "fixture/gliner");
       assert.deepEqual([gliner[1], gliner[3]], ["gliner", "available"]);
 
-      // drain: the router stops sending to ops-w-a, which keeps running.
-      const d = await runTask("drain", [...url, "--api-key", KEY, "ops-w-a"]);
+      // drain: the router stops sending to the worker that has the model loaded, while a large
+      // request (sent there by affinity) is running on it; that request still completes.
+      const drained = loaded.headers.get("x-svc-worker-id")!;
+      const other = drained === "ops-w-a" ? "ops-w-b" : "ops-w-a";
+      const long = Array.from({ length: 1024 }, (_, i) => `request ${i} ${"words ".repeat(100)}`);
+      const inFlight = encode(router.url, "fixture/dense", AUTH, long);
+      const d = await runTask("drain", [...url, "--api-key", KEY, drained]);
       assert.equal(d.code, 0, d.stderr);
-      assert.match(d.stdout, /^worker ops-w-a is draining: no new requests go to it/);
+      assert.match(
+        d.stdout,
+        new RegExp(`^worker ${drained} is draining: no new requests go to it`),
+      );
+      const big = await inFlight;
+      assert.equal(big.status, 200, await big.clone().text());
+      assert.equal(big.headers.get("x-svc-worker-id"), drained);
+      assert.equal((await big.json()).items.length, long.length);
       const after = await runTask("status", url);
-      assert.equal(rowsOf(after.stdout, "ops-w-a")[0][3], "draining", after.stdout);
-      assert.equal(rowsOf(after.stdout, "ops-w-b")[0][3], "serving");
+      assert.equal(rowsOf(after.stdout, drained)[0][3], "draining", after.stdout);
+      assert.equal(rowsOf(after.stdout, other)[0][3], "serving");
       const before = router.proc.lines.length;
       for (let i = 0; i < 6; i++) {
         const r = await encode(router.url, "fixture/dense", AUTH);
@@ -97,11 +109,11 @@ Deno.test({
       }
       const served = router.proc.lines.slice(before).filter((l) => l.includes("/v1/encode/"));
       assert.equal(served.length, 6);
-      assert.ok(served.every((l) => l.includes("worker_id=ops-w-b")), served.join("\n"));
+      assert.ok(served.every((l) => l.includes(`worker_id=${other}`)), served.join("\n"));
       // Still draining after its next status frames (a status frame cannot undo it).
       const h = await json(`${router.url}/health`);
-      const a = (h.body.workers as { id: string; state: string }[]).find((w) => w.id === "ops-w-a");
-      assert.equal(a?.state, "draining");
+      const w = (h.body.workers as { id: string; state: string }[]).find((w) => w.id === drained);
+      assert.equal(w?.state, "draining");
 
       // Mistakes are one line each, with the right exit code.
       const unknown = await runTask("drain", [...url, "--api-key", KEY, "no-such-worker"]);
