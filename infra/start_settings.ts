@@ -1,6 +1,9 @@
 /** Settings only `deno task start` reads (kept apart from start_embedded.ts: no heavy imports). */
 import {
+  bool,
+  type Env,
   int,
+  path,
   type ReferenceSection,
   type SettingsSchema,
   settingsSchema,
@@ -14,12 +17,30 @@ const START_FIELDS = {
     shown: "a free port",
     doc: "port of the embedded worker (on 127.0.0.1)",
   }),
+  SVC_OFFLINE_MODELS: bool({
+    default: true,
+    doc: "serve the offline models: the fixture models, written into `SVC_OFFLINE_MODELS_DIR` on " +
+      "first start (a few MB, reused afterwards), and `glove/6B-100d` once built there. Ignored " +
+      "when `SVC_MODELS_DIR` is set (then that directory and `SVC_CLUSTER_CACHE` are used as given)",
+  }),
+  SVC_OFFLINE_MODELS_DIR: path({
+    default: undefined,
+    fallback: (env: Env) => `${env.XDG_CACHE_HOME || `${env.HOME || "/tmp"}/.cache`}/svc/offline`,
+    shown: "`$XDG_CACHE_HOME/svc/offline`, else `~/.cache/svc/offline`",
+    doc: "where `deno task start` keeps the offline models (`models/` catalog entries, `cache/` " +
+      "weights)",
+  }),
 };
 
+/** What `deno task start` reads besides the router's and the worker's settings. */
+export interface StartSettings {
+  SVC_WORKER_PORT: number;
+  SVC_OFFLINE_MODELS: boolean;
+  SVC_OFFLINE_MODELS_DIR: string | undefined;
+}
+
 /** Schema of the settings `deno task start` reads besides the router's and the worker's. */
-export const START_SCHEMA: SettingsSchema<{ SVC_WORKER_PORT: number }> = settingsSchema(
-  START_FIELDS,
-);
+export const START_SCHEMA: SettingsSchema<StartSettings> = settingsSchema(START_FIELDS);
 
 /** The `deno task start` section of the configuration reference (README). */
 export const START_REFERENCE: readonly ReferenceSection[] = [{ id: "start", fields: START_FIELDS }];

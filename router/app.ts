@@ -14,6 +14,7 @@ import { accessLog } from "./middleware/access_log.ts";
 import { apiKeyAuth } from "./middleware/api_keys.ts";
 import { serverVersion } from "./middleware/version.ts";
 import { mountFleetStatus } from "./status/stream.ts";
+import { DRAIN_PATH, handleDrainWorker } from "./routes/admin.ts";
 import { handleEmbeddings } from "./routes/embeddings.ts";
 import { health } from "./routes/health.ts";
 import { metrics } from "./routes/metrics.ts";
@@ -66,6 +67,7 @@ export function createRouterApp(ctx: RouterContext): Hono<RouterEnv> {
   app.post("/v1/embeddings", (c) => handleEmbeddings(ctx, c));
   app.get("/v1/models", (c) => handleListModels(ctx, c));
   app.get("/v1/models/*", (c) => handleGetModel(ctx, c));
+  app.post(DRAIN_PATH, (c) => handleDrainWorker(ctx, c));
   return app;
 }
 

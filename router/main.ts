@@ -2,6 +2,7 @@
  * Router entry point (`deno task router`): network and environment access only, so the same
  * code runs on Deno Deploy. Configuration comes from SVC_* variables (see router/settings.ts).
  */
+import { exitOnListenFailure } from "@svc/shared/http/listen_error";
 import { loadRouterSettings } from "./settings.ts";
 import { startRouter } from "./server.ts";
 
@@ -14,7 +15,12 @@ export async function main(): Promise<void> {
     console.error(`router: invalid configuration: ${(err as Error).message}`);
     Deno.exit(2);
   }
-  const router = await startRouter(settings);
+  let router;
+  try {
+    router = await startRouter(settings);
+  } catch (err) {
+    exitOnListenFailure(err, { what: "router", ...settings.listen });
+  }
   let stopping = false;
   const stop = () => {
     if (stopping) Deno.exit(1); // a second signal: leave at once

@@ -8,6 +8,7 @@ import { memoryProbeFor } from "./registry/memory.ts";
 import { threadBackend } from "./inference/thread_backend.ts";
 import { gpuInventory } from "./telemetry/gpu.ts";
 import { weightStoreFrom } from "./weights/settings.ts";
+import { FetchSummary } from "./weights/fetch_summary.ts";
 import { WorkerMetrics } from "./telemetry/metrics.ts";
 import { createLogger, type Logger } from "@svc/shared/log";
 import { BodyBudget } from "@svc/shared/http/body_budget";
@@ -66,10 +67,12 @@ export async function createWorker(
   });
   for (const w of settings.warnings) log("warn", w);
   const catalog = await loadCatalog(settings.catalog);
-  const weights = weightStoreFrom(
-    settings.weights,
-    (e) => log("info", "weights fetched", { ...e }),
-  );
+  // Each file at debug; one line per model with the totals when its load ends.
+  const fetches = new FetchSummary();
+  const weights = weightStoreFrom(settings.weights, (e) => {
+    fetches.add(e);
+    log("debug", "weight file fetched", { ...e });
+  });
   const metrics = new WorkerMetrics();
   // Only `auto` needs to look for GPUs; nvidia-smi is absent (and skipped) on CPU machines.
   const gpuCount = opts.gpuCount ??
@@ -82,12 +85,17 @@ export async function createWorker(
     backend: threadBackend({ device, intraOpThreads: settings.intraOpThreads }),
     memoryProbe: memoryProbeFor(),
     lora: settings.lora,
-    onEvent: (event, fields) =>
+    onEvent: (event, fields) => {
+      if (event === "model_loaded" || event === "model_load_failed") {
+        const totals = typeof fields.model === "string" ? fetches.take(fields.model) : undefined;
+        if (totals) log("info", "weights fetched", { model: fields.model, ...totals });
+      }
       log(
         event === "model_load_failed" ? "error" : event === "lora_load_failed" ? "warn" : "info",
         event,
         fields,
-      ),
+      );
+    },
     onBatch: (model, s) => {
       metrics.batchSize.observe({ model }, s.size);
       metrics.tokens.inc({ model }, s.tokens);

@@ -1,5 +1,6 @@
 /** Worker process entry point: `deno task worker`. */
 import { ConfigError } from "@svc/shared/config";
+import { exitOnListenFailure } from "@svc/shared/http/listen_error";
 import { createWorker } from "./bootstrap.ts";
 import { runWorkerProcess } from "./server/lifecycle.ts";
 
@@ -13,5 +14,9 @@ if (import.meta.main) {
     console.error(`worker failed to start: ${what}${(err as Error).message}`);
     Deno.exit(2);
   }
-  await runWorkerProcess(worker);
+  try {
+    await runWorkerProcess(worker);
+  } catch (err) {
+    exitOnListenFailure(err, { what: "worker", ...worker.settings.listen });
+  }
 }

@@ -66,4 +66,4 @@ STOPSIGNAL SIGTERM
 # /healthz and exits non-zero on any failure, including a refused connection.
 HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
   CMD ["deno", "eval", "--no-config", "const r = await fetch(`http://127.0.0.1:${Deno.env.get('SVC_PORT') ?? '8080'}/healthz`); Deno.exit(r.ok ? 0 : 1);"]
-CMD ["deno", "run", "-P=router", "router/main.ts"]
+CMD ["deno", "run", "-q", "-P=router", "router/main.ts"]

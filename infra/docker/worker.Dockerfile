@@ -109,4 +109,4 @@ STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=15s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.SVC_PORT || 8080}/healthz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
-CMD ["node_modules/.bin/deno", "run", "-P=worker", "worker/main.ts"]
+CMD ["node_modules/.bin/deno", "run", "-q", "-P=worker", "worker/main.ts"]

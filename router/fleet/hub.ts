@@ -86,6 +86,23 @@ export class FleetHub {
     return this.#byWorker.size;
   }
 
+  /**
+   * An operator's drain: mark a worker whose socket this router holds as draining, so no new
+   * request goes to it (status frames cannot undo it) while its in-flight work finishes. The
+   * worker itself is not told and keeps running; a new registration (restart) serves again.
+   * Undefined when no socket here holds the id.
+   */
+  async drainWorker(id: string): Promise<WorkerRecord | undefined> {
+    const conn = this.#byWorker.get(id);
+    if (!conn?.record) return undefined;
+    if (conn.record.draining) return conn.record;
+    const record = { ...conn.record, draining: true };
+    conn.record = record;
+    await this.#o.directory.put(record);
+    this.#o.log("info", "worker draining", { worker_id: id, reason: "operator" });
+    return record;
+  }
+
   /** Handle `GET FLEET_PATH`: refuse without a valid token, else upgrade and serve the socket. */
   async handleUpgrade(req: Request, remote?: string): Promise<Response> {
     if (req.headers.get("upgrade")?.toLowerCase() !== "websocket") {

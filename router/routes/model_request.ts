@@ -72,7 +72,9 @@ export async function routeAndForward(
     if (left <= 0 || c.req.raw.signal.aborted) {
       throw new ServiceError(
         "NO_CAPACITY",
-        `no worker of pool "${target.profile}" serves bundle "${target.bundle}" yet; capacity has been requested`,
+        `no worker of pool "${target.profile}" serves bundle "${target.bundle}" yet; ${
+          capacityNote(ctx)
+        }`,
         { retryAfterS: ctx.settings.provisioning.retryAfterS },
       );
     }
@@ -97,6 +99,17 @@ function resolveTarget(ctx: RouterContext, c: Context<RouterEnv>, model: string)
   return { profile, bundle: route.bundle, model, workerModel: route.model };
 }
 
+/**
+ * What happens about the missing capacity: an autoscaler is asked only when a webhook is set
+ * (KEDA-style scalers read the demand gauge instead, which the router cannot know about).
+ */
+function capacityNote(ctx: RouterContext): string {
+  return ctx.settings.provisioning.webhook
+    ? "capacity has been requested"
+    : "no autoscaler webhook is configured (SVC_PROVISION_WEBHOOK), so start a worker of that " +
+      "pool and bundle, or scale on svc_router_pending_demand";
+}
+
 /** 202 with Retry-After, the demand recorded. */
 function provisioning(ctx: RouterContext, t: Target): Response {
   const entry = ctx.demand.record(t.profile, t.bundle, t.model);
@@ -108,8 +121,9 @@ function provisioning(ctx: RouterContext, t: Target): Response {
     model: t.model,
     retry_after_s: retry,
     pending: entry.pending,
-    message:
-      `no worker of pool "${t.profile}" serves bundle "${t.bundle}" yet; capacity has been requested, retry after ${retry} s`,
+    message: `no worker of pool "${t.profile}" serves bundle "${t.bundle}" yet; ${
+      capacityNote(ctx)
+    }, retry after ${retry} s`,
   };
   return new Response(JSON.stringify(body), {
     status: 202,

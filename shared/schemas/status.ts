@@ -39,6 +39,11 @@ export interface ModelStatus {
   memory_bytes: number;
   queue_depth: number;
   queue_pending_items: number;
+  /**
+   * The remembered load failure, when there is one (the state then stays `available`: the
+   * stream has four states); its message names no file-system path. Absent on the router.
+   */
+  last_error?: { code: string; message: string } | null;
   /** The model configuration (inner shape not specified). */
   config: FreeObjectValue;
   /** LoRA adapters loading or loaded on the model. */
@@ -87,6 +92,7 @@ export const ModelStatusSchema: z.ZodType<ModelStatus, ModelStatus> = z.object({
   memory_bytes: Count,
   queue_depth: Count,
   queue_pending_items: Count,
+  last_error: z.object({ code: z.string(), message: z.string() }).nullable().optional(),
   config: FreeObject,
   loras: z.array(LoraInfoSchema).optional(),
 });

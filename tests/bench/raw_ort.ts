@@ -7,6 +7,10 @@ import ort from "onnxruntime-node";
 import { fixtureTokenizer } from "../fixtures/testing.ts";
 import type { BenchText } from "./texts.ts";
 import { planBatches } from "./batching.ts";
+import { disableOrtTelemetry } from "../../worker/inference/ort_telemetry.ts";
+
+// Off before any session exists (see ort_telemetry.ts).
+disableOrtTelemetry();
 
 /** An open baseline session. */
 export interface RawModel {

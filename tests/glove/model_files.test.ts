@@ -18,6 +18,10 @@ import {
 import { parseModelConfig } from "@svc/shared/catalog/schema";
 import { TextTokenizer } from "../../worker/families/text/tokenizer.ts";
 import { postJson, startTestWorker } from "../worker/harness.ts";
+import { disableOrtTelemetry } from "../../worker/inference/ort_telemetry.ts";
+
+// Off before any session exists (see ort_telemetry.ts).
+disableOrtTelemetry();
 
 const WORDS = ["the", "how", "do", "bake", "bread", "?"];
 const DIMS = 3;

@@ -113,6 +113,9 @@ Deno.test("status message: models map to the four stream states", () => {
     ["d", "unloading"],
   ]);
   assert.deepEqual(m.loaded_models, ["a"]);
+  // The failure stays `available` (four states) and carries its reason, for the worker's page.
+  assert.deepEqual(m.models[2].last_error, { code: "INTERNAL_ERROR", message: "boom" });
+  assert.equal(m.models[0].last_error, null);
   assert.equal(m.models[0].memory_bytes, 123);
   assert.equal(m.models[0].queue_depth, 7);
   assert.equal(m.models[0].queue_pending_items, 11, "waiting plus running items");

@@ -189,7 +189,10 @@ const WORKER_FIELDS = {
       "picks its attention kernels itself (fused/flash kernels on CUDA where the graph allows); " +
       "on CPU the setting has no effect",
   }),
-  SVC_BUNDLE: slug({ default: "default", doc: "which bundle this worker serves" }),
+  SVC_BUNDLE: slug({
+    default: "default",
+    doc: "which bundle this worker serves; `all` serves every bundle (what `deno task start` runs)",
+  }),
   SVC_SHUTDOWN_DRAIN_S: seconds({
     min: 0,
     max: 600,

@@ -4,9 +4,10 @@
  * model names or config values can never inject markup.
  */
 
-/** The page's HTML. */
 import { liveSocketScript } from "@svc/shared/dashboard";
+import { compareModelRows, latencyQuantile, shownState } from "./view.ts";
 
+/** The page's HTML. */
 export const WORKER_DASHBOARD_HTML: string = `<!doctype html>
 <html lang="en">
 <head>
@@ -21,7 +22,8 @@ export const WORKER_DASHBOARD_HTML: string = `<!doctype html>
   .pill { display: inline-block; padding: 0 .5rem; border-radius: 1rem; font-size: .8rem; background: #dde; }
   .live { background: #cfe9d3; } .down { background: #f4d0d0; }
   .loaded { background: #cfe9d3; } .loading, .unloading { background: #fbe7b5; }
-  .draining { background: #f4d0d0; }
+  .draining, .failed { background: #f4d0d0; }
+  .reason { display: block; font-size: .8rem; color: #923; max-width: 40rem; }
   .cards { display: flex; flex-wrap: wrap; gap: .6rem; }
   .card { background: #fff; border: 1px solid #dde; border-radius: 6px; padding: .5rem .8rem; min-width: 8rem; }
   .card b { display: block; font-size: 1.15rem; }
@@ -48,8 +50,11 @@ export const WORKER_DASHBOARD_HTML: string = `<!doctype html>
 <th class="num">memory</th><th class="num">temp °C</th></tr></thead><tbody id="gpus"></tbody></table>
 <h2>Models</h2>
 <table><thead><tr><th>model</th><th>state</th><th>device</th><th class="num">memory</th>
-<th class="num">queue</th><th class="num">requests</th><th class="num">p50 ms</th><th class="num">p95 ms</th>
+<th class="num">queue</th><th class="num">requests</th><th class="num">p50 ms*</th><th class="num">p95 ms*</th>
 </tr></thead><tbody id="models" data-testid="models"></tbody></table>
+<p class="muted">* request latency (total), estimated from the latency histogram by linear
+interpolation inside the bucket that holds the percentile (as Prometheus' histogram_quantile):
+between two bucket bounds, not a measured value.</p>
 <script>
 "use strict";
 const $ = (id) => document.getElementById(id);
@@ -78,13 +83,9 @@ function fill(tbody, rows, empty) {
   }
   for (const r of rows) tbody.appendChild(r);
 }
-/** Quantile from cumulative bucket counts: upper bound of the first bucket reaching q. */
-function quantile(h, q) {
-  if (!h || h.count === 0) return null;
-  const target = q * h.count;
-  for (let i = 0; i < h.counts.length; i++) if (h.counts[i] >= target) return h.bounds[i] * 1000;
-  return null;
-}
+${latencyQuantile.toString()}
+${shownState.toString()}
+${compareModelRows.toString()}
 /** Request totals of the last ~2 s of frames: the rate is taken over that window, not one tick. */
 const history = [];
 function render(m) {
@@ -128,15 +129,22 @@ function render(m) {
     cell(tr, g.temperature_c, "num");
     return tr;
   }), "no GPU: models run on the CPU");
-  fill($("models"), m.models.map((md) => {
+  fill($("models"), [...m.models].sort(compareModelRows).map((md) => {
     const tr = document.createElement("tr");
     tr.dataset.model = md.name;
     cell(tr, md.name);
+    const shown = shownState(md);
     const st = cell(tr, ""); const pill = document.createElement("span");
-    pill.className = "pill " + md.state; pill.textContent = md.state; st.replaceChildren(pill);
+    pill.className = "pill " + shown; pill.textContent = shown; st.replaceChildren(pill);
+    if (shown === "failed") {
+      const why = document.createElement("span");
+      why.className = "reason"; why.dataset.testid = "reason";
+      why.textContent = md.last_error.code + ": " + md.last_error.message;
+      st.appendChild(why);
+    }
     cell(tr, md.device); cell(tr, md.memory_bytes ? bytes(md.memory_bytes) : "–", "num");
     cell(tr, md.queue_depth, "num"); cell(tr, perModel.get(md.name) || 0, "num");
-    const l = lat.get(md.name), p50 = quantile(l, 0.5), p95 = quantile(l, 0.95);
+    const l = lat.get(md.name), p50 = latencyQuantile(l, 0.5), p95 = latencyQuantile(l, 0.95);
     cell(tr, p50 == null ? null : p50.toFixed(1), "num"); cell(tr, p95 == null ? null : p95.toFixed(1), "num");
     return tr;
   }), "no models");

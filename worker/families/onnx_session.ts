@@ -1,6 +1,10 @@
 /** ONNX Runtime sessions for adapters: execution providers, threads, and feeding only declared inputs. */
 import ort from "onnxruntime-node";
 import type { TokenTensors } from "./text/tensors.ts";
+import { disableOrtTelemetry } from "../inference/ort_telemetry.ts";
+
+// Off before any session exists (see ort_telemetry.ts).
+disableOrtTelemetry();
 
 /** A created session with its declared input and output names. */
 export interface ModelSession {

@@ -7,6 +7,7 @@ import type { WorkerInstance } from "../bootstrap.ts";
 import { deadline } from "@svc/shared/deadline";
 import { startFleetLink } from "../fleet/mod.ts";
 import { serveWorkerApp } from "./http_server.ts";
+import { announcedBundle } from "./model_gate.ts";
 
 /** How long the answers to requests cut off at the drain bound get to go out. */
 const ANSWER_BOUND_MS = 2000;
@@ -63,7 +64,7 @@ export async function runWorkerProcess(worker: WorkerInstance): Promise<never> {
     servedModels: () =>
       [...ctx.registry.catalog.values()].map((c) => ({
         name: c.id,
-        bundle: c.bundle,
+        bundle: announcedBundle(c.bundle, ctx.bundle),
         state: ctx.registry.status(c.id)?.state ?? "available",
       })),
     status: () => {

@@ -4,6 +4,16 @@ import { invalidInput, ServiceError } from "@svc/shared/errors";
 import { familyOp, familyServes, hasAdapter } from "../families/kinds.ts";
 import type { WorkerContext } from "./context.ts";
 
+/** The bundle name of a worker that serves every bundle (`SVC_BUNDLE=all`, `deno task start`). */
+export const ALL_BUNDLES = "all";
+
+/** The bundle a model is announced under by a worker serving `workerBundle`. */
+export function announcedBundle(modelBundle: string, workerBundle: string): string {
+  // A worker serving every bundle announces each model under its own name, so the router sends
+  // every model to it (names workers report route before the built-in catalog's bundles).
+  return workerBundle === ALL_BUNDLES ? ALL_BUNDLES : modelBundle;
+}
+
 /** Resolve a served name for an operation, or throw the matching API error. */
 export function gateModel(
   ctx: WorkerContext,
@@ -23,7 +33,7 @@ export function gateModel(
       `model '${c.id}' is a ${c.family} model; this release has no ${c.family} family yet`,
     );
   }
-  if (c.bundle !== ctx.bundle) {
+  if (c.bundle !== ctx.bundle && ctx.bundle !== ALL_BUNDLES) {
     throw new ServiceError(
       "DEPENDENCY_CONFLICT",
       `model '${c.id}' belongs to bundle '${c.bundle}'; this worker serves bundle '${ctx.bundle}'`,

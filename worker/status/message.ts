@@ -61,9 +61,8 @@ function gpuStatus(g: GpuReading, thresholdPct: number): GpuStatus {
 }
 
 /**
- * One model. The stream knows four states; a remembered load failure is `available` (what
- * a request then gets is the failure's business: GET /v1/models/{model} shows it as `failed`
- * with its `last_error`). `queue_depth` counts items waiting for a batch (the
+ * One model. The stream knows four states; a remembered load failure is `available` with its
+ * `last_error` (GET /v1/models/{model} shows it as `failed`, and so does the worker's page). `queue_depth` counts items waiting for a batch (the
  * `svc_queue_depth` gauge); `queue_pending_items` adds the items of the batch being run.
  */
 function modelStatus(s: UnitStatus): ModelStatus {
@@ -74,6 +73,7 @@ function modelStatus(s: UnitStatus): ModelStatus {
     memory_bytes: count(s.memoryBytes),
     queue_depth: count(s.queueDepth),
     queue_pending_items: count(s.pendingItems),
+    last_error: s.lastError,
     config: s.config as unknown as Record<string, unknown>,
     ...(s.loras && s.loras.length > 0 ? { loras: s.loras } : {}),
   };

@@ -207,6 +207,8 @@ Deno.test({
           l4.signal("SIGTERM");
           await waitFor(async () => !(await workerIds(url)).includes("l4-a"), "l4-a gone", 10_000);
           const st = await l4.status;
+          // Once exited, stop() only collects its output and removes its cache dir.
+          await l4.stop();
           assert.equal(st.code, 0);
           assert.ok(
             router!.lines.some((l) => /worker draining .*worker_id=l4-a/.test(l)),

@@ -22,7 +22,7 @@ Deno.test({
       SVC_CACHE_DIR: cache,
     });
     try {
-      const m = await proc.waitForLine(/router listening .*port=(\d+)/);
+      const m = await proc.waitForLine(/^start: API:\s+http:\/\/127\.0\.0\.1:(\d+)\//, 60_000);
       const url = `http://127.0.0.1:${m[1]}`;
       await waitFor(async () => (await workerIds(url)).length === 1, "the embedded worker", 60_000);
       const res = await encode(url, "fixture/dense", {});

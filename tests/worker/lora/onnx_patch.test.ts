@@ -11,6 +11,10 @@ import {
 import { linearTargets, nodeModulePath } from "../../../worker/lora/graph_targets.ts";
 import { addLoraUpdate } from "../../../worker/lora/merge.ts";
 import { float32ToFloat16 } from "@svc/shared/codec/float16";
+import { disableOrtTelemetry } from "../../../worker/inference/ort_telemetry.ts";
+
+// Off before any session exists (see ort_telemetry.ts).
+disableOrtTelemetry();
 
 const X = Float32Array.from([0.5, -1, 2, 0.25, 1, 0, -0.5, 3]); // [2, 4]
 const W_OUT_IN = Float32Array.from([1, 2, 3, 4, -1, 0, 1, 0, 0.5, 0.5, -0.5, 2]); // [3, 4]

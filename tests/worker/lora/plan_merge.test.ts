@@ -18,6 +18,10 @@ import { parseAdapterConfig } from "../../../worker/lora/adapter_config.ts";
 import { LoraMismatchError, planLora } from "../../../worker/lora/plan.ts";
 import { mergeLoraIntoModel } from "../../../worker/lora/merge.ts";
 import { parseSafetensorsHeader, tensorFloat32 } from "../../../worker/lora/safetensors.ts";
+import { disableOrtTelemetry } from "../../../worker/inference/ort_telemetry.ts";
+
+// Off before any session exists (see ort_telemetry.ts).
+disableOrtTelemetry();
 
 const W = dense.weights() as EncoderWeights;
 const MODEL = { id: "fixture/dense", repo: "fixture/dense" };

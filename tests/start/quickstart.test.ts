@@ -1,0 +1,179 @@
+/**
+ * The README's first run, end to end with real processes: `deno task start` (the exact command
+ * of deno.json) on a free port with a fresh cache directory and an unreachable model hub, then
+ * every self-contained curl example of README.md (parsed from it) must answer 200. Also: a second
+ * start reuses the offline models, each request is logged once, Deno's start-up diagnostics stay
+ * quiet, and a port in use is one line naming the port and the setting.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { Proc, ROOT } from "../router/e2e/procs.ts";
+import { curlExamples } from "./readme_examples.ts";
+import { taskArgs } from "./tasks.ts";
+import { ensureFixtures } from "../fixtures/mod.ts";
+import { startFakeHub } from "../fake_hub/server.ts";
+
+/** `deno task start`'s command line from deno.json, without the leading `deno`. */
+const startArgs = () => taskArgs("start");
+
+/** Environment of a first run: fresh caches, no hub, any free port. */
+function freshEnv(xdg: string, port = "0"): Record<string, string> {
+  return {
+    XDG_CACHE_HOME: xdg,
+    SVC_PORT: port,
+    // Nothing listens there: the run must not need a model hub.
+    SVC_HUB_URL: "http://127.0.0.1:9",
+    SVC_MODELS_DIR: "",
+    SVC_CLUSTER_CACHE: "",
+    SVC_CACHE_DIR: "",
+  };
+}
+
+/** Start the stack and wait for its banner; the API base URL. */
+async function startStack(proc: Proc): Promise<string> {
+  const m = await proc.waitForLine(/^start: API:\s+(http:\/\/127\.0\.0\.1:\d+)\/v1\//, 120_000);
+  await proc.waitForLine(/^start: offline models ready/, 5_000);
+  return m[1];
+}
+
+Deno.test({
+  name: "quickstart: deno task start serves the README's curl examples offline, 200 each",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const examples = curlExamples(await Deno.readTextFile(join(ROOT, "README.md")));
+    const sections = new Set(examples.map((e) => e.section));
+    for (const s of ["Quickstart", "Encode", "Score", "Entities"]) assert.ok(sections.has(s), s);
+    const xdg = await Deno.makeTempDir({ prefix: "svc-quickstart-" });
+    const args = await startArgs();
+    let proc = new Proc("start", args, freshEnv(xdg));
+    try {
+      const url = await startStack(proc);
+      assert.ok(proc.lines.some((l) => l.includes("first start: writing the offline")));
+      const ready = proc.lines.find((l) => l.startsWith("start: offline models ready"))!;
+      assert.match(ready, /fixture\/dense.*fixture\/reranker.*fixture\/gliner/);
+      for (const ex of examples) {
+        const res = await fetch(url + ex.path, {
+          method: ex.method,
+          headers: ex.headers,
+          body: ex.body,
+          signal: AbortSignal.timeout(120_000),
+        });
+        const text = await res.text();
+        assert.equal(res.status, 200, `${ex.section}: ${ex.method} ${ex.path}: ${text}`);
+        JSON.parse(text);
+      }
+      // One line per request (the router's), none of Deno's start-up diagnostics.
+      const encodes = proc.lines.filter((l) =>
+        / request .*path=\/v1\/encode\/fixture\/dense /.test(l)
+      );
+      const denseExamples = examples.filter((e) => e.path === "/v1/encode/fixture/dense").length;
+      assert.equal(encodes.length, denseExamples, encodes.join("\n"));
+      assert.ok(encodes.every((l) => l.includes(" router request ")), encodes.join("\n"));
+      const noise = proc.lines.filter((l) => /experimental|nvidia-smi|weight file fetched/.test(l));
+      assert.deepEqual(noise, []);
+      assert.ok(proc.lines.some((l) => /weights fetched model=fixture\/dense files=\d+/.test(l)));
+      assert.equal((await proc.stop(30_000)).code, 0, proc.tail());
+
+      // Later starts reuse the offline models.
+      proc = new Proc("start-again", args, freshEnv(xdg));
+      const again = await startStack(proc);
+      assert.ok(!proc.lines.some((l) => l.includes("first start")), proc.tail());
+      const q = examples[0];
+      const res = await fetch(again + q.path, { method: "POST", headers: q.headers, body: q.body });
+      assert.equal(res.status, 200, await res.text());
+      assert.equal((await proc.stop(30_000)).code, 0, proc.tail());
+    } finally {
+      await proc.kill().catch(() => {});
+      await Deno.remove(xdg, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "quickstart: a port in use is one line naming the port and SVC_PORT, exit 2",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const xdg = await Deno.makeTempDir({ prefix: "svc-quickstart-port-" });
+    const holder = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = (holder.addr as Deno.NetAddr).port;
+    const proc = new Proc("start-busy", await startArgs(), freshEnv(xdg, String(port)));
+    try {
+      const st = await proc.status;
+      await proc.stop(1000);
+      assert.equal(st.code, 2, proc.tail());
+      const errors = proc.lines.filter((l) => l.startsWith("start: router"));
+      assert.equal(errors.length, 1, proc.tail());
+      assert.match(errors[0], new RegExp(`port ${port} is already in use \\(SVC_PORT\\)`));
+      assert.ok(!proc.lines.some((l) => /^\s+at /.test(l)), proc.tail());
+    } finally {
+      holder.close();
+      await proc.kill().catch(() => {});
+      await Deno.remove(xdg, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "quickstart: with a reachable hub, built-in catalog models load through the local stack",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    // A hub holding two built-in ids (one per bundle), with fixture files of the same families.
+    const fixtures = await ensureFixtures();
+    const root = await Deno.makeTempDir({ prefix: "svc-quickstart-hub-" });
+    const xdg = await Deno.makeTempDir({ prefix: "svc-quickstart-xdg-" });
+    const copies: [string, string][] = [
+      ["dense", "BAAI/bge-small-en-v1.5"],
+      ["ner", "Xenova/bert-base-NER"],
+    ];
+    for (const [fixture, repo] of copies) {
+      await copyDir(join(fixtures, "cache/fixture", fixture), join(root, repo));
+    }
+    const hub = await startFakeHub({ root });
+    const proc = new Proc("start-hub", await startArgs(), {
+      ...freshEnv(xdg),
+      SVC_HUB_URL: hub.url,
+    });
+    try {
+      const url = await startStack(proc);
+      const enc = await postJson(`${url}/v1/encode/BAAI/bge-small-en-v1.5`, {
+        items: [{ text: "from the hub" }],
+      });
+      assert.equal(enc.status, 200, await enc.clone().text());
+      assert.ok((await enc.json()).items[0].dense.values.length > 0);
+      const ext = await postJson(`${url}/v1/extract/Xenova/bert-base-NER`, {
+        items: [{ text: "Alice lives in Paris" }],
+      });
+      assert.equal(ext.status, 200, await ext.text());
+      assert.ok(hub.requests.some((r) => r.path.startsWith("/BAAI/bge-small-en-v1.5/resolve/")));
+      assert.ok(hub.requests.some((r) => r.path.startsWith("/Xenova/bert-base-NER/resolve/")));
+      assert.equal((await proc.stop(30_000)).code, 0, proc.tail());
+    } finally {
+      await proc.kill().catch(() => {});
+      await hub.close();
+      await Deno.remove(root, { recursive: true });
+      await Deno.remove(xdg, { recursive: true });
+    }
+  },
+});
+
+/** Copy a directory tree. */
+async function copyDir(from: string, to: string): Promise<void> {
+  await Deno.mkdir(to, { recursive: true });
+  for await (const e of Deno.readDir(from)) {
+    if (e.isDirectory) await copyDir(join(from, e.name), join(to, e.name));
+    else await Deno.copyFile(join(from, e.name), join(to, e.name));
+  }
+}
+
+/** POST a JSON body asking for JSON (bounded: a first load on a busy machine is slow). */
+function postJson(url: string, body: unknown): Promise<Response> {
+  return fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json" },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(120_000),
+  });
+}
