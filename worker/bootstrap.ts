@@ -6,6 +6,7 @@ import { loadWorkerSettings, type WorkerSettings } from "./config/settings.ts";
 import { ModelRegistry } from "./registry/registry.ts";
 import { memoryProbeFor } from "./registry/memory.ts";
 import { threadBackend } from "./inference/thread_backend.ts";
+import { computeThreads } from "./inference/compute_budget.ts";
 import { gpuInventory } from "./telemetry/gpu.ts";
 import { weightStoreFrom } from "./weights/settings.ts";
 import { WorkerMetrics } from "./telemetry/metrics.ts";
@@ -75,11 +76,14 @@ export async function createWorker(
   const gpuCount = opts.gpuCount ??
     (settings.device === "auto" ? (await gpuInventory()).length : 0);
   const device = chooseDevice(settings.device, gpuCount);
+  const compute = computeThreads(settings.intraOpThreads);
+  metrics.computeThreads.set(compute.cpus);
+  log("info", "compute budget", { intra_op_threads: compute.cpus, source: compute.source });
   const registry = new ModelRegistry({
     ...settings.scheduling,
     catalog,
     weights,
-    backend: threadBackend({ device, intraOpThreads: settings.intraOpThreads }),
+    backend: threadBackend({ device, intraOpThreads: compute.cpus }),
     memoryProbe: memoryProbeFor(),
     onEvent: (event, fields) =>
       log(event === "model_load_failed" ? "error" : "info", event, fields),

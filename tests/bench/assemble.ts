@@ -5,7 +5,7 @@ import { paddingFraction, planBatches } from "./batching.ts";
 import { machineInfo } from "./machine.ts";
 import { type ModelCounters, padShare } from "./metrics.ts";
 import type { BenchPlan } from "./plan.ts";
-import { type BenchResults, RESULTS_SCHEMA } from "./results.ts";
+import { type BenchResults, RESULTS_SCHEMA, type ThreadChoice } from "./results.ts";
 import type { PaddingRun, RoundData } from "./round.ts";
 import { BENCH_MODEL } from "./services.ts";
 import { median } from "./stats.ts";
@@ -17,6 +17,7 @@ export interface AssembleInput {
   padding: PaddingRun[];
   routerWhy: string | null;
   loadAvgStart: number[];
+  threads: ThreadChoice;
   durationS: number;
   /** Worker entry point that was measured (worker/main.ts unless an A/B copy). */
   workerEntry: string;
@@ -36,7 +37,7 @@ export async function assemble(input: AssembleInput): Promise<BenchResults> {
     date: new Date().toISOString(),
     quick: plan.quick,
     durationS: input.durationS,
-    machine: await machineInfo(input.loadAvgStart),
+    machine: await machineInfo(input.loadAvgStart, input.threads),
     settings: {
       model: BENCH_MODEL,
       rounds: rounds.length,
@@ -44,7 +45,10 @@ export async function assemble(input: AssembleInput): Promise<BenchResults> {
       concurrency: c,
       itemsPerRequest: 1,
       rawBatchBudgetPaddedTokens: plan.rawBatchBudget,
-      intraOpThreads: plan.intraOpThreads === 0 ? "onnxruntime default" : plan.intraOpThreads,
+      workerIntraOpThreads: input.threads.worker,
+      rawIntraOpThreads: input.threads.raw === 0 ? "onnxruntime default" : input.threads.raw,
+      largeItemsPerRequest: plan.largeItems,
+      largeConcurrency: plan.largeConcurrency,
       throughputTokens: plan.throughputTokens,
       throughputTexts: input.throughputLengths.length,
       paddingTokens: plan.paddingTokens,
@@ -54,13 +58,14 @@ export async function assemble(input: AssembleInput): Promise<BenchResults> {
       probeIntervalMs: plan.probeIntervalMs,
       workerEntry: input.workerEntry,
       workerEnv:
-        "defaults (SVC_MAX_BATCH_REQUESTS 64, SVC_MAX_BATCH_ITEMS 64, SVC_MAX_BATCH_WAIT_MS 0), SVC_DEVICE cpu",
+        "defaults (SVC_INTRA_OP_THREADS auto, SVC_MAX_BATCH_REQUESTS 64, SVC_MAX_BATCH_ITEMS 64, " +
+        "SVC_MAX_BATCH_WAIT_MS 0), SVC_DEVICE cpu",
     },
     targets: buildTargets(rounds, padding, routerWhy),
     scenarios: [
       scenario(
         "raw_ort_batched",
-        `in-process onnxruntime-node, texts of ${tpLo}–${tpHi} tokens sorted by length, batches ` +
+        `in-process onnxruntime-node at its fastest thread count, texts of ${tpLo}–${tpHi} tokens sorted by length, batches ` +
           `of ≤ ${plan.rawBatchBudget} padded tokens; only session.run timed`,
         rounds.map((r) => r.rawThroughput),
       ),
@@ -68,6 +73,11 @@ export async function assemble(input: AssembleInput): Promise<BenchResults> {
         "worker_saturated",
         `same texts, one per msgpack request, ${c} in flight, direct to the worker`,
         rounds.map((r) => r.workerThroughput),
+      ),
+      scenario(
+        "worker_large_requests",
+        `same texts, ${plan.largeItems} per request, ${plan.largeConcurrency} in flight, direct`,
+        rounds.map((r) => r.workerLarge),
       ),
       scenario(
         "router_saturated",

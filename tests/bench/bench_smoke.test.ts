@@ -13,6 +13,7 @@ import { escapeXml, renderChart } from "./svg.ts";
 import { buildTargets } from "./targets.ts";
 import { corpus, textOfTokens } from "./texts.ts";
 import { Prng } from "../fixtures/prng.ts";
+import { threadCandidates } from "./raw_ort.ts";
 import { fixtureTokenizer } from "../fixtures/testing.ts";
 
 Deno.test("bench stats: quantiles interpolate, summaries cover empty input", () => {
@@ -53,6 +54,9 @@ Deno.test("bench metrics: counters parsed by exact label, padding share from del
 
 Deno.test("bench args: flags and usage errors", () => {
   assert.deepEqual(parseArgs(["--quick", "--out", "x"]).outDir, "x");
+  assert.equal(parseArgs([]).outDir, null);
+  assert.equal(parseArgs([]).writeDocs, false);
+  assert.equal(parseArgs(["--write-docs"]).writeDocs, true);
   assert.equal(parseArgs([]).quick, false);
   assert.throws(() => parseArgs(["--fast"]), /usage/);
 });
@@ -71,6 +75,7 @@ Deno.test("bench report: targets, JSON shape and a self-contained SVG", () => {
   const round: RoundData = {
     rawThroughput: sampleFromBatches(1, 1000, 100),
     workerThroughput: sampleFromLoad(load(20), texts),
+    workerLarge: sampleFromLoad(load(40), texts),
     rawSingle: sampleFromRuns([10, 10], 16),
     workerSingle: sampleFromLoad(load(11), texts),
     healthzMs: [1, 2, 3],
@@ -83,11 +88,13 @@ Deno.test("bench report: targets, JSON shape and a self-contained SVG", () => {
   const targets = buildTargets([round], padding, "disabled with --no-router");
   const byId = Object.fromEntries(targets.map((t) => [t.id, t]));
   // 2 answered texts of 10 tokens in 1 s against 1000 tokens in 100 ms.
-  assert.equal(byId.server_efficiency.value, 20 / 10_000);
+  assert.equal(byId.efficiency_small.value, 20 / 10_000);
+  assert.equal(byId.efficiency_large.value, 20 / 10_000);
+  assert.equal(byId.efficiency_large.target, 0.93);
   assert.equal(byId.latency_overhead.value, 1);
   assert.equal(byId.router_throughput.pass, null);
   assert.equal(byId.padding_share.value, 0.1);
-  assert.equal(byId.padding_share.pass, true);
+  assert.equal(byId.padding_share.pass, false); // bound 5 %
   const results: BenchResults = {
     schema: 1,
     date: "2025-01-01T00:00:00.000Z",
@@ -102,6 +109,7 @@ Deno.test("bench report: targets, JSON shape and a self-contained SVG", () => {
       onnxruntimeNode: "1.30.0",
       loadAvgStart: [1, 1, 1],
       loadAvgEnd: [1, 1, 1],
+      threads: { worker: 2, raw: 2, rawTokensPerSByThreads: { "0": 1, "1": 1, "2": 2 } },
     },
     settings: {},
     targets,
@@ -117,4 +125,10 @@ Deno.test("bench report: targets, JSON shape and a self-contained SVG", () => {
   assert.ok(svg.includes(escapeXml("Test <CPU>")) && !svg.includes("Test <CPU>"));
   for (const t of targets) assert.ok(svg.includes(escapeXml(t.label)), t.id);
   assert.ok(!/<script|href=/.test(svg));
+});
+
+Deno.test("bench baseline tries ORT's default, 1, powers of two and every CPU", () => {
+  assert.deepEqual(threadCandidates(1), [0, 1]);
+  assert.deepEqual(threadCandidates(2), [0, 1, 2]);
+  assert.deepEqual(threadCandidates(6), [0, 1, 2, 4, 6]);
 });

@@ -1,6 +1,7 @@
 /**
- * The baseline: onnxruntime-node in this process, on the worker's model file, with the worker's
- * session options. Only `session.run` is timed (tensors are built beforehand), so this is the
+ * The baseline: onnxruntime-node in this process, on the worker's model file, at the intra-op
+ * thread count that runs it fastest here (not the worker's setting: the ceiling must be the best
+ * raw configuration). Only `session.run` is timed (tensors are built beforehand), so this is the
  * ceiling that the server's HTTP, queueing, threading and tokenising overheads are measured against.
  */
 import ort from "onnxruntime-node";
@@ -12,6 +13,8 @@ import { planBatches } from "./batching.ts";
 export interface RawModel {
   session: ort.InferenceSession;
   inputNames: readonly string[];
+  /** Intra-op threads it was opened with (0: onnxruntime's own default). */
+  threads: number;
 }
 
 /** Throughput of one baseline pass. */
@@ -24,12 +27,56 @@ export interface RawThroughput {
   itemsPerS: number;
 }
 
-/** Open the model as the worker does (graph optimisation "all", same intra-op thread setting). */
+/** Open the model as the worker does (graph optimisation "all"); threads 0 = ORT's default. */
 export async function openRawModel(path: string, intraOpThreads: number): Promise<RawModel> {
   const opts: ort.InferenceSession.SessionOptions = { graphOptimizationLevel: "all" };
   if (intraOpThreads > 0) opts.intraOpNumThreads = intraOpThreads;
   const session = await ort.InferenceSession.create(path, opts);
-  return { session, inputNames: session.inputNames };
+  return { session, inputNames: session.inputNames, threads: intraOpThreads };
+}
+
+/** Thread counts worth trying: ORT's default, 1, powers of two and the CPU count itself. */
+export function threadCandidates(cpus: number): number[] {
+  const out = new Set<number>([0, 1, cpus]);
+  for (let n = 2; n < cpus; n *= 2) out.add(n);
+  return [...out].sort((a, b) => a - b);
+}
+
+/** The best raw configuration and what every tried thread count gave (tokens/s; key 0 = default). */
+export interface BestRaw {
+  model: RawModel;
+  tokensPerSByThreads: Record<string, number>;
+}
+
+/**
+ * Open the model at every candidate thread count, time `rounds` passes over `ids` each (the
+ * first pass of each warms up, candidates interleaved so drift favours none) and keep the fastest
+ * session; the others are released.
+ */
+export async function openBestRawModel(
+  path: string,
+  ids: readonly number[][],
+  paddedBudget: number,
+  cpus: number = navigator.hardwareConcurrency,
+  rounds = 2,
+): Promise<BestRaw> {
+  const models: RawModel[] = [];
+  for (const t of threadCandidates(cpus)) models.push(await openRawModel(path, t));
+  for (const m of models) await rawThroughput(m, ids, paddedBudget);
+  const speeds = models.map(() => [] as number[]);
+  for (let r = 0; r < rounds; r++) {
+    const order = r % 2 === 0 ? models.keys() : [...models.keys()].reverse();
+    for (const i of order) {
+      speeds[i].push((await rawThroughput(models[i], ids, paddedBudget)).tokensPerS);
+    }
+  }
+  const best = speeds.map((s) => Math.max(...s));
+  const bi = best.indexOf(Math.max(...best));
+  for (const [i, m] of models.entries()) if (i !== bi) await m.session.release().catch(() => {});
+  return {
+    model: models[bi],
+    tokensPerSByThreads: Object.fromEntries(models.map((m, i) => [String(m.threads), best[i]])),
+  };
 }
 
 /** Token ids of each text through the fixture tokenizer, special tokens included. */

@@ -9,7 +9,7 @@ import { startProbe } from "./probe.ts";
 import { type RawModel, rawSingleLatencies, rawThroughput } from "./raw_ort.ts";
 import { type Sample, sampleFromBatches, sampleFromLoad, sampleFromRuns } from "./samples.ts";
 import { BENCH_MODEL, PROFILE_HEADER, type Service } from "./services.ts";
-import type { BenchText } from "./texts.ts";
+import { type BenchText, totalTokens } from "./texts.ts";
 
 /** Inputs of the scenarios, fixed for the whole run so that every round sees the same texts. */
 export interface Corpora {
@@ -35,6 +35,8 @@ export interface RoundContext {
 export interface RoundData {
   rawThroughput: Sample;
   workerThroughput: Sample;
+  /** The same texts in requests of `plan.largeItems` items, `plan.largeConcurrency` in flight. */
+  workerLarge: Sample;
   routerThroughput?: Sample;
   rawSingle: Sample;
   workerSingle: Sample;
@@ -71,6 +73,9 @@ export async function runRound(ctx: RoundContext, index: number): Promise<RoundD
       part.throughputCounters = counterDelta(before, after);
     },
   ];
+  throughputSteps.push(async () => {
+    part.workerLarge = await saturateLarge(ctx, corpora.throughput);
+  });
   if (ctx.router) {
     const router = ctx.router;
     throughputSteps.push(async () => {
@@ -128,6 +133,28 @@ async function saturate(ctx: RoundContext, svc: Service, texts: BenchText[]): Pr
     timeoutMs: 120_000,
   });
   return checked(sampleFromLoad(result, texts), result.firstError);
+}
+
+/**
+ * Large requests: the texts in chunks of `plan.largeItems` per request, a few in flight; each
+ * request counts as one text of its summed tokens.
+ */
+async function saturateLarge(ctx: RoundContext, texts: BenchText[]): Promise<Sample> {
+  const { url, headers } = target(ctx, ctx.worker);
+  const chunks: BenchText[][] = [];
+  for (let i = 0; i < texts.length; i += ctx.plan.largeItems) {
+    chunks.push(texts.slice(i, i + ctx.plan.largeItems));
+  }
+  const result = await ctx.loadgen.run({
+    url,
+    headers,
+    requests: chunks.map((c) => c.map((t) => t.text)),
+    concurrency: ctx.plan.largeConcurrency,
+    maxMs: ctx.plan.throughputSeconds * 4000,
+    timeoutMs: 120_000,
+  });
+  const perRequest = chunks.map((c) => ({ text: "", tokens: totalTokens(c) }));
+  return checked(sampleFromLoad(result, perRequest), result.firstError);
 }
 
 /** Concurrency 1: the latency text, one request after the other. */

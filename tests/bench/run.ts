@@ -11,8 +11,9 @@ import { buildCorpora } from "./corpora.ts";
 import { type LoadGen, startLoadGen } from "./loadgen.ts";
 import { loadAvg } from "./machine.ts";
 import { type BenchPlan, makePlan } from "./plan.ts";
+import type { ThreadChoice } from "./results.ts";
 import { killAll, REPO } from "./procs.ts";
-import { openRawModel } from "./raw_ort.ts";
+import { openBestRawModel } from "./raw_ort.ts";
 import {
   type Corpora,
   type PaddingRun,
@@ -23,7 +24,8 @@ import {
 } from "./round.ts";
 import { summaryText, writeReport } from "./report.ts";
 import { type Services, startServices } from "./setup.ts";
-import { warmUp } from "./warmup.ts";
+import { warmUp, warmupIds } from "./warmup.ts";
+import { scrapeGauge } from "./metrics.ts";
 
 /** Progress goes to stderr so that stdout stays the summary. */
 function log(msg: string): void {
@@ -38,11 +40,17 @@ export async function main(argv: string[]): Promise<number> {
   const loadAvgStart = loadAvg();
   log(`${plan.quick ? "quick" : "full"} run; load average ${loadAvgStart.join(" ")}`);
   const fx = await ensureFixtures(undefined, { bench: true });
-  const services = await startServices(fx, plan.intraOpThreads, args.router, args.workerEntry);
+  const services = await startServices(fx, args.router, args.workerEntry);
   if (services.routerWhy) log(`router: ${services.routerWhy}`);
   const loadgen = startLoadGen();
   try {
-    const { rounds, padding, corpora } = await measure(plan, fx, services, loadgen, started);
+    const { rounds, padding, corpora, threads } = await measure(
+      plan,
+      fx,
+      services,
+      loadgen,
+      started,
+    );
     const results = await assemble({
       plan,
       rounds,
@@ -51,11 +59,16 @@ export async function main(argv: string[]): Promise<number> {
       routerWhy: services.routerWhy,
       workerEntry: args.workerEntry,
       loadAvgStart,
+      threads,
       durationS: (performance.now() - started) / 1000,
     });
-    // --out is relative to where the command runs; the default is this repository's docs/bench.
-    const dir = args.outDir ? resolve(args.outDir) : join(REPO, "docs/bench");
-    const files = await writeReport(dir, results);
+    // --out is relative to where the command runs; the default is the untracked bench/results/,
+    // --write-docs the committed copy in docs/bench.
+    const dir = args.outDir
+      ? resolve(args.outDir)
+      : join(REPO, args.writeDocs ? "docs/bench" : "bench/results");
+    const untracked = join(REPO, "bench/results");
+    const files = await writeReport(dir, results, dir !== untracked);
     console.log(summaryText(results));
     log(`wrote ${files.join(", ")} in ${results.durationS.toFixed(0)} s`);
     return 0;
@@ -71,9 +84,22 @@ async function measure(
   services: Services,
   loadgen: LoadGen,
   started: number,
-): Promise<{ rounds: RoundData[]; padding: PaddingRun[]; corpora: Corpora }> {
+): Promise<
+  { rounds: RoundData[]; padding: PaddingRun[]; corpora: Corpora; threads: ThreadChoice }
+> {
   const modelPath = join(fixturesDir, "cache/fixture/bench-small/onnx/model.onnx");
-  const raw = await openRawModel(modelPath, plan.intraOpThreads);
+  log("finding the baseline's fastest thread count");
+  const best = await openBestRawModel(modelPath, warmupIds(plan), plan.rawBatchBudget);
+  const raw = best.model;
+  const threads: ThreadChoice = {
+    worker: await scrapeGauge(services.worker.url, "svc_compute_threads"),
+    raw: raw.threads,
+    rawTokensPerSByThreads: best.tokensPerSByThreads,
+  };
+  log(
+    `intra-op threads: worker ${threads.worker} (its default), raw ceiling ${raw.threads} ` +
+      `(tried ${JSON.stringify(best.tokensPerSByThreads)}; 0 = ORT's default)`,
+  );
   try {
     log("warming up");
     const speed = await warmUp(plan, raw, loadgen, services.worker, services.router);
@@ -105,7 +131,7 @@ async function measure(
       "padding run",
       () => runPadding(ctx),
     );
-    return { rounds, padding, corpora };
+    return { rounds, padding, corpora, threads };
   } finally {
     await raw.session.release().catch(() => {});
   }

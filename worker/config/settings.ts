@@ -150,7 +150,10 @@ const WORKER_FIELDS = {
     min: 0,
     max: 256,
     default: 0,
-    doc: "ONNX Runtime threads per model (0 = runtime default)",
+    shown: "`0` (auto)",
+    doc: "ONNX Runtime intra-op threads: the worker's one compute budget on CPU. Auto is the " +
+      "CPUs this process may use (cgroup `cpu.max` quota, CPU affinity, else the runtime's " +
+      "count); every model's session gets it and runs of different models take turns on it",
   }),
   SVC_MAX_RUN_TOKENS: int({
     min: 0,
@@ -334,7 +337,7 @@ export interface WorkerSettings {
   preload: string[];
   weights: WeightSettings;
   scheduling: SchedulingSettings;
-  /** ONNX Runtime threads per model (0: the runtime's default). */
+  /** ONNX Runtime intra-op threads, the compute budget (0: the CPUs this process may use). */
   intraOpThreads: number;
   /** How long a request waits for its model to load. */
   loadWaitMs: number;

@@ -3,7 +3,11 @@ import type { AdapterContext, ItemOutput, WorkItem, WorkParams } from "../famili
 
 /** Main → thread. */
 export type ToThread =
-  | ({ type: "load" } & AdapterContext)
+  | ({
+    type: "load";
+    /** The worker's compute gate (compute_budget.ts), shared by every CPU inference thread. */
+    computeGate?: Int32Array;
+  } & AdapterContext)
   | {
     type: "run";
     batchId: number;

@@ -1,25 +1,30 @@
 /** The real model backend: every loaded model runs in its own inference thread (Web Worker). */
 import type { ModelBackend } from "../registry/runner.ts";
+import { ComputeGate } from "./compute_budget.ts";
 import { InferenceThread } from "./thread_client.ts";
 
 /** Settings every model thread gets. */
 export interface ThreadBackendOptions {
   device: "cpu" | "cuda";
-  /** Intra-op threads for ONNX Runtime (0 = runtime default). */
+  /** Intra-op threads for ONNX Runtime: the worker's compute budget (compute_budget.ts). */
   intraOpThreads: number;
 }
 
-/** A backend that starts one inference thread per model. */
+/**
+ * A backend that starts one inference thread per model. On CPU every session gets the whole
+ * budget and the threads share one compute gate, so two busy models take turns on the cores
+ * rather than running 2 × budget threads at once.
+ */
 export function threadBackend(opts: ThreadBackendOptions): ModelBackend {
   // CUDA falls back to CPU for the operators it lacks.
   const executionProviders = opts.device === "cuda" ? ["cuda", "cpu"] : ["cpu"];
+  const gate = opts.device === "cpu" ? new ComputeGate() : undefined;
   return {
     device: opts.device,
     start: (spec) =>
-      InferenceThread.start({
-        ...spec,
-        executionProviders,
-        intraOpThreads: opts.intraOpThreads,
-      }),
+      InferenceThread.start(
+        { ...spec, executionProviders, intraOpThreads: opts.intraOpThreads },
+        gate?.cell,
+      ),
   };
 }

@@ -27,11 +27,11 @@ export class InferenceThread implements ModelRunner {
     };
   }
 
-  /** Start a thread and load the model in it. */
-  static async start(opts: AdapterContext): Promise<InferenceThread> {
+  /** Start a thread and load the model in it; its runs take turns on `computeGate` when given. */
+  static async start(opts: AdapterContext, computeGate?: Int32Array): Promise<InferenceThread> {
     const t = new InferenceThread();
     const loaded = new Promise<void>((resolve, reject) => t.#onLoaded = { resolve, reject });
-    t.#post({ type: "load", ...opts });
+    t.#post({ type: "load", ...opts, computeGate });
     try {
       await loaded;
     } catch (err) {

@@ -5,6 +5,7 @@
 import { FAMILY_ADAPTERS } from "../families/adapters.ts";
 import { hasAdapter } from "../families/kinds.ts";
 import type { ModelAdapter } from "../families/types.ts";
+import { ComputeGate } from "./compute_budget.ts";
 import { driveBatch, transferables } from "./driver.ts";
 import type { FromThread, ToThread } from "./protocol.ts";
 
@@ -15,6 +16,7 @@ const scope = self as unknown as {
 
 let adapter: ModelAdapter | undefined;
 let runTokenBudget = 0;
+let gate: ComputeGate | undefined;
 // Messages are handled one at a time so that batches never overlap inside one session.
 let chain: Promise<void> = Promise.resolve();
 
@@ -28,9 +30,10 @@ async function handle(msg: ToThread): Promise<void> {
       try {
         const family = msg.config.family;
         if (!hasAdapter(family)) throw new Error(`family '${family}' has no adapter yet`);
-        const { type: _, ...options } = msg;
+        const { type: _, computeGate, ...options } = msg;
         adapter = await FAMILY_ADAPTERS[family](options);
         runTokenBudget = msg.runTokenBudget;
+        gate = computeGate ? new ComputeGate(computeGate) : undefined;
         scope.postMessage({ type: "loaded" });
       } catch (err) {
         scope.postMessage({ type: "load_failed", message: errorText(err) });
@@ -49,6 +52,7 @@ async function handle(msg: ToThread): Promise<void> {
           msg.params,
           runTokenBudget,
           msg.abandoned,
+          gate,
         );
         scope.postMessage(
           { type: "result", batchId: msg.batchId, ...r },
