@@ -2,6 +2,7 @@
 import type { Hono } from "hono";
 import type { Env } from "@svc/shared/config";
 import { loadCatalog } from "./catalog/loader.ts";
+import { catalogForDevice } from "./catalog/device_files.ts";
 import { loadWorkerSettings, type WorkerSettings } from "./config/settings.ts";
 import { ModelRegistry } from "./registry/registry.ts";
 import { memoryProbeFor } from "./registry/memory.ts";
@@ -66,7 +67,7 @@ export async function createWorker(
     secrets: [...settings.secrets, ...opts.secrets ?? []],
   });
   for (const w of settings.warnings) log("warn", w);
-  const catalog = await loadCatalog(settings.catalog);
+  const fileCatalog = await loadCatalog(settings.catalog);
   const weights = weightStoreFrom(
     settings.weights,
     (e) => log("info", "weights fetched", { ...e }),
@@ -76,6 +77,7 @@ export async function createWorker(
   const gpuCount = opts.gpuCount ??
     (settings.device === "auto" ? (await gpuInventory()).length : 0);
   const device = chooseDevice(settings.device, gpuCount);
+  const catalog = catalogForDevice(fileCatalog, device, settings.forceFp32);
   const compute = computeThreads(settings.intraOpThreads);
   metrics.computeThreads.set(compute.cpus);
   log("info", "compute budget", { intra_op_threads: compute.cpus, source: compute.source });

@@ -18,6 +18,8 @@ export interface AssembleInput {
   routerWhy: string | null;
   loadAvgStart: number[];
   threads: ThreadChoice;
+  /** Cosine per throughput text between the float and the int8 graph's pooled vectors. */
+  int8Cosines: number[];
   durationS: number;
   /** Worker entry point that was measured (worker/main.ts unless an A/B copy). */
   workerEntry: string;
@@ -61,13 +63,19 @@ export async function assemble(input: AssembleInput): Promise<BenchResults> {
         "defaults (SVC_INTRA_OP_THREADS auto, SVC_MAX_BATCH_REQUESTS 64, SVC_MAX_BATCH_ITEMS 64, " +
         "SVC_MAX_BATCH_WAIT_MS 0), SVC_DEVICE cpu",
     },
-    targets: buildTargets(rounds, padding, routerWhy),
+    targets: buildTargets(rounds, padding, routerWhy, input.int8Cosines),
     scenarios: [
       scenario(
         "raw_ort_batched",
         `in-process onnxruntime-node at its fastest thread count, texts of ${tpLo}–${tpHi} tokens sorted by length, batches ` +
           `of ≤ ${plan.rawBatchBudget} padded tokens; only session.run timed`,
         rounds.map((r) => r.rawThroughput),
+      ),
+      scenario(
+        "raw_ort_int8_batched",
+        `the int8 twin (MatMul weights per-channel int8, dynamic activations) on the same texts, ` +
+          `same thread count`,
+        rounds.map((r) => r.rawInt8Throughput),
       ),
       scenario(
         "worker_saturated",
@@ -121,6 +129,7 @@ function diagnostics(input: AssembleInput): Record<string, number | null> {
     return finite.length > 0 ? median(finite) : null;
   };
   return {
+    int8CosineMin: input.int8Cosines.length > 0 ? Math.min(...input.int8Cosines) : null,
     saturatedMeanBatchItems: meanBatch(saturated),
     saturatedPadShare: padShare(saturated),
     // The same texts as the baseline plans them (sorted over the whole set).

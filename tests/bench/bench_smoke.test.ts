@@ -74,6 +74,7 @@ Deno.test("bench report: targets, JSON shape and a self-contained SVG", () => {
   const texts = corpus(3, 10, 10, 1);
   const round: RoundData = {
     rawThroughput: sampleFromBatches(1, 1000, 100),
+    rawInt8Throughput: sampleFromBatches(1, 1000, 40),
     workerThroughput: sampleFromLoad(load(20), texts),
     workerLarge: sampleFromLoad(load(40), texts),
     rawSingle: sampleFromRuns([10, 10], 16),
@@ -85,13 +86,16 @@ Deno.test("bench report: targets, JSON shape and a self-contained SVG", () => {
     sample: round.workerThroughput,
     counters: { tokens: 90, padded: 100, batchItems: 4, batches: 2 },
   }];
-  const targets = buildTargets([round], padding, "disabled with --no-router");
+  const targets = buildTargets([round], padding, "disabled with --no-router", [0.995, 0.985]);
   const byId = Object.fromEntries(targets.map((t) => [t.id, t]));
   // 2 answered texts of 10 tokens in 1 s against 1000 tokens in 100 ms.
   assert.equal(byId.efficiency_small.value, 20 / 10_000);
   assert.equal(byId.efficiency_large.value, 20 / 10_000);
   assert.equal(byId.efficiency_large.target, 0.93);
   assert.equal(byId.latency_overhead.value, 1);
+  assert.equal(byId.int8_speedup.value, 2.5);
+  assert.equal(byId.int8_cosine.value, 0.99);
+  assert.equal(byId.int8_cosine.pass, true);
   assert.equal(byId.router_throughput.pass, null);
   assert.equal(byId.padding_share.value, 0.1);
   assert.equal(byId.padding_share.pass, false); // bound 5 %
@@ -131,4 +135,16 @@ Deno.test("bench baseline tries ORT's default, 1, powers of two and every CPU", 
   assert.deepEqual(threadCandidates(1), [0, 1]);
   assert.deepEqual(threadCandidates(2), [0, 1, 2]);
   assert.deepEqual(threadCandidates(6), [0, 1, 2, 4, 6]);
+});
+
+Deno.test("bench int8 agreement: mean pooling over real tokens and cosine", async () => {
+  const { meanPool, cosine } = await import("./int8.ts");
+  // 2 rows, seq 2, hidden 2; row 1 has one real token.
+  const data = Float32Array.from([1, 2, 3, 4, 5, 6, 100, 100]);
+  const [a, b] = meanPool(data, [[7, 8], [9]], 2);
+  assert.deepEqual(Array.from(a), [2, 3]);
+  assert.deepEqual(Array.from(b), [5, 6]);
+  assert.equal(cosine([1, 0], [0, 1]), 0);
+  assert.ok(Math.abs(cosine([1, 2], [2, 4]) - 1) < 1e-12);
+  assert.equal(cosine([0, 0], [1, 1]), 0);
 });

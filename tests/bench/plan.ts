@@ -75,7 +75,7 @@ export function makePlan(quick: boolean): BenchPlan {
       rounds: 7,
       concurrency: 64,
       largeItems: 256,
-      minThroughputTexts: 512,
+      minThroughputTexts: 256,
       // Short phases, many rounds: A and B closer in time cancel more of the machine's noise.
       throughputSeconds: 6,
       paddingRuns: 2,

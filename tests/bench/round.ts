@@ -24,6 +24,8 @@ export interface Corpora {
 export interface RoundContext {
   plan: BenchPlan;
   raw: RawModel;
+  /** The int8 twin at the same thread count (interleaved with `raw` in the rounds). */
+  rawInt8: RawModel;
   loadgen: LoadGen;
   worker: Service;
   /** Absent when the router is not measured. */
@@ -34,6 +36,7 @@ export interface RoundContext {
 /** Measurements of one round. */
 export interface RoundData {
   rawThroughput: Sample;
+  rawInt8Throughput: Sample;
   workerThroughput: Sample;
   /** The same texts in requests of `plan.largeItems` items, `plan.largeConcurrency` in flight. */
   workerLarge: Sample;
@@ -63,6 +66,8 @@ export async function runRound(ctx: RoundContext, index: number): Promise<RoundD
     async () => {
       const rt = await rawThroughput(ctx.raw, corpora.throughputIds, plan.rawBatchBudget);
       part.rawThroughput = sampleFromBatches(rt.items, rt.tokens, rt.elapsedMs);
+      const q = await rawThroughput(ctx.rawInt8, corpora.throughputIds, plan.rawBatchBudget);
+      part.rawInt8Throughput = sampleFromBatches(q.items, q.tokens, q.elapsedMs);
     },
     async () => {
       const before = await scrapeCounters(ctx.worker.url, BENCH_MODEL);

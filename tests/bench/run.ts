@@ -3,7 +3,7 @@
  * it works) against in-process onnxruntime-node on bench-small, in interleaved rounds, and writes
  * results.json and chart.svg. Every process it starts is killed before it returns.
  */
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { ensureFixtures } from "../fixtures/mod.ts";
 import { parseArgs } from "./args.ts";
 import { assemble } from "./assemble.ts";
@@ -13,7 +13,8 @@ import { loadAvg } from "./machine.ts";
 import { type BenchPlan, makePlan } from "./plan.ts";
 import type { ThreadChoice } from "./results.ts";
 import { killAll, REPO } from "./procs.ts";
-import { openBestRawModel } from "./raw_ort.ts";
+import { openBestRawModel, openRawModel } from "./raw_ort.ts";
+import { int8Cosines } from "./int8.ts";
 import {
   type Corpora,
   type PaddingRun,
@@ -44,7 +45,7 @@ export async function main(argv: string[]): Promise<number> {
   if (services.routerWhy) log(`router: ${services.routerWhy}`);
   const loadgen = startLoadGen();
   try {
-    const { rounds, padding, corpora, threads } = await measure(
+    const { rounds, padding, corpora, threads, cosines } = await measure(
       plan,
       fx,
       services,
@@ -60,6 +61,7 @@ export async function main(argv: string[]): Promise<number> {
       workerEntry: args.workerEntry,
       loadAvgStart,
       threads,
+      int8Cosines: cosines,
       durationS: (performance.now() - started) / 1000,
     });
     // --out is relative to where the command runs; the default is the untracked bench/results/,
@@ -68,7 +70,7 @@ export async function main(argv: string[]): Promise<number> {
       ? resolve(args.outDir)
       : join(REPO, args.writeDocs ? "docs/bench" : "bench/results");
     const untracked = join(REPO, "bench/results");
-    const files = await writeReport(dir, results, dir !== untracked);
+    const files = await writeReport(dir, results, !dir.startsWith(untracked));
     console.log(summaryText(results));
     log(`wrote ${files.join(", ")} in ${results.durationS.toFixed(0)} s`);
     return 0;
@@ -85,12 +87,19 @@ async function measure(
   loadgen: LoadGen,
   started: number,
 ): Promise<
-  { rounds: RoundData[]; padding: PaddingRun[]; corpora: Corpora; threads: ThreadChoice }
+  {
+    rounds: RoundData[];
+    padding: PaddingRun[];
+    corpora: Corpora;
+    threads: ThreadChoice;
+    cosines: number[];
+  }
 > {
   const modelPath = join(fixturesDir, "cache/fixture/bench-small/onnx/model.onnx");
   log("finding the baseline's fastest thread count");
   const best = await openBestRawModel(modelPath, warmupIds(plan), plan.rawBatchBudget);
   const raw = best.model;
+  const rawInt8 = await openRawModel(join(dirname(modelPath), "model_int8.onnx"), raw.threads);
   const threads: ThreadChoice = {
     worker: await scrapeGauge(services.worker.url, "svc_compute_threads"),
     raw: raw.threads,
@@ -108,9 +117,11 @@ async function measure(
       `warm-up speed ${Math.round(speed)} tok/s: throughput corpus ` +
         `${corpora.throughput.length} texts, padding corpus ${corpora.padding.length} texts`,
     );
+    const cosines = await int8Cosines(raw, rawInt8, corpora.throughputIds, plan.rawBatchBudget);
     const ctx: RoundContext = {
       plan,
       raw,
+      rawInt8,
       loadgen,
       worker: services.worker,
       router: services.router,
@@ -131,9 +142,10 @@ async function measure(
       "padding run",
       () => runPadding(ctx),
     );
-    return { rounds, padding, corpora, threads };
+    return { rounds, padding, corpora, threads, cosines };
   } finally {
     await raw.session.release().catch(() => {});
+    await rawInt8.session.release().catch(() => {});
   }
 }
 

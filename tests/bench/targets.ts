@@ -66,6 +66,8 @@ export const BOUNDS = {
   routerAddedMs: 0.7,
   healthzP99Ms: 20,
   paddingShare: 0.05,
+  int8Speedup: 2,
+  int8Cosine: 0.99,
 } as const;
 
 /** The performance targets (router ones as "not measured" without a router). */
@@ -73,6 +75,7 @@ export function buildTargets(
   rounds: RoundData[],
   padding: PaddingRun[],
   routerWhy: string | null,
+  int8Cosines: readonly number[] = [],
 ): TargetResult[] {
   const healthz = rounds.map((r) => quantile(r.healthzMs, 0.99));
   const padRounds = padding.map((p) => p.counters);
@@ -159,7 +162,27 @@ export function buildTargets(
     padTarget.value = padShare(pooled);
     padTarget.pass = meets(padTarget.value, "<=", BOUNDS.paddingShare);
   }
+  const meanCos = int8Cosines.length > 0
+    ? [int8Cosines.reduce((a, b) => a + b, 0) / int8Cosines.length]
+    : [];
   out.push(
+    target(
+      "int8_speedup",
+      "Raw ORT int8 ÷ fp32 throughput",
+      "ratio",
+      ">=",
+      BOUNDS.int8Speedup,
+      rounds.map((r) => r.rawInt8Throughput.tokensPerS / r.rawThroughput.tokensPerS),
+    ),
+    target(
+      "int8_cosine",
+      "Mean cosine, int8 vs fp32 vectors",
+      "ratio",
+      ">=",
+      BOUNDS.int8Cosine,
+      meanCos,
+      "one value: mean over the throughput texts of the cosine between mean-pooled vectors",
+    ),
     target("healthz_p99", "/healthz p99 under saturation", "ms", "<", BOUNDS.healthzP99Ms, healthz),
     padTarget,
   );
