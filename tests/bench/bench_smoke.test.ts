@@ -13,7 +13,7 @@ import { escapeXml, renderChart } from "./svg.ts";
 import { buildTargets } from "./targets.ts";
 import { corpus, textOfTokens } from "./texts.ts";
 import { Prng } from "../fixtures/prng.ts";
-import { threadCandidates } from "./raw_ort.ts";
+import { contenders, type RawModel, threadCandidates } from "./raw_ort.ts";
 import { fixtureTokenizer } from "../fixtures/testing.ts";
 
 Deno.test("bench stats: quantiles interpolate, summaries cover empty input", () => {
@@ -74,7 +74,10 @@ Deno.test("bench report: targets, JSON shape and a self-contained SVG", () => {
   const texts = corpus(3, 10, 10, 1);
   const round: RoundData = {
     rawThroughput: sampleFromBatches(1, 1000, 100),
+    rawThreads: 2,
+    rawTokensPerSByThreads: { "1": 6000, "2": 10_000 },
     rawInt8Throughput: sampleFromBatches(1, 1000, 40),
+    rawFp32SameThreadsTokensPerS: 10_000,
     workerThroughput: sampleFromLoad(load(20), texts),
     workerLarge: sampleFromLoad(load(40), texts),
     rawSingle: sampleFromRuns([10, 10], 16),
@@ -113,7 +116,12 @@ Deno.test("bench report: targets, JSON shape and a self-contained SVG", () => {
       onnxruntimeNode: "1.30.0",
       loadAvgStart: [1, 1, 1],
       loadAvgEnd: [1, 1, 1],
-      threads: { worker: 2, raw: 2, rawTokensPerSByThreads: { "0": 1, "1": 1, "2": 2 } },
+      threads: {
+        worker: 2,
+        raw: 2,
+        rawThreadsPerRound: [2],
+        rawTokensPerSByThreads: { "0": 1, "1": 1, "2": 2 },
+      },
     },
     settings: {},
     targets,
@@ -135,6 +143,10 @@ Deno.test("bench baseline tries ORT's default, 1, powers of two and every CPU", 
   assert.deepEqual(threadCandidates(1), [0, 1]);
   assert.deepEqual(threadCandidates(2), [0, 1, 2]);
   assert.deepEqual(threadCandidates(6), [0, 1, 2, 4, 6]);
+  // Only counts within 75 % of the warm-up's best are timed in every round.
+  const models = [0, 1, 2].map((threads) => ({ threads }) as unknown as RawModel);
+  const kept = contenders(models, { "0": 3000, "1": 1600, "2": 3300 });
+  assert.deepEqual(kept.map((m) => m.threads), [0, 2]);
 });
 
 Deno.test("bench int8 agreement: mean pooling over real tokens and cosine", async () => {

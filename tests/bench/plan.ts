@@ -82,7 +82,7 @@ export function makePlan(quick: boolean): BenchPlan {
       paddingTexts: 48,
       warmupTexts: 32,
       latencyRequests: 150,
-      roundsDeadlineMs: 200_000,
-      paddingDeadlineMs: 270_000,
+      roundsDeadlineMs: 240_000,
+      paddingDeadlineMs: 300_000,
     };
 }

@@ -42,40 +42,63 @@ export function threadCandidates(cpus: number): number[] {
   return [...out].sort((a, b) => a - b);
 }
 
-/** The best raw configuration and what every tried thread count gave (tokens/s; key 0 = default). */
+/** Open the model once per candidate thread count (see {@link threadCandidates}). */
+export async function openRawCandidates(
+  path: string,
+  cpus: number = navigator.hardwareConcurrency,
+): Promise<RawModel[]> {
+  const out: RawModel[] = [];
+  for (const t of threadCandidates(cpus)) out.push(await openRawModel(path, t));
+  return out;
+}
+
+/**
+ * The candidates worth timing in every round: within `keep` of the fastest at warm-up (a thread
+ * count at half the speed of the best never wins a round and would only lengthen it).
+ */
+export function contenders(
+  models: readonly RawModel[],
+  tokensPerSByThreads: Record<string, number>,
+  keep = 0.75,
+): RawModel[] {
+  const best = Math.max(...Object.values(tokensPerSByThreads));
+  return models.filter((m) => (tokensPerSByThreads[String(m.threads)] ?? 0) >= keep * best);
+}
+
+/** The fastest candidate of one pass over the same texts, and every candidate's result. */
 export interface BestRaw {
-  model: RawModel;
+  best: RawModel;
+  result: RawThroughput;
+  /** Tokens/s by thread count ("0" = onnxruntime's default). */
   tokensPerSByThreads: Record<string, number>;
 }
 
 /**
- * Open the model at every candidate thread count, time `rounds` passes over `ids` each (the
- * first pass of each warms up, candidates interleaved so drift favours none) and keep the fastest
- * session; the others are released.
+ * Run every candidate over `ids` (in reverse order when `reverse`, so drift favours none) and
+ * keep the fastest: the raw ceiling is the best raw configuration of this moment, which a busy
+ * shared machine can change from one round to the next.
  */
-export async function openBestRawModel(
-  path: string,
+export async function bestRawThroughput(
+  models: readonly RawModel[],
   ids: readonly number[][],
   paddedBudget: number,
-  cpus: number = navigator.hardwareConcurrency,
-  rounds = 2,
+  reverse = false,
 ): Promise<BestRaw> {
-  const models: RawModel[] = [];
-  for (const t of threadCandidates(cpus)) models.push(await openRawModel(path, t));
-  for (const m of models) await rawThroughput(m, ids, paddedBudget);
-  const speeds = models.map(() => [] as number[]);
-  for (let r = 0; r < rounds; r++) {
-    const order = r % 2 === 0 ? models.keys() : [...models.keys()].reverse();
-    for (const i of order) {
-      speeds[i].push((await rawThroughput(models[i], ids, paddedBudget)).tokensPerS);
-    }
+  const results: RawThroughput[] = new Array(models.length);
+  const order = [...models.keys()];
+  for (const i of reverse ? order.reverse() : order) {
+    results[i] = await rawThroughput(models[i], ids, paddedBudget);
   }
-  const best = speeds.map((s) => Math.max(...s));
-  const bi = best.indexOf(Math.max(...best));
-  for (const [i, m] of models.entries()) if (i !== bi) await m.session.release().catch(() => {});
+  let bi = 0;
+  results.forEach((r, i) => {
+    if (r.tokensPerS > results[bi].tokensPerS) bi = i;
+  });
   return {
-    model: models[bi],
-    tokensPerSByThreads: Object.fromEntries(models.map((m, i) => [String(m.threads), best[i]])),
+    best: models[bi],
+    result: results[bi],
+    tokensPerSByThreads: Object.fromEntries(
+      models.map((m, i) => [String(m.threads), results[i].tokensPerS]),
+    ),
   };
 }
 

@@ -41,10 +41,11 @@ export async function writeReport(
 /** Plain-text summary: the machine, one line per target and per scenario. */
 export function summaryText(r: BenchResults): string {
   const m = r.machine;
-  const raw = m.threads.raw === 0 ? "ORT default" : String(m.threads.raw);
+  const perRound = m.threads.rawThreadsPerRound.map((t) => t === 0 ? "default" : t).join(", ");
   const lines = [
     `machine: ${m.cpuModel}, ${m.cores} cores; ORT intra-op threads: worker ${m.threads.worker} ` +
-    `(its default), raw ceiling ${raw} (fastest tried); load average ` +
+    `(its default), raw ceiling the fastest of ORT default/1/…/${m.cores} each round ` +
+    `(won: ${perRound}); load average ` +
     `${m.loadAvgStart.join(" ")} → ${m.loadAvgEnd.join(" ")}`,
     "targets:",
   ];

@@ -44,8 +44,10 @@ export interface ScenarioResult {
 export interface ThreadChoice {
   /** What the worker at its defaults chose (svc_compute_threads). */
   worker: number;
-  /** The baseline's fastest thread count (0 = onnxruntime's default). */
+  /** The raw ceiling's thread count, median over rounds (0 = onnxruntime's default). */
   raw: number;
+  /** The fastest thread count in each round (each round's ceiling is its fastest candidate). */
+  rawThreadsPerRound: number[];
   /** Warm-up tokens/s of the baseline per thread count tried. */
   rawTokensPerSByThreads: Record<string, number>;
 }

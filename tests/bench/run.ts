@@ -13,7 +13,7 @@ import { loadAvg } from "./machine.ts";
 import { type BenchPlan, makePlan } from "./plan.ts";
 import type { ThreadChoice } from "./results.ts";
 import { killAll, REPO } from "./procs.ts";
-import { openBestRawModel, openRawModel } from "./raw_ort.ts";
+import { bestRawThroughput, contenders, openRawCandidates, openRawModel } from "./raw_ort.ts";
 import { int8Cosines } from "./int8.ts";
 import {
   type Corpora,
@@ -27,6 +27,7 @@ import { summaryText, writeReport } from "./report.ts";
 import { type Services, startServices } from "./setup.ts";
 import { warmUp, warmupIds } from "./warmup.ts";
 import { scrapeGauge } from "./metrics.ts";
+import { median } from "./stats.ts";
 
 /** Progress goes to stderr so that stdout stays the summary. */
 function log(msg: string): void {
@@ -96,31 +97,39 @@ async function measure(
   }
 > {
   const modelPath = join(fixturesDir, "cache/fixture/bench-small/onnx/model.onnx");
-  log("finding the baseline's fastest thread count");
-  const best = await openBestRawModel(modelPath, warmupIds(plan), plan.rawBatchBudget);
-  const raw = best.model;
-  const rawInt8 = await openRawModel(join(dirname(modelPath), "model_int8.onnx"), raw.threads);
-  const threads: ThreadChoice = {
-    worker: await scrapeGauge(services.worker.url, "svc_compute_threads"),
-    raw: raw.threads,
-    rawTokensPerSByThreads: best.tokensPerSByThreads,
-  };
-  log(
-    `intra-op threads: worker ${threads.worker} (its default), raw ceiling ${raw.threads} ` +
-      `(tried ${JSON.stringify(best.tokensPerSByThreads)}; 0 = ORT's default)`,
-  );
+  const raws = await openRawCandidates(modelPath);
+  const atCpus = raws[raws.length - 1];
+  const cpus = atCpus.threads;
+  const rawInt8 = await openRawModel(join(dirname(modelPath), "model_int8.onnx"), cpus);
   try {
     log("warming up");
-    const speed = await warmUp(plan, raw, loadgen, services.worker, services.router);
+    const warm = warmupIds(plan);
+    await bestRawThroughput(raws, warm, plan.rawBatchBudget);
+    const first = await bestRawThroughput(raws, warm, plan.rawBatchBudget, true);
+    const second = await bestRawThroughput(raws, warm, plan.rawBatchBudget);
+    // Each count's better pass: one pass can be slowed by a neighbour's burst.
+    const warmSpeeds: Record<string, number> = {};
+    for (const [k, v] of Object.entries(first.tokensPerSByThreads)) {
+      warmSpeeds[k] = Math.max(v, second.tokensPerSByThreads[k]);
+    }
+    // The count the int8 twin runs at always stays: it is the speed-up's denominator.
+    const timed = raws.filter((m) => m === atCpus || contenders(raws, warmSpeeds).includes(m));
+    const workerThreads = await scrapeGauge(services.worker.url, "svc_compute_threads");
+    log(
+      `intra-op threads: worker ${workerThreads} (its default); raw at warm-up ` +
+        `${JSON.stringify(warmSpeeds)} tok/s by thread count (0 = ORT's default); timed in ` +
+        `every round: ${timed.map((m) => m.threads).join(", ")}`,
+    );
+    const speed = await warmUp(plan, first.best, loadgen, services.worker, services.router);
     const corpora = buildCorpora(plan, speed);
     log(
       `warm-up speed ${Math.round(speed)} tok/s: throughput corpus ` +
         `${corpora.throughput.length} texts, padding corpus ${corpora.padding.length} texts`,
     );
-    const cosines = await int8Cosines(raw, rawInt8, corpora.throughputIds, plan.rawBatchBudget);
+    const cosines = await int8Cosines(atCpus, rawInt8, corpora.throughputIds, plan.rawBatchBudget);
     const ctx: RoundContext = {
       plan,
-      raw,
+      raws: timed,
       rawInt8,
       loadgen,
       worker: services.worker,
@@ -142,10 +151,15 @@ async function measure(
       "padding run",
       () => runPadding(ctx),
     );
+    const threads: ThreadChoice = {
+      worker: workerThreads,
+      raw: median(rounds.map((r) => r.rawThreads)),
+      rawTokensPerSByThreads: warmSpeeds,
+      rawThreadsPerRound: rounds.map((r) => r.rawThreads),
+    };
     return { rounds, padding, corpora, threads, cosines };
   } finally {
-    await raw.session.release().catch(() => {});
-    await rawInt8.session.release().catch(() => {});
+    for (const m of [...raws, rawInt8]) await m.session.release().catch(() => {});
   }
 }
 

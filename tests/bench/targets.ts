@@ -168,11 +168,11 @@ export function buildTargets(
   out.push(
     target(
       "int8_speedup",
-      "Raw ORT int8 ÷ fp32 throughput",
+      "Raw ORT int8 ÷ fp32 throughput (same threads)",
       "ratio",
       ">=",
       BOUNDS.int8Speedup,
-      rounds.map((r) => r.rawInt8Throughput.tokensPerS / r.rawThroughput.tokensPerS),
+      rounds.map((r) => r.rawInt8Throughput.tokensPerS / r.rawFp32SameThreadsTokensPerS),
     ),
     target(
       "int8_cosine",
