@@ -149,14 +149,11 @@ Deno.test("bench baseline tries ORT's default, 1, powers of two and every CPU", 
   assert.deepEqual(kept.map((m) => m.threads), [0, 2]);
 });
 
-Deno.test("bench int8 agreement: mean pooling over real tokens and cosine", async () => {
-  const { meanPool, cosine } = await import("./int8.ts");
+Deno.test("bench int8 agreement: mean pooling over real tokens only", async () => {
+  const { meanPool } = await import("./int8.ts");
   // 2 rows, seq 2, hidden 2; row 1 has one real token.
   const data = Float32Array.from([1, 2, 3, 4, 5, 6, 100, 100]);
   const [a, b] = meanPool(data, [[7, 8], [9]], 2);
   assert.deepEqual(Array.from(a), [2, 3]);
   assert.deepEqual(Array.from(b), [5, 6]);
-  assert.equal(cosine([1, 0], [0, 1]), 0);
-  assert.ok(Math.abs(cosine([1, 2], [2, 4]) - 1) < 1e-12);
-  assert.equal(cosine([0, 0], [1, 1]), 0);
 });

@@ -6,6 +6,7 @@
  */
 import { planBatches } from "./batching.ts";
 import { buildFeeds, type RawModel } from "./raw_ort.ts";
+import { cosine } from "../worker/expected.ts";
 
 /** Mean over the real tokens of each row of a `[B, S, H]` output, row by row. */
 export function meanPool(data: Float32Array, rows: readonly (readonly number[])[], seq: number) {
@@ -18,17 +19,6 @@ export function meanPool(data: Float32Array, rows: readonly (readonly number[])[
     }
     return v.map((x) => x / r.length);
   });
-}
-
-/** Cosine of two vectors (0 when either is zero). */
-export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  let dot = 0, na = 0, nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i] * b[i];
-    na += a[i] * a[i];
-    nb += b[i] * b[i];
-  }
-  return na > 0 && nb > 0 ? dot / Math.sqrt(na * nb) : 0;
 }
 
 /** Pooled vectors of every input through `model` (sorted batches of ≤ `budget` padded tokens). */
