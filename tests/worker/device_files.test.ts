@@ -82,3 +82,18 @@ Deno.test("a CPU worker runs the catalog's int8 file; SVC_FORCE_FP32 keeps the f
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("two busy models take turns on the compute gate: no deadlock, answers correct", async () => {
+  const want = await expectedDense("dense", TEXTS);
+  await withWorker(async (w) => {
+    // Many requests to two models at once: their runs take turns on the gate across threads.
+    const dense = Array.from({ length: 24 }, () => encode(w.url));
+    const other = Array.from(
+      { length: 24 },
+      () => postJson(`${w.url}/v1/encode/fixture/colbert`, { items: [{ text: TEXTS[0] }] }),
+    );
+    const [a, b] = await Promise.all([Promise.all(dense), Promise.all(other)]);
+    for (const got of a) got.forEach((v, i) => assert.ok(maxDiff(v, want[i]) < 1e-4));
+    for (const r of b) assert.equal(r.status, 200, JSON.stringify(r.body));
+  }, { SVC_PRELOAD_MODELS: "fixture/dense,fixture/colbert", SVC_INTRA_OP_THREADS: "2" });
+});

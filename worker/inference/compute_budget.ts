@@ -100,14 +100,24 @@ export function computeThreads(setting: number, detect: () => UsableCpus = usabl
 const RECHECK_MS = 5;
 
 /**
- * A mutex over shared memory: one Int32 (0 free, 1 held) that every inference thread receives.
- * Waiting uses Atomics.waitAsync, so a waiting thread still handles its messages.
+ * A mutex over shared memory: one Int32 holding 0 (free) or the id of the thread that holds it;
+ * every inference thread receives the cell and its own id. Waiting uses Atomics.waitAsync, so a
+ * waiting thread still handles its messages. The id lets the main thread free the gate of a
+ * thread it terminated or that crashed mid-run ({@link ComputeGate.releaseFor}).
  */
 export class ComputeGate {
   readonly cell: Int32Array;
+  readonly owner: number;
 
-  constructor(cell: Int32Array = new Int32Array(new SharedArrayBuffer(4))) {
+  constructor(cell: Int32Array = new Int32Array(new SharedArrayBuffer(4)), owner = 1) {
+    if (!Number.isInteger(owner) || owner <= 0) throw new RangeError("owner must be > 0");
     this.cell = cell;
+    this.owner = owner;
+  }
+
+  /** Free the gate if `owner` holds it (a thread that will never release it itself). */
+  static releaseFor(cell: Int32Array, owner: number): void {
+    if (Atomics.compareExchange(cell, 0, owner, 0) === owner) Atomics.notify(cell, 0, 1);
   }
 
   /**
@@ -116,8 +126,9 @@ export class ComputeGate {
    * wake-up to a few milliseconds.
    */
   async acquire(): Promise<void> {
-    while (Atomics.compareExchange(this.cell, 0, 0, 1) !== 0) {
-      const w = Atomics.waitAsync(this.cell, 0, 1);
+    let seen: number;
+    while ((seen = Atomics.compareExchange(this.cell, 0, 0, this.owner)) !== 0) {
+      const w = Atomics.waitAsync(this.cell, 0, seen);
       if (!w.async) continue;
       let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([w.value, new Promise((r) => timer = setTimeout(r, RECHECK_MS))]);
@@ -127,8 +138,7 @@ export class ComputeGate {
 
   /** Give the cores to the next waiting run. */
   release(): void {
-    Atomics.store(this.cell, 0, 0);
-    Atomics.notify(this.cell, 0, 1);
+    ComputeGate.releaseFor(this.cell, this.owner);
   }
 
   /** Run `fn` holding the gate. */

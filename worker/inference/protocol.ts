@@ -6,7 +6,7 @@ export type ToThread =
   | ({
     type: "load";
     /** The worker's compute gate (compute_budget.ts), shared by every CPU inference thread. */
-    computeGate?: Int32Array;
+    computeGate?: { cell: Int32Array; owner: number };
   } & AdapterContext)
   | {
     type: "run";

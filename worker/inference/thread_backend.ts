@@ -18,13 +18,15 @@ export interface ThreadBackendOptions {
 export function threadBackend(opts: ThreadBackendOptions): ModelBackend {
   // CUDA falls back to CPU for the operators it lacks.
   const executionProviders = opts.device === "cuda" ? ["cuda", "cpu"] : ["cpu"];
-  const gate = opts.device === "cpu" ? new ComputeGate() : undefined;
+  const cell = opts.device === "cpu" ? new ComputeGate().cell : undefined;
+  // Each thread holds the gate under its own id, so a dead thread's hold can be undone.
+  let nextOwner = 1;
   return {
     device: opts.device,
     start: (spec) =>
       InferenceThread.start(
         { ...spec, executionProviders, intraOpThreads: opts.intraOpThreads },
-        gate?.cell,
+        cell ? { cell, owner: nextOwner++ } : undefined,
       ),
   };
 }

@@ -3,6 +3,7 @@ import { deadline } from "@svc/shared/deadline";
 import type { AdapterContext, WorkItem, WorkParams } from "../families/types.ts";
 import { IncompatibleModelError, type ModelRunner } from "../registry/runner.ts";
 import type { FromThread, ToThread } from "./protocol.ts";
+import { ComputeGate } from "./compute_budget.ts";
 
 /** Result of one batch as seen by the main thread. */
 export type BatchResult = Extract<FromThread, { type: "result" }>;
@@ -15,6 +16,8 @@ export class InferenceThread implements ModelRunner {
   #onLoaded?: { resolve(): void; reject(e: Error): void };
   #onDisposed?: () => void;
   #dead = false;
+  /** This thread's share of the compute gate, freed here if the thread dies holding it. */
+  #gate?: { cell: Int32Array; owner: number };
 
   private constructor() {
     this.#worker = new Worker(new URL("./thread_main.ts", import.meta.url).href, {
@@ -28,14 +31,19 @@ export class InferenceThread implements ModelRunner {
   }
 
   /** Start a thread and load the model in it; its runs take turns on `computeGate` when given. */
-  static async start(opts: AdapterContext, computeGate?: Int32Array): Promise<InferenceThread> {
+  static async start(
+    opts: AdapterContext,
+    computeGate?: { cell: Int32Array; owner: number },
+  ): Promise<InferenceThread> {
     const t = new InferenceThread();
+    t.#gate = computeGate;
     const loaded = new Promise<void>((resolve, reject) => t.#onLoaded = { resolve, reject });
     t.#post({ type: "load", ...opts, computeGate });
     try {
       await loaded;
     } catch (err) {
       t.#worker.terminate();
+      t.#freeGate();
       throw err;
     }
     return t;
@@ -94,8 +102,14 @@ export class InferenceThread implements ModelRunner {
     }
   }
 
+  #freeGate(): void {
+    if (this.#gate) ComputeGate.releaseFor(this.#gate.cell, this.#gate.owner);
+  }
+
   #fail(err: Error): void {
     this.#dead = true;
+    // A thread that crashed or was terminated mid-run must not keep the cores from the others.
+    this.#freeGate();
     this.#onLoaded?.reject(err);
     for (const p of this.#pending.values()) p.reject(err);
     this.#pending.clear();

@@ -33,7 +33,7 @@ async function handle(msg: ToThread): Promise<void> {
         const { type: _, computeGate, ...options } = msg;
         adapter = await FAMILY_ADAPTERS[family](options);
         runTokenBudget = msg.runTokenBudget;
-        gate = computeGate ? new ComputeGate(computeGate) : undefined;
+        gate = computeGate ? new ComputeGate(computeGate.cell, computeGate.owner) : undefined;
         scope.postMessage({ type: "loaded" });
       } catch (err) {
         scope.postMessage({ type: "load_failed", message: errorText(err) });

@@ -77,7 +77,8 @@ Deno.test("computeThreads: a positive setting wins, 0 detects", () => {
 });
 
 Deno.test("compute gate: a second holder starts only after the first releases", async () => {
-  const gate = new ComputeGate();
+  const gate = new ComputeGate(undefined, 1);
+  const other = new ComputeGate(gate.cell, 2);
   const order: string[] = [];
   let releaseFirst!: () => void;
   const firstHeld = new Promise<void>((r) => releaseFirst = r);
@@ -86,7 +87,7 @@ Deno.test("compute gate: a second holder starts only after the first releases", 
     await firstHeld;
     order.push("first end");
   });
-  const second = gate.hold(() => {
+  const second = other.hold(() => {
     order.push("second start");
     return Promise.resolve();
   });
@@ -104,4 +105,29 @@ Deno.test("compute gate: released when the run throws", async () => {
   await assert.rejects(gate.hold(() => Promise.reject(new Error("boom"))), /boom/);
   assert.equal(Atomics.load(gate.cell, 0), 0);
   assert.equal(await gate.hold(() => Promise.resolve(7)), 7);
+});
+
+Deno.test("compute gate: a dead holder's gate is freed by its id only", async () => {
+  const a = new ComputeGate(undefined, 3);
+  const b = new ComputeGate(a.cell, 4);
+  await a.acquire();
+  assert.equal(Atomics.load(a.cell, 0), 3);
+  ComputeGate.releaseFor(a.cell, 4); // not the holder: no effect
+  assert.equal(Atomics.load(a.cell, 0), 3);
+  let started = false;
+  const waiting = b.hold(() => {
+    started = true;
+    return Promise.resolve();
+  });
+  for (let i = 0; i < 10; i++) await new Promise((r) => setTimeout(r, 0));
+  assert.equal(started, false);
+  ComputeGate.releaseFor(a.cell, 3); // the main thread frees a terminated thread's hold
+  await waiting;
+  assert.equal(started, true);
+  await b.acquire();
+  a.release(); // a late release of the freed thread cannot free someone else's hold
+  assert.equal(Atomics.load(a.cell, 0), 4);
+  b.release();
+  assert.equal(Atomics.load(a.cell, 0), 0);
+  assert.throws(() => new ComputeGate(a.cell, 0), RangeError);
 });
