@@ -2,10 +2,12 @@
 import type { Hono } from "hono";
 import type { Env } from "@svc/shared/config";
 import { loadCatalog } from "./catalog/loader.ts";
+import { catalogForDevice } from "./catalog/device_files.ts";
 import { loadWorkerSettings, type WorkerSettings } from "./config/settings.ts";
 import { ModelRegistry } from "./registry/registry.ts";
 import { memoryProbeFor } from "./registry/memory.ts";
 import { threadBackend } from "./inference/thread_backend.ts";
+import { computeThreads } from "./inference/compute_budget.ts";
 import { gpuInventory } from "./telemetry/gpu.ts";
 import { weightStoreFrom } from "./weights/settings.ts";
 import { FetchSummary } from "./weights/fetch_summary.ts";
@@ -66,7 +68,7 @@ export async function createWorker(
     secrets: [...settings.secrets, ...opts.secrets ?? []],
   });
   for (const w of settings.warnings) log("warn", w);
-  const catalog = await loadCatalog(settings.catalog);
+  const fileCatalog = await loadCatalog(settings.catalog);
   // Each file at debug; one line per model with the totals when its load ends.
   const fetches = new FetchSummary();
   const weights = weightStoreFrom(settings.weights, (e) => {
@@ -78,11 +80,15 @@ export async function createWorker(
   const gpuCount = opts.gpuCount ??
     (settings.device === "auto" ? (await gpuInventory()).length : 0);
   const device = chooseDevice(settings.device, gpuCount);
+  const catalog = catalogForDevice(fileCatalog, device, settings.forceFp32);
+  const compute = computeThreads(settings.intraOpThreads);
+  metrics.computeThreads.set(compute.cpus);
+  log("info", "compute budget", { intra_op_threads: compute.cpus, source: compute.source });
   const registry = new ModelRegistry({
     ...settings.scheduling,
     catalog,
     weights,
-    backend: threadBackend({ device, intraOpThreads: settings.intraOpThreads }),
+    backend: threadBackend({ device, intraOpThreads: compute.cpus }),
     memoryProbe: memoryProbeFor(),
     lora: settings.lora,
     onEvent: (event, fields) => {

@@ -13,12 +13,13 @@ import {
   type TensorMsg,
   type ValueInfoMsg,
 } from "./proto.ts";
+import { quantizedMatMulNodes, quantizePerColumn } from "./quantize.ts";
 
 /** Element types the builder accepts for inputs, outputs and initializers. */
-export type ElemType = "float32" | "int64" | "int32" | "bool" | "uint8";
+export type ElemType = "float32" | "int64" | "int32" | "bool" | "uint8" | "int8";
 
 /** Typed-array data for an initializer (uint8 and bool tensors both use Uint8Array). */
-export type TensorData = Float32Array | BigInt64Array | Int32Array | Uint8Array;
+export type TensorData = Float32Array | BigInt64Array | Int32Array | Uint8Array | Int8Array;
 
 /**
  * An attribute value. Plain numbers are INT (they must be integers, which catches a float
@@ -56,6 +57,7 @@ const ELEM: Record<ElemType, DataTypeCode> = {
   int32: DataType.INT32,
   bool: DataType.BOOL,
   uint8: DataType.UINT8,
+  int8: DataType.INT8,
 };
 
 /** Builds one ONNX graph; every method returns value names usable as node inputs. */
@@ -63,6 +65,8 @@ export class GraphBuilder {
   readonly name: string;
   #nodes: NodeMsg[] = [];
   #initializers: TensorMsg[] = [];
+  /** Float initializers' data by name (what weight quantisation reads). */
+  #floats = new Map<string, { data: Float32Array; dims: readonly number[] }>();
   #inputs: ValueInfoMsg[] = [];
   #outputs: ValueInfoMsg[] = [];
   #names = new Set<string>();
@@ -100,7 +104,54 @@ export class GraphBuilder {
     }
     this.#claim(name);
     this.#initializers.push(tensorMsg(name, data, dims, type));
+    if (data instanceof Float32Array) this.#floats.set(name, { data, dims });
     return name;
+  }
+
+  /**
+   * Dynamic int8 quantisation (quantize.ts): every MatMul whose second input is a 2-D float
+   * initializer becomes DynamicQuantizeLinear → MatMulInteger → Cast → Mul with per-column int8
+   * weights; a float weight no other node reads is dropped. Call after the graph is complete.
+   * Returns how many MatMuls were quantised.
+   */
+  quantizeMatMulWeights(): number {
+    const uses = new Map<string, number>();
+    for (const n of this.#nodes) for (const i of n.inputs) uses.set(i, (uses.get(i) ?? 0) + 1);
+    const replaced = new Map<string, number>();
+    const nodes: NodeMsg[] = [];
+    for (const n of this.#nodes) {
+      const w = n.opType === "MatMul" ? this.#floats.get(n.inputs[1]) : undefined;
+      if (!w || w.dims.length !== 2) {
+        nodes.push(n);
+        continue;
+      }
+      const [k, cols] = w.dims;
+      const { q, scale } = quantizePerColumn(w.data, k, cols);
+      const base = `${n.inputs[1]}_quantized`;
+      const weight = this.initializer(this.#fresh(base), q, [k, cols]);
+      const zeroPoint = this.initializer(this.#fresh(`${base}_zero_point`), new Int8Array(cols), [
+        cols,
+      ]);
+      const scaleName = this.initializer(this.#fresh(`${base}_scale`), scale, [cols]);
+      const added = quantizedMatMulNodes({
+        x: n.inputs[0],
+        output: n.outputs[0],
+        weight,
+        zeroPoint,
+        scale: scaleName,
+        prefix: n.name,
+      });
+      for (const a of added) for (const o of a.outputs) if (o !== n.outputs[0]) this.#claim(o);
+      nodes.push(...added);
+      replaced.set(n.inputs[1], (replaced.get(n.inputs[1]) ?? 0) + 1);
+    }
+    this.#nodes = nodes;
+    const unused = new Set(
+      [...replaced].filter(([name, k]) => uses.get(name) === k).map(([n]) => n),
+    );
+    this.#initializers = this.#initializers.filter((t) => !unused.has(t.name));
+    for (const name of unused) this.#floats.delete(name);
+    return [...replaced.values()].reduce((a, b) => a + b, 0);
   }
 
   /** A small int64 constant (shapes, axes, indices); equal constants share one initializer. */
@@ -227,6 +278,8 @@ function tensorMsg(
     ? "int64"
     : data instanceof Int32Array
     ? "int32"
+    : data instanceof Int8Array
+    ? "int8"
     : "uint8";
   const chosen = type ?? natural;
   if (chosen !== natural && !(chosen === "bool" && natural === "uint8")) {

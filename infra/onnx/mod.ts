@@ -26,6 +26,7 @@ export {
   type ModelOptions,
   type TensorData,
 } from "./builder.ts";
+export { type QuantizedWeight, quantizePerColumn } from "./quantize.ts";
 export { gelu, l2Normalize, layerNorm, linear, maskedMean } from "./blocks.ts";
 export { DataType, type DataTypeCode, type Dim, encodeModel, type ModelMsg } from "./proto.ts";
 export { ProtoWriter } from "./protobuf.ts";

@@ -77,6 +77,12 @@ export interface ModelConfig {
    * (tokenizer.json), `vision_model`, `gliner_config`, `added_tokens`, `config`...
    */
   files: Record<string, string>;
+  /**
+   * Files by role that replace `files` on one device, e.g. the int8 graph a hub repository
+   * publishes for CPUs: `{ cpu: { model: "onnx/model_quantized.onnx" } }` (a worker with
+   * SVC_FORCE_FP32 keeps `files`). Optional; profiles' own `model_file` still wins.
+   */
+  device_files?: Partial<Record<"cpu" | "cuda", Record<string, string>>>;
   inputs: ("text" | "image")[];
   outputs: OutputKind[];
   /** Dimension per output type (dense: H, sparse: vocab size, multivector: token dim). */
@@ -141,6 +147,10 @@ export const ModelConfigSchema: z.ZodType<ModelConfig, ModelConfigInput> = z.obj
     gated: z.boolean().default(false),
   }),
   files: z.record(z.string(), RepoPath).refine((f) => "model" in f, "files.model is required"),
+  device_files: z.object({
+    cpu: z.record(z.string(), RepoPath).optional(),
+    cuda: z.record(z.string(), RepoPath).optional(),
+  }).strict().optional(),
   inputs: z.array(z.enum(["text", "image"])).min(1),
   outputs: z.array(z.enum(OUTPUT_KINDS)).min(1),
   dims: z.record(z.string(), z.number().int().positive()).default({}),

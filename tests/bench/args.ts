@@ -1,18 +1,24 @@
-/** Command line of `deno task bench`: `--quick`, `--out DIR`, `--no-router`, `--worker PATH`. */
+/**
+ * Command line of `deno task bench`: `--quick`, `--out DIR`, `--write-docs`, `--no-router`,
+ * `--worker PATH`.
+ */
 import { parseArgs as parseNodeArgs } from "node:util";
 
 /** Parsed options. */
 export interface BenchArgs {
   quick: boolean;
-  /** Directory receiving results.json and chart.svg; null means the repository's docs/bench. */
+  /** Directory receiving results.json and chart.svg; null means bench/results (untracked). */
   outDir: string | null;
+  /** Write the committed copy in docs/bench instead of bench/results (when no --out). */
+  writeDocs: boolean;
   /** Skip the router scenarios even when the router starts. */
   router: boolean;
   /** Worker entry point relative to the repository, to measure a modified copy (A/B). */
   workerEntry: string;
 }
 
-const USAGE = "usage: deno task bench [--quick] [--out DIR] [--no-router] [--worker PATH]";
+const USAGE =
+  "usage: deno task bench [--quick] [--out DIR | --write-docs] [--no-router] [--worker PATH]";
 
 /** Parse the arguments; throws with a usage line on anything unknown. */
 export function parseArgs(argv: readonly string[]): BenchArgs {
@@ -25,6 +31,7 @@ export function parseArgs(argv: readonly string[]): BenchArgs {
       options: {
         quick: { type: "boolean", default: false },
         "no-router": { type: "boolean", default: false },
+        "write-docs": { type: "boolean", default: false },
         out: { type: "string" },
         worker: { type: "string", default: "worker/main.ts" },
       },
@@ -35,6 +42,7 @@ export function parseArgs(argv: readonly string[]): BenchArgs {
   return {
     quick: values.quick,
     outDir: values.out ?? null,
+    writeDocs: values["write-docs"],
     router: !values["no-router"],
     workerEntry: values.worker,
   };

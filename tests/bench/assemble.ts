@@ -5,7 +5,7 @@ import { paddingFraction, planBatches } from "./batching.ts";
 import { machineInfo } from "./machine.ts";
 import { type ModelCounters, padShare } from "./metrics.ts";
 import type { BenchPlan } from "./plan.ts";
-import { type BenchResults, RESULTS_SCHEMA } from "./results.ts";
+import { type BenchResults, RESULTS_SCHEMA, type ThreadChoice } from "./results.ts";
 import type { PaddingRun, RoundData } from "./round.ts";
 import { BENCH_MODEL } from "./services.ts";
 import { median } from "./stats.ts";
@@ -17,6 +17,9 @@ export interface AssembleInput {
   padding: PaddingRun[];
   routerWhy: string | null;
   loadAvgStart: number[];
+  threads: ThreadChoice;
+  /** Cosine per throughput text between the float and the int8 graph's pooled vectors. */
+  int8Cosines: number[];
   durationS: number;
   /** Worker entry point that was measured (worker/main.ts unless an A/B copy). */
   workerEntry: string;
@@ -36,7 +39,7 @@ export async function assemble(input: AssembleInput): Promise<BenchResults> {
     date: new Date().toISOString(),
     quick: plan.quick,
     durationS: input.durationS,
-    machine: await machineInfo(input.loadAvgStart),
+    machine: await machineInfo(input.loadAvgStart, input.threads),
     settings: {
       model: BENCH_MODEL,
       rounds: rounds.length,
@@ -44,7 +47,10 @@ export async function assemble(input: AssembleInput): Promise<BenchResults> {
       concurrency: c,
       itemsPerRequest: 1,
       rawBatchBudgetPaddedTokens: plan.rawBatchBudget,
-      intraOpThreads: plan.intraOpThreads === 0 ? "onnxruntime default" : plan.intraOpThreads,
+      workerIntraOpThreads: input.threads.worker,
+      rawIntraOpThreads: input.threads.raw === 0 ? "onnxruntime default" : input.threads.raw,
+      largeItemsPerRequest: plan.largeItems,
+      largeConcurrency: plan.largeConcurrency,
       throughputTokens: plan.throughputTokens,
       throughputTexts: input.throughputLengths.length,
       paddingTokens: plan.paddingTokens,
@@ -54,20 +60,32 @@ export async function assemble(input: AssembleInput): Promise<BenchResults> {
       probeIntervalMs: plan.probeIntervalMs,
       workerEntry: input.workerEntry,
       workerEnv:
-        "defaults (SVC_MAX_BATCH_REQUESTS 64, SVC_MAX_BATCH_ITEMS 64, SVC_MAX_BATCH_WAIT_MS 0), SVC_DEVICE cpu",
+        "defaults (SVC_INTRA_OP_THREADS auto, SVC_MAX_BATCH_REQUESTS 64, SVC_MAX_BATCH_ITEMS 64, " +
+        "SVC_MAX_BATCH_WAIT_MS 0), SVC_DEVICE cpu",
     },
-    targets: buildTargets(rounds, padding, routerWhy),
+    targets: buildTargets(rounds, padding, routerWhy, input.int8Cosines),
     scenarios: [
       scenario(
         "raw_ort_batched",
-        `in-process onnxruntime-node, texts of ${tpLo}–${tpHi} tokens sorted by length, batches ` +
+        `in-process onnxruntime-node at its fastest thread count, texts of ${tpLo}–${tpHi} tokens sorted by length, batches ` +
           `of ≤ ${plan.rawBatchBudget} padded tokens; only session.run timed`,
         rounds.map((r) => r.rawThroughput),
+      ),
+      scenario(
+        "raw_ort_int8_batched",
+        `the int8 twin (MatMul weights per-channel int8, dynamic activations) on the same texts, ` +
+          `same thread count`,
+        rounds.map((r) => r.rawInt8Throughput),
       ),
       scenario(
         "worker_saturated",
         `same texts, one per msgpack request, ${c} in flight, direct to the worker`,
         rounds.map((r) => r.workerThroughput),
+      ),
+      scenario(
+        "worker_large_requests",
+        `same texts, ${plan.largeItems} per request, ${plan.largeConcurrency} in flight, direct`,
+        rounds.map((r) => r.workerLarge),
       ),
       scenario(
         "router_saturated",
@@ -111,6 +129,7 @@ function diagnostics(input: AssembleInput): Record<string, number | null> {
     return finite.length > 0 ? median(finite) : null;
   };
   return {
+    int8CosineMin: input.int8Cosines.length > 0 ? Math.min(...input.int8Cosines) : null,
     saturatedMeanBatchItems: meanBatch(saturated),
     saturatedPadShare: padShare(saturated),
     // The same texts as the baseline plans them (sorted over the whole set).

@@ -13,6 +13,7 @@ import { escapeXml, renderChart } from "./svg.ts";
 import { buildTargets } from "./targets.ts";
 import { corpus, textOfTokens } from "./texts.ts";
 import { Prng } from "../fixtures/prng.ts";
+import { contenders, type RawModel, threadCandidates } from "./raw_ort.ts";
 import { fixtureTokenizer } from "../fixtures/testing.ts";
 
 Deno.test("bench stats: quantiles interpolate, summaries cover empty input", () => {
@@ -53,6 +54,9 @@ Deno.test("bench metrics: counters parsed by exact label, padding share from del
 
 Deno.test("bench args: flags and usage errors", () => {
   assert.deepEqual(parseArgs(["--quick", "--out", "x"]).outDir, "x");
+  assert.equal(parseArgs([]).outDir, null);
+  assert.equal(parseArgs([]).writeDocs, false);
+  assert.equal(parseArgs(["--write-docs"]).writeDocs, true);
   assert.equal(parseArgs([]).quick, false);
   assert.throws(() => parseArgs(["--fast"]), /usage/);
 });
@@ -70,7 +74,12 @@ Deno.test("bench report: targets, JSON shape and a self-contained SVG", () => {
   const texts = corpus(3, 10, 10, 1);
   const round: RoundData = {
     rawThroughput: sampleFromBatches(1, 1000, 100),
+    rawThreads: 2,
+    rawTokensPerSByThreads: { "1": 6000, "2": 10_000 },
+    rawInt8Throughput: sampleFromBatches(1, 1000, 40),
+    rawFp32SameThreadsTokensPerS: 10_000,
     workerThroughput: sampleFromLoad(load(20), texts),
+    workerLarge: sampleFromLoad(load(40), texts),
     rawSingle: sampleFromRuns([10, 10], 16),
     workerSingle: sampleFromLoad(load(11), texts),
     healthzMs: [1, 2, 3],
@@ -80,14 +89,19 @@ Deno.test("bench report: targets, JSON shape and a self-contained SVG", () => {
     sample: round.workerThroughput,
     counters: { tokens: 90, padded: 100, batchItems: 4, batches: 2 },
   }];
-  const targets = buildTargets([round], padding, "disabled with --no-router");
+  const targets = buildTargets([round], padding, "disabled with --no-router", [0.995, 0.985]);
   const byId = Object.fromEntries(targets.map((t) => [t.id, t]));
   // 2 answered texts of 10 tokens in 1 s against 1000 tokens in 100 ms.
-  assert.equal(byId.server_efficiency.value, 20 / 10_000);
+  assert.equal(byId.efficiency_small.value, 20 / 10_000);
+  assert.equal(byId.efficiency_large.value, 20 / 10_000);
+  assert.equal(byId.efficiency_large.target, 0.93);
   assert.equal(byId.latency_overhead.value, 1);
+  assert.equal(byId.int8_speedup.value, 2.5);
+  assert.equal(byId.int8_cosine.value, 0.99);
+  assert.equal(byId.int8_cosine.pass, true);
   assert.equal(byId.router_throughput.pass, null);
   assert.equal(byId.padding_share.value, 0.1);
-  assert.equal(byId.padding_share.pass, true);
+  assert.equal(byId.padding_share.pass, false); // bound 5 %
   const results: BenchResults = {
     schema: 1,
     date: "2025-01-01T00:00:00.000Z",
@@ -102,6 +116,12 @@ Deno.test("bench report: targets, JSON shape and a self-contained SVG", () => {
       onnxruntimeNode: "1.30.0",
       loadAvgStart: [1, 1, 1],
       loadAvgEnd: [1, 1, 1],
+      threads: {
+        worker: 2,
+        raw: 2,
+        rawThreadsPerRound: [2],
+        rawTokensPerSByThreads: { "0": 1, "1": 1, "2": 2 },
+      },
     },
     settings: {},
     targets,
@@ -117,4 +137,23 @@ Deno.test("bench report: targets, JSON shape and a self-contained SVG", () => {
   assert.ok(svg.includes(escapeXml("Test <CPU>")) && !svg.includes("Test <CPU>"));
   for (const t of targets) assert.ok(svg.includes(escapeXml(t.label)), t.id);
   assert.ok(!/<script|href=/.test(svg));
+});
+
+Deno.test("bench baseline tries ORT's default, 1, powers of two and every CPU", () => {
+  assert.deepEqual(threadCandidates(1), [0, 1]);
+  assert.deepEqual(threadCandidates(2), [0, 1, 2]);
+  assert.deepEqual(threadCandidates(6), [0, 1, 2, 4, 6]);
+  // Only counts within 75 % of the warm-up's best are timed in every round.
+  const models = [0, 1, 2].map((threads) => ({ threads }) as unknown as RawModel);
+  const kept = contenders(models, { "0": 3000, "1": 1600, "2": 3300 });
+  assert.deepEqual(kept.map((m) => m.threads), [0, 2]);
+});
+
+Deno.test("bench int8 agreement: mean pooling over real tokens only", async () => {
+  const { meanPool } = await import("./int8.ts");
+  // 2 rows, seq 2, hidden 2; row 1 has one real token.
+  const data = Float32Array.from([1, 2, 3, 4, 5, 6, 100, 100]);
+  const [a, b] = meanPool(data, [[7, 8], [9]], 2);
+  assert.deepEqual(Array.from(a), [2, 3]);
+  assert.deepEqual(Array.from(b), [5, 6]);
 });

@@ -24,7 +24,12 @@ export function buildCorpora(plan: BenchPlan, tokensPerS: number): Corpora {
   const tp = plan.throughputTokens;
   const pad = plan.paddingTokens;
   const throughput = corpus(
-    corpusSize(tokensPerS, plan.throughputSeconds, tp, plan.concurrency),
+    corpusSize(
+      tokensPerS,
+      plan.throughputSeconds,
+      tp,
+      Math.max(plan.concurrency, plan.minThroughputTexts),
+    ),
     tp[0],
     tp[1],
     SEEDS.throughput,

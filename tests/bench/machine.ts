@@ -1,9 +1,12 @@
 /** Facts about the machine and software that produced the numbers. */
 import { fileURLToPath } from "node:url";
-import type { MachineInfo } from "./results.ts";
+import type { MachineInfo, ThreadChoice } from "./results.ts";
 
 /** Collect cores, CPU model, OS, Deno/V8/onnxruntime-node versions and the load average. */
-export async function machineInfo(loadAvgStart: number[]): Promise<MachineInfo> {
+export async function machineInfo(
+  loadAvgStart: number[],
+  threads: ThreadChoice,
+): Promise<MachineInfo> {
   return {
     cores: navigator.hardwareConcurrency,
     cpuModel: await cpuModel(),
@@ -13,6 +16,7 @@ export async function machineInfo(loadAvgStart: number[]): Promise<MachineInfo> 
     onnxruntimeNode: await packageVersion("onnxruntime-node"),
     loadAvgStart,
     loadAvgEnd: loadAvg(),
+    threads,
   };
 }
 

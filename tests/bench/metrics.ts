@@ -20,6 +20,13 @@ export function readSeries(text: string, name: string, model: string): number {
   return 0;
 }
 
+/** An unlabelled gauge from a worker's /metrics (NaN when absent). */
+export async function scrapeGauge(workerUrl: string, name: string): Promise<number> {
+  const res = await fetch(`${workerUrl}/metrics`);
+  const line = (await res.text()).split("\n").find((l) => l.startsWith(`${name} `));
+  return line ? Number(line.slice(name.length + 1)) : NaN;
+}
+
 /** Parse the counters of `model` from a /metrics body. */
 export function parseCounters(text: string, model: string): ModelCounters {
   return {

@@ -29,8 +29,11 @@ export interface BenchPlan {
   paddingTokens: [number, number];
   /** Token count of the latency text. */
   latencyTokens: number;
-  /** ORT intra-op threads for both the worker and the baseline (0 = ORT's default). */
-  intraOpThreads: number;
+  /** Items per request of the large-request scenario, and how many such requests are in flight. */
+  largeItems: number;
+  largeConcurrency: number;
+  /** Fewest texts in the throughput corpus (so the large scenario gets a few requests). */
+  minThroughputTexts: number;
   /** No round starts that would likely end later than this after the start. */
   roundsDeadlineMs: number;
   /** Likewise for padding runs (at least one always runs). */
@@ -47,7 +50,7 @@ export function makePlan(quick: boolean): BenchPlan {
     throughputTokens: [32, 160] as [number, number],
     paddingTokens: [5, 500] as [number, number],
     latencyTokens: 16,
-    intraOpThreads: 0,
+    largeConcurrency: 2,
   };
   return quick
     ? {
@@ -57,6 +60,8 @@ export function makePlan(quick: boolean): BenchPlan {
       // Fewer in flight so that a short corpus (at least one text per slot) still saturates.
       concurrency: 32,
       throughputSeconds: 3,
+      largeItems: 64,
+      minThroughputTexts: 128,
       paddingRuns: 1,
       paddingTexts: 16,
       warmupTexts: 16,
@@ -69,13 +74,15 @@ export function makePlan(quick: boolean): BenchPlan {
       quick,
       rounds: 7,
       concurrency: 64,
+      largeItems: 256,
+      minThroughputTexts: 256,
       // Short phases, many rounds: A and B closer in time cancel more of the machine's noise.
       throughputSeconds: 6,
       paddingRuns: 2,
       paddingTexts: 48,
       warmupTexts: 32,
       latencyRequests: 150,
-      roundsDeadlineMs: 200_000,
-      paddingDeadlineMs: 270_000,
+      roundsDeadlineMs: 240_000,
+      paddingDeadlineMs: 300_000,
     };
 }

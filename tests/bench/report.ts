@@ -13,15 +13,20 @@ export function resultsJson(r: BenchResults): string {
 }
 
 /**
- * Write `results.json` and `chart.svg` into `dir` (created when missing), then run `deno fmt` on
- * them: the repository's `deno fmt --check` covers docs/ (SVG included), so committed output must
- * already be in its canonical layout.
+ * Write `results.json` and `chart.svg` into `dir` (created when missing), then, when `format`,
+ * run `deno fmt` on them: the repository's `deno fmt --check` covers docs/ (SVG included), so
+ * committed output must already be in its canonical layout (bench/results/ is excluded from fmt).
  */
-export async function writeReport(dir: string, r: BenchResults): Promise<string[]> {
+export async function writeReport(
+  dir: string,
+  r: BenchResults,
+  format: boolean,
+): Promise<string[]> {
   await Deno.mkdir(dir, { recursive: true });
   const files = [join(dir, "results.json"), join(dir, "chart.svg")];
   await Deno.writeTextFile(files[0], resultsJson(r));
   await Deno.writeTextFile(files[1], renderChart(r));
+  if (!format) return files;
   const fmt = await new Deno.Command(Deno.execPath(), {
     args: ["fmt", "--quiet", ...files],
     stdout: "null",
@@ -33,9 +38,17 @@ export async function writeReport(dir: string, r: BenchResults): Promise<string[
   return files;
 }
 
-/** Plain-text summary: one line per target and per scenario. */
+/** Plain-text summary: the machine, one line per target and per scenario. */
 export function summaryText(r: BenchResults): string {
-  const lines = ["targets:"];
+  const m = r.machine;
+  const perRound = m.threads.rawThreadsPerRound.map((t) => t === 0 ? "default" : t).join(", ");
+  const lines = [
+    `machine: ${m.cpuModel}, ${m.cores} cores; ORT intra-op threads: worker ${m.threads.worker} ` +
+    `(its default), raw ceiling the fastest of ORT default/1/…/${m.cores} each round ` +
+    `(won: ${perRound}); load average ` +
+    `${m.loadAvgStart.join(" ")} → ${m.loadAvgEnd.join(" ")}`,
+    "targets:",
+  ];
   for (const t of r.targets) {
     const unit = t.unit === "ms" ? "ms" : t.unit === "share" ? "share" : "";
     const verdict = t.pass === null ? "not measured" : t.pass ? "PASS" : "FAIL";

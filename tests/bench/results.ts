@@ -40,6 +40,18 @@ export interface ScenarioResult {
   rounds: Sample[];
 }
 
+/** The intra-op thread counts in play: the worker's own choice and the baseline's fastest. */
+export interface ThreadChoice {
+  /** What the worker at its defaults chose (svc_compute_threads). */
+  worker: number;
+  /** The raw ceiling's thread count, median over rounds (0 = onnxruntime's default). */
+  raw: number;
+  /** The fastest thread count in each round (each round's ceiling is its fastest candidate). */
+  rawThreadsPerRound: number[];
+  /** Warm-up tokens/s of the baseline per thread count tried. */
+  rawTokensPerSByThreads: Record<string, number>;
+}
+
 /** Facts about the machine and software that produced the numbers. */
 export interface MachineInfo {
   cores: number;
@@ -51,6 +63,8 @@ export interface MachineInfo {
   /** 1/5/15-minute load averages at the start and end: context for noisy numbers. */
   loadAvgStart: number[];
   loadAvgEnd: number[];
+  /** Intra-op threads of the worker (its default) and of the raw ceiling. */
+  threads: ThreadChoice;
 }
 
 /** The whole results file. */

@@ -6,10 +6,10 @@ import type { LoadGen } from "./loadgen.ts";
 import { counterDelta, type ModelCounters, scrapeCounters } from "./metrics.ts";
 import type { BenchPlan } from "./plan.ts";
 import { startProbe } from "./probe.ts";
-import { type RawModel, rawSingleLatencies, rawThroughput } from "./raw_ort.ts";
+import { bestRawThroughput, type RawModel, rawSingleLatencies, rawThroughput } from "./raw_ort.ts";
 import { type Sample, sampleFromBatches, sampleFromLoad, sampleFromRuns } from "./samples.ts";
 import { BENCH_MODEL, PROFILE_HEADER, type Service } from "./services.ts";
-import type { BenchText } from "./texts.ts";
+import { type BenchText, totalTokens } from "./texts.ts";
 
 /** Inputs of the scenarios, fixed for the whole run so that every round sees the same texts. */
 export interface Corpora {
@@ -23,7 +23,10 @@ export interface Corpora {
 /** What a round needs: the plan, the baseline session, the load generator and the services. */
 export interface RoundContext {
   plan: BenchPlan;
-  raw: RawModel;
+  /** The raw baseline once per candidate thread count; each round's ceiling is the fastest. */
+  raws: RawModel[];
+  /** The int8 twin, at the CPU count (compared with the float graph at the same count). */
+  rawInt8: RawModel;
   loadgen: LoadGen;
   worker: Service;
   /** Absent when the router is not measured. */
@@ -33,8 +36,17 @@ export interface RoundContext {
 
 /** Measurements of one round. */
 export interface RoundData {
+  /** The raw ceiling: the fastest candidate of this round. */
   rawThroughput: Sample;
+  /** Its thread count, and every candidate's tokens/s ("0" = onnxruntime's default). */
+  rawThreads: number;
+  rawTokensPerSByThreads: Record<string, number>;
+  rawInt8Throughput: Sample;
+  /** Tokens/s of the float graph at the int8 twin's thread count (the speed-up's denominator). */
+  rawFp32SameThreadsTokensPerS: number;
   workerThroughput: Sample;
+  /** The same texts in requests of `plan.largeItems` items, `plan.largeConcurrency` in flight. */
+  workerLarge: Sample;
   routerThroughput?: Sample;
   rawSingle: Sample;
   workerSingle: Sample;
@@ -59,8 +71,14 @@ export async function runRound(ctx: RoundContext, index: number): Promise<RoundD
 
   const throughputSteps: (() => Promise<void>)[] = [
     async () => {
-      const rt = await rawThroughput(ctx.raw, corpora.throughputIds, plan.rawBatchBudget);
-      part.rawThroughput = sampleFromBatches(rt.items, rt.tokens, rt.elapsedMs);
+      const ids = corpora.throughputIds;
+      const b = await bestRawThroughput(ctx.raws, ids, plan.rawBatchBudget, reverse);
+      part.rawThroughput = sampleFromBatches(b.result.items, b.result.tokens, b.result.elapsedMs);
+      part.rawThreads = b.best.threads;
+      part.rawTokensPerSByThreads = b.tokensPerSByThreads;
+      const q = await rawThroughput(ctx.rawInt8, ids, plan.rawBatchBudget);
+      part.rawInt8Throughput = sampleFromBatches(q.items, q.tokens, q.elapsedMs);
+      part.rawFp32SameThreadsTokensPerS = b.tokensPerSByThreads[String(ctx.rawInt8.threads)];
     },
     async () => {
       const before = await scrapeCounters(ctx.worker.url, BENCH_MODEL);
@@ -71,6 +89,9 @@ export async function runRound(ctx: RoundContext, index: number): Promise<RoundD
       part.throughputCounters = counterDelta(before, after);
     },
   ];
+  throughputSteps.push(async () => {
+    part.workerLarge = await saturateLarge(ctx, corpora.throughput);
+  });
   if (ctx.router) {
     const router = ctx.router;
     throughputSteps.push(async () => {
@@ -81,8 +102,14 @@ export async function runRound(ctx: RoundContext, index: number): Promise<RoundD
 
   const latencySteps: (() => Promise<void>)[] = [
     async () => {
-      const ms = await rawSingleLatencies(ctx.raw, corpora.latencyIds, plan.latencyRequests);
-      part.rawSingle = sampleFromRuns(ms, corpora.latencyIds.length);
+      // The best raw single-run p50 of the candidates.
+      let best: Sample | undefined;
+      for (const m of ctx.raws) {
+        const ms = await rawSingleLatencies(m, corpora.latencyIds, plan.latencyRequests);
+        const s = sampleFromRuns(ms, corpora.latencyIds.length);
+        if (!best || s.latency.p50 < best.latency.p50) best = s;
+      }
+      part.rawSingle = best;
     },
     async () => {
       part.workerSingle = await oneAtATime(ctx, ctx.worker);
@@ -128,6 +155,28 @@ async function saturate(ctx: RoundContext, svc: Service, texts: BenchText[]): Pr
     timeoutMs: 120_000,
   });
   return checked(sampleFromLoad(result, texts), result.firstError);
+}
+
+/**
+ * Large requests: the texts in chunks of `plan.largeItems` per request, a few in flight; each
+ * request counts as one text of its summed tokens.
+ */
+async function saturateLarge(ctx: RoundContext, texts: BenchText[]): Promise<Sample> {
+  const { url, headers } = target(ctx, ctx.worker);
+  const chunks: BenchText[][] = [];
+  for (let i = 0; i < texts.length; i += ctx.plan.largeItems) {
+    chunks.push(texts.slice(i, i + ctx.plan.largeItems));
+  }
+  const result = await ctx.loadgen.run({
+    url,
+    headers,
+    requests: chunks.map((c) => c.map((t) => t.text)),
+    concurrency: ctx.plan.largeConcurrency,
+    maxMs: ctx.plan.throughputSeconds * 4000,
+    timeoutMs: 120_000,
+  });
+  const perRequest = chunks.map((c) => ({ text: "", tokens: totalTokens(c) }));
+  return checked(sampleFromLoad(result, perRequest), result.firstError);
 }
 
 /** Concurrency 1: the latency text, one request after the other. */

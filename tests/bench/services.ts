@@ -20,7 +20,6 @@ export const PROFILE_HEADER = { "X-SVC-MACHINE-PROFILE": "cpu" } as const;
 /** How the bench configures the worker. */
 export interface WorkerOptions {
   fixturesDir: string;
-  intraOpThreads: number;
   /** Join this router (URL) when set. */
   routerUrl?: string;
   /** Worker entry point relative to the repository (default worker/main.ts; for A/B copies). */
@@ -42,7 +41,7 @@ export async function startWorker(opts: WorkerOptions): Promise<Service> {
     SVC_PRELOAD_MODELS: BENCH_MODEL,
     SVC_DEVICE: "cpu",
     SVC_LOG_LEVEL: "warn",
-    SVC_INTRA_OP_THREADS: String(opts.intraOpThreads),
+    // No SVC_INTRA_OP_THREADS: the worker runs at its defaults and picks its own thread count.
   };
   if (opts.routerUrl) {
     Object.assign(env, {

@@ -28,7 +28,6 @@ const DIMS = 384;
 /** Start the router (when wanted) and the worker; the router is dropped, not fatal, on failure. */
 export async function startServices(
   fixturesDir: string,
-  intraOpThreads: number,
   withRouter: boolean,
   workerEntry?: string,
 ): Promise<Services> {
@@ -43,7 +42,6 @@ export async function startServices(
   }
   const worker = await startWorker({
     fixturesDir,
-    intraOpThreads,
     routerUrl: router?.url,
     entry: workerEntry,
   }).catch(async (err) => {

@@ -125,7 +125,9 @@ export function renderChart(r: BenchResults): string {
       LABEL_X,
       42,
       `${m.cores} cores · ${m.cpuModel} · Deno ${m.deno} · onnxruntime-node ${m.onnxruntimeNode} · ` +
-        `load avg ${m.loadAvgStart.map((x) => x.toFixed(1)).join("/")}`,
+        `threads: worker ${m.threads.worker}, raw ${m.threads.raw || "default"} · load avg ${
+          m.loadAvgStart.map((x) => x.toFixed(1)).join("/")
+        }`,
       'font-size="11" fill="#616161"',
     ),
     text(

@@ -8,6 +8,11 @@ import { corpus } from "./texts.ts";
 /** Seed of the warm-up texts (different from every measured corpus). */
 const WARMUP_SEED = 99;
 
+/** Token ids of the warm-up texts (also what picks the baseline's thread count). */
+export function warmupIds(plan: BenchPlan): number[][] {
+  return tokenize(corpus(plan.warmupTexts, ...plan.throughputTokens, WARMUP_SEED));
+}
+
 /** Warm every path up; returns the baseline's tokens/s on the warm-up texts (second pass). */
 export async function warmUp(
   plan: BenchPlan,

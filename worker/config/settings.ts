@@ -173,7 +173,15 @@ const WORKER_FIELDS = {
     min: 0,
     max: 256,
     default: 0,
-    doc: "ONNX Runtime threads per model (0 = runtime default)",
+    shown: "`0` (auto)",
+    doc: "ONNX Runtime intra-op threads: the worker's one compute budget on CPU. Auto is the " +
+      "CPUs this process may use (cgroup `cpu.max` quota, CPU affinity, else the runtime's " +
+      "count); every model's session gets it and runs of different models take turns on it",
+  }),
+  SVC_FORCE_FP32: bool({
+    default: false,
+    doc: "`1` ignores the per-device files of catalog entries (`device_files`, e.g. the int8 " +
+      "graph picked on CPU) and runs every model's `files.model`",
   }),
   SVC_MAX_RUN_TOKENS: int({
     min: 0,
@@ -370,8 +378,10 @@ export interface WorkerSettings {
   preload: string[];
   weights: WeightSettings;
   scheduling: SchedulingSettings;
-  /** ONNX Runtime threads per model (0: the runtime's default). */
+  /** ONNX Runtime intra-op threads, the compute budget (0: the CPUs this process may use). */
   intraOpThreads: number;
+  /** Keep `files` even where a catalog entry names other files for this device (int8 on CPU). */
+  forceFp32: boolean;
   /** How long a request waits for its model to load. */
   loadWaitMs: number;
   /** LoRA adapters: per-model cap, request wait, file size bound. */
@@ -430,6 +440,7 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
       hubDisabled: v.SVC_HUB_DISABLED,
     },
     intraOpThreads: v.SVC_INTRA_OP_THREADS,
+    forceFp32: v.SVC_FORCE_FP32,
     scheduling: {
       maxBatchRequests: v.SVC_MAX_BATCH_REQUESTS,
       maxBatchItems: v.SVC_MAX_BATCH_ITEMS,

@@ -13,6 +13,7 @@ import type {
 } from "../families/types.ts";
 import type { BatchTiming } from "./protocol.ts";
 import { planSubBatches } from "../scheduler/sub_batches.ts";
+import type { ComputeGate } from "./compute_budget.ts";
 
 /** Result of one driven batch. */
 export interface DrivenBatch {
@@ -21,13 +22,17 @@ export interface DrivenBatch {
   paddedTokens: number;
 }
 
-/** Tokenise, sub-batch, run and reassemble one batch; abandoned items keep no output. */
+/**
+ * Tokenise, sub-batch, run and reassemble one batch; abandoned items keep no output. Each ONNX run
+ * holds `gate` (the worker's cores) when given; tokenising does not.
+ */
 export async function driveBatch(
   adapter: ModelAdapter,
   items: WorkItem[],
   params: WorkParams,
   tokenBudget: number,
   abandoned?: Int32Array,
+  gate?: ComputeGate,
 ): Promise<DrivenBatch> {
   const gone = (i: number) => abandoned !== undefined && Atomics.load(abandoned, i) !== 0;
   const t0 = performance.now();
@@ -49,7 +54,9 @@ export async function driveBatch(
   for (const planned of planSubBatches(runnable, tokenBudget)) {
     const group = abandoned ? planned.filter((p) => !gone(p.index)) : planned;
     if (group.length === 0) continue;
-    const r = await adapter.run(group, params);
+    const r = gate
+      ? await gate.hold(() => adapter.run(group, params))
+      : await adapter.run(group, params);
     inferenceMs += r.inferenceMs;
     postprocessingMs += r.postprocessingMs;
     paddedTokens += group.length * group[group.length - 1].length;

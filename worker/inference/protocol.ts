@@ -22,7 +22,12 @@ export interface LoraLoaded {
 /** Main → thread. */
 export type ToThread =
   /** Load the model; with `lora`, a copy of it with that adapter merged. */
-  | ({ type: "load"; lora?: LoraLoadSpec } & AdapterContext)
+  | ({
+    type: "load";
+    lora?: LoraLoadSpec;
+    /** The worker's compute gate (compute_budget.ts), shared by every CPU inference thread. */
+    computeGate?: { cell: Int32Array; owner: number };
+  } & AdapterContext)
   | {
     type: "run";
     batchId: number;

@@ -4,6 +4,7 @@ import type { AdapterContext, WorkItem, WorkParams } from "../families/types.ts"
 import { IncompatibleModelError, type ModelRunner } from "../registry/runner.ts";
 import { LoraMismatchError } from "../lora/plan.ts";
 import type { FromThread, LoraLoaded, LoraLoadSpec, ToThread } from "./protocol.ts";
+import { ComputeGate } from "./compute_budget.ts";
 
 /** Result of one batch as seen by the main thread. */
 export type BatchResult = Extract<FromThread, { type: "result" }>;
@@ -16,6 +17,8 @@ export class InferenceThread implements ModelRunner {
   #onLoaded?: { resolve(lora?: LoraLoaded): void; reject(e: Error): void };
   #onDisposed?: () => void;
   #dead = false;
+  /** This thread's share of the compute gate, freed here if the thread dies holding it. */
+  #gate?: { cell: Int32Array; owner: number };
 
   private constructor() {
     this.#worker = new Worker(new URL("./thread_main.ts", import.meta.url).href, {
@@ -28,9 +31,12 @@ export class InferenceThread implements ModelRunner {
     };
   }
 
-  /** Start a thread and load the model in it. */
-  static async start(opts: AdapterContext): Promise<InferenceThread> {
-    return (await InferenceThread.#start(opts)).thread;
+  /** Start a thread and load the model in it; its runs take turns on `computeGate` when given. */
+  static async start(
+    opts: AdapterContext,
+    computeGate?: { cell: Int32Array; owner: number },
+  ): Promise<InferenceThread> {
+    return (await InferenceThread.#start(opts, computeGate)).thread;
   }
 
   /**
@@ -40,24 +46,28 @@ export class InferenceThread implements ModelRunner {
   static async startLora(
     opts: AdapterContext,
     lora: LoraLoadSpec,
+    computeGate?: { cell: Int32Array; owner: number },
   ): Promise<{ thread: InferenceThread; loaded: LoraLoaded }> {
-    const { thread, loaded } = await InferenceThread.#start(opts, lora);
+    const { thread, loaded } = await InferenceThread.#start(opts, computeGate, lora);
     return { thread, loaded: loaded! };
   }
 
   static async #start(
     opts: AdapterContext,
+    computeGate?: { cell: Int32Array; owner: number },
     lora?: LoraLoadSpec,
   ): Promise<{ thread: InferenceThread; loaded?: LoraLoaded }> {
     const t = new InferenceThread();
+    t.#gate = computeGate;
     const loaded = new Promise<LoraLoaded | undefined>((resolve, reject) =>
       t.#onLoaded = { resolve, reject }
     );
-    t.#post({ type: "load", ...opts, lora });
+    t.#post({ type: "load", ...opts, lora, computeGate });
     try {
       return { thread: t, loaded: await loaded };
     } catch (err) {
       t.#worker.terminate();
+      t.#freeGate();
       throw err;
     }
   }
@@ -120,8 +130,14 @@ export class InferenceThread implements ModelRunner {
     }
   }
 
+  #freeGate(): void {
+    if (this.#gate) ComputeGate.releaseFor(this.#gate.cell, this.#gate.owner);
+  }
+
   #fail(err: Error): void {
     this.#dead = true;
+    // A thread that crashed or was terminated mid-run must not keep the cores from the others.
+    this.#freeGate();
     this.#onLoaded?.reject(err);
     for (const p of this.#pending.values()) p.reject(err);
     this.#pending.clear();

@@ -11,6 +11,7 @@ import { AdapterConfigError } from "../lora/adapter_config.ts";
 import { buildAdaptedModel } from "../lora/build.ts";
 import { LoraMismatchError } from "../lora/plan.ts";
 import { SafetensorsError } from "../lora/safetensors.ts";
+import { ComputeGate } from "./compute_budget.ts";
 import { driveBatch, transferables } from "./driver.ts";
 import type { FromThread, LoraLoaded, ToThread } from "./protocol.ts";
 
@@ -21,6 +22,7 @@ const scope = self as unknown as {
 
 let adapter: ModelAdapter | undefined;
 let runTokenBudget = 0;
+let gate: ComputeGate | undefined;
 // Messages are handled one at a time so that batches never overlap inside one session.
 let chain: Promise<void> = Promise.resolve();
 
@@ -34,7 +36,7 @@ async function handle(msg: ToThread): Promise<void> {
       try {
         const family = msg.config.family;
         if (!hasAdapter(family)) throw new Error(`family '${family}' has no adapter yet`);
-        const { type: _, lora, ...options } = msg;
+        const { type: _, lora, computeGate, ...options } = msg;
         let loaded: LoraLoaded | undefined;
         if (lora) {
           const built = buildAdaptedModel({ ...lora, modelPath: options.files.model });
@@ -46,6 +48,7 @@ async function handle(msg: ToThread): Promise<void> {
           adapter = await FAMILY_ADAPTERS[family](options);
         }
         runTokenBudget = msg.runTokenBudget;
+        gate = computeGate ? new ComputeGate(computeGate.cell, computeGate.owner) : undefined;
         scope.postMessage({ type: "loaded", lora: loaded });
       } catch (err) {
         const mismatch = err instanceof LoraMismatchError || err instanceof SafetensorsError ||
@@ -66,6 +69,7 @@ async function handle(msg: ToThread): Promise<void> {
           msg.params,
           runTokenBudget,
           msg.abandoned,
+          gate,
         );
         scope.postMessage(
           { type: "result", batchId: msg.batchId, ...r },

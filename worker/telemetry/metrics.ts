@@ -49,6 +49,11 @@ export class WorkerMetrics {
     labelNames: ["model"] as const,
     registers: [this.registry],
   });
+  readonly computeThreads: client.Gauge = new client.Gauge({
+    name: "svc_compute_threads",
+    help: "ONNX Runtime intra-op threads every session gets (the worker's compute budget)",
+    registers: [this.registry],
+  });
   readonly modelLoaded: client.Gauge<"model" | "device"> = new client.Gauge({
     name: "svc_model_loaded",
     help: "1 when the model is loaded, 0 otherwise",
