@@ -28,6 +28,7 @@ export default {
     document_marker_id: 2,
     query_length: 32,
     mask_token_id: 103,
+    attend_to_mask_tokens: false,
   },
   description: "Small ColBERT-style retriever (96-d token vectors) in a Vespa ONNX export.",
 } satisfies ModelConfigInput;

@@ -30,6 +30,7 @@ export default {
     document_marker_id: 2,
     query_length: 32,
     mask_token_id: 103,
+    attend_to_mask_tokens: false,
   },
   description: "ColBERTv2 late-interaction retriever: one 128-d vector per token, MaxSim scoring.",
 } satisfies ModelConfigInput;
