@@ -189,6 +189,7 @@ Deno.test("family shapes: inputs, outputs, pooling and options", () => {
           document_marker_id: 2,
           query_length: 32,
           mask_token_id: 103,
+          attend_to_mask_tokens: false,
         });
         break;
       case "bge_m3":
