@@ -88,6 +88,11 @@ export interface ModelConfig {
   matryoshka_dims?: number[];
   /** Text prefixes chosen with `options.input_type` = `query` | `document`. */
   prompts: { query?: string; document?: string };
+  /**
+   * The prompt a request without `input_type` gets (encode, /v1/embeddings). Unset: no prompt,
+   * the texts go in as they are. Set for models trained with a prefix on every input.
+   */
+  default_input_type?: "query" | "document";
   profiles: Record<string, ProfileConfig>;
   /** Max padded tokens (batch × longest) in one ONNX run. */
   batch_token_budget: number;
@@ -149,6 +154,7 @@ export const ModelConfigSchema: z.ZodType<ModelConfig, ModelConfigInput> = z.obj
   normalize: z.boolean().default(true),
   matryoshka_dims: z.array(z.number().int().positive()).optional(),
   prompts: z.object({ query: z.string().optional(), document: z.string().optional() }).default({}),
+  default_input_type: z.enum(["query", "document"]).optional(),
   profiles: z.record(z.string(), ProfileConfigSchema).default({}),
   batch_token_budget: z.number().int().positive().default(8192),
   bundle: z.string().regex(SLUG_RE, "bundle must be a lower-case slug").default("default"),

@@ -13,6 +13,8 @@ export default {
   pooling: "mean",
   normalize: true,
   prompts: { query: "query: ", document: "passage: " },
+  // Trained with a prefix on every input: a request that does not say gets `passage: `.
+  default_input_type: "document",
   profiles: {
     default: { is_default: true, output_types: ["dense"], output_similarity: { dense: "cosine" } },
   },
