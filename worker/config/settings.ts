@@ -160,6 +160,14 @@ const WORKER_FIELDS = {
     doc: "cap on padded tokens per ONNX run inside a batch; auto is 1024 on CPU (fastest here) " +
       "and the model's `batch_token_budget` on CUDA",
   }),
+  SVC_CPU_MAX_ITEM_TOKENS: int({
+    min: 16,
+    max: 131_072,
+    default: 2048,
+    doc: "longest item (tokens) a CPU worker runs: longer texts are truncated to it, as texts " +
+      "past a model's `max_sequence_length` are (one item is one ONNX run; an 8,192-token item " +
+      "needs gigabytes of attention scores, see docs/catalog.md); GPU workers use the model's own length",
+  }),
   SVC_ATTENTION_BACKEND: oneOf(["auto", "default", "flash_attention_2", "sdpa", "eager"], {
     default: "auto",
     doc: "accepted values `auto`, `default`, `flash_attention_2`, `sdpa`, `eager`. ONNX Runtime " +
@@ -292,6 +300,8 @@ export interface SchedulingSettings {
   loadFailureCooldownMs: number;
   /** Cap on padded tokens per ONNX run (0: automatic per device). */
   maxRunTokens: number;
+  /** Longest item (tokens) a CPU worker runs; longer texts are truncated to it. */
+  cpuMaxItemTokens: number;
   memoryThresholdPercent: number;
 }
 
@@ -400,6 +410,7 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
       maxLoadedModels: v.SVC_MAX_LOADED_MODELS,
       loadFailureCooldownMs: v.SVC_LOAD_FAILURE_COOLDOWN_MS,
       maxRunTokens: v.SVC_MAX_RUN_TOKENS,
+      cpuMaxItemTokens: v.SVC_CPU_MAX_ITEM_TOKENS,
       memoryThresholdPercent: v.SVC_MEMORY_PRESSURE_THRESHOLD_PERCENT,
     },
     loadWaitMs: v.SVC_LOAD_WAIT_MS,
