@@ -164,9 +164,8 @@ const WORKER_FIELDS = {
     min: 16,
     max: 131_072,
     default: 2048,
-    doc: "longest item (tokens) a CPU worker runs: longer texts are truncated to it, as texts " +
-      "past a model's `max_sequence_length` are (one item is one ONNX run; an 8,192-token item " +
-      "needs gigabytes of attention scores, see docs/catalog.md); GPU workers use the model's own length",
+    doc: "longest item (tokens) a CPU worker runs; longer texts are truncated to it (one item " +
+      "is one ONNX run; memory per length in docs/catalog.md). GPU workers use the model's length",
   }),
   SVC_ATTENTION_BACKEND: oneOf(["auto", "default", "flash_attention_2", "sdpa", "eager"], {
     default: "auto",
