@@ -10,8 +10,8 @@ import { startTestWorker } from "../worker/harness.ts";
 Deno.test("cache integrity: a truncated model file in the local cache is quarantined and fetched again", async () => {
   const fx = await ensureFixtures();
   const cacheDir = await Deno.makeTempDir({ prefix: "svc-integrity-" });
-  const local = `${cacheDir}/fixture/dense`;
-  await Deno.mkdir(`${cacheDir}/fixture`, { recursive: true });
+  const local = `${cacheDir}/fixture/dense/@main`;
+  await Deno.mkdir(`${cacheDir}/fixture/dense`, { recursive: true });
   const cp = await new Deno.Command("cp", {
     args: ["-r", `${fx}/cache/fixture/dense`, local],
   }).output();
@@ -32,7 +32,7 @@ Deno.test("cache integrity: a truncated model file in the local cache is quarant
     assert.equal(res.status, 200, body);
     // The cut copy was moved aside and a whole one fetched from the cluster cache.
     assert.deepEqual(await Deno.readFile(`${local}/onnx/model.onnx`), good);
-    const aside = await Deno.stat(`${cacheDir}/.quarantine/fixture/dense/onnx/model.onnx`);
+    const aside = await Deno.stat(`${cacheDir}/.quarantine/fixture/dense/@main/onnx/model.onnx`);
     assert.equal(aside.size, good.length >> 1);
     assert.ok(w.logs.some((l) => l.includes("model_files_quarantined")));
   } finally {

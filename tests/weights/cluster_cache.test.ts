@@ -92,11 +92,13 @@ Deno.test("cacheStamp: changes when a file appears in, or is replaced in, the lo
       await writeRepo(join(tmp, "cluster"), REPO, tinyModel(61));
       const inCluster = await stamp();
       assert.notEqual(inCluster, empty, "files appeared in the cluster cache directory");
-      await writeRepo(join(tmp, "cache"), REPO, { "config.json": tinyModel(62)["config.json"] });
+      await writeRepo(join(tmp, "cache"), `${REPO}/@main`, {
+        "config.json": tinyModel(62)["config.json"],
+      });
       const inLocal = await stamp();
       assert.notEqual(inLocal, inCluster, "a file appeared in the local cache");
       // Replaced by an atomic rename, like every download writes it (a new size here).
-      const dest = join(tmp, "cache", ...REPO.split("/"), "config.json");
+      const dest = join(tmp, "cache", ...REPO.split("/"), "@main", "config.json");
       await Deno.writeFile(`${dest}.new`, new Uint8Array(3));
       await Deno.rename(`${dest}.new`, dest);
       assert.notEqual(await stamp(), inLocal, "a file was replaced");

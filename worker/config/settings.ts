@@ -55,7 +55,7 @@ const WORKER_FIELDS = {
     default: undefined,
     fallback: (env: Env) => `${env.XDG_CACHE_HOME || `${env.HOME || "/tmp"}/.cache`}/svc/models`,
     shown: "`$XDG_CACHE_HOME/svc/models`, else `~/.cache/svc/models`",
-    doc: "local weight cache, layout `<org>/<name>/<path>`",
+    doc: "local weight cache, layout `<org>/<name>/@<revision>/<path>` (one folder per revision)",
   }),
   SVC_CLUSTER_CACHE: path({
     default: undefined,

@@ -3,7 +3,7 @@ import type { ModelConfigInput } from "../schema.ts";
 export default {
   id: "answerdotai/answerai-colbert-small-v1",
   family: "colbert",
-  hub: { repo: "answerdotai/answerai-colbert-small-v1" },
+  hub: { repo: "answerdotai/answerai-colbert-small-v1", revision: "main" },
   files: { model: "vespa_colbert.onnx", tokenizer: "tokenizer.json" },
   inputs: ["text"],
   outputs: ["multivector"],

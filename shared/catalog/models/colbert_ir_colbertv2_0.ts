@@ -3,7 +3,7 @@ import type { ModelConfigInput } from "../schema.ts";
 export default {
   id: "colbert-ir/colbertv2.0",
   family: "colbert",
-  hub: { repo: "colbert-ir/colbertv2.0" },
+  hub: { repo: "colbert-ir/colbertv2.0", revision: "main" },
   files: { model: "model.onnx", tokenizer: "tokenizer.json" },
   inputs: ["text"],
   outputs: ["multivector"],

@@ -3,7 +3,7 @@ import type { ModelConfigInput } from "../schema.ts";
 export default {
   id: "intfloat/multilingual-e5-small",
   family: "dense",
-  hub: { repo: "intfloat/multilingual-e5-small" },
+  hub: { repo: "intfloat/multilingual-e5-small", revision: "main" },
   // This repository keeps the tokenizer next to the ONNX graph, not at the root.
   files: { model: "onnx/model.onnx", tokenizer: "onnx/tokenizer.json" },
   inputs: ["text"],

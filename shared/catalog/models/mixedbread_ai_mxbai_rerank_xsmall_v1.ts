@@ -3,7 +3,7 @@ import type { ModelConfigInput } from "../schema.ts";
 export default {
   id: "mixedbread-ai/mxbai-rerank-xsmall-v1",
   family: "reranker",
-  hub: { repo: "mixedbread-ai/mxbai-rerank-xsmall-v1" },
+  hub: { repo: "mixedbread-ai/mxbai-rerank-xsmall-v1", revision: "main" },
   files: { model: "onnx/model.onnx", tokenizer: "tokenizer.json" },
   inputs: ["text"],
   outputs: ["score"],

@@ -3,7 +3,7 @@ import type { ModelConfigInput } from "../schema.ts";
 export default {
   id: "sentence-transformers/all-MiniLM-L6-v2",
   family: "dense",
-  hub: { repo: "sentence-transformers/all-MiniLM-L6-v2" },
+  hub: { repo: "sentence-transformers/all-MiniLM-L6-v2", revision: "main" },
   files: { model: "onnx/model.onnx", tokenizer: "tokenizer.json" },
   inputs: ["text"],
   outputs: ["dense"],

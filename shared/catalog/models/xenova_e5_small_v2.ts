@@ -3,7 +3,7 @@ import type { ModelConfigInput } from "../schema.ts";
 export default {
   id: "Xenova/e5-small-v2",
   family: "dense",
-  hub: { repo: "Xenova/e5-small-v2" },
+  hub: { repo: "Xenova/e5-small-v2", revision: "main" },
   files: { model: "onnx/model.onnx", tokenizer: "tokenizer.json" },
   inputs: ["text"],
   outputs: ["dense"],

@@ -3,7 +3,7 @@ import type { ModelConfigInput } from "../schema.ts";
 export default {
   id: "Xenova/ms-marco-MiniLM-L-12-v2",
   family: "reranker",
-  hub: { repo: "Xenova/ms-marco-MiniLM-L-12-v2" },
+  hub: { repo: "Xenova/ms-marco-MiniLM-L-12-v2", revision: "main" },
   files: { model: "onnx/model.onnx", tokenizer: "tokenizer.json" },
   inputs: ["text"],
   outputs: ["score"],
