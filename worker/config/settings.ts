@@ -59,8 +59,9 @@ const WORKER_FIELDS = {
   }),
   SVC_CLUSTER_CACHE: path({
     default: undefined,
-    doc: "shared weight cache: a directory or an http(s) base URL with the same layout; tried " +
-      "before the hub",
+    doc: "shared weight cache, layout `<org>/<name>/<path>` (one version per repository), tried " +
+      "before the hub: a directory is read in place (never copied), an http(s) base URL is copied " +
+      "into the local cache",
   }),
   SVC_HUB_URL: url({ default: DEFAULT_HUB_URL, doc: "model hub base URL" }),
   SVC_HUB_DISABLED: bool({ default: false, doc: "`1` never calls the hub (air-gapped machines)" }),

@@ -130,6 +130,14 @@ export function createWeightStore(opts: WeightStoreOptions): WeightStore {
   const ensureOne = async (ref: WeightFileRef, signal?: AbortSignal): Promise<string> => {
     signal?.throwIfAborted();
     const started = performance.now();
+    // A source on a local directory is read where it is: no copy, and never a stale one.
+    for (const source of opts.sources) {
+      const inPlace = await source.localPath?.(ref);
+      if (inPlace) {
+        emit(ref, source.name, 0, started);
+        return inPlace;
+      }
+    }
     const dest = localCachePath(cacheDir, ref.repo, ref.revision, ref.path);
     if (await isCachedFile(dest)) {
       emit(ref, LOCAL_CACHE_SOURCE, 0, started);
