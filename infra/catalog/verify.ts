@@ -15,6 +15,7 @@ import { weightStoreFrom } from "../../worker/weights/settings.ts";
 import type { WeightStore } from "../../worker/weights/types.ts";
 import { createWorker, type WorkerInstance } from "../../worker/bootstrap.ts";
 import { familyOp } from "../../worker/families/kinds.ts";
+import { cosine } from "../../worker/service/similarity.ts";
 import { contractProblems, graphContracts } from "./family_io.ts";
 
 /** The outcome for one entry: one row of the printed table. */
@@ -229,7 +230,7 @@ async function probeEncode(config: ModelConfig, call: Call, check: Check, real: 
   if (real && outputs.includes("dense")) {
     const r = await enc(SIMILAR, "document");
     if (r.status !== 200) return check("cosine order", false, answerError(r));
-    const [a, b, c] = r.body.items.map((i: Json) => i.dense.values as number[]);
+    const [a, b, c] = r.body.items.map((i: Json) => Float32Array.from(i.dense.values as number[]));
     const ab = cosine(a, b), ac = cosine(a, c);
     check(
       "cosine order",
@@ -300,16 +301,6 @@ async function probeExtract(config: ModelConfig, call: Call, check: Check, real:
       `found ${JSON.stringify(found)}, expected Wolfgang and Berlin`,
     );
   }
-}
-
-function cosine(a: number[], b: number[]): number {
-  let ab = 0, aa = 0, bb = 0;
-  for (let i = 0; i < a.length; i++) {
-    ab += a[i] * b[i];
-    aa += a[i] * a[i];
-    bb += b[i] * b[i];
-  }
-  return ab / Math.sqrt(aa * bb);
 }
 
 /** The rows as a Markdown table (entry, files, inputs/outputs, checks, time, memory). */
