@@ -2,9 +2,13 @@
 import type { LoraInfo, ModelInfo, ModelState } from "../schemas/models.ts";
 import type { ErrorCode } from "../errors.ts";
 import type { ModelConfig, OutputKind } from "./schema.ts";
+import { hasAdapter } from "./served_families.ts";
 
-/** ModelInfo plus the extras both sides send (`family`, `bundle`). */
-export type CatalogModelInfo = ModelInfo & { family: string; bundle: string };
+/**
+ * ModelInfo plus the extras both sides send: `family`, `bundle`, and `servable` (false for an
+ * entry that is listed but whose family this release cannot run: requests to it answer 400).
+ */
+export type CatalogModelInfo = ModelInfo & { family: string; bundle: string; servable: boolean };
 
 /** Embedding outputs: a model with any of them can also score (by similarity). */
 const EMBEDDING_OUTPUTS: ReadonlySet<OutputKind> = new Set(["dense", "sparse", "multivector"]);
@@ -70,6 +74,7 @@ export function modelInfoOf(
     last_error: live.lastError ?? null,
     family: config.family,
     bundle: config.bundle,
+    servable: hasAdapter(config.family),
     ...(live.loras && live.loras.length > 0 ? { loras: live.loras } : {}),
   };
 }

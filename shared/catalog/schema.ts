@@ -70,7 +70,7 @@ export interface ModelConfig {
   /** Catalog id, e.g. `BAAI/bge-small-en-v1.5`. */
   id: string;
   family: Family;
-  /** Where the weights are: a hub repository at a revision. */
+  /** Where the weights are: a hub repository at a revision (see {@link isPinnedRevision}). */
   hub: { repo: string; revision: string; gated: boolean };
   /**
    * Files by role: `model` (ONNX graph), `model_data` (external weights), `tokenizer`
@@ -94,6 +94,11 @@ export interface ModelConfig {
   matryoshka_dims?: number[];
   /** Text prefixes chosen with `options.input_type` = `query` | `document`. */
   prompts: { query?: string; document?: string };
+  /**
+   * The prompt a request without `input_type` gets (encode, /v1/embeddings). Unset: no prompt,
+   * the texts go in as they are. Set for models trained with a prefix on every input.
+   */
+  default_input_type?: "query" | "document";
   profiles: Record<string, ProfileConfig>;
   /** Max padded tokens (batch × longest) in one ONNX run. */
   batch_token_budget: number;
@@ -126,7 +131,7 @@ export type ModelConfigInput =
   & Omit<ModelConfig, Defaulted | "hub" | "profiles">
   & Partial<Omit<Pick<ModelConfig, Defaulted>, "profiles">>
   & {
-    hub: { repo: string; revision?: string; gated?: boolean };
+    hub: { repo: string; revision: string; gated?: boolean };
     profiles?: Record<string, ProfileConfigInput>;
   };
 
@@ -143,7 +148,10 @@ export const ModelConfigSchema: z.ZodType<ModelConfig, ModelConfigInput> = z.obj
   family: z.enum(FAMILIES),
   hub: z.object({
     repo: z.string().refine(isSafeModelId, "hub repo must be 'org/name'"),
-    revision: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/).default("main"),
+    // Required: a commit hash pins the files (an upstream push never mixes versions, and the
+    // local cache keeps each revision apart); a branch name only where no commit is known.
+    revision: z.string({ error: "hub.revision is required (a commit hash, or a branch)" })
+      .regex(/^[A-Za-z0-9_.-]{1,64}$/),
     gated: z.boolean().default(false),
   }),
   files: z.record(z.string(), RepoPath).refine((f) => "model" in f, "files.model is required"),
@@ -159,6 +167,7 @@ export const ModelConfigSchema: z.ZodType<ModelConfig, ModelConfigInput> = z.obj
   normalize: z.boolean().default(true),
   matryoshka_dims: z.array(z.number().int().positive()).optional(),
   prompts: z.object({ query: z.string().optional(), document: z.string().optional() }).default({}),
+  default_input_type: z.enum(["query", "document"]).optional(),
   profiles: z.record(z.string(), ProfileConfigSchema).default({}),
   batch_token_budget: z.number().int().positive().default(8192),
   bundle: z.string().regex(SLUG_RE, "bundle must be a lower-case slug").default("default"),
@@ -167,6 +176,11 @@ export const ModelConfigSchema: z.ZodType<ModelConfig, ModelConfigInput> = z.obj
   family_options: z.record(z.string(), z.unknown()).default({}),
   description: z.string().default(""),
 });
+
+/** True when `revision` is a full commit hash (files can never change under it). */
+export function isPinnedRevision(revision: string): boolean {
+  return /^[0-9a-f]{40}$/.test(revision);
+}
 
 /** Validate a raw config; throws with a readable message naming the source. */
 export function parseModelConfig(raw: unknown, source: string): ModelConfig {

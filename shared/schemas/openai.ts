@@ -15,6 +15,11 @@ export interface OpenAIEmbeddingsRequest {
   /** Keep the first N values and re-normalise (range checked against the model's dims). */
   dimensions?: number;
   user?: string;
+  /**
+   * Our extension (OpenAI clients send it as an extra body field): which catalog prompt to put
+   * before the texts. Absent: the document prompt, as on /v1/encode.
+   */
+  input_type?: "query" | "document";
 }
 /** An embeddings request as a client writes it. */
 export interface OpenAIEmbeddingsRequestInput {
@@ -23,6 +28,7 @@ export interface OpenAIEmbeddingsRequestInput {
   encoding_format?: "float" | "base64" | null;
   dimensions?: number | null;
   user?: string | null;
+  input_type?: "query" | "document" | null;
 }
 
 /** Body of POST /v1/embeddings. */
@@ -46,6 +52,7 @@ export const OpenAIEmbeddingsRequestSchema: z.ZodType<
   encoding_format: optional(z.enum(["float", "base64"])).transform((f) => f ?? "float"),
   dimensions: optional(z.number().int().positive()),
   user: optional(z.string()),
+  input_type: optional(z.enum(["query", "document"])),
 });
 
 /** The inputs as a list: texts, or token-id lists. */

@@ -479,7 +479,7 @@ Deno.test({
           assert.equal((info.body.last_error as Obj).code, "MODEL_LOAD_FAILED");
 
           // An operator puts the file into the worker's cache (renamed into place, like a download).
-          const dir = `${cacheDir}/fixture/dense/onnx`;
+          const dir = `${cacheDir}/fixture/dense/@main/onnx`;
           await Deno.mkdir(dir, { recursive: true });
           await Deno.copyFile(`${fx}/cache/fixture/dense/onnx/model.onnx`, `${dir}/missing.tmp`);
           await Deno.rename(`${dir}/missing.tmp`, `${dir}/missing.onnx`);

@@ -5,13 +5,14 @@
  */
 import assert from "node:assert/strict";
 import { ensureFixtures } from "../fixtures/mod.ts";
+import { startFakeHub } from "../fake_hub/server.ts";
 import { startTestWorker } from "../worker/harness.ts";
 
 Deno.test("cache integrity: a truncated model file in the local cache is quarantined and fetched again", async () => {
   const fx = await ensureFixtures();
   const cacheDir = await Deno.makeTempDir({ prefix: "svc-integrity-" });
-  const local = `${cacheDir}/fixture/dense`;
-  await Deno.mkdir(`${cacheDir}/fixture`, { recursive: true });
+  const local = `${cacheDir}/fixture/dense/@main`;
+  await Deno.mkdir(`${cacheDir}/fixture/dense`, { recursive: true });
   const cp = await new Deno.Command("cp", {
     args: ["-r", `${fx}/cache/fixture/dense`, local],
   }).output();
@@ -19,9 +20,13 @@ Deno.test("cache integrity: a truncated model file in the local cache is quarant
   const good = await Deno.readFile(`${local}/onnx/model.onnx`);
   // What a crash or a full disk leaves behind: the first part of the file.
   await Deno.writeFile(`${local}/onnx/model.onnx`, good.subarray(0, good.length >> 1));
-  const w = await startTestWorker({ SVC_CACHE_DIR: cacheDir, SVC_MODEL_FILTER: "fixture/dense" }, {
-    preload: false,
-  });
+  // An http cluster cache is copied into the local cache (a directory one is read in place).
+  const hub = await startFakeHub({ root: `${fx}/cache` });
+  const w = await startTestWorker({
+    SVC_CACHE_DIR: cacheDir,
+    SVC_CLUSTER_CACHE: hub.staticUrl,
+    SVC_MODEL_FILTER: "fixture/dense",
+  }, { preload: false });
   try {
     const res = await fetch(`${w.url}/v1/encode/fixture/dense`, {
       method: "POST",
@@ -31,12 +36,14 @@ Deno.test("cache integrity: a truncated model file in the local cache is quarant
     const body = await res.text();
     assert.equal(res.status, 200, body);
     // The cut copy was moved aside and a whole one fetched from the cluster cache.
-    assert.deepEqual(await Deno.readFile(`${local}/onnx/model.onnx`), good);
-    const aside = await Deno.stat(`${cacheDir}/.quarantine/fixture/dense/onnx/model.onnx`);
+    const fetched = await Deno.readFile(`${local}/onnx/model.onnx`);
+    assert.ok(fetched.length === good.length && fetched.every((b, i) => b === good[i]));
+    const aside = await Deno.stat(`${cacheDir}/.quarantine/fixture/dense/@main/onnx/model.onnx`);
     assert.equal(aside.size, good.length >> 1);
     assert.ok(w.logs.some((l) => l.includes("model_files_quarantined")));
   } finally {
     await w.close();
+    await hub.close();
     await Deno.remove(cacheDir, { recursive: true });
   }
 });

@@ -38,7 +38,7 @@ Deno.test("atomic: hub body cut mid-stream leaves no file, the next call succeed
         cacheDir,
         sources: [createHubSource({ hubUrl: hub.url, timeoutMs: 5000, idleTimeoutMs: 5000 })],
       });
-      const final = join(cacheDir, "acme", "fragile", "onnx", "model.onnx");
+      const final = join(cacheDir, "acme", "fragile", "@main", "onnx", "model.onnx");
       hub.fault(MODEL, "error", 3000);
       await assert.rejects(
         within(10_000, store.ensureFiles(REPO, "main", { model: MODEL })),
@@ -75,7 +75,10 @@ Deno.test("atomic: http cluster cache cut mid-stream falls through, nothing half
       assert.match(err.message, /cluster-cache/);
       assert.equal((err as WeightsError).failure, "hub_unreachable");
       assert.deepEqual(await partialFiles(cacheDir), []);
-      assert.equal(await exists(join(cacheDir, "acme", "fragile", "onnx", "model.onnx")), false);
+      assert.equal(
+        await exists(join(cacheDir, "acme", "fragile", "@main", "onnx", "model.onnx")),
+        false,
+      );
       await within(10_000, store.ensureFiles(REPO, "main", { model: MODEL }));
     } finally {
       await hub.close();
@@ -124,7 +127,7 @@ Deno.test("atomic: a source failing mid-stream leaves no file; the retry succeed
 
 Deno.test("atomic: partials left by a crashed process are ignored, stale ones cleaned", async () => {
   await withTempDir(async (tmp) => {
-    const dir = join(tmp, "acme", "fragile");
+    const dir = join(tmp, "acme", "fragile", "@main");
     await Deno.mkdir(dir, { recursive: true });
     const stale = join(dir, "w.bin.partial-deadbeef");
     const fresh = join(dir, "other.bin.partial-cafebabe");

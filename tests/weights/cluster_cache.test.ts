@@ -9,7 +9,7 @@ import { spySource, TINY_FILES, tinyModel, within, withTempDir, writeRepo } from
 
 const REPO = "shared/cached-model";
 
-Deno.test("cluster cache (dir): files are copied into the local cache, the hub is not asked", async () => {
+Deno.test("cluster cache (dir): files are read in place, not copied; the hub is not asked", async () => {
   await withTempDir(async (tmp) => {
     const files = tinyModel(51);
     await writeRepo(join(tmp, "cluster"), REPO, files);
@@ -22,12 +22,13 @@ Deno.test("cluster cache (dir): files are copied into the local cache, the hub i
     });
     const paths = await within(5000, store.ensureFiles(REPO, "main", TINY_FILES));
     for (const [role, path] of Object.entries(TINY_FILES)) {
-      assert.ok(paths[role].startsWith(join(tmp, "cache")));
+      assert.ok(paths[role].startsWith(join(tmp, "cluster")));
       assert.deepEqual(await Deno.readFile(paths[role]), files[path]);
     }
     assert.equal(hub.calls.length, 0);
     assert.equal(events.length, Object.keys(TINY_FILES).length, "one fetch event per file");
-    assert.ok(events.every((e) => e.source === "cluster-cache" && e.bytes > 0));
+    assert.ok(events.every((e) => e.source === "cluster-cache" && e.bytes === 0));
+    assert.equal(await Deno.stat(join(tmp, "cache")).then(() => true, () => false), false);
   });
 });
 
@@ -92,11 +93,13 @@ Deno.test("cacheStamp: changes when a file appears in, or is replaced in, the lo
       await writeRepo(join(tmp, "cluster"), REPO, tinyModel(61));
       const inCluster = await stamp();
       assert.notEqual(inCluster, empty, "files appeared in the cluster cache directory");
-      await writeRepo(join(tmp, "cache"), REPO, { "config.json": tinyModel(62)["config.json"] });
+      await writeRepo(join(tmp, "cache"), `${REPO}/@main`, {
+        "config.json": tinyModel(62)["config.json"],
+      });
       const inLocal = await stamp();
       assert.notEqual(inLocal, inCluster, "a file appeared in the local cache");
       // Replaced by an atomic rename, like every download writes it (a new size here).
-      const dest = join(tmp, "cache", ...REPO.split("/"), "config.json");
+      const dest = join(tmp, "cache", ...REPO.split("/"), "@main", "config.json");
       await Deno.writeFile(`${dest}.new`, new Uint8Array(3));
       await Deno.rename(`${dest}.new`, dest);
       assert.notEqual(await stamp(), inLocal, "a file was replaced");

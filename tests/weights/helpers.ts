@@ -30,6 +30,16 @@ export async function writeRepo(
   }
 }
 
+/** Writes `files` of `repo` at `revision` into a local cache (`<org>/<name>/@<revision>/<path>`). */
+export function writeCached(
+  cacheDir: string,
+  repo: string,
+  revision: string,
+  files: Record<string, Uint8Array>,
+): Promise<void> {
+  return writeRepo(cacheDir, `${repo}/@${revision}`, files);
+}
+
 /** The tiny model most tests use: three files of a few KB in two folders. */
 export function tinyModel(seed = 1): Record<string, Uint8Array> {
   return {

@@ -32,7 +32,10 @@ Deno.test("hub: downloads every file, then serves the second load from the local
       });
       const paths = await within(10_000, store.ensureFiles(REPO, "main", TINY_FILES));
       for (const [role, path] of Object.entries(TINY_FILES)) {
-        assert.equal(paths[role], join(tmp, "cache", "acme", "tiny-embed", ...path.split("/")));
+        assert.equal(
+          paths[role],
+          join(tmp, "cache", "acme", "tiny-embed", "@main", ...path.split("/")),
+        );
         assert.deepEqual(await Deno.readFile(paths[role]), files[path]);
         assert.equal(fullGets(hub.requests, path), 1);
       }

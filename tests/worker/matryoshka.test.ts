@@ -5,7 +5,7 @@ import { parseModelConfig } from "@svc/shared/catalog/schema";
 const base = {
   id: "t/m",
   family: "dense",
-  hub: { repo: "t/m" },
+  hub: { repo: "t/m", revision: "main" },
   files: { model: "m.onnx" },
   inputs: ["text"],
   outputs: ["dense"],

@@ -55,12 +55,13 @@ const WORKER_FIELDS = {
     default: undefined,
     fallback: (env: Env) => `${env.XDG_CACHE_HOME || `${env.HOME || "/tmp"}/.cache`}/svc/models`,
     shown: "`$XDG_CACHE_HOME/svc/models`, else `~/.cache/svc/models`",
-    doc: "local weight cache, layout `<org>/<name>/<path>`",
+    doc: "local weight cache, layout `<org>/<name>/@<revision>/<path>` (one folder per revision)",
   }),
   SVC_CLUSTER_CACHE: path({
     default: undefined,
-    doc: "shared weight cache: a directory or an http(s) base URL with the same layout; tried " +
-      "before the hub",
+    doc: "shared weight cache, layout `<org>/<name>/<path>` (one version per repository), tried " +
+      "before the hub: a directory is read in place (never copied), an http(s) base URL is copied " +
+      "into the local cache",
   }),
   SVC_HUB_URL: url({ default: DEFAULT_HUB_URL, doc: "model hub base URL" }),
   SVC_HUB_DISABLED: bool({ default: false, doc: "`1` never calls the hub (air-gapped machines)" }),
@@ -190,6 +191,13 @@ const WORKER_FIELDS = {
     shown: "`0` (auto)",
     doc: "cap on padded tokens per ONNX run inside a batch; auto is 1024 on CPU (fastest here) " +
       "and the model's `batch_token_budget` on CUDA",
+  }),
+  SVC_CPU_MAX_ITEM_TOKENS: int({
+    min: 16,
+    max: 131_072,
+    default: 2048,
+    doc: "longest item (tokens) a CPU worker runs; longer texts are truncated to it (one item " +
+      "is one ONNX run; memory per length in docs/catalog.md). GPU workers use the model's length",
   }),
   SVC_ATTENTION_BACKEND: oneOf(["auto", "default", "flash_attention_2", "sdpa", "eager"], {
     default: "auto",
@@ -326,6 +334,8 @@ export interface SchedulingSettings {
   loadFailureCooldownMs: number;
   /** Cap on padded tokens per ONNX run (0: automatic per device). */
   maxRunTokens: number;
+  /** Longest item (tokens) a CPU worker runs; longer texts are truncated to it. */
+  cpuMaxItemTokens: number;
   memoryThresholdPercent: number;
 }
 
@@ -449,6 +459,7 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
       maxLoadedModels: v.SVC_MAX_LOADED_MODELS,
       loadFailureCooldownMs: v.SVC_LOAD_FAILURE_COOLDOWN_MS,
       maxRunTokens: v.SVC_MAX_RUN_TOKENS,
+      cpuMaxItemTokens: v.SVC_CPU_MAX_ITEM_TOKENS,
       memoryThresholdPercent: v.SVC_MEMORY_PRESSURE_THRESHOLD_PERCENT,
     },
     loadWaitMs: v.SVC_LOAD_WAIT_MS,

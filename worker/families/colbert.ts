@@ -48,7 +48,9 @@ export async function createColbertAdapter(
     documentMarker: num("document_marker_id", tok.tokenId("[unused1]")),
     queryLength: num("query_length", 32),
     maskId: num("mask_token_id", tok.tokenId("[MASK]")),
-    attendToMask: fo.attend_to_mask_tokens !== false,
+    // ColBERT's own default (and fastembed's): the [MASK] padding gets attention 0, so it is
+    // still encoded (query augmentation) but no other token attends to it.
+    attendToMask: fo.attend_to_mask_tokens === true,
     skip,
   };
   return new ColbertAdapter(model, settings);

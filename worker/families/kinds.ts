@@ -6,30 +6,11 @@
 import type { Family } from "@svc/shared/catalog/schema";
 import type { Op } from "./types.ts";
 
-/** Families this release can run; their factories are in `adapters.ts` (inference threads only). */
-export const ADAPTER_FAMILIES = [
-  "dense",
-  "static",
-  "sparse",
-  "colbert",
-  "bge_m3",
-  "reranker",
-  "token_classification",
-  "gliner",
-  "zero_shot",
-  "gliclass",
-  "clip",
-  "detection",
-  "zero_shot_detection",
-] as const satisfies readonly Family[];
-
-/** A family with an adapter. */
-export type AdapterFamily = typeof ADAPTER_FAMILIES[number];
-
-/** True when this release has an adapter for `family` (others are listed but cannot load). */
-export function hasAdapter(family: Family): family is AdapterFamily {
-  return (ADAPTER_FAMILIES as readonly Family[]).includes(family);
-}
+export {
+  ADAPTER_FAMILIES,
+  type AdapterFamily,
+  hasAdapter,
+} from "@svc/shared/catalog/served_families";
 
 // Every family names its op, so a family added to the catalog schema must be placed here.
 const FAMILY_OPS: Record<Family, Op> = {

@@ -59,6 +59,8 @@ export interface RegistryOptions {
   loadFailureCooldownMs: number;
   /** Cap on padded tokens per ONNX run (0: automatic per device, see runTokenBudget). */
   maxRunTokens: number;
+  /** Longest item (tokens) on CPU (default {@link CPU_MAX_ITEM_TOKENS}); see itemTokenCap. */
+  cpuMaxItemTokens?: number;
   memoryThresholdPercent: number;
   memoryProbe: MemoryProbe;
   /** LoRA adapters; absent: the defaults (10 per model, 256 MiB files). */
@@ -314,7 +316,7 @@ export class ModelRegistry {
       { gated: u.config.hub.gated, modelId: u.config.id },
     );
     const spec: RunnerSpec = {
-      config: u.config,
+      config: itemTokenCap(u.config, this.#o.backend.device, this.#o.cpuMaxItemTokens),
       files,
       runTokenBudget: runTokenBudget(
         u.config.batch_token_budget,
@@ -457,6 +459,24 @@ export function runTokenBudget(modelBudget: number, device: string, cap: number)
 
 /** Default cap of padded tokens per ONNX run on CPU. */
 export const CPU_RUN_TOKENS = 1024;
+
+/** Default longest item (tokens) on CPU (SVC_CPU_MAX_ITEM_TOKENS). */
+export const CPU_MAX_ITEM_TOKENS = 2048;
+
+/**
+ * The config a runner starts from: on CPU, `max_sequence_length` at most `cap`. One item is one
+ * ONNX run however the batch is cut, and its attention scores grow with the square of its
+ * length (8,192 tokens: about 3 GB per layer for 12 heads), so longer texts are truncated like
+ * texts past the model's own limit. GPU runners keep the model's length.
+ */
+export function itemTokenCap(
+  config: ModelConfig,
+  device: string,
+  cap = CPU_MAX_ITEM_TOKENS,
+): ModelConfig {
+  if (device !== "cpu" || config.max_sequence_length <= cap) return config;
+  return { ...config, max_sequence_length: cap };
+}
 
 /** Registry key of a model's weights file: its id, or `id@file` for a profile's own file. */
 function unitKey(config: ModelConfig, modelFile: string): string {

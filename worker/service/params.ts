@@ -118,7 +118,8 @@ export function planEncode(served: ServedModel, p: Partial<EncodeParams> | undef
     }
   }
   const inputType = inputTypeOf(options);
-  const prefix = p?.instruction ?? (inputType ? config.prompts[inputType] : undefined);
+  const promptOf = inputType ?? config.default_input_type;
+  const prefix = p?.instruction ?? (promptOf ? config.prompts[promptOf] : undefined);
   const dimensions = options.dimensions === undefined
     ? undefined
     : checkDimensions(config, options.dimensions, "options.dimensions");

@@ -2,6 +2,7 @@
  * Atomic file writes: bytes go to `<dest>.partial-<random>` and are renamed onto `dest` only
  * when complete, so a crash or error never leaves a half file at the final path.
  */
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 
 /** Default time (ms) a download may go without receiving a byte before it is abandoned. */
@@ -16,6 +17,24 @@ export interface AtomicWriteOptions {
   idleTimeoutMs?: number;
   /** When known (Content-Length, hub metadata), a size mismatch fails the write. */
   expectedBytes?: number;
+  /** When the source states the content's hash, a mismatch fails the write before the rename. */
+  digest?: ExpectedDigest;
+}
+
+/** A hash the bytes must have: `hash(prefix + bytes)` in lower-case hex. */
+export interface ExpectedDigest {
+  algorithm: "sha256" | "sha1";
+  /** Hashed before the bytes (git blob ids hash `blob <size>\0` first). */
+  prefix?: string;
+  hex: string;
+}
+
+/** Error raised when a download's bytes do not have the hash their source stated. */
+export class DigestMismatchError extends Error {
+  constructor(d: ExpectedDigest, got: string) {
+    super(`corrupt download: ${d.algorithm} ${got}, the source stated ${d.hex}`);
+    this.name = "DigestMismatchError";
+  }
 }
 
 /** Error raised when a stream stops delivering data for longer than the idle timeout. */
@@ -43,16 +62,21 @@ export async function writeStreamAtomic(
   try {
     // createNew: never clobber another writer's partial, however unlikely the name clash.
     file = await Deno.open(partial, { write: true, createNew: true });
+    const hash = opts.digest ? createHash(opts.digest.algorithm) : undefined;
+    if (opts.digest?.prefix) hash!.update(opts.digest.prefix);
     let written = 0;
     for (;;) {
       const { done, value } = await readWithDeadline(reader, opts);
       if (done) break;
+      hash?.update(value);
       await writeAll(file, value);
       written += value.byteLength;
     }
     if (opts.expectedBytes !== undefined && written !== opts.expectedBytes) {
       throw new Error(`truncated download: got ${written} of ${opts.expectedBytes} bytes`);
     }
+    const got = hash?.digest("hex");
+    if (opts.digest && got !== opts.digest.hex) throw new DigestMismatchError(opts.digest, got!);
     // Data must be on disk before the rename publishes it, or a power loss could expose junk.
     await file.syncData();
     file.close();

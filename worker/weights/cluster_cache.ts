@@ -5,7 +5,7 @@
 import { DEFAULT_IDLE_TIMEOUT_MS, writeStreamAtomic } from "./atomic_file.ts";
 import { sourceFailedError } from "./errors.ts";
 import { DEFAULT_HTTP_TIMEOUT_MS, fetchWithTimeout } from "./http.ts";
-import { fileStamp } from "./local_cache.ts";
+import { fileStamp, isCachedFile } from "./local_cache.ts";
 import { repoFilePath, repoFileUrl } from "./paths.ts";
 import type { WeightFileRef, WeightSource } from "./types.ts";
 
@@ -37,6 +37,14 @@ export function createDirClusterCache(opts: ClusterCacheOptions): WeightSource {
   return {
     name: CLUSTER_CACHE_SOURCE,
     stamp: (ref) => fileStamp(repoFilePath(opts.location, ref.repo, ref.path)),
+    async localPath(ref: WeightFileRef): Promise<string | undefined> {
+      const src = repoFilePath(opts.location, ref.repo, ref.path);
+      try {
+        return (await isCachedFile(src)) ? src : undefined;
+      } catch (err) {
+        throw sourceFailedError(CLUSTER_CACHE_SOURCE, ref, err);
+      }
+    },
     async fetchTo(ref: WeightFileRef, dest: string, signal?: AbortSignal): Promise<boolean> {
       const src = repoFilePath(opts.location, ref.repo, ref.path);
       let file: Deno.FsFile;

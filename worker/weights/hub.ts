@@ -4,7 +4,7 @@
  * Every HTTP call goes through our fetch wrapper: time bound, abort, and the token.
  */
 import { downloadFile, HubApiError } from "@huggingface/hub";
-import { DEFAULT_IDLE_TIMEOUT_MS, writeStreamAtomic } from "./atomic_file.ts";
+import { DEFAULT_IDLE_TIMEOUT_MS, type ExpectedDigest, writeStreamAtomic } from "./atomic_file.ts";
 import { accessDeniedError, sourceFailedError } from "./errors.ts";
 import { DEFAULT_HTTP_TIMEOUT_MS, fetchWithTimeout, HttpTimeoutError } from "./http.ts";
 import type { WeightFileRef, WeightSource } from "./types.ts";
@@ -40,6 +40,20 @@ interface FailureNotes {
   last?: LastFailure;
   /** One of our calls ran out of time. */
   timedOut?: boolean;
+  /** The file's ETag as the hub's answer stated it (`X-Linked-Etag` first, for LFS files). */
+  etag?: string;
+}
+
+/**
+ * The hash a hub ETag stands for: 64 hex digits are an LFS file's sha256, 40 the git blob id
+ * (sha1 of `blob <size>\0` + bytes) of a small file. Anything else (a CDN's own tag) is no claim.
+ */
+export function digestFromEtag(etag: string | undefined, size: number): ExpectedDigest | undefined {
+  const hex = etag?.replace(/^W\//, "").replace(/"/g, "").toLowerCase();
+  if (!hex) return undefined;
+  if (/^[0-9a-f]{64}$/.test(hex)) return { algorithm: "sha256", hex };
+  if (/^[0-9a-f]{40}$/.test(hex)) return { algorithm: "sha1", prefix: `blob ${size}\0`, hex };
+  return undefined;
 }
 
 /** A WeightSource downloading from the model hub into a temp file, then renaming. */
@@ -68,10 +82,12 @@ export function createHubSource(opts: HubSourceOptions = {}): WeightSource {
           xet: false,
         });
         if (!blob) return false;
+        // Size and, where the hub stated one, hash are checked before the file is committed.
         await writeStreamAtomic(dest, blob.stream(), {
           signal,
           idleTimeoutMs,
           expectedBytes: blob.size,
+          digest: digestFromEtag(failure.etag, blob.size),
         });
         return true;
       } catch (err) {
@@ -119,6 +135,8 @@ function createHubFetch(ctx: HubFetchContext): typeof fetch {
       throw err;
     });
     if (!res.ok) ctx.failure.last = { status: res.status, code: res.headers.get("x-error-code") };
+    const etag = res.headers.get("x-linked-etag") ?? res.headers.get("etag");
+    if (res.ok && etag) ctx.failure.etag = etag;
     // A 200 probe is either xet metadata (headers suffice) or a server ignoring Range: either
     // way the library only reads headers, and the body must not be downloaded or leaked.
     if (isProbe && res.status === 200) await res.body?.cancel();

@@ -1,19 +1,29 @@
 /**
- * The local weight cache (SVC_CACHE_DIR): `<cacheDir>/<org>/<name>/<path>`, the same layout as
- * the cluster cache, so a cluster cache directory can be mounted and used as a local cache.
+ * The local weight cache (SVC_CACHE_DIR): `<cacheDir>/<org>/<name>/@<revision>/<path>`. Each
+ * revision has its own folder, so a file cached for one revision is never served for another
+ * (the cluster cache, which its operator fills, holds one version: `<base>/<org>/<name>/<path>`).
  * Only complete files ever appear at these paths (see atomic_file.ts); `*.partial-*` siblings
  * are in-progress or abandoned downloads and are never returned.
  */
 import { dirname } from "node:path";
 import { ServiceError } from "@svc/shared/errors";
-import { repoFilePath } from "./paths.ts";
+import { assertSafeRevision, repoFilePath } from "./paths.ts";
 
 /** The name reported for files that were already in the local cache. */
 export const LOCAL_CACHE_SOURCE = "local-cache";
 
-/** Absolute local path of a repository file (validated; cannot escape `cacheDir`). */
-export function localCachePath(cacheDir: string, repo: string, path: string): string {
-  return repoFilePath(cacheDir, repo, path);
+/** Marks the revision folder inside a repository's folder of the local cache. */
+export const REVISION_PREFIX = "@";
+
+/** Absolute local path of a repository file at a revision (validated; cannot escape `cacheDir`). */
+export function localCachePath(
+  cacheDir: string,
+  repo: string,
+  revision: string,
+  path: string,
+): string {
+  assertSafeRevision(revision);
+  return repoFilePath(cacheDir, repo, `${REVISION_PREFIX}${revision}/${path}`);
 }
 
 /** True when `path` is a complete cached file (a regular file, not a directory). */

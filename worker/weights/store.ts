@@ -130,7 +130,15 @@ export function createWeightStore(opts: WeightStoreOptions): WeightStore {
   const ensureOne = async (ref: WeightFileRef, signal?: AbortSignal): Promise<string> => {
     signal?.throwIfAborted();
     const started = performance.now();
-    const dest = localCachePath(cacheDir, ref.repo, ref.path);
+    // A source on a local directory is read where it is: no copy, and never a stale one.
+    for (const source of opts.sources) {
+      const inPlace = await source.localPath?.(ref);
+      if (inPlace) {
+        emit(ref, source.name, 0, started);
+        return inPlace;
+      }
+    }
+    const dest = localCachePath(cacheDir, ref.repo, ref.revision, ref.path);
     if (await isCachedFile(dest)) {
       emit(ref, LOCAL_CACHE_SOURCE, 0, started);
       return dest;
@@ -161,15 +169,15 @@ export function createWeightStore(opts: WeightStoreOptions): WeightStore {
       return Object.fromEntries(entries.map(([role, path]) => [role, local.get(path)!]));
     },
 
-    async quarantine(repo, _revision, files) {
+    async quarantine(repo, revision, files) {
       assertSafeRepo(repo);
       const moved: string[] = [];
       for (const path of new Set(Object.values(files))) {
         assertSafeRepoPath(path);
-        const local = localCachePath(cacheDir, repo, path);
+        const local = localCachePath(cacheDir, repo, revision, path);
         if (!(await isCachedFile(local))) continue;
         // One quarantined copy per file (the latest), outside the cache's own layout.
-        const aside = localCachePath(joinPath(cacheDir, QUARANTINE_DIR), repo, path);
+        const aside = localCachePath(joinPath(cacheDir, QUARANTINE_DIR), repo, revision, path);
         await Deno.mkdir(dirname(aside), { recursive: true });
         await Deno.rename(local, aside);
         moved.push(path);
@@ -181,7 +189,7 @@ export function createWeightStore(opts: WeightStoreOptions): WeightStore {
       const paths = [...new Set(Object.values(files))].sort();
       const parts = await Promise.all(paths.map(async (path) => {
         const ref: WeightFileRef = { repo, revision, path };
-        const stamps = [await fileStamp(localCachePath(cacheDir, repo, path))];
+        const stamps = [await fileStamp(localCachePath(cacheDir, repo, revision, path))];
         for (const source of opts.sources) {
           if (source.stamp) stamps.push(await source.stamp(ref));
         }

@@ -38,6 +38,12 @@ export interface WeightSource {
    * modification time, or absent). Only sources that can tell without a network call have it.
    */
   stamp?(ref: WeightFileRef): Promise<string>;
+  /**
+   * The file's path when this source is a local directory that can be read in place (a cluster
+   * cache directory): the store then serves it from there, never copying it into the local
+   * cache, so a model rebuilt there is never answered from a stale copy. Undefined when absent.
+   */
+  localPath?(ref: WeightFileRef): Promise<string | undefined>;
 }
 
 /** Resolves all files of a model to local paths, fetching what is missing. */

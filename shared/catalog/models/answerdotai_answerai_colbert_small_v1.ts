@@ -3,7 +3,7 @@ import type { ModelConfigInput } from "../schema.ts";
 export default {
   id: "answerdotai/answerai-colbert-small-v1",
   family: "colbert",
-  hub: { repo: "answerdotai/answerai-colbert-small-v1" },
+  hub: { repo: "answerdotai/answerai-colbert-small-v1", revision: "main" },
   files: { model: "vespa_colbert.onnx", tokenizer: "tokenizer.json" },
   inputs: ["text"],
   outputs: ["multivector"],
@@ -28,6 +28,7 @@ export default {
     document_marker_id: 2,
     query_length: 32,
     mask_token_id: 103,
+    attend_to_mask_tokens: false,
   },
   description: "Small ColBERT-style retriever (96-d token vectors) in a Vespa ONNX export.",
 } satisfies ModelConfigInput;

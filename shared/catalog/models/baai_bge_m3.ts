@@ -5,7 +5,7 @@ export default {
   family: "bge_m3",
   // BAAI publishes no three-head ONNX graph; this community export of the same weights does
   // (model.onnx with its weights in model.onnx.data, outputs dense_vecs, sparse_vecs, colbert_vecs).
-  hub: { repo: "aapot/bge-m3-onnx" },
+  hub: { repo: "aapot/bge-m3-onnx", revision: "main" },
   files: { model: "model.onnx", model_data: "model.onnx.data", tokenizer: "tokenizer.json" },
   inputs: ["text"],
   outputs: ["dense", "sparse", "multivector"],

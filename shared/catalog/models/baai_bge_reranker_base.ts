@@ -3,7 +3,7 @@ import type { ModelConfigInput } from "../schema.ts";
 export default {
   id: "BAAI/bge-reranker-base",
   family: "reranker",
-  hub: { repo: "BAAI/bge-reranker-base" },
+  hub: { repo: "BAAI/bge-reranker-base", revision: "main" },
   files: { model: "onnx/model.onnx", tokenizer: "tokenizer.json" },
   inputs: ["text"],
   outputs: ["score"],

@@ -3,7 +3,7 @@ import type { ModelConfigInput } from "../schema.ts";
 export default {
   id: "BAAI/bge-small-en-v1.5",
   family: "dense",
-  hub: { repo: "BAAI/bge-small-en-v1.5" },
+  hub: { repo: "BAAI/bge-small-en-v1.5", revision: "main" },
   files: { model: "onnx/model.onnx", tokenizer: "tokenizer.json" },
   inputs: ["text"],
   outputs: ["dense"],

@@ -3,7 +3,7 @@ import type { ModelConfigInput } from "../schema.ts";
 export default {
   id: "colbert-ir/colbertv2.0",
   family: "colbert",
-  hub: { repo: "colbert-ir/colbertv2.0" },
+  hub: { repo: "colbert-ir/colbertv2.0", revision: "main" },
   files: { model: "model.onnx", tokenizer: "tokenizer.json" },
   inputs: ["text"],
   outputs: ["multivector"],
@@ -30,6 +30,7 @@ export default {
     document_marker_id: 2,
     query_length: 32,
     mask_token_id: 103,
+    attend_to_mask_tokens: false,
   },
   description: "ColBERTv2 late-interaction retriever: one 128-d vector per token, MaxSim scoring.",
 } satisfies ModelConfigInput;

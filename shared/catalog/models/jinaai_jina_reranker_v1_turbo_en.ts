@@ -3,7 +3,7 @@ import type { ModelConfigInput } from "../schema.ts";
 export default {
   id: "jinaai/jina-reranker-v1-turbo-en",
   family: "reranker",
-  hub: { repo: "jinaai/jina-reranker-v1-turbo-en" },
+  hub: { repo: "jinaai/jina-reranker-v1-turbo-en", revision: "main" },
   files: { model: "onnx/model.onnx", tokenizer: "tokenizer.json" },
   inputs: ["text"],
   outputs: ["score"],

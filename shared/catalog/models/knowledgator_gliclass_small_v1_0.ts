@@ -3,7 +3,7 @@ import type { ModelConfigInput } from "../schema.ts";
 export default {
   id: "knowledgator/gliclass-small-v1.0",
   family: "gliclass",
-  hub: { repo: "knowledgator/gliclass-small-v1.0" },
+  hub: { repo: "knowledgator/gliclass-small-v1.0", revision: "main" },
   files: { model: "onnx/model.onnx", tokenizer: "tokenizer.json", config: "config.json" },
   inputs: ["text"],
   outputs: ["classifications"],

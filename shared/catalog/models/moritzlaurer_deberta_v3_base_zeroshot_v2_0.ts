@@ -3,7 +3,7 @@ import type { ModelConfigInput } from "../schema.ts";
 export default {
   id: "MoritzLaurer/deberta-v3-base-zeroshot-v2.0",
   family: "zero_shot",
-  hub: { repo: "MoritzLaurer/deberta-v3-base-zeroshot-v2.0" },
+  hub: { repo: "MoritzLaurer/deberta-v3-base-zeroshot-v2.0", revision: "main" },
   files: { model: "onnx/model.onnx", tokenizer: "tokenizer.json", config: "config.json" },
   inputs: ["text"],
   outputs: ["classifications"],

@@ -3,7 +3,7 @@ import type { ModelConfigInput } from "../schema.ts";
 export default {
   id: "onnx-community/gliner_multi-v2.1",
   family: "gliner",
-  hub: { repo: "onnx-community/gliner_multi-v2.1" },
+  hub: { repo: "onnx-community/gliner_multi-v2.1", revision: "main" },
   files: {
     model: "onnx/model.onnx",
     tokenizer: "tokenizer.json",

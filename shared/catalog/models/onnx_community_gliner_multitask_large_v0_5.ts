@@ -3,7 +3,7 @@ import type { ModelConfigInput } from "../schema.ts";
 export default {
   id: "onnx-community/gliner-multitask-large-v0.5",
   family: "gliner",
-  hub: { repo: "onnx-community/gliner-multitask-large-v0.5" },
+  hub: { repo: "onnx-community/gliner-multitask-large-v0.5", revision: "main" },
   files: {
     model: "onnx/model.onnx",
     tokenizer: "tokenizer.json",

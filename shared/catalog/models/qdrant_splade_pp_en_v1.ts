@@ -3,7 +3,7 @@ import type { ModelConfigInput } from "../schema.ts";
 export default {
   id: "Qdrant/Splade_PP_en_v1",
   family: "sparse",
-  hub: { repo: "Qdrant/Splade_PP_en_v1" },
+  hub: { repo: "Qdrant/Splade_PP_en_v1", revision: "main" },
   files: { model: "model.onnx", tokenizer: "tokenizer.json" },
   inputs: ["text"],
   outputs: ["sparse"],

@@ -3,7 +3,7 @@ import type { ModelConfigInput } from "../schema.ts";
 export default {
   id: "Xenova/bert-base-NER",
   family: "token_classification",
-  hub: { repo: "Xenova/bert-base-NER" },
+  hub: { repo: "Xenova/bert-base-NER", revision: "main" },
   files: { model: "onnx/model.onnx", tokenizer: "tokenizer.json", config: "config.json" },
   inputs: ["text"],
   outputs: ["entities"],

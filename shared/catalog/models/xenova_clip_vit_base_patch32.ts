@@ -3,7 +3,7 @@ import type { ModelConfigInput } from "../schema.ts";
 export default {
   id: "Xenova/clip-vit-base-patch32",
   family: "clip",
-  hub: { repo: "Xenova/clip-vit-base-patch32" },
+  hub: { repo: "Xenova/clip-vit-base-patch32", revision: "main" },
   // `model` is the text tower; the image tower is a separate graph.
   files: {
     model: "onnx/text_model.onnx",

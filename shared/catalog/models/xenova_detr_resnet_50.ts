@@ -3,7 +3,7 @@ import type { ModelConfigInput } from "../schema.ts";
 export default {
   id: "Xenova/detr-resnet-50",
   family: "detection",
-  hub: { repo: "Xenova/detr-resnet-50" },
+  hub: { repo: "Xenova/detr-resnet-50", revision: "main" },
   // config.json holds the COCO id2label map (92 logits, the last is "no object").
   files: { model: "onnx/model.onnx", config: "config.json" },
   inputs: ["image"],

@@ -3,7 +3,7 @@ import type { ModelConfigInput } from "../schema.ts";
 export default {
   id: "Xenova/e5-small-v2",
   family: "dense",
-  hub: { repo: "Xenova/e5-small-v2" },
+  hub: { repo: "Xenova/e5-small-v2", revision: "main" },
   files: { model: "onnx/model.onnx", tokenizer: "tokenizer.json" },
   inputs: ["text"],
   outputs: ["dense"],
@@ -12,6 +12,8 @@ export default {
   pooling: "mean",
   normalize: true,
   prompts: { query: "query: ", document: "passage: " },
+  // Trained with a prefix on every input: a request that does not say gets `passage: `.
+  default_input_type: "document",
   profiles: {
     default: { is_default: true, output_types: ["dense"], output_similarity: { dense: "cosine" } },
   },

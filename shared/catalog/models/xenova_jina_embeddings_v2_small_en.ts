@@ -3,7 +3,7 @@ import type { ModelConfigInput } from "../schema.ts";
 export default {
   id: "Xenova/jina-embeddings-v2-small-en",
   family: "dense",
-  hub: { repo: "Xenova/jina-embeddings-v2-small-en" },
+  hub: { repo: "Xenova/jina-embeddings-v2-small-en", revision: "main" },
   files: { model: "onnx/model.onnx", tokenizer: "tokenizer.json" },
   inputs: ["text"],
   outputs: ["dense"],

@@ -3,7 +3,7 @@ import type { ModelConfigInput } from "../schema.ts";
 export default {
   id: "Xenova/mobilebert-uncased-mnli",
   family: "zero_shot",
-  hub: { repo: "Xenova/mobilebert-uncased-mnli" },
+  hub: { repo: "Xenova/mobilebert-uncased-mnli", revision: "main" },
   files: { model: "onnx/model.onnx", tokenizer: "tokenizer.json", config: "config.json" },
   inputs: ["text"],
   outputs: ["classifications"],

@@ -3,7 +3,7 @@ import type { ModelConfigInput } from "../schema.ts";
 export default {
   id: "Xenova/ms-marco-MiniLM-L-12-v2",
   family: "reranker",
-  hub: { repo: "Xenova/ms-marco-MiniLM-L-12-v2" },
+  hub: { repo: "Xenova/ms-marco-MiniLM-L-12-v2", revision: "main" },
   files: { model: "onnx/model.onnx", tokenizer: "tokenizer.json" },
   // The int8 graph the repository publishes runs on CPU workers (SVC_FORCE_FP32 keeps fp32).
   device_files: { cpu: { model: "onnx/model_quantized.onnx" } },

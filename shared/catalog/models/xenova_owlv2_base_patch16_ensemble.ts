@@ -3,7 +3,7 @@ import type { ModelConfigInput } from "../schema.ts";
 export default {
   id: "Xenova/owlv2-base-patch16-ensemble",
   family: "zero_shot_detection",
-  hub: { repo: "Xenova/owlv2-base-patch16-ensemble" },
+  hub: { repo: "Xenova/owlv2-base-patch16-ensemble", revision: "main" },
   // Same signature as OWL-ViT with 960×960 images (3600 boxes). File name as transformers.js
   // loads it (not seen in a listing here).
   files: { model: "onnx/model.onnx", tokenizer: "tokenizer.json", config: "config.json" },

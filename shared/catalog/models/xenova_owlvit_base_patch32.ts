@@ -3,7 +3,7 @@ import type { ModelConfigInput } from "../schema.ts";
 export default {
   id: "Xenova/owlvit-base-patch32",
   family: "zero_shot_detection",
-  hub: { repo: "Xenova/owlvit-base-patch32" },
+  hub: { repo: "Xenova/owlvit-base-patch32", revision: "main" },
   // One graph: `input_ids`/`attention_mask` (one row per query), `pixel_values` → `logits`
   // [B, 576, Q], `pred_boxes` [B, 576, 4]. File name as transformers.js loads it (not seen in a
   // listing here).

@@ -3,7 +3,7 @@ import type { ModelConfigInput } from "../schema.ts";
 export default {
   id: "Xenova/yolos-tiny",
   family: "detection",
-  hub: { repo: "Xenova/yolos-tiny" },
+  hub: { repo: "Xenova/yolos-tiny", revision: "main" },
   // `pixel_values` only (no `pixel_mask`) → `logits` [B, 100, 92], `pred_boxes` [B, 100, 4];
   // config.json holds the COCO id2label map. File name as transformers.js loads it (not seen in a
   // listing here).

@@ -130,7 +130,7 @@ function model(id: string, extra: Record<string, unknown> = {}): ModelConfig {
   return parseModelConfig({
     id,
     family: "dense",
-    hub: { repo: id },
+    hub: { repo: id, revision: "main" },
     files: { model: "onnx/model.onnx", model_data: "onnx/model.onnx_data", tokenizer: "t.json" },
     inputs: ["text"],
     outputs: ["dense"],

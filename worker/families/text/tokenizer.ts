@@ -4,7 +4,7 @@ import { Tokenizer } from "@huggingface/tokenizers";
 /** Token ids of one text, special tokens included. */
 export interface TokenizedText {
   ids: number[];
-  /** Segment ids (0 for a single text; 0/1 for a pair). */
+  /** Segment ids (0 for a single text; 0/1 for a pair, all 0 for RoBERTa-style tokenizers). */
   typeIds?: number[];
 }
 
@@ -38,7 +38,7 @@ export class TextTokenizer {
     const at = indexOfRun(full, body);
     this.#prefix = at >= 0 ? full.slice(0, at) : [];
     this.#suffix = at >= 0 ? full.slice(at + body.length) : [];
-    this.#pair = learnPairTemplate(this.#tok);
+    this.#pair = learnPairTemplate(this.#tok, zeroPairTypes(tokenizerJson));
     this.#specialIds = specialIdsOf(tokenizerJson, this.#tok);
   }
 
@@ -147,11 +147,26 @@ interface PairTemplate {
   typeB: number;
 }
 
-function learnPairTemplate(tok: Tokenizer): PairTemplate {
+/**
+ * True when the post-processor is RoBERTa's (alone or in a Sequence): RoBERTa and XLM-R have one
+ * segment, and the Rust library and transformers.js give a pair all-zero type ids, while the JS
+ * library answers 0/1, which a graph declaring `token_type_ids` (type vocabulary of 1) would
+ * read out of range or as a segment it never learnt.
+ */
+export function zeroPairTypes(tokenizerJson: unknown): boolean {
+  const isRoberta = (p: unknown): boolean => {
+    const pp = p as { type?: unknown; processors?: unknown } | null;
+    if (pp?.type === "RobertaProcessing") return true;
+    return pp?.type === "Sequence" && Array.isArray(pp.processors) && pp.processors.some(isRoberta);
+  };
+  return isRoberta((tokenizerJson as { post_processor?: unknown } | null)?.post_processor);
+}
+
+function learnPairTemplate(tok: Tokenizer, zeroTypes: boolean): PairTemplate {
   const a = tok.encode("hello", { add_special_tokens: false }).ids;
   const b = tok.encode("world", { add_special_tokens: false }).ids;
   const full = tok.encode("hello", { text_pair: "world", return_token_type_ids: true });
-  const types = full.token_type_ids ?? full.ids.map(() => 0);
+  const types = zeroTypes || !full.token_type_ids ? full.ids.map(() => 0) : full.token_type_ids;
   const i = indexOfRun(full.ids, a);
   const j = i < 0 ? -1 : i + a.length + indexOfRun(full.ids.slice(i + a.length), b);
   if (i < 0 || j < i + a.length) {

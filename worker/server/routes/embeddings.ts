@@ -50,7 +50,8 @@ export async function handleEmbeddings(ctx: WorkerContext, c: Context): Promise<
   const dims = body.dimensions === undefined
     ? undefined
     : checkDimensions(served.config, body.dimensions, "dimensions");
-  const plan = planEncode(served, { output_types: ["dense"] });
+  const options = body.input_type ? { input_type: body.input_type } : undefined;
+  const plan = planEncode(served, { output_types: ["dense"], options });
   const result = await runOnModel(ctx, served, req.signal, work, plan.params);
   const base64 = body.encoding_format === "base64";
   const data = result.outputs.map((out, index) => {
