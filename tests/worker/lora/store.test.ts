@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { ServiceError } from "@svc/shared/errors";
 import { createWeightStore } from "../../../worker/weights/store.ts";
+import { REVISION_PREFIX } from "../../../worker/weights/local_cache.ts";
 import { type LoraStarter, LoraStore } from "../../../worker/lora/store.ts";
 import { LoraMismatchError } from "../../../worker/lora/plan.ts";
 import { LoraLabels } from "../../../worker/lora/labels.ts";
@@ -45,7 +46,13 @@ async function withStore(
 ): Promise<void> {
   const cache = await Deno.makeTempDir({ prefix: "svc-lora-store-" });
   try {
-    for (const repo of IDS) await writeAdapter(cache, denseAdapter(W, { ...DENSE_QV_SPEC, repo }));
+    for (const repo of IDS) {
+      await writeAdapter(
+        cache,
+        denseAdapter(W, { ...DENSE_QV_SPEC, repo }),
+        `${REVISION_PREFIX}main`,
+      );
+    }
     const clock = { t: 0 };
     const runner = scriptedRunner(new Set(opts.mismatched));
     const store = new LoraStore({
