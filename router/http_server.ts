@@ -24,6 +24,9 @@ export interface RouterHttpServer {
   kind: "node" | "deno";
 }
 
+/** Connections still open this long after shutdown began are closed. */
+const SHUTDOWN_GRACE_MS = 2000;
+
 /** Which server to use: `auto` is `deno` on Deno Deploy and `node` elsewhere. */
 export type ServerKind = "auto" | "node" | "deno";
 
@@ -57,7 +60,8 @@ export async function serveRouter(
     return {
       addr: server.addr,
       finished: server.finished,
-      shutdown: () => server.shutdown(),
+      // Streams and clients that stop reading must not hold the router's exit.
+      shutdown: () => server.shutdown(SHUTDOWN_GRACE_MS),
       kind: "node",
     };
   }

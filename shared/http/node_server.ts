@@ -52,8 +52,11 @@ export interface NodeHttpServer {
   readonly addr: { hostname: string; port: number };
   /** Resolves once the server has closed. */
   readonly finished: Promise<void>;
-  /** Stop accepting connections; resolves when the open ones have ended (idle ones at once). */
-  shutdown(): Promise<void>;
+  /**
+   * Stop accepting connections; resolves when the open ones have ended (idle ones at once). With
+   * `graceMs`, connections still open after it are closed.
+   */
+  shutdown(graceMs?: number): Promise<void>;
 }
 
 /** How long a connection whose request body was not read to its end stays open after the answer. */
@@ -82,7 +85,8 @@ export async function serveNodeHttp(
     perMessageDeflate: false,
     maxPayload: MAX_WS_PAYLOAD_BYTES,
   });
-  const stream = opts.streamResponses === true;
+  // A streamed answer the client stops taking is dropped after the request timeout.
+  const stream = opts.streamResponses === true ? opts.requestTimeoutMs : undefined;
   server.on("request", (incoming, res) => serveOne(handler, incoming, res, stream));
   server.on(
     "upgrade",
@@ -105,9 +109,13 @@ export async function serveNodeHttp(
   return {
     addr,
     finished,
-    shutdown() {
+    shutdown(graceMs?: number) {
       server.close();
       server.closeIdleConnections();
+      if (graceMs !== undefined) {
+        const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+        finished.then(() => clearTimeout(timer));
+      }
       return finished;
     },
   };
@@ -193,7 +201,7 @@ function serveOne(
   handler: FetchHandler,
   incoming: http.IncomingMessage,
   res: http.ServerResponse,
-  stream: boolean,
+  stream: number | undefined,
 ): void {
   const gone = new AbortController();
   const state: BodyState = { cancelled: false };
@@ -209,7 +217,7 @@ function serveOne(
       res,
       errorResponse(new ServiceError("INVALID_INPUT", "malformed request line or headers")),
       state,
-      false,
+      undefined,
     );
     return;
   }
@@ -226,19 +234,19 @@ function serveOne(
 }
 
 /**
- * Write `response` (buffered, or streamed when `stream`); a request whose body was not read to
- * its end closes its connection.
+ * Write `response` (buffered, or streamed when `stream` gives how long a write may wait for the
+ * client); a request whose body was not read to its end closes its connection.
  */
 async function writeResponse(
   incoming: http.IncomingMessage,
   res: http.ServerResponse,
   response: Response,
   state: BodyState,
-  stream: boolean,
+  stream: number | undefined,
 ): Promise<void> {
   // Only answers of a known length stream (a proxied worker answer); the server's own answers
   // are small and built whole, so they get their length here.
-  const streamed = stream && response.body !== null && incoming.method !== "HEAD" &&
+  const streamed = stream !== undefined && response.body !== null && incoming.method !== "HEAD" &&
     response.headers.has("content-length");
   const bytes = response.body === null || incoming.method === "HEAD" || streamed
     ? undefined
@@ -260,15 +268,20 @@ async function writeResponse(
     const socket = incoming.socket;
     res.once("finish", () => setTimeout(() => socket.destroy(), LINGER_MS).unref?.());
   }
-  if (streamed) await pipeBody(response.body!, res);
+  if (streamed) await pipeBody(response.body!, res, stream);
   else res.end(bytes);
 }
 
 /**
- * Write `body` to `res` chunk by chunk, waiting for the socket to drain; a client that goes away
- * cancels the body (a proxied answer then stops being fetched).
+ * Write `body` to `res` chunk by chunk, waiting for the socket to drain (at most `stallMs`, then
+ * the connection is dropped); a client that goes away cancels the body (a proxied answer then
+ * stops being fetched).
  */
-async function pipeBody(body: ReadableStream<Uint8Array>, res: http.ServerResponse): Promise<void> {
+async function pipeBody(
+  body: ReadableStream<Uint8Array>,
+  res: http.ServerResponse,
+  stallMs: number,
+): Promise<void> {
   const reader = body.getReader();
   const gone = () => reader.cancel().catch(() => {});
   res.once("close", gone);
@@ -280,10 +293,15 @@ async function pipeBody(body: ReadableStream<Uint8Array>, res: http.ServerRespon
       if (!res.write(value)) {
         await new Promise<void>((resolve) => {
           const go = () => {
+            clearTimeout(timer);
             res.off("drain", go);
             res.off("close", go);
             resolve();
           };
+          const timer = setTimeout(() => {
+            res.destroy(); // 'close' follows: the body is cancelled, the loop ends
+            go();
+          }, stallMs);
           res.on("drain", go);
           res.on("close", go);
         });
