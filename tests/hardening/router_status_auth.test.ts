@@ -12,7 +12,7 @@ import {
   startRouterProcess,
   startWorkerProcess,
 } from "../observability/helpers/process.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitForWorkers } from "./helpers.ts";
 
 const KEY = "router-client-key-7c1e";
 const WORKER_KEY = "worker-api-key-for-tests-51d0";
@@ -103,14 +103,7 @@ Deno.test({
         ...fleetEnv(r.url, "keyed-worker"),
         SVC_WORKER_API_KEY: WORKER_KEY,
       });
-      await waitFor(
-        async () => {
-          const h = await (await fetch(`${r.url}/health`)).json();
-          return h.worker_count === 1;
-        },
-        "the worker to register",
-        30_000,
-      );
+      await waitForWorkers(r.url, 1);
       const encode: RequestInit = {
         method: "POST",
         headers: { "content-type": "application/json", accept: "application/json" },

@@ -12,7 +12,7 @@ import {
   startRouterProcess,
   startWorkerProcess,
 } from "../observability/helpers/process.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { waitForWorkers } from "./helpers.ts";
 
 /** POST a one-item encode through the router to the cpu pool; status and JSON body. */
 async function encode(url: string, model: string) {
@@ -55,14 +55,7 @@ Deno.test({
       assert.equal((await encode(r.url, "acme/../etc")).status, 404);
 
       w = await startWorkerProcess(fleetEnv(r.url, "zero-worker"));
-      await waitFor(
-        async () => {
-          const h = await (await fetch(`${r.url}/health`)).json();
-          return h.worker_count === 1;
-        },
-        "the worker to join",
-        30_000,
-      );
+      await waitForWorkers(r.url, 1);
       const served = await encode(r.url, "fixture/dense");
       assert.equal(served.status, 200, JSON.stringify(served.body));
       // The pool now has a worker of bundle default, which would have reported the model.
