@@ -8,12 +8,12 @@ import type { Context } from "hono";
 import { errorResponse, ServiceError, toServiceError } from "@svc/shared/errors";
 import { FLEET_PATH } from "@svc/shared/fleet/protocol";
 import type { RouterContext, RouterEnv } from "./context.ts";
-import { mountDashboard } from "./dashboard/mount.ts";
+import { CLUSTER_STATUS_PATH, mountDashboard } from "./dashboard/mount.ts";
 import { collectFleetMetrics } from "./metrics/fleet_collector.ts";
 import { accessLog } from "./middleware/access_log.ts";
 import { apiKeyAuth } from "./middleware/api_keys.ts";
 import { serverVersion } from "./middleware/version.ts";
-import { mountFleetStatus } from "./status/stream.ts";
+import { mountFleetStatus, STATUS_PATH } from "./status/stream.ts";
 import { DRAIN_PATH, handleDrainWorker } from "./routes/admin.ts";
 import { handleEmbeddings } from "./routes/embeddings.ts";
 import { health } from "./routes/health.ts";
@@ -22,6 +22,9 @@ import { handleModelOp, MODEL_OPS } from "./routes/model_ops.ts";
 import { handleGetModel, handleListModels } from "./routes/models.ts";
 import { healthz, readyz } from "./routes/probes.ts";
 
+/** Paths that describe the fleet: behind the API keys unless `SVC_STATUS_PUBLIC`. */
+const STATUS_PATHS = ["/", CLUSTER_STATUS_PATH, STATUS_PATH, "/health", "/metrics"] as const;
+
 /** Build the router app. */
 export function createRouterApp(ctx: RouterContext): Hono<RouterEnv> {
   const app = new Hono<RouterEnv>();
@@ -29,6 +32,10 @@ export function createRouterApp(ctx: RouterContext): Hono<RouterEnv> {
 
   // Every answer carries the version, the dashboard page included; a WebSocket's 101 stays as is.
   app.use("*", serverVersion());
+  // What describes the fleet (worker URLs, models, load) is for key holders once keys are set.
+  if (!ctx.settings.statusPublic) {
+    for (const path of STATUS_PATHS) app.use(path, apiKeyAuth(ctx.apiKeys));
+  }
   // The fleet socket comes before the access log: it is authenticated with the worker token, not
   // with client API keys, and is not an API request.
   app.get(FLEET_PATH, (c) => ctx.hub.handleUpgrade(c.req.raw, addrOf(c)));
@@ -56,7 +63,7 @@ export function createRouterApp(ctx: RouterContext): Hono<RouterEnv> {
       errorResponse(new ServiceError("NOT_FOUND", `no route for ${c.req.method} ${c.req.path}`))
   );
 
-  // Probes, /health and /metrics stay open even when API keys are configured.
+  // Probes stay open even when API keys are configured (/health and /metrics: see above).
   app.get("/healthz", () => healthz());
   app.get("/readyz", () => readyz(ctx));
   app.get("/health", () => health(ctx));

@@ -1,6 +1,7 @@
 /** Everything the router's routes and middleware receive, passed explicitly (no globals). */
 import type { Logger } from "@svc/shared/log";
 import type { SecretSet } from "@svc/shared/http/secrets";
+import type { BodyReadOptions } from "@svc/shared/http/read_body";
 import type { WorkerDirectory } from "./directory/types.ts";
 import type { FleetHub } from "./fleet/hub.ts";
 import type { RouterMetrics } from "./metrics/router_metrics.ts";
@@ -19,6 +20,8 @@ export interface RouterContext {
   load: LoadTracker;
   log: Logger;
   routerId: string;
+  /** How request bodies are read: size, idle timeout, and this process's in-flight budget. */
+  body: BodyReadOptions;
   /** Outbound fetch (tests may inject); defaults to the global fetch. */
   fetch?: typeof fetch;
 }
@@ -26,7 +29,7 @@ export interface RouterContext {
 /** Hono environment of the router: the peer address, and what handlers tell the access log. */
 export type RouterEnv = {
   Bindings: {
-    remoteAddr?: Deno.NetAddr;
+    remoteAddr?: { hostname: string; port: number };
     /** Settles once the answer has been sent or abandoned (`Deno.ServeHandlerInfo.completed`). */
     completed?: Promise<void>;
   };

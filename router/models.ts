@@ -34,10 +34,13 @@ async function fetchJson(
   path: string,
   log: Logger,
   doFetch: typeof fetch,
+  workerApiKey: string | undefined,
 ): Promise<{ status: number; body: unknown } | undefined> {
+  const headers: Record<string, string> = { accept: "application/json" };
+  if (workerApiKey !== undefined) headers.authorization = `Bearer ${workerApiKey}`;
   try {
     const res = await doFetch(worker.url + path, {
-      headers: { accept: "application/json" },
+      headers,
       signal: AbortSignal.timeout(CATALOG_FETCH_TIMEOUT_MS),
     });
     const body = await res.json().catch(() => undefined);
@@ -58,12 +61,13 @@ export async function listModels(
   workers: readonly WorkerRecord[],
   log: Logger,
   doFetch: typeof fetch = fetch,
+  workerApiKey?: string,
 ): Promise<MergedModelInfo[]> {
   const reps = representatives(workers);
   const answered = new Set<string>();
   const merged = new Map<string, MergedModelInfo>();
   await Promise.all([...reps].map(async ([bundle, w]) => {
-    const r = await fetchJson(w, "/v1/models", log, doFetch);
+    const r = await fetchJson(w, "/v1/models", log, doFetch, workerApiKey);
     const list = (r?.body as { models?: unknown } | undefined)?.models;
     if (r?.status !== 200 || !Array.isArray(list)) return;
     answered.add(bundle);
@@ -115,6 +119,7 @@ export async function getModel(
   model: string,
   log: Logger,
   doFetch: typeof fetch = fetch,
+  workerApiKey?: string,
 ): Promise<MergedModelInfo | undefined> {
   // Workers report ids; `id:profile` is looked up under its id and asked for by its full name.
   const id = baseIdOf(model, workers);
@@ -123,7 +128,8 @@ export async function getModel(
     Number(modelsOf(a).get(id)?.state === "loaded")
   );
   for (const w of candidates.slice(0, 2)) {
-    const r = await fetchJson(w, `/v1/models/${encodeURIComponent(model)}`, log, doFetch);
+    const path = `/v1/models/${encodeURIComponent(model)}`;
+    const r = await fetchJson(w, path, log, doFetch, workerApiKey);
     if (r?.status === 200 && r.body && typeof r.body === "object") {
       const info = {
         ...(r.body as MergedModelInfo),

@@ -2,6 +2,7 @@
 import { VERSION } from "@svc/shared/version";
 import { createRouterApp } from "./app.ts";
 import { SecretSet } from "@svc/shared/http/secrets";
+import { BodyBudget } from "@svc/shared/http/body_budget";
 import type { RouterSettings } from "./settings.ts";
 import { openDirectory } from "./directory/open.ts";
 import type { WorkerDirectory } from "./directory/types.ts";
@@ -10,6 +11,7 @@ import { createLogger, type Logger } from "@svc/shared/log";
 import { createRouterMetrics, type RouterMetrics } from "./metrics/router_metrics.ts";
 import { LoadTracker } from "./pools/load.ts";
 import { DemandTracker } from "./provisioning.ts";
+import { serveRouter } from "./http_server.ts";
 
 /** A running router. */
 export interface RunningRouter {
@@ -33,7 +35,7 @@ export interface StartOptions {
   kv?: Deno.Kv;
   fetch?: typeof fetch;
   /** Called once the server listens. */
-  onListen?: (addr: Deno.NetAddr) => void;
+  onListen?: (addr: { hostname: string; port: number }) => void;
 }
 
 /** Start a router with `settings`; resolves once it listens. */
@@ -84,27 +86,23 @@ export async function startRouter(
     load: new LoadTracker(),
     log,
     routerId,
+    body: { ...settings.http.body, budget: new BodyBudget(settings.http.maxInflightBodyBytes) },
     fetch: opts.fetch,
   });
-  let resolveAddr: (a: Deno.NetAddr) => void = () => {};
-  const listening = new Promise<Deno.NetAddr>((r) => (resolveAddr = r));
-  const server = Deno.serve({
-    port: settings.listen.port,
-    hostname: settings.listen.host,
-    onListen: (addr) => resolveAddr(addr as Deno.NetAddr),
-  }, (req, info) =>
-    app.fetch(req, {
-      remoteAddr: info.remoteAddr as Deno.NetAddr,
-      // Older runtimes (and some platforms) have no `completed`: proxying then bounds less.
-      completed: (info as Partial<Deno.ServeHandlerInfo>).completed,
-    }));
-  const addr = await listening;
+  const server = await serveRouter(
+    (req, info) => app.fetch(req, { remoteAddr: info.remoteAddr, completed: info.completed }),
+    settings.listen,
+    settings.http,
+    settings.server,
+  );
+  const addr = server.addr;
   opts.onListen?.(addr);
   log("info", "router listening", {
     host: addr.hostname,
     port: addr.port,
     version: VERSION,
     router_id: routerId,
+    server: server.kind,
     directory: directory.kind,
     client_auth: settings.apiKeys.length > 0 ? "api-keys" : "open",
     default_machine_profile: settings.pools.defaultMachineProfile,

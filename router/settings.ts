@@ -5,9 +5,13 @@
  */
 import type { InputLimits } from "@svc/shared/codec/limits";
 import {
+  bool,
   checkCommon,
   COMMON_FIELDS,
+  ConfigError,
   type Env,
+  type HttpSettings,
+  httpSettingsOf,
   int,
   limitsOf,
   list,
@@ -27,14 +31,23 @@ import {
 import { SLUG_RE } from "@svc/shared/fleet/protocol";
 import { DEFAULT_LEARNED, type LearnedLimits } from "./directory/types.ts";
 import { cidrProblem, type Network, parseCidr } from "./fleet/networks.ts";
+import { parseExtraModels } from "./pools/extra_models.ts";
+import type { ServerKind } from "./http_server.ts";
 
 /** Router-only settings. */
 const ROUTER_FIELDS = {
   SVC_API_KEYS: list({
     secret: true,
     item: (k) => k.length < 8 || /\s/.test(k) ? "entries must be at least 8 characters" : undefined,
-    doc: "comma-separated client keys; when set, `/v1/*` needs `Authorization: Bearer <key>` " +
-      "(probes, `/health`, `/metrics` stay open)",
+    doc: "comma-separated client keys; when set, everything but `/healthz` and `/readyz` needs " +
+      "`Authorization: Bearer <key>` (`/v1/*`, and `/health`, `/metrics`, the dashboard and the " +
+      "status streams unless `SVC_STATUS_PUBLIC`). Set but blank refuses to start",
+  }),
+  SVC_STATUS_PUBLIC: bool({
+    default: false,
+    doc: "with `SVC_API_KEYS` set, leave `/health`, `/metrics`, the dashboard (`/`) and " +
+      "`/ws/cluster-status`, `/ws/status` open (they name workers, their URLs and models): only " +
+      "for a router whose port is reachable from a private network alone",
   }),
   SVC_DEFAULT_MACHINE_PROFILE: slug({
     default: undefined,
@@ -89,6 +102,12 @@ const ROUTER_FIELDS = {
     doc: "most model → bundle pairs remembered from what workers reported (earliest learned " +
       "forgotten first; each also after 7 days without a report)",
   }),
+  SVC_EXTRA_MODELS: str({
+    default: undefined,
+    doc: "model → bundle pairs of models only workers know (their `SVC_MODELS_DIR`), as " +
+      "`org/a=default,org/b=extract` or a JSON object: a pool scaled to zero answers 202 for " +
+      "them from the first request (a model nobody names goes to bundle `default`)",
+  }),
   SVC_UPSTREAM_TIMEOUT_MS: millis({
     min: 100,
     max: 3_600_000,
@@ -131,6 +150,12 @@ const ROUTER_FIELDS = {
     default: 32,
     doc: "load at which a worker that has the model loaded stops being preferred",
   }),
+  SVC_ROUTER_SERVER: oneOf(["auto", "node", "deno"], {
+    default: "auto",
+    doc: "HTTP server: `node` (node:http: a client that goes away cancels its request to the " +
+      "worker, stalled connections are closed), `deno` (`Deno.serve`), `auto`: `deno` on Deno " +
+      "Deploy, else `node`",
+  }),
   SVC_DIRECTORY: oneOf(["memory", "kv"], {
     default: "memory",
     doc: "worker directory: `memory` (one process) or `kv` (Deno KV, many isolates)",
@@ -152,6 +177,8 @@ const ROUTER_FIELDS = {
 
 const SCHEMA = settingsSchema({ ...COMMON_FIELDS, ...ROUTER_FIELDS }, (v, issue) => {
   checkCommon(v, issue);
+  const extra = parseExtraModels(v.SVC_EXTRA_MODELS);
+  if (!extra.ok) issue("SVC_EXTRA_MODELS", extra.problem);
   if (v.SVC_WORKER_STALE_MS < 2 * v.SVC_HEARTBEAT_INTERVAL_MS) {
     issue("SVC_WORKER_STALE_MS", "must be at least twice SVC_HEARTBEAT_INTERVAL_MS");
   }
@@ -185,6 +212,8 @@ export interface PoolSettings {
   machineProfiles: string[];
   /** A loaded worker with at least this load lets an idle worker take the request instead. */
   affinitySpillLoad: number;
+  /** Model → bundle pairs of `SVC_EXTRA_MODELS`. */
+  extraModels: ReadonlyMap<string, string>;
 }
 
 /** The fleet's timing, told to workers at registration. */
@@ -234,10 +263,16 @@ export interface DirectorySettings {
 /** The router's settings, in the slices its parts receive. */
 export interface RouterSettings {
   listen: { host: string; port: number };
+  /** Which HTTP server serves (router/http_server.ts). */
+  server: ServerKind;
   /** Token workers must present; undefined means every worker is refused. */
   workerToken: string | undefined;
   /** Client API keys; empty means the API is open. */
   apiKeys: string[];
+  /** With API keys set, the fleet's status (health, metrics, dashboard, streams) stays open. */
+  statusPublic: boolean;
+  /** Sent to workers as `Authorization: Bearer` (`SVC_WORKER_API_KEY`); undefined: none. */
+  workerApiKey: string | undefined;
   pools: PoolSettings;
   fleet: FleetTiming;
   fleetLimits: FleetLimits;
@@ -247,6 +282,8 @@ export interface RouterSettings {
   directory: DirectorySettings;
   /** Input limits, the same settings the worker reads. */
   limits: InputLimits;
+  /** Body reading and connection bounds, the same settings the worker reads. */
+  http: HttpSettings;
   log: LogSettings;
   /** Secret values (tokens, keys) that must never appear in a log line. */
   secrets: string[];
@@ -260,15 +297,28 @@ export interface RouterSettings {
  */
 export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []): RouterSettings {
   const v = SCHEMA.load(env);
+  // A key variable that is present but holds no key is a mistake (an empty secret, a template
+  // left unfilled), never a wish for an open API: refuse rather than serve without keys.
+  if (env.SVC_API_KEYS !== undefined && v.SVC_API_KEYS.length === 0) {
+    throw new ConfigError([{
+      name: "SVC_API_KEYS",
+      message: "is set but holds no key (unset it to run without client keys)",
+    }]);
+  }
   const unknown = unknownSettingsWarning(env, [...SCHEMA.names, ...alsoKnown]);
+  const extra = parseExtraModels(v.SVC_EXTRA_MODELS);
   return {
     listen: { host: v.SVC_HOST, port: v.SVC_PORT },
+    server: v.SVC_ROUTER_SERVER,
     workerToken: v.SVC_WORKER_TOKEN,
     apiKeys: v.SVC_API_KEYS,
+    statusPublic: v.SVC_STATUS_PUBLIC,
+    workerApiKey: v.SVC_WORKER_API_KEY,
     pools: {
       defaultMachineProfile: v.SVC_DEFAULT_MACHINE_PROFILE,
       machineProfiles: v.SVC_MACHINE_PROFILES,
       affinitySpillLoad: v.SVC_AFFINITY_SPILL_LOAD,
+      extraModels: extra.ok ? extra.bundles : new Map(), // checked by the schema
     },
     fleet: {
       workerStaleMs: v.SVC_WORKER_STALE_MS,
@@ -300,6 +350,7 @@ export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []):
       learned: { maxModels: v.SVC_MAX_LEARNED_MODELS, ttlMs: DEFAULT_LEARNED.ttlMs },
     },
     limits: limitsOf(v),
+    http: httpSettingsOf(v),
     log: logSettingsOf(v),
     secrets: SCHEMA.secretsOf(v),
     warnings: unknown ? [unknown] : [],

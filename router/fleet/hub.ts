@@ -16,6 +16,7 @@ import {
 } from "@svc/shared/fleet/protocol";
 import { parseVersion, VERSION } from "@svc/shared/version";
 import { bearerToken, type SecretSet } from "@svc/shared/http/secrets";
+import { upgradeWebSocket } from "@svc/shared/http/upgrade";
 import { hostAllowed, type Network } from "./networks.ts";
 import {
   modelsFromRegistration,
@@ -49,9 +50,28 @@ export interface FleetHubOptions {
   now?: () => number;
 }
 
+/**
+ * What the hub needs of a worker's socket: Deno's WebSocket (under Deno.serve) and a `ws` socket
+ * (under the node:http server) both have it.
+ */
+interface FleetSocket {
+  readonly readyState: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  onmessage: ((ev: { data: unknown }) => void) | null;
+  onclose: ((ev: { code: number }) => void) | null;
+  onerror: (() => void) | null;
+}
+
+/** `readyState` of an open socket (the same in every WebSocket implementation). */
+const OPEN = 1;
+
+/** Seconds without a pong before the server drops a fleet socket (Deno.serve's default). */
+const FLEET_IDLE_TIMEOUT_S = 120;
+
 /** One worker socket held by this router process. */
 interface Connection {
-  socket: WebSocket;
+  socket: FleetSocket;
   connId: string;
   record: WorkerRecord | undefined;
   lastFrameAt: number;
@@ -119,12 +139,12 @@ export class FleetHub {
       });
       return errorResponse(new ServiceError("UNAUTHORIZED", "a valid worker token is required"));
     }
-    const { socket, response } = Deno.upgradeWebSocket(req);
-    this.#accept(socket);
+    const { socket, response } = upgradeWebSocket(req, { idleTimeoutS: FLEET_IDLE_TIMEOUT_S });
+    this.#accept(socket as unknown as FleetSocket);
     return response;
   }
 
-  #accept(socket: WebSocket): void {
+  #accept(socket: FleetSocket): void {
     const conn: Connection = {
       socket,
       connId: crypto.randomUUID(),
@@ -381,7 +401,7 @@ export class FleetHub {
   }
 
   #send(conn: Connection, msg: RouterMessage): void {
-    if (conn.closed || conn.socket.readyState !== WebSocket.OPEN) return;
+    if (conn.closed || conn.socket.readyState !== OPEN) return;
     try {
       conn.socket.send(encodeMessage(msg));
     } catch {

@@ -1,6 +1,7 @@
 /** Request → (pool, bundle): the machine-profile header picks the pool, the model its bundle. */
 import { BUILTIN_CATALOG, catalogById, resolveServedName } from "@svc/shared/catalog";
 import { modelBundles } from "@svc/shared/catalog/bundles";
+import { isSafeModelId } from "@svc/shared/catalog/schema";
 import { ServiceError } from "@svc/shared/errors";
 import { HeaderNames as H } from "@svc/shared/headers";
 import { SLUG_RE } from "@svc/shared/fleet/protocol";
@@ -85,27 +86,56 @@ export interface ModelRoute {
    * ids; a profile name `id:profile` is served by the same loaded model, so it routes as `id`.
    */
   model: string;
+  /**
+   * True when nothing names the model (no worker reported it, no setting or catalog entry): it is
+   * routed to {@link FALLBACK_BUNDLE} so that an empty pool can still be asked to scale up.
+   */
+  guessed?: boolean;
 }
 
-/**
- * Route a served name: names workers reported first (they know their extra catalog entries),
- * then `id:profile` of a reported id (the worker checks the profile), then the built-in catalog
- * (which validates profiles itself). Undefined: nobody knows the model (404).
- */
-export function routeModel(name: string, directory: WorkerDirectory): ModelRoute | undefined {
-  const learned = directory.learnedBundles();
-  const exact = learned.get(name);
+/** Bundle of a model nobody has named yet (workers serve `SVC_MODELS_DIR` entries there by default). */
+export const FALLBACK_BUNDLE = "default";
+
+/** A name that may be routed without being known: a safe id, optionally `:profile`. */
+function isRoutableName(name: string): boolean {
+  const colon = name.lastIndexOf(":");
+  if (colon < 0) return isSafeModelId(name);
+  return isSafeModelId(name.slice(0, colon)) && SLUG_RE.test(name.slice(colon + 1));
+}
+
+/** `name`, or the id of an `id:profile` name, looked up in `bundles`. */
+function lookUp(name: string, bundles: ReadonlyMap<string, string>): ModelRoute | undefined {
+  const exact = bundles.get(name);
   if (exact !== undefined) return { bundle: exact, model: name };
   const colon = name.lastIndexOf(":");
   if (colon > 0) {
     const base = name.slice(0, colon);
-    const baseBundle = learned.get(base);
+    const baseBundle = bundles.get(base);
     if (baseBundle !== undefined) return { bundle: baseBundle, model: base };
   }
+  return undefined;
+}
+
+/**
+ * Route a served name: names workers reported first (they know their extra catalog entries),
+ * then `SVC_EXTRA_MODELS` (`extra`), each also as `id:profile` of a known id (the worker checks
+ * the profile), then the built-in catalog (which validates profiles itself), and last, for a
+ * well-formed id nobody named, {@link FALLBACK_BUNDLE} (`guessed`). Undefined: a name that cannot
+ * be a model id (404).
+ */
+export function routeModel(
+  name: string,
+  directory: WorkerDirectory,
+  extra: ReadonlyMap<string, string> = new Map(),
+): ModelRoute | undefined {
+  const known = lookUp(name, directory.learnedBundles()) ?? lookUp(name, extra);
+  if (known !== undefined) return known;
   const catalogBundle = CATALOG_BUNDLES.get(name);
-  if (catalogBundle === undefined) return undefined;
-  return {
-    bundle: catalogBundle,
-    model: resolveServedName(name, CATALOG_BY_ID)?.config.id ?? name,
-  };
+  if (catalogBundle !== undefined) {
+    return {
+      bundle: catalogBundle,
+      model: resolveServedName(name, CATALOG_BY_ID)?.config.id ?? name,
+    };
+  }
+  return isRoutableName(name) ? { bundle: FALLBACK_BUNDLE, model: name, guessed: true } : undefined;
 }

@@ -3,7 +3,8 @@
  * 202 (clients take any 2xx as success): it waits for capacity, then answers 503.
  */
 import type { Context } from "hono";
-import { decodeBody, readBodyLimited } from "@svc/shared/codec/decode";
+import { decodeBody } from "@svc/shared/codec/decode";
+import { readBodyLimited } from "@svc/shared/http/read_body";
 import type { InputLimits } from "@svc/shared/codec/limits";
 import { MAX_MODEL_NAME_LENGTH } from "@svc/shared/catalog/model_path";
 import { ServiceError } from "@svc/shared/errors";
@@ -15,7 +16,7 @@ export async function handleEmbeddings(
   ctx: RouterContext,
   c: Context<RouterEnv>,
 ): Promise<Response> {
-  const body = await readBodyLimited(c.req.raw, ctx.settings.limits);
+  const body = await readBodyLimited(c.req.raw, ctx.body);
   const model = modelOfEmbeddingsBody(body, c.req.header("content-type"), ctx.settings.limits);
   return await routeAndForward(ctx, c, model, () => Promise.resolve(body), {
     kind: "wait",

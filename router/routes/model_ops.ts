@@ -1,6 +1,6 @@
 /** POST /v1/{encode,score,extract}/{model}: routed by the model in the path; 202 without capacity. */
 import type { Context } from "hono";
-import { readBodyLimited } from "@svc/shared/codec/decode";
+import { readBodyLimited } from "@svc/shared/http/read_body";
 import { modelFromPath } from "@svc/shared/catalog/model_path";
 import type { RouterContext, RouterEnv } from "../context.ts";
 import { routeAndForward } from "./model_request.ts";
@@ -19,7 +19,7 @@ export function handleModelOp(
     ctx,
     c,
     model,
-    () => readBodyLimited(c.req.raw, ctx.settings.limits),
+    () => readBodyLimited(c.req.raw, ctx.body),
     { kind: "provision" },
   );
 }

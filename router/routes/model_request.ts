@@ -12,6 +12,7 @@ import type { ProvisioningBody } from "@svc/shared/schemas/router";
 import type { RouterContext, RouterEnv } from "../context.ts";
 import { requestedProfile, routeModel } from "../pools/resolve.ts";
 import { forward } from "../proxy/forward.ts";
+import { selectWorker } from "../pools/selection.ts";
 
 /** How often a request waiting for capacity looks again. */
 const CAPACITY_POLL_MS = 200;
@@ -24,6 +25,8 @@ interface Target {
   model: string;
   /** As workers register it (`id` for a served `id:profile`). */
   workerModel: string;
+  /** Nobody named the model: routed to the fallback bundle in case an empty pool serves it. */
+  guessed: boolean;
 }
 
 /** What to do when the pool has no serving worker. */
@@ -32,8 +35,10 @@ export type WhenNoCapacity =
   | { kind: "wait"; untilMs: number };
 
 /**
- * Forward a request for `model` and return the worker's answer. The body is read only once the
- * model is known to be routable (an unknown model is a 404 without reading it).
+ * Forward a request for `model` and return the worker's answer. What needs no body is decided
+ * before any of it is read: 400 (profile), 404 (a model the pool does not serve) and, when asked
+ * to provision, 202; the body is read (within the body bounds and the in-flight budget) only for
+ * a request that has a worker to go to or that waits for one.
  */
 export async function routeAndForward(
   ctx: RouterContext,
@@ -43,17 +48,28 @@ export async function routeAndForward(
   whenNoCapacity: WhenNoCapacity,
 ): Promise<Response> {
   const target = resolveTarget(ctx, c, model);
-  const body = await readBody();
   const proxyDeps = {
     directory: ctx.directory,
     load: ctx.load,
     metrics: ctx.metrics,
     log: ctx.log,
     upstreamTimeoutMs: ctx.settings.upstreamTimeoutMs,
+    workerApiKey: ctx.settings.workerApiKey,
     spillLoad: ctx.settings.pools.affinitySpillLoad,
     fetch: ctx.fetch,
   };
   const upstream = { pool: target.profile, bundle: target.bundle, model: target.workerModel };
+  const now = selectWorker(ctx.directory.snapshot(), upstream, {
+    spillLoad: proxyDeps.spillLoad,
+    inFlight: () => 0,
+  }).kind;
+  if (now === "not_served" || (now === "no_capacity" && whenNoCapacity.kind === "provision")) {
+    // Nothing will read the body: let the server close the connection instead of draining it.
+    c.req.raw.body?.cancel().catch(() => {});
+    if (now === "not_served") throw notServed(target);
+    return provisioning(ctx, target);
+  }
+  const body = await readBody();
   let recorded = false;
   while (true) {
     const r = await forward(c.req.raw, body, upstream, proxyDeps, c.env?.completed);
@@ -82,7 +98,10 @@ export async function routeAndForward(
   }
 }
 
-/** Pool from the header (recorded for the access log), bundle from the model; 404 if unknown. */
+/**
+ * Pool from the header (recorded for the access log), bundle from the model: a name nobody knows
+ * goes to the fallback bundle (`guessed`); 404 only for a name that cannot be a model id.
+ */
 function resolveTarget(ctx: RouterContext, c: Context<RouterEnv>, model: string): Target {
   const profile = requestedProfile(
     c.req.raw.headers,
@@ -90,13 +109,19 @@ function resolveTarget(ctx: RouterContext, c: Context<RouterEnv>, model: string)
     ctx.directory.snapshot(),
   );
   c.set("profile", profile);
-  const route = routeModel(model, ctx.directory);
+  const route = routeModel(model, ctx.directory, ctx.settings.pools.extraModels);
   if (route === undefined) {
     throw new ServiceError("MODEL_NOT_FOUND", `model "${model}" is not in the catalog`);
   }
-  // Labelled only once the name is known to the fleet: metric label values stay bounded.
-  c.set("model", model);
-  return { profile, bundle: route.bundle, model, workerModel: route.model };
+  // Labelled only once the name is known: metric label values stay bounded.
+  if (!route.guessed) c.set("model", model);
+  return {
+    profile,
+    bundle: route.bundle,
+    model,
+    workerModel: route.model,
+    guessed: route.guessed === true,
+  };
 }
 
 /**
@@ -131,8 +156,11 @@ function provisioning(ctx: RouterContext, t: Target): Response {
   });
 }
 
-/** 404 for a model its pool does not offer (filtered out on those workers). */
+/** 404 for a model its pool does not offer (filtered out on those workers, or unknown). */
 function notServed(t: Target): ServiceError {
+  if (t.guessed) {
+    return new ServiceError("MODEL_NOT_FOUND", `model "${t.model}" is not in the catalog`);
+  }
   return new ServiceError(
     "MODEL_NOT_FOUND",
     `model "${t.model}" is not served by the workers of pool "${t.profile}" (bundle "${t.bundle}")`,

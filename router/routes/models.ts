@@ -13,7 +13,14 @@ export async function handleListModels(
   ctx: RouterContext,
   c: Context<RouterEnv>,
 ): Promise<Response> {
-  return Response.json({ models: await listModels(scopedWorkers(ctx, c), ctx.log, ctx.fetch) });
+  return Response.json({
+    models: await listModels(
+      scopedWorkers(ctx, c),
+      ctx.log,
+      ctx.fetch,
+      ctx.settings.workerApiKey,
+    ),
+  });
 }
 
 /** GET /v1/models/{model} (raw or percent-encoded, `id:profile` accepted) */
@@ -22,7 +29,13 @@ export async function handleGetModel(
   c: Context<RouterEnv>,
 ): Promise<Response> {
   const model = modelFromPath(c.req.url, "/v1/models/");
-  const info = await getModel(scopedWorkers(ctx, c), model, ctx.log, ctx.fetch);
+  const info = await getModel(
+    scopedWorkers(ctx, c),
+    model,
+    ctx.log,
+    ctx.fetch,
+    ctx.settings.workerApiKey,
+  );
   if (!info) throw new ServiceError("MODEL_NOT_FOUND", `model "${model}" is not in the catalog`);
   return Response.json(info);
 }

@@ -56,7 +56,7 @@ export const COMMON_FIELDS: { readonly [K in keyof CommonValues]: Setting<Common
   }),
   SVC_MAX_BODY_BYTES: limit(
     "maxBodyBytes",
-    "largest request body, in bytes (also what the router buffers)",
+    "largest request body, in bytes (router and worker)",
     "`33554432` (32 MiB)",
   ),
   SVC_MAX_NESTING_DEPTH: limit("maxDepth", "nesting depth of JSON/msgpack bodies"),
@@ -80,22 +80,22 @@ export const COMMON_FIELDS: { readonly [K in keyof CommonValues]: Setting<Common
     min: 100,
     max: 3_600_000,
     default: 30_000,
-    doc: "a request body with no new bytes for this long is abandoned with 408 (the worker also " +
-      "closes the connection)",
+    doc: "a request body with no new bytes for this long is abandoned with 408 and its " +
+      "connection closed",
   }),
   SVC_HEADERS_TIMEOUT_MS: millis({
     min: 100,
     max: 3_600_000,
     default: 30_000,
     doc: "a connection whose request headers are incomplete after this long gets 408 and is " +
-      "closed (worker)",
+      "closed (worker; router on node:http)",
   }),
   SVC_REQUEST_TIMEOUT_MS: millis({
     min: 100,
     max: 86_400_000,
     default: 300_000,
     doc: "a request not received whole (headers and body) within this long gets 408 and is " +
-      "closed, however slowly it trickles (worker)",
+      "closed, however slowly it trickles (worker; router on node:http)",
   }),
 };
 

@@ -10,8 +10,10 @@
  * aborts when the client goes away. WebSocket upgrades are accepted with `ws` through
  * shared/http/upgrade.ts.
  *
- * Responses are buffered before they are written (every answer of ours is built whole); a
- * streaming response body would be read to its end first.
+ * Responses are buffered before they are written (every answer of the worker is built whole),
+ * unless `streamResponses` is set and the answer declares its length (the router passing a
+ * worker's answer on as it arrives: chunks are written with backpressure, and a client that goes
+ * away cancels the body).
  */
 import http from "node:http";
 import type { Duplex } from "node:stream";
@@ -19,8 +21,15 @@ import { WebSocketServer } from "ws";
 import { ClientGoneError, errorResponse, ServiceError } from "../errors.ts";
 import { registerUpgrade, type StreamSocket, type UpgradeOptions } from "./upgrade.ts";
 
+/** What the server tells a handler besides the request (the shape of Deno.serve's). */
+export interface ServeInfo {
+  remoteAddr: { transport: "tcp"; hostname: string; port: number };
+  /** Settles once the answer has been written, or the client has gone away. */
+  completed: Promise<void>;
+}
+
 /** A fetch-style request handler. */
-export type FetchHandler = (req: Request) => Response | Promise<Response>;
+export type FetchHandler = (req: Request, info: ServeInfo) => Response | Promise<Response>;
 
 /** Options of {@link serveNodeHttp}. */
 export interface NodeServeOptions {
@@ -33,6 +42,8 @@ export interface NodeServeOptions {
   requestTimeoutMs: number;
   /** Idle keep-alive connections are closed after this long (default 5 s). */
   keepAliveTimeoutMs?: number;
+  /** Write answers as their bodies arrive instead of buffering them (a proxy's answers). */
+  streamResponses?: boolean;
   onListen?: (addr: { hostname: string; port: number }) => void;
 }
 
@@ -41,12 +52,21 @@ export interface NodeHttpServer {
   readonly addr: { hostname: string; port: number };
   /** Resolves once the server has closed. */
   readonly finished: Promise<void>;
-  /** Stop accepting connections; resolves when the open ones have ended (idle ones at once). */
-  shutdown(): Promise<void>;
+  /**
+   * Stop accepting connections; resolves when the open ones have ended (idle ones at once). With
+   * `graceMs`, connections still open after it are closed.
+   */
+  shutdown(graceMs?: number): Promise<void>;
 }
 
 /** How long a connection whose request body was not read to its end stays open after the answer. */
 const LINGER_MS = 1000;
+
+/**
+ * Largest WebSocket message accepted (`ws` allows 100 MiB by default): status-stream clients
+ * send nothing, and fleet frames are at most 1 MiB of JSON text.
+ */
+const MAX_WS_PAYLOAD_BYTES = 2 * 1024 * 1024;
 
 /** Start serving; resolves once the server listens. */
 export async function serveNodeHttp(
@@ -60,8 +80,14 @@ export async function serveNodeHttp(
     // Timeouts are checked on this period (Node's default of 30 s would let them run far over).
     connectionsCheckingInterval: Math.max(100, Math.min(1000, opts.headersTimeoutMs / 2)),
   } as http.ServerOptions);
-  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
-  server.on("request", (incoming, res) => serveOne(handler, incoming, res));
+  const wss = new WebSocketServer({
+    noServer: true,
+    perMessageDeflate: false,
+    maxPayload: MAX_WS_PAYLOAD_BYTES,
+  });
+  // A streamed answer the client stops taking is dropped after the request timeout.
+  const stream = opts.streamResponses === true ? opts.requestTimeoutMs : undefined;
+  server.on("request", (incoming, res) => serveOne(handler, incoming, res, stream));
   server.on(
     "upgrade",
     (incoming, socket, head) => upgradeOne(handler, wss, incoming, socket, head),
@@ -83,9 +109,13 @@ export async function serveNodeHttp(
   return {
     addr,
     finished,
-    shutdown() {
+    shutdown(graceMs?: number) {
       server.close();
       server.closeIdleConnections();
+      if (graceMs !== undefined) {
+        const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+        finished.then(() => clearTimeout(timer));
+      }
       return finished;
     },
   };
@@ -161,10 +191,17 @@ function bodyStream(incoming: http.IncomingMessage, state: BodyState): ReadableS
   });
 }
 
+/** The peer of `incoming`, as Deno.serve reports it. */
+function remoteOf(incoming: http.IncomingMessage): ServeInfo["remoteAddr"] {
+  const s = incoming.socket;
+  return { transport: "tcp", hostname: s.remoteAddress ?? "", port: s.remotePort ?? 0 };
+}
+
 function serveOne(
   handler: FetchHandler,
   incoming: http.IncomingMessage,
   res: http.ServerResponse,
+  stream: number | undefined,
 ): void {
   const gone = new AbortController();
   const state: BodyState = { cancelled: false };
@@ -180,30 +217,44 @@ function serveOne(
       res,
       errorResponse(new ServiceError("INVALID_INPUT", "malformed request line or headers")),
       state,
+      undefined,
     );
     return;
   }
+  const completed = new Promise<void>((resolve) => res.once("close", () => resolve()));
   res.on("close", () => {
     if (!res.writableFinished) gone.abort(new ClientGoneError());
   });
+  const info: ServeInfo = { remoteAddr: remoteOf(incoming), completed };
   Promise.resolve()
-    .then(() => handler(request))
+    .then(() => handler(request, info))
     .catch(() => errorResponse(new ServiceError("INTERNAL_ERROR", "unexpected server error")))
-    .then((response) => writeResponse(incoming, res, response, state))
+    .then((response) => writeResponse(incoming, res, response, state, stream))
     .catch(() => res.destroy());
 }
 
-/** Write `response`; a request whose body was not read to its end closes its connection. */
+/**
+ * Write `response` (buffered, or streamed when `stream` gives how long a write may wait for the
+ * client); a request whose body was not read to its end closes its connection.
+ */
 async function writeResponse(
   incoming: http.IncomingMessage,
   res: http.ServerResponse,
   response: Response,
   state: BodyState,
+  stream: number | undefined,
 ): Promise<void> {
-  const bytes = response.body === null || incoming.method === "HEAD"
+  // Only answers of a known length stream (a proxied worker answer); the server's own answers
+  // are small and built whole, so they get their length here.
+  const streamed = stream !== undefined && response.body !== null && incoming.method !== "HEAD" &&
+    response.headers.has("content-length");
+  const bytes = response.body === null || incoming.method === "HEAD" || streamed
     ? undefined
     : new Uint8Array(await response.arrayBuffer());
-  if (res.destroyed) return;
+  if (res.destroyed) {
+    await response.body?.cancel().catch(() => {});
+    return;
+  }
   res.statusCode = response.status;
   for (const [k, v] of response.headers) if (k !== "set-cookie") res.setHeader(k, v);
   const cookies = response.headers.getSetCookie();
@@ -211,12 +262,57 @@ async function writeResponse(
   const unread = state.cancelled || !incoming.complete;
   if (unread) res.setHeader("connection", "close");
   if (bytes !== undefined) res.setHeader("content-length", bytes.length);
-  res.end(bytes);
   if (unread) {
     // Give the client a moment to read the answer, then drop whatever it is still sending.
     incoming.resume();
     const socket = incoming.socket;
     res.once("finish", () => setTimeout(() => socket.destroy(), LINGER_MS).unref?.());
+  }
+  if (streamed) await pipeBody(response.body!, res, stream);
+  else res.end(bytes);
+}
+
+/**
+ * Write `body` to `res` chunk by chunk, waiting for the socket to drain (at most `stallMs`, then
+ * the connection is dropped); a client that goes away cancels the body (a proxied answer then
+ * stops being fetched).
+ */
+async function pipeBody(
+  body: ReadableStream<Uint8Array>,
+  res: http.ServerResponse,
+  stallMs: number,
+): Promise<void> {
+  const reader = body.getReader();
+  const gone = () => reader.cancel().catch(() => {});
+  res.once("close", gone);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (res.destroyed) return;
+      if (!res.write(value)) {
+        await new Promise<void>((resolve) => {
+          const go = () => {
+            clearTimeout(timer);
+            res.off("drain", go);
+            res.off("close", go);
+            resolve();
+          };
+          const timer = setTimeout(() => {
+            res.destroy(); // 'close' follows: the body is cancelled, the loop ends
+            go();
+          }, stallMs);
+          res.on("drain", go);
+          res.on("close", go);
+        });
+      }
+    }
+    res.end();
+  } catch {
+    // The body failed (upstream gone): the client cannot get a whole answer.
+    res.destroy();
+  } finally {
+    res.off("close", gone);
   }
 }
 
@@ -245,8 +341,9 @@ function upgradeOne(
     keepAlive(ws, o.idleTimeoutS);
     return { socket: ws as unknown as StreamSocket, response: new Response(null) };
   });
+  const info: ServeInfo = { remoteAddr: remoteOf(incoming), completed: Promise.resolve() };
   Promise.resolve()
-    .then(() => handler(request))
+    .then(() => handler(request, info))
     .then(async (response) => {
       if (accepted || socket.destroyed) return;
       const body = new Uint8Array(await response.arrayBuffer());

@@ -82,11 +82,15 @@ Deno.test({
       // A first worker makes the router learn the fixture models' bundle, then leaves.
       const seed = await startWorkerProc("client-seed", r.url, workerEnv);
       try {
-        await waitFor(async () => (await workerIds(r.url)).length === 1, "the seed", 60_000);
+        await waitFor(async () => (await workerIds(r.url, KEY)).length === 1, "the seed", 60_000);
       } finally {
         await seed.stop();
       }
-      await waitFor(async () => (await workerIds(r.url)).length === 0, "an empty pool", 20_000);
+      await waitFor(
+        async () => (await workerIds(r.url, KEY)).length === 0,
+        "an empty pool",
+        20_000,
+      );
 
       const client = new SvcClient({ baseUrl: r.url, apiKey: KEY, machineProfile: "cpu" });
 

@@ -75,7 +75,9 @@ Deno.test("logs: JSON request lines and model events, no secret in any output", 
     });
     const w = worker;
     await waitFor(async () => {
-      const h = await (await fetch(`${router.url}/health`)).json();
+      const h = await (await fetch(`${router.url}/health`, {
+        headers: { authorization: `Bearer ${API_KEYS[0]}` },
+      })).json();
       return h.worker_count === 1;
     }, "worker registered (worker token accepted)");
     const auth = { authorization: `Bearer ${API_KEYS[1]}`, "x-svc-machine-profile": "cpu" };

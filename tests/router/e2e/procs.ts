@@ -195,9 +195,10 @@ export async function json(
   return { status: res.status, headers: res.headers, body };
 }
 
-/** Ids of the workers in the router's /health. */
-export async function workerIds(routerUrl: string): Promise<string[]> {
-  const h = await json(`${routerUrl}/health`);
+/** Ids of the workers in the router's /health (`apiKey`: a router with SVC_API_KEYS). */
+export async function workerIds(routerUrl: string, apiKey?: string): Promise<string[]> {
+  const headers: Record<string, string> = apiKey ? { authorization: `Bearer ${apiKey}` } : {};
+  const h = await json(`${routerUrl}/health`, { headers });
   return ((h.body.workers ?? []) as { id: string }[]).map((w) => w.id).sort();
 }
 

@@ -399,7 +399,7 @@ Deno.test("routing: without affinity, load is spread by in-flight requests", asy
   }
 });
 
-Deno.test("routing: API keys guard /v1 but not probes", async () => {
+Deno.test("routing: API keys guard /v1 and the fleet's status, not the probes", async () => {
   const c = await cluster({ SVC_API_KEYS: "first-key-123,second-key-456" }, [{
     id: "w",
     profile: "cpu",
@@ -427,10 +427,20 @@ Deno.test("routing: API keys guard /v1 but not probes", async () => {
       assert.equal(res.status, 200);
       await res.body?.cancel();
     }
-    for (const p of ["/healthz", "/readyz", "/health", "/metrics"]) {
+    for (const p of ["/healthz", "/readyz"]) {
       const res = await fetch(`${c.r.url}${p}`);
       assert.equal(res.status, 200, p);
       await res.body?.cancel();
+    }
+    for (const p of ["/health", "/metrics", "/"]) {
+      const res = await fetch(`${c.r.url}${p}`);
+      assert.equal(res.status, 401, p);
+      await res.body?.cancel();
+      const keyed = await fetch(`${c.r.url}${p}`, {
+        headers: { authorization: "Bearer second-key-456" },
+      });
+      assert.equal(keyed.status, 200, p);
+      await keyed.body?.cancel();
     }
     const logs = JSON.stringify(c.r.logs);
     assert.ok(!logs.includes("first-key-123") && !logs.includes("wrong-key-000"));
@@ -465,9 +475,9 @@ Deno.test("routing: /v1/embeddings never answers 202: it waits for capacity, the
     const unknown = await getJson(`${c.r.url}/v1/embeddings`, {
       method: "POST",
       headers: CPU,
-      body: JSON.stringify({ model: "x/y", input: "a" }),
+      body: JSON.stringify({ model: "x/../y", input: "a" }),
     });
-    assert.equal(unknown.status, 404);
+    assert.equal(unknown.status, 404, "a name that cannot be a model id");
   } finally {
     await c.close();
   }

@@ -1,0 +1,132 @@
+/**
+ * `deno task bench:router-soak`: router memory under sustained load. A real router process
+ * (`router/main.ts`, as deployed) proxies closed-loop 1-item encodes to an in-process fake worker
+ * for `--seconds` (default 60) at `--concurrency` (default 32); its resident memory and a
+ * `/healthz` round trip are sampled every 5 s. Flat means the last samples stay near the first
+ * one after warm-up: nothing per request outlives its answer.
+ *
+ *   deno task bench:router-soak [--seconds=60] [--concurrency=32] [--server=node|deno]
+ */
+import { startFakeWorker } from "../router/helpers/fake_worker.ts";
+import { rssMiB, timeGet } from "../hardening/helpers.ts";
+import { waitFor } from "../helpers/wait.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const TOKEN = "bench-soak-worker-token-0123456789";
+const SAMPLE_MS = 5000;
+const WARMUP_MS = 10_000;
+
+/** `--name=value` arguments. */
+function arg(name: string, fallback: string): string {
+  const found = Deno.args.find((a) => a.startsWith(`--${name}=`));
+  return found ? found.slice(name.length + 3) : fallback;
+}
+
+/** Start the router process; resolves with it and its URL once it listens. */
+async function startRouter(server: string): Promise<{ child: Deno.ChildProcess; url: string }> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-P=router", "router/main.ts"],
+    cwd: ROOT,
+    env: {
+      NO_COLOR: "1",
+      SVC_HOST: "127.0.0.1",
+      SVC_PORT: "0",
+      SVC_WORKER_TOKEN: TOKEN,
+      // Info for the "router listening" line with the port; the rest is read and dropped.
+      SVC_LOG_LEVEL: "info",
+      SVC_ROUTER_SERVER: server,
+    },
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  for (;;) {
+    const { value, done } = await lines.read();
+    if (done) throw new Error("the router exited before listening");
+    seen += value;
+    const m = seen.match(/port=(\d+)/);
+    if (m) {
+      (async () => {
+        while (!(await lines.read()).done);
+      })();
+      return { child, url: `http://127.0.0.1:${m[1]}` };
+    }
+  }
+}
+
+/** Closed-loop load until `untilMs`; returns requests answered 200 and others. */
+async function load(url: string, concurrency: number, untilMs: number) {
+  const body = JSON.stringify({ items: [{ text: "a short text to embed" }] });
+  let ok = 0;
+  let other = 0;
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (performance.now() < untilMs) {
+      const res = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-svc-machine-profile": "cpu" },
+        body,
+      });
+      await res.arrayBuffer();
+      if (res.status === 200) ok++;
+      else other++;
+    }
+  }));
+  return { ok, other };
+}
+
+const seconds = Number(arg("seconds", "60"));
+const concurrency = Number(arg("concurrency", "32"));
+const server = arg("server", "auto");
+const { child, url } = await startRouter(server);
+const worker = startFakeWorker({
+  routerUrl: url,
+  token: TOKEN,
+  id: "soak-worker",
+  profile: "cpu",
+  models: [{ name: "fixture/dense", state: "loaded" }],
+});
+const trim = setInterval(() => worker.requests.length = 0, 500);
+try {
+  await waitFor(() => worker.link.connected, "the worker to register", 20_000);
+  const target = `${url}/v1/encode/fixture%2Fdense`;
+  await load(target, concurrency, performance.now() + WARMUP_MS);
+  const samples: { t: number; rss: number; healthzMs: number }[] = [];
+  const start = performance.now();
+  const running = load(target, concurrency, start + seconds * 1000);
+  const sample = async () => {
+    const h = await timeGet(`${url}/healthz`);
+    samples.push({
+      t: (performance.now() - start) / 1000,
+      rss: await rssMiB(child.pid),
+      healthzMs: h.ms,
+    });
+    const s = samples.at(-1)!;
+    console.log(
+      `t=${s.t.toFixed(0).padStart(3)} s  rss ${s.rss.toFixed(1)} MB  /healthz ${
+        s.healthzMs.toFixed(1)
+      } ms`,
+    );
+  };
+  await sample();
+  const ticker = setInterval(() => void sample(), SAMPLE_MS);
+  const result = await running;
+  clearInterval(ticker);
+  await sample();
+  const first = samples[0].rss;
+  const last = samples.at(-1)!.rss;
+  const peak = Math.max(...samples.map((s) => s.rss));
+  const p = samples.map((s) => s.healthzMs).sort((a, b) => a - b);
+  console.log(
+    `router RSS under load (${server} server, ${concurrency} clients, ${seconds} s, ` +
+      `${(result.ok / seconds).toFixed(0)} requests/s, ${result.other} not 200): ` +
+      `${first.toFixed(1)} MB after warm-up, ${last.toFixed(1)} MB at the end ` +
+      `(${(last - first).toFixed(1)} MB), peak ${peak.toFixed(1)} MB; /healthz max ` +
+      `${p.at(-1)!.toFixed(1)} ms`,
+  );
+} finally {
+  clearInterval(trim);
+  await worker.close();
+  child.kill("SIGKILL");
+  await child.status;
+}
