@@ -43,21 +43,29 @@ Deno.test({
       procs.push(router.proc);
       procs.push(await startWorkerProc("ops-w-a", router.url, { SVC_MACHINE_PROFILE: "cpu" }));
       procs.push(await startWorkerProc("ops-w-b", router.url, { SVC_MACHINE_PROFILE: "cpu" }));
-      await waitFor(async () => (await workerIds(router.url)).length === 2, "two workers", 60_000);
+      await waitFor(
+        async () => (await workerIds(router.url, KEY)).length === 2,
+        "two workers",
+        60_000,
+      );
       const loaded = await encode(router.url, "fixture/dense", AUTH);
       assert.equal(loaded.status, 200, await loaded.text());
       const url = ["--url", router.url];
+      const keyed = [...url, "--api-key", KEY];
 
-      // status: /health is open, no key needed.
+      // status: with API keys set, /health is for key holders too.
+      const statusRefused = await runTask("status", url);
+      assert.equal(statusRefused.code, 1);
+      assert.match(statusRefused.stderr.trim(), /401 UNAUTHORIZED .*--api-key/);
       await waitFor(
         async () => {
-          const r = await runTask("status", url);
+          const r = await runTask("status", keyed);
           return rowsOf(r.stdout, "fixture/dense").some((c) => c[2] === "loaded");
         },
         "fixture/dense loaded in the status table",
         30_000,
       );
-      const st = await runTask("status", url);
+      const st = await runTask("status", keyed);
       assert.equal(st.code, 0, st.stderr);
       assert.match(st.stdout, /healthy {2}2\/2 workers serving/);
       assert.deepEqual(rowsOf(st.stdout, "cpu")[0].slice(0, 4), ["cpu", "default", "2", "2"]);
@@ -65,7 +73,7 @@ Deno.test({
         const [row] = rowsOf(st.stdout, id);
         assert.deepEqual(row.slice(0, 6), [id, "cpu", "default", "serving", "0", "0"], st.stdout);
       }
-      const json0 = await runTask("status", [...url, "--json"]);
+      const json0 = await runTask("status", [...keyed, "--json"]);
       assert.equal(JSON.parse(json0.stdout).worker_count, 2);
 
       // models: behind the API key; the key comes from --api-key or SVC_API_KEYS.
@@ -99,7 +107,7 @@ Deno.test({
       assert.equal(big.status, 200, await big.clone().text());
       assert.equal(big.headers.get("x-svc-worker-id"), drained);
       assert.equal((await big.json()).items.length, long.length);
-      const after = await runTask("status", url);
+      const after = await runTask("status", keyed);
       assert.equal(rowsOf(after.stdout, drained)[0][3], "draining", after.stdout);
       assert.equal(rowsOf(after.stdout, other)[0][3], "serving");
       const before = router.proc.lines.length;
@@ -111,7 +119,7 @@ Deno.test({
       assert.equal(served.length, 6);
       assert.ok(served.every((l) => l.includes(`worker_id=${other}`)), served.join("\n"));
       // Still draining after its next status frames (a status frame cannot undo it).
-      const h = await json(`${router.url}/health`);
+      const h = await json(`${router.url}/health`, { headers: AUTH });
       const w = (h.body.workers as { id: string; state: string }[]).find((w) => w.id === drained);
       assert.equal(w?.state, "draining");
 

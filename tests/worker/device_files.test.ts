@@ -36,7 +36,7 @@ Deno.test("configForDevice: overrides on their device only, model_data dropped w
   const c = parseModelConfig({
     id: "org/m",
     family: "dense",
-    hub: { repo: "org/m" },
+    hub: { repo: "org/m", revision: "main" },
     files: { model: "onnx/model.onnx", model_data: "onnx/model.onnx_data", tokenizer: "t.json" },
     device_files: { cpu: { model: "onnx/model_quantized.onnx" } },
     inputs: ["text"],
