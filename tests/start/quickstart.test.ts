@@ -26,6 +26,8 @@ function freshEnv(xdg: string, port = "0"): Record<string, string> {
     SVC_MODELS_DIR: "",
     SVC_CLUSTER_CACHE: "",
     SVC_CACHE_DIR: "",
+    // The background GloVe build has its own test (glove_start.test.ts).
+    SVC_OFFLINE_GLOVE: "0",
   };
 }
 

@@ -54,7 +54,10 @@ Deno.test({
     );
 
     const xdg = await Deno.makeTempDir({ prefix: "svc-telemetry-" });
-    const child = spawn(await taskArgs("start"), cleanEnv({ XDG_CACHE_HOME: xdg, SVC_PORT: "0" }));
+    const child = spawn(
+      await taskArgs("start"),
+      cleanEnv({ XDG_CACHE_HOME: xdg, SVC_PORT: "0", SVC_OFFLINE_GLOVE: "0" }),
+    );
     try {
       const url = await bannerUrl(child.stdout);
       const res = await fetch(`${url}/v1/encode/fixture/dense`, {

@@ -127,6 +127,18 @@ export class ModelRegistry {
     return this.#o.catalog;
   }
 
+  /**
+   * Serve one more model from now on (`deno task start` adds GloVe once it is built in the
+   * background); false, and nothing changes, when the id is already in the catalog.
+   */
+  addModel(config: ModelConfig): boolean {
+    if (this.#o.catalog.has(config.id)) return false;
+    this.#o.catalog.set(config.id, config);
+    // A unit now, so the next status frame announces it and the router learns the name.
+    this.#unit(config, config.files.model);
+    return true;
+  }
+
   /** Resolve a served name (`id` or `id:profile`); 404 MODEL_NOT_FOUND otherwise. */
   resolve(name: string): ServedModel {
     const r = resolveServedName(name, this.#o.catalog);

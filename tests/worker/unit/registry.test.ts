@@ -563,3 +563,22 @@ Deno.test("registry: a profile's own model file is its own unit; the run budget 
   await capped.acquire("org/b");
   assert.equal(capped.backend.starts[0].runTokenBudget, 2000);
 });
+
+Deno.test("registry: addModel serves a new catalog entry at run time (and refuses a taken id)", async () => {
+  const catalog = new Map(CATALOG);
+  const t = setup({ catalog });
+  assert.throws(() => t.registry.resolve("org/late"), /not in the catalog/);
+  assert.equal(t.registry.addModel(model("org/late")), true);
+  // Announced at once (the status frames list every unit), without being loaded.
+  assert.equal(t.state("org/late"), "available");
+  assert.ok(t.registry.statuses().some((s) => s.name === "org/late"));
+  assert.equal(t.registry.catalog.get("org/late")?.id, "org/late");
+  const m = await t.acquire("org/late");
+  assert.equal(t.state("org/late"), "loaded");
+  assert.equal(m.config.id, "org/late");
+  // An id already served keeps its entry.
+  const before = t.registry.catalog.get("org/a");
+  assert.equal(t.registry.addModel(model("org/a")), false);
+  assert.equal(t.registry.catalog.get("org/a"), before);
+  assert.ok(!CATALOG.has("org/late"));
+});
