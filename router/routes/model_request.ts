@@ -6,6 +6,7 @@
  * take any 2xx as success).
  */
 import type { Context } from "hono";
+import { ALL_BUNDLES } from "@svc/shared/catalog/bundles";
 import { ServiceError } from "@svc/shared/errors";
 import { HeaderNames as H } from "@svc/shared/headers";
 import type { ProvisioningBody } from "@svc/shared/schemas/router";
@@ -115,9 +116,13 @@ function resolveTarget(ctx: RouterContext, c: Context<RouterEnv>, model: string)
   }
   // Labelled only once the name is known: metric label values stay bounded.
   if (!route.guessed) c.set("model", model);
+  // A worker serving every bundle announces all it has: a name it did not announce is a 404
+  // there, not a pool to provision.
+  const everyBundle = route.guessed &&
+    ctx.directory.snapshot().some((w) => w.pool === profile && w.bundle === ALL_BUNDLES);
   return {
     profile,
-    bundle: route.bundle,
+    bundle: everyBundle ? ALL_BUNDLES : route.bundle,
     model,
     workerModel: route.model,
     guessed: route.guessed === true,

@@ -12,6 +12,12 @@ import { servedNamesOf } from "./served_names.ts";
 export const BUNDLE_NAMES = ["default", "extract"] as const;
 export type BundleName = typeof BUNDLE_NAMES[number];
 
+/**
+ * The bundle name of a worker that serves every bundle (`SVC_BUNDLE=all`, `deno task start`): it
+ * announces each of its models under this name, and the router trusts that list to be complete.
+ */
+export const ALL_BUNDLES = "all";
+
 /** True when `name` is one of BUNDLE_NAMES. */
 export function isBundleName(name: string): name is BundleName {
   return (BUNDLE_NAMES as readonly string[]).includes(name);

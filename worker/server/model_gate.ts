@@ -1,11 +1,11 @@
 /** Checks shared by the model operations: the model exists, serves this op, belongs to our bundle. */
 import type { ServedModel } from "@svc/shared/catalog";
+import { ALL_BUNDLES } from "@svc/shared/catalog/bundles";
 import { invalidInput, ServiceError } from "@svc/shared/errors";
 import { familyOp, familyServes, hasAdapter } from "../families/kinds.ts";
 import type { WorkerContext } from "./context.ts";
 
-/** The bundle name of a worker that serves every bundle (`SVC_BUNDLE=all`, `deno task start`). */
-export const ALL_BUNDLES = "all";
+export { ALL_BUNDLES } from "@svc/shared/catalog/bundles";
 
 /** The bundle a model is announced under by a worker serving `workerBundle`. */
 export function announcedBundle(modelBundle: string, workerBundle: string): string {
