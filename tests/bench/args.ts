@@ -18,7 +18,7 @@ export interface BenchArgs {
 }
 
 const USAGE =
-  "usage: deno task bench [--quick] [--out DIR | --write-docs] [--no-router] [--worker PATH]";
+  "usage: npx deno task bench [--quick] [--out DIR | --write-docs] [--no-router] [--worker PATH]";
 
 /** Parse the arguments; throws with a usage line on anything unknown. */
 export function parseArgs(argv: readonly string[]): BenchArgs {
