@@ -9,10 +9,15 @@ import { ensureFixtures } from "../fixtures/mod.ts";
 import { ROOT } from "../router/e2e/procs.ts";
 import { taskArgs } from "./tasks.ts";
 
-/** Environment without ORT_DISABLE_TELEMETRY (this test process may have set it). */
+/**
+ * Environment without ORT_DISABLE_TELEMETRY (this test process may have set it) and without CI:
+ * ONNX Runtime also keeps its telemetry off when CI is set (seen here: no trace file under
+ * CI=true), which would take the control away under .ci/run.
+ */
 function cleanEnv(extra: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = { ...Deno.env.toObject(), NO_COLOR: "1", ...extra };
   delete env.ORT_DISABLE_TELEMETRY;
+  delete env.CI;
   return env;
 }
 
