@@ -168,7 +168,8 @@ const WORKER_FIELDS = {
     default: 256 * 1024 * 1024,
     shown: "`268435456` (256 MiB)",
     doc: "largest `adapter_model.safetensors` (and bound of `adapter_config.json`, 1 MiB) a " +
-      "LoRA adapter may have; a larger one is a `400`",
+      "LoRA adapter may have; a larger one is a `400`, before it is downloaded when the hub or " +
+      "an http cluster cache states its size",
   }),
   SVC_INTRA_OP_THREADS: int({
     min: 0,

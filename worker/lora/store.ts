@@ -11,7 +11,7 @@ import { ServiceError } from "@svc/shared/errors";
 import { deadline } from "@svc/shared/deadline";
 import { hidePaths } from "@svc/shared/redact";
 import type { WeightStore } from "../weights/types.ts";
-import { WeightsError } from "../weights/errors.ts";
+import { WeightFileTooLargeError, WeightsError } from "../weights/errors.ts";
 import type { LoraLoadSpec } from "../inference/protocol.ts";
 import type { WorkItem, WorkParams } from "../families/types.ts";
 import type { BatchRunner } from "../scheduler/batcher.ts";
@@ -207,16 +207,14 @@ export class LoraStore {
 
   async #load(e: Entry): Promise<void> {
     const started = performance.now();
+    // Bounded before the download where the source states sizes (hub, http cluster cache).
     const files = await this.#o.weights.ensureFiles(e.id, "main", { ...ADAPTER_FILES }, {
       modelId: e.id,
       signal: e.controller.signal,
+      maxBytes: { config: MAX_ADAPTER_CONFIG_BYTES, weights: this.#o.maxAdapterBytes },
     });
     const fetchMs = performance.now() - started;
-    const config = await this.#readConfig(e.id, files.config);
-    const size = (await Deno.stat(files.weights)).size;
-    if (size > this.#o.maxAdapterBytes) {
-      throw tooLarge(e.id, ADAPTER_FILES.weights, size, this.#o.maxAdapterBytes);
-    }
+    const config = await this.#readConfig(files.config);
     const { runner, loaded } = await this.#o.start(e.id, {
       weightsPath: files.weights,
       config,
@@ -244,11 +242,7 @@ export class LoraStore {
     });
   }
 
-  async #readConfig(id: string, path: string) {
-    const size = (await Deno.stat(path)).size;
-    if (size > MAX_ADAPTER_CONFIG_BYTES) {
-      throw tooLarge(id, ADAPTER_FILES.config, size, MAX_ADAPTER_CONFIG_BYTES);
-    }
+  async #readConfig(path: string) {
     let json: unknown;
     try {
       json = JSON.parse(await Deno.readTextFile(path));
@@ -279,6 +273,14 @@ export class LoraStore {
         `LoRA adapter '${id}' does not fit model '${model}': ${text}`,
       );
     }
+    if (err instanceof WeightFileTooLargeError) {
+      const file = err.ref.path;
+      return new ServiceError(
+        "INVALID_INPUT",
+        `LoRA adapter '${id}': ${file} is ${err.size} bytes, more than the ${err.maxBytes} ` +
+          `allowed${file === ADAPTER_FILES.weights ? " (SVC_MAX_LORA_BYTES)" : ""}`,
+      );
+    }
     if (err instanceof WeightsError) {
       if (err.failure === "not_found") {
         return new ServiceError("INVALID_INPUT", `LoRA adapter '${id}' was not found: ${text}`);
@@ -297,12 +299,4 @@ export class LoraStore {
     if (err instanceof ServiceError) return err;
     return new ServiceError("INTERNAL_ERROR", `LoRA adapter '${id}' failed to load: ${text}`);
   }
-}
-
-function tooLarge(id: string, file: string, size: number, bound: number): ServiceError {
-  return new ServiceError(
-    "INVALID_INPUT",
-    `LoRA adapter '${id}': ${file} is ${size} bytes, more than the ${bound} allowed` +
-      (file === ADAPTER_FILES.weights ? " (SVC_MAX_LORA_BYTES)" : ""),
-  );
 }

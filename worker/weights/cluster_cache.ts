@@ -3,7 +3,7 @@
  * `<base>/<org>/<name>/<path>`. A missing file (ENOENT / HTTP 404) means "not here" (false).
  */
 import { DEFAULT_IDLE_TIMEOUT_MS, writeStreamAtomic } from "./atomic_file.ts";
-import { sourceFailedError } from "./errors.ts";
+import { checkFileSize, sourceFailedError, WeightFileTooLargeError } from "./errors.ts";
 import { DEFAULT_HTTP_TIMEOUT_MS, fetchWithTimeout } from "./http.ts";
 import { fileStamp, isCachedFile } from "./local_cache.ts";
 import { repoFilePath, repoFileUrl } from "./paths.ts";
@@ -97,14 +97,16 @@ export function createHttpClusterCache(opts: ClusterCacheOptions): WeightSource 
         });
         if (res.status === 404) return false;
         if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
-        await writeStreamAtomic(dest, res.body, {
-          signal,
-          idleTimeoutMs,
-          expectedBytes: declaredLength(res),
-        });
+        const declared = declaredLength(res);
+        if (declared !== undefined && ref.maxBytes !== undefined && declared > ref.maxBytes) {
+          await res.body.cancel();
+          checkFileSize(ref, declared);
+        }
+        await writeStreamAtomic(dest, res.body, { signal, idleTimeoutMs, expectedBytes: declared });
         return true;
       } catch (err) {
         if (signal?.aborted) throw signal.reason;
+        if (err instanceof WeightFileTooLargeError) throw err;
         // The URL is not quoted: a base URL may carry credentials.
         throw sourceFailedError(CLUSTER_CACHE_SOURCE, ref, err);
       }

@@ -42,6 +42,27 @@ export function accessDeniedError(
   return new WeightsError("gated", "INTERNAL_ERROR", what + fix);
 }
 
+/**
+ * A file is larger than its caller accepts (`maxBytes`): refused before it is downloaded where the
+ * source states the size (hub, http cluster cache), else as soon as it is in place.
+ */
+export class WeightFileTooLargeError extends ServiceError {
+  constructor(readonly ref: WeightFileRef, readonly size: number, readonly maxBytes: number) {
+    super(
+      "INVALID_INPUT",
+      `Weights file '${ref.path}' of ${modelLabel(ref)} is ${size} bytes, more than the ` +
+        `${maxBytes} allowed.`,
+    );
+  }
+}
+
+/** Throws {@link WeightFileTooLargeError} when `size` exceeds the ref's `maxBytes`. */
+export function checkFileSize(ref: WeightFileRef, size: number): void {
+  if (ref.maxBytes !== undefined && size > ref.maxBytes) {
+    throw new WeightFileTooLargeError(ref, size, ref.maxBytes);
+  }
+}
+
 /** No source has the file. */
 export function weightsNotFoundError(ref: WeightFileRef, tried: string[]): ServiceError {
   return new WeightsError(

@@ -5,7 +5,12 @@
  */
 import { downloadFile, HubApiError } from "@huggingface/hub";
 import { DEFAULT_IDLE_TIMEOUT_MS, type ExpectedDigest, writeStreamAtomic } from "./atomic_file.ts";
-import { accessDeniedError, sourceFailedError } from "./errors.ts";
+import {
+  accessDeniedError,
+  checkFileSize,
+  sourceFailedError,
+  WeightFileTooLargeError,
+} from "./errors.ts";
 import { DEFAULT_HTTP_TIMEOUT_MS, fetchWithTimeout, HttpTimeoutError } from "./http.ts";
 import type { WeightFileRef, WeightSource } from "./types.ts";
 
@@ -82,6 +87,8 @@ export function createHubSource(opts: HubSourceOptions = {}): WeightSource {
           xet: false,
         });
         if (!blob) return false;
+        // The size is known from the probe: a file over the caller's bound is never downloaded.
+        checkFileSize(ref, blob.size);
         // Size and, where the hub stated one, hash are checked before the file is committed.
         await writeStreamAtomic(dest, blob.stream(), {
           signal,
@@ -92,6 +99,7 @@ export function createHubSource(opts: HubSourceOptions = {}): WeightSource {
         return true;
       } catch (err) {
         if (signal?.aborted) throw signal.reason;
+        if (err instanceof WeightFileTooLargeError) throw err;
         const status = err instanceof HubApiError ? err.statusCode : failure.last?.status;
         if (status === 401 || status === 403) {
           const maybeMissing = failure.last?.code === "RepoNotFound";

@@ -6,7 +6,7 @@
 import { dirname, join as joinPath, resolve } from "node:path";
 import { ServiceError } from "@svc/shared/errors";
 import { removeStalePartials } from "./atomic_file.ts";
-import { weightsNotFoundError } from "./errors.ts";
+import { checkFileSize, weightsNotFoundError } from "./errors.ts";
 import { mapLimit } from "./limit.ts";
 import {
   fileStamp,
@@ -163,8 +163,18 @@ export function createWeightStore(opts: WeightStoreOptions): WeightStore {
       const local = new Map<string, string>();
       const unique = [...new Set(entries.map(([, path]) => path))];
       await mapLimit(unique, maxParallel, async (path) => {
-        const ref: WeightFileRef = { repo, revision, path, modelId: o.modelId, gated: o.gated };
-        local.set(path, await ensureOne(ref, o.signal));
+        const ref: WeightFileRef = {
+          repo,
+          revision,
+          path,
+          modelId: o.modelId,
+          gated: o.gated,
+          maxBytes: boundOf(path, entries, o.maxBytes),
+        };
+        const file = await ensureOne(ref, o.signal);
+        // Whichever source it came from (a cached copy, a directory read in place) is checked.
+        if (ref.maxBytes !== undefined) checkFileSize(ref, (await Deno.stat(file)).size);
+        local.set(path, file);
       });
       return Object.fromEntries(entries.map(([role, path]) => [role, local.get(path)!]));
     },
@@ -198,6 +208,18 @@ export function createWeightStore(opts: WeightStoreOptions): WeightStore {
       return parts.join(";");
     },
   };
+}
+
+/** The smallest bound the roles naming `path` have, if any. */
+function boundOf(
+  path: string,
+  entries: readonly [string, string][],
+  maxBytes: Record<string, number> | undefined,
+): number | undefined {
+  if (!maxBytes) return undefined;
+  const bounds = entries.filter(([role, p]) => p === path && maxBytes[role] !== undefined)
+    .map(([role]) => maxBytes[role]);
+  return bounds.length > 0 ? Math.min(...bounds) : undefined;
 }
 
 /** Resolves/rejects like `promise`, or rejects as soon as `signal` aborts. */

@@ -9,6 +9,8 @@ export interface WeightFileRef {
   modelId?: string;
   /** The catalog marks the repository as gated (licence to accept): sharpens error messages. */
   gated?: boolean;
+  /** Largest size the caller accepts; a source that states a larger one is not downloaded. */
+  maxBytes?: number;
 }
 
 /** One file made available by the store; emitted once per file and call site, for logs. */
@@ -53,7 +55,13 @@ export interface WeightStore {
     repo: string,
     revision: string,
     files: Record<string, string>,
-    opts?: { gated?: boolean; modelId?: string; signal?: AbortSignal },
+    opts?: {
+      gated?: boolean;
+      modelId?: string;
+      signal?: AbortSignal;
+      /** Largest accepted size per role (bytes): larger files fail with WeightFileTooLargeError. */
+      maxBytes?: Record<string, number>;
+    },
   ): Promise<Record<string, string>>;
   /**
    * A fingerprint of what the caches (local, and a cluster cache directory) hold of these files:

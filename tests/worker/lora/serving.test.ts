@@ -344,3 +344,26 @@ Deno.test("lora: ids that are URLs, paths or not repository ids are a 400 before
     await s.close();
   }
 });
+
+Deno.test("lora: an adapter over SVC_MAX_LORA_BYTES is a 400 before its weights are downloaded", async () => {
+  const weights = ADAPTERS[QV].files.find((f) => f.path === "adapter_model.safetensors")!;
+  const bound = weights.bytes.length - 1;
+  const s = await setup({ SVC_MAX_LORA_BYTES: String(bound) });
+  try {
+    const r = await encodeLoaded(s.w, TEXTS, QV);
+    assert.equal(r.status, 400, JSON.stringify(r.body));
+    assert.equal(r.body.detail.code, "INVALID_INPUT");
+    assert.match(
+      r.body.detail.message,
+      new RegExp(
+        `is ${weights.bytes.length} bytes, more than the ${bound} allowed \\(SVC_MAX_LORA`,
+      ),
+    );
+    // The hub's probe stated the size; the file itself was never asked for.
+    assert.equal(hubFetches(s.hub, QV), 0, "the adapter's weights were not downloaded");
+    const base = await encode(s.w, TEXTS);
+    assert.equal(base.status, 200, JSON.stringify(base.body));
+  } finally {
+    await s.close();
+  }
+});
