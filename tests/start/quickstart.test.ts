@@ -10,33 +10,12 @@ import { join } from "node:path";
 import { Proc, ROOT } from "../router/e2e/procs.ts";
 import { curlExamples } from "./readme_examples.ts";
 import { taskArgs } from "./tasks.ts";
+import { firstRunEnv, stackUrl } from "./stack.ts";
 import { ensureFixtures } from "../fixtures/mod.ts";
 import { startFakeHub } from "../fake_hub/server.ts";
 
 /** `deno task start`'s command line from deno.json, without the leading `deno`. */
 const startArgs = () => taskArgs("start");
-
-/** Environment of a first run: fresh caches, no hub, any free port. */
-function freshEnv(xdg: string, port = "0"): Record<string, string> {
-  return {
-    XDG_CACHE_HOME: xdg,
-    SVC_PORT: port,
-    // Nothing listens there: the run must not need a model hub.
-    SVC_HUB_URL: "http://127.0.0.1:9",
-    SVC_MODELS_DIR: "",
-    SVC_CLUSTER_CACHE: "",
-    SVC_CACHE_DIR: "",
-    // The background GloVe build has its own test (glove_start.test.ts).
-    SVC_OFFLINE_GLOVE: "0",
-  };
-}
-
-/** Start the stack and wait for its banner; the API base URL. */
-async function startStack(proc: Proc): Promise<string> {
-  const m = await proc.waitForLine(/^start: API:\s+(http:\/\/127\.0\.0\.1:\d+)\/v1\//, 120_000);
-  await proc.waitForLine(/^start: offline models ready/, 5_000);
-  return m[1];
-}
 
 Deno.test({
   name: "quickstart: deno task start serves the README's curl examples offline, 200 each",
@@ -48,9 +27,9 @@ Deno.test({
     for (const s of ["Quickstart", "Encode", "Score", "Entities"]) assert.ok(sections.has(s), s);
     const xdg = await Deno.makeTempDir({ prefix: "svc-quickstart-" });
     const args = await startArgs();
-    let proc = new Proc("start", args, freshEnv(xdg));
+    let proc = new Proc("start", args, firstRunEnv(xdg));
     try {
-      const url = await startStack(proc);
+      const url = await stackUrl(proc);
       assert.ok(proc.lines.some((l) => l.includes("first start: writing the offline")));
       const ready = proc.lines.find((l) => l.startsWith("start: offline models ready"))!;
       assert.match(ready, /fixture\/dense.*fixture\/reranker.*fixture\/gliner/);
@@ -78,8 +57,8 @@ Deno.test({
       assert.equal((await proc.stop(30_000)).code, 0, proc.tail());
 
       // Later starts reuse the offline models.
-      proc = new Proc("start-again", args, freshEnv(xdg));
-      const again = await startStack(proc);
+      proc = new Proc("start-again", args, firstRunEnv(xdg));
+      const again = await stackUrl(proc);
       assert.ok(!proc.lines.some((l) => l.includes("first start")), proc.tail());
       const q = examples[0];
       const res = await fetch(again + q.path, { method: "POST", headers: q.headers, body: q.body });
@@ -100,7 +79,11 @@ Deno.test({
     const xdg = await Deno.makeTempDir({ prefix: "svc-quickstart-port-" });
     const holder = Deno.listen({ hostname: "127.0.0.1", port: 0 });
     const port = (holder.addr as Deno.NetAddr).port;
-    const proc = new Proc("start-busy", await startArgs(), freshEnv(xdg, String(port)));
+    const proc = new Proc(
+      "start-busy",
+      await startArgs(),
+      firstRunEnv(xdg, { SVC_PORT: String(port) }),
+    );
     try {
       const st = await proc.status;
       await proc.stop(1000);
@@ -135,11 +118,11 @@ Deno.test({
     }
     const hub = await startFakeHub({ root });
     const proc = new Proc("start-hub", await startArgs(), {
-      ...freshEnv(xdg),
+      ...firstRunEnv(xdg),
       SVC_HUB_URL: hub.url,
     });
     try {
-      const url = await startStack(proc);
+      const url = await stackUrl(proc);
       const enc = await postJson(`${url}/v1/encode/BAAI/bge-small-en-v1.5`, {
         items: [{ text: "from the hub" }],
       });
