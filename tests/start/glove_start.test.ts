@@ -53,14 +53,15 @@ Deno.test({
     try {
       const url = await stackUrl(proc);
       await proc.waitForLine(/^start: glove\/6B-100d: first start: building it in the background/);
-      // Before the build is done: the fixtures answer, GloVe is not known yet.
+      // While the build runs the fixtures answer. GloVe is unknown until then; a busy machine may
+      // let the build finish first, and then there is no "before" to check.
       const fixture = await encode(url, "fixture/dense");
       const early = await encode(url, "glove/6B-100d");
-      const builtBefore = proc.lines.some((l) => BUILT.test(l));
       assert.equal(fixture.status, 200, JSON.stringify(fixture.body));
-      assert.ok(!builtBefore, `the build finished before the first answers:\n${proc.tail()}`);
-      assert.equal(early.status, 404, JSON.stringify(early.body));
-      assert.equal(early.body.detail?.code, "MODEL_NOT_FOUND");
+      if (!proc.lines.some((l) => BUILT.test(l))) {
+        assert.equal(early.status, 404, JSON.stringify(early.body));
+        assert.equal(early.body.detail?.code, "MODEL_NOT_FOUND");
+      }
 
       await proc.waitForLine(BUILT, 180_000);
       // The router learns the new name from the worker's next status frame.
