@@ -94,17 +94,6 @@ function quieter(log: Logger, component: "router" | "worker"): Logger {
     );
 }
 
-/** The worker's logger: the same output as the router's, its secrets kept out too. */
-function embeddedWorkerLog(env: Env, alsoKnown: readonly string[], secrets: string[]): Logger {
-  const settings = loadWorkerSettings(env, alsoKnown);
-  const log = createLogger({
-    ...settings.log,
-    component: "worker",
-    secrets: [...settings.secrets, ...secrets],
-  });
-  return quieter(log, "worker");
-}
-
 /** Bound on waiting for the local worker to register before the banner is printed anyway. */
 const REGISTER_WAIT_MS = 30_000;
 
@@ -206,7 +195,8 @@ async function main(): Promise<void> {
     worker = await createWorker(workerEnv, {
       alsoKnown,
       // One output for both: the worker's lines must not carry the router's secrets either.
-      log: embeddedWorkerLog(workerEnv, alsoKnown, routerSettings.secrets),
+      secrets: routerSettings.secrets,
+      wrapLog: (log) => quieter(log, "worker"),
     });
   } catch (err) {
     const what = err instanceof ConfigError ? "invalid configuration: " : "";

@@ -51,6 +51,8 @@ export interface CreateWorkerOptions {
   alsoKnown?: readonly string[];
   /** More secrets to keep out of the worker's log lines (`deno task start`: the router's). */
   secrets?: readonly string[];
+  /** Adjusts the logger built from the settings (`deno task start` demotes repeated lines). */
+  wrapLog?: (log: Logger) => Logger;
 }
 
 /**
@@ -62,11 +64,12 @@ export async function createWorker(
   opts: CreateWorkerOptions = {},
 ): Promise<WorkerInstance> {
   const settings = loadWorkerSettings(env, opts.alsoKnown);
-  const log = opts.log ?? createLogger({
+  const built = opts.log ?? createLogger({
     ...settings.log,
     component: "worker",
     secrets: [...settings.secrets, ...opts.secrets ?? []],
   });
+  const log = opts.wrapLog ? opts.wrapLog(built) : built;
   for (const w of settings.warnings) log("warn", w);
   const fileCatalog = await loadCatalog(settings.catalog);
   // Each file at debug; one line per model with the totals when its load ends.
