@@ -53,14 +53,18 @@ type Attempt =
   | { kind: "timeout" }
   | { kind: "client_gone" };
 
+/** The request body, read when first asked for (a request with no worker to go to never reads it). */
+export type BodyReader = () => Promise<Uint8Array<ArrayBuffer> | null>;
+
 /**
- * Forward `req` (body already buffered) to a worker of `target`, retrying once when allowed.
+ * Forward `req` to a worker of `target`, retrying once when allowed. The body is read only once a
+ * worker is selected: without one (no capacity, model not served) the answer needs none of it.
  * `delivered` settles once the client's answer has been sent or abandoned (Deno.serve's
  * `completed`); until then the upstream deadline also covers the answer's body.
  */
 export async function forward(
   req: Request,
-  body: Uint8Array<ArrayBuffer> | null,
+  readBody: BodyReader,
   target: SelectionRequest,
   deps: ProxyDeps,
   delivered?: Promise<void>,
@@ -84,6 +88,7 @@ export async function forward(
     }
     const worker = sel.worker;
     lastWorker = worker;
+    const body = await readBody();
     const r = await attemptOnce(
       req,
       body,

@@ -13,7 +13,7 @@ import type { ProvisioningBody } from "@svc/shared/schemas/router";
 import type { RouterContext, RouterEnv } from "../context.ts";
 import { requestedProfile, routeModel } from "../pools/resolve.ts";
 import { forward } from "../proxy/forward.ts";
-import { selectWorker } from "../pools/selection.ts";
+import { isServing } from "../pools/selection.ts";
 
 /** How often a request waiting for capacity looks again. */
 const CAPACITY_POLL_MS = 200;
@@ -38,8 +38,9 @@ export type WhenNoCapacity =
 /**
  * Forward a request for `model` and return the worker's answer. What needs no body is decided
  * before any of it is read: 400 (profile), 404 (a model the pool does not serve) and, when asked
- * to provision, 202; the body is read (within the body bounds and the in-flight budget) only for
- * a request that has a worker to go to or that waits for one.
+ * to provision, 202; the body is read (within the body bounds and the in-flight budget) once a
+ * worker is selected for it. An answer given without reading the body closes the connection
+ * (shared/http/node_server.ts), so nothing drains an unread body.
  */
 export async function routeAndForward(
   ctx: RouterContext,
@@ -60,20 +61,12 @@ export async function routeAndForward(
     fetch: ctx.fetch,
   };
   const upstream = { pool: target.profile, bundle: target.bundle, model: target.workerModel };
-  const now = selectWorker(ctx.directory.snapshot(), upstream, {
-    spillLoad: proxyDeps.spillLoad,
-    inFlight: () => 0,
-  }).kind;
-  if (now === "not_served" || (now === "no_capacity" && whenNoCapacity.kind === "provision")) {
-    // Nothing will read the body: let the server close the connection instead of draining it.
-    c.req.raw.body?.cancel().catch(() => {});
-    if (now === "not_served") throw notServed(target);
-    return provisioning(ctx, target);
-  }
-  const body = await readBody();
+  // Read at most once, however many times the wait below forwards again.
+  let body: Promise<Uint8Array<ArrayBuffer>> | undefined;
+  const bodyOnce = () => body ??= readBody();
   let recorded = false;
   while (true) {
-    const r = await forward(c.req.raw, body, upstream, proxyDeps, c.env?.completed);
+    const r = await forward(c.req.raw, bodyOnce, upstream, proxyDeps, c.env?.completed);
     if (r.kind === "response") {
       c.set("worker", r.worker.id);
       ctx.demand.satisfied(target.profile, target.bundle);
@@ -104,11 +97,8 @@ export async function routeAndForward(
  * goes to the fallback bundle (`guessed`); 404 only for a name that cannot be a model id.
  */
 function resolveTarget(ctx: RouterContext, c: Context<RouterEnv>, model: string): Target {
-  const profile = requestedProfile(
-    c.req.raw.headers,
-    ctx.settings.pools,
-    ctx.directory.snapshot(),
-  );
+  const workers = ctx.directory.snapshot();
+  const profile = requestedProfile(c.req.raw.headers, ctx.settings.pools, workers);
   c.set("profile", profile);
   const route = routeModel(model, ctx.directory, ctx.settings.pools.extraModels);
   if (route === undefined) {
@@ -119,7 +109,7 @@ function resolveTarget(ctx: RouterContext, c: Context<RouterEnv>, model: string)
   // A worker serving every bundle announces all it has: a name it did not announce is a 404
   // there, not a pool to provision.
   const everyBundle = route.guessed &&
-    ctx.directory.snapshot().some((w) => w.pool === profile && w.bundle === ALL_BUNDLES);
+    workers.some((w) => isServing(w, profile, ALL_BUNDLES));
   return {
     profile,
     bundle: everyBundle ? ALL_BUNDLES : route.bundle,
