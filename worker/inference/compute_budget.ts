@@ -128,7 +128,9 @@ export class ComputeGate {
   async acquire(): Promise<void> {
     let seen: number;
     while ((seen = Atomics.compareExchange(this.cell, 0, 0, this.owner)) !== 0) {
-      const w = Atomics.waitAsync(this.cell, 0, seen);
+      // Bounded too: a waiter left behind by the timer below would otherwise stay registered and
+      // take the next notify meant for a thread that is really waiting.
+      const w = Atomics.waitAsync(this.cell, 0, seen, RECHECK_MS);
       if (!w.async) continue;
       let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([w.value, new Promise((r) => timer = setTimeout(r, RECHECK_MS))]);
