@@ -30,5 +30,8 @@ Deno.test("a CPU worker truncates an item to SVC_CPU_MAX_ITEM_TOKENS (reference 
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.usage.prompt_tokens, 16);
     assert.ok(maxDiff(r.body.data[0].embedding, want) < 1e-4);
+    // ModelInfo reports the length this worker truncates at.
+    const info = await (await fetch(`${w.url}/v1/models/fixture%2Fdense`)).json();
+    assert.equal(info.max_sequence_length, 16);
   }, { SVC_CPU_MAX_ITEM_TOKENS: "16" });
 });

@@ -117,9 +117,16 @@ export class ModelRegistry {
   readonly loraLabels: LoraLabels = new LoraLabels(MAX_LORA_LABELS);
 
   constructor(opts: RegistryOptions) {
-    this.#o = opts;
+    // Entries are held as this worker runs them, so ModelInfo reports the length it truncates at.
+    const catalog = new Map([...opts.catalog].map(([id, c]) => [id, this.#asRun(c, opts)]));
+    this.#o = { ...opts, catalog };
     this.#now = opts.now ?? (() => performance.now());
-    for (const c of opts.catalog.values()) this.#unit(c, c.files.model);
+    for (const c of catalog.values()) this.#unit(c, c.files.model);
+  }
+
+  /** An entry as this worker runs it (the CPU item cap applied). */
+  #asRun(config: ModelConfig, opts: RegistryOptions = this.#o): ModelConfig {
+    return itemTokenCap(config, opts.backend.device, opts.cpuMaxItemTokens);
   }
 
   /** The catalog this registry serves. */
@@ -131,8 +138,9 @@ export class ModelRegistry {
    * Serve one more model from now on (`deno task start` adds GloVe once it is built in the
    * background); false, and nothing changes, when the id is already in the catalog.
    */
-  addModel(config: ModelConfig): boolean {
-    if (this.#o.catalog.has(config.id)) return false;
+  addModel(added: ModelConfig): boolean {
+    if (this.#o.catalog.has(added.id)) return false;
+    const config = this.#asRun(added);
     this.#o.catalog.set(config.id, config);
     // A unit now, so the next status frame announces it and the router learns the name.
     this.#unit(config, config.files.model);
@@ -328,7 +336,7 @@ export class ModelRegistry {
       { gated: u.config.hub.gated, modelId: u.config.id },
     );
     const spec: RunnerSpec = {
-      config: itemTokenCap(u.config, this.#o.backend.device, this.#o.cpuMaxItemTokens),
+      config: u.config,
       files,
       runTokenBudget: runTokenBudget(
         u.config.batch_token_budget,
