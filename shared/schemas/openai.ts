@@ -17,7 +17,8 @@ export interface OpenAIEmbeddingsRequest {
   user?: string;
   /**
    * Our extension (OpenAI clients send it as an extra body field): which catalog prompt to put
-   * before the texts. Absent: the document prompt, as on /v1/encode.
+   * before the texts. Absent: the entry's `default_input_type` prompt (none when the entry sets
+   * none), as on /v1/encode.
    */
   input_type?: "query" | "document";
 }

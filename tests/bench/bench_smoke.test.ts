@@ -8,7 +8,7 @@ import { resultsJson } from "./report.ts";
 import type { BenchResults } from "./results.ts";
 import type { RoundData } from "./round.ts";
 import { sampleFromBatches, sampleFromLoad, sampleFromRuns } from "./samples.ts";
-import { median, quantile, summarize } from "./stats.ts";
+import { median, mostFrequent, quantile, summarize } from "./stats.ts";
 import { escapeXml, renderChart } from "./svg.ts";
 import { buildTargets } from "./targets.ts";
 import { corpus, textOfTokens } from "./texts.ts";
@@ -156,4 +156,11 @@ Deno.test("bench int8 agreement: mean pooling over real tokens only", async () =
   const [a, b] = meanPool(data, [[7, 8], [9]], 2);
   assert.deepEqual(Array.from(a), [2, 3]);
   assert.deepEqual(Array.from(b), [5, 6]);
+});
+
+Deno.test("bench stats: the raw thread count reported is the one that won most rounds", () => {
+  // A median of [0, 2, 2, 0] would be 1: a count that was never timed.
+  assert.equal(mostFrequent([0, 2, 2, 0]), 0);
+  assert.equal(mostFrequent([0, 2, 2, 2]), 2);
+  assert.equal(mostFrequent([4]), 4);
 });

@@ -44,7 +44,7 @@ export interface ScenarioResult {
 export interface ThreadChoice {
   /** What the worker at its defaults chose (svc_compute_threads). */
   worker: number;
-  /** The raw ceiling's thread count, median over rounds (0 = onnxruntime's default). */
+  /** The raw ceiling's thread count that won most rounds (0 = onnxruntime's default). */
   raw: number;
   /** The fastest thread count in each round (each round's ceiling is its fastest candidate). */
   rawThreadsPerRound: number[];

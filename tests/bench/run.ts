@@ -27,7 +27,7 @@ import { summaryText, writeReport } from "./report.ts";
 import { type Services, startServices } from "./setup.ts";
 import { warmUp, warmupIds } from "./warmup.ts";
 import { scrapeGauge } from "./metrics.ts";
-import { median } from "./stats.ts";
+import { mostFrequent } from "./stats.ts";
 
 /** Progress goes to stderr so that stdout stays the summary. */
 function log(msg: string): void {
@@ -153,7 +153,7 @@ async function measure(
     );
     const threads: ThreadChoice = {
       worker: workerThreads,
-      raw: median(rounds.map((r) => r.rawThreads)),
+      raw: mostFrequent(rounds.map((r) => r.rawThreads)),
       rawTokensPerSByThreads: warmSpeeds,
       rawThreadsPerRound: rounds.map((r) => r.rawThreads),
     };

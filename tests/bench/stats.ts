@@ -40,6 +40,15 @@ export function summarize(samples: readonly number[]): LatencySummary {
   };
 }
 
+/** The value seen most often (ties: the one seen first); a thread count is a label, not a scale. */
+export function mostFrequent(values: readonly number[]): number {
+  const counts = new Map<number, number>();
+  for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
+  let best = values[0];
+  for (const [v, n] of counts) if (n > (counts.get(best) ?? 0)) best = v;
+  return best;
+}
+
 /** Round to `digits` decimals, keeping JSON small and readable (NaN becomes null upstream). */
 export function round(x: number, digits = 2): number {
   const f = 10 ** digits;
