@@ -63,7 +63,14 @@ try {
     const info = (await (await fetch(`${w.url}/v1/models/${MODEL}`)).json()) as Json;
     return info.loras?.[0]?.state === "loaded";
   };
-  while (!(await loaded())) during.push(await timedBase(w.url));
+  // Bounded: an adapter that never loads ends the script instead of spinning on the worker.
+  const until = Date.now() + 120_000;
+  while (!(await loaded())) {
+    if (Date.now() > until) {
+      throw new Error(`adapter not loaded within 120 s:\n${w.logs.join("\n")}`);
+    }
+    during.push(await timedBase(w.url));
+  }
   const event = w.logs.map((l) => JSON.parse(l)).find((o) => o.msg === "lora_loaded");
   console.log(`first adapter request: ${first.status} ${first.body.detail?.code ?? ""}`);
   console.log(`base before the load: ${summary(before)}`);

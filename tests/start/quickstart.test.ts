@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Proc, ROOT } from "../router/e2e/procs.ts";
 import { curlExamples } from "./readme_examples.ts";
+import { deadline } from "@svc/shared/deadline";
 import { taskArgs } from "./tasks.ts";
 import { firstRunEnv, stackUrl } from "./stack.ts";
 import { ensureFixtures } from "../fixtures/mod.ts";
@@ -85,7 +86,12 @@ Deno.test({
       firstRunEnv(xdg, { SVC_PORT: String(port) }),
     );
     try {
-      const st = await proc.status;
+      // Bounded: a regression that keeps serving must fail here, not hang the suite.
+      const st = await deadline(
+        proc.status,
+        60_000,
+        () => assert.fail(`still running:\n${proc.tail()}`),
+      );
       await proc.stop(1000);
       assert.equal(st.code, 2, proc.tail());
       const errors = proc.lines.filter((l) => l.startsWith("start: router"));

@@ -18,7 +18,6 @@ import type { BatchRunner } from "../scheduler/batcher.ts";
 import type { ModelRunner, StartedLora } from "../registry/runner.ts";
 import { AdapterConfigError, parseAdapterConfig } from "./adapter_config.ts";
 import { LoraMismatchError } from "./plan.ts";
-import { SafetensorsError } from "./safetensors.ts";
 
 /** The files of a PEFT LoRA adapter repository, by role. */
 export const ADAPTER_FILES = {
@@ -264,10 +263,8 @@ export class LoraStore {
   #answer(id: string, err: unknown): ServiceError {
     const model = this.#o.model.id;
     const text = hidePaths(err instanceof Error ? err.message : String(err));
-    if (
-      err instanceof LoraMismatchError || err instanceof AdapterConfigError ||
-      err instanceof SafetensorsError
-    ) {
+    // The safetensors file is read in the adapter's thread, whose refusals arrive as mismatches.
+    if (err instanceof LoraMismatchError || err instanceof AdapterConfigError) {
       return new ServiceError(
         "INVALID_INPUT",
         `LoRA adapter '${id}' does not fit model '${model}': ${text}`,

@@ -5,8 +5,6 @@ import { invalidInput, ServiceError } from "@svc/shared/errors";
 import { familyOp, familyServes, hasAdapter } from "../families/kinds.ts";
 import type { WorkerContext } from "./context.ts";
 
-export { ALL_BUNDLES } from "@svc/shared/catalog/bundles";
-
 /** The bundle a model is announced under by a worker serving `workerBundle`. */
 export function announcedBundle(modelBundle: string, workerBundle: string): string {
   // A worker serving every bundle announces each model under its own name, so the router sends

@@ -31,9 +31,12 @@ export function createClusterCacheSource(opts: ClusterCacheOptions): WeightSourc
     : createDirClusterCache(opts);
 }
 
-/** A cluster cache on a (shared, possibly network-mounted) directory. */
+/**
+ * A cluster cache on a (shared, possibly network-mounted) directory. Its files are read where they
+ * are (`localPath`, asked first by the store), never copied, so it has nothing to fetch: when
+ * `localPath` found no file, there is none.
+ */
 export function createDirClusterCache(opts: ClusterCacheOptions): WeightSource {
-  const idleTimeoutMs = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   return {
     name: CLUSTER_CACHE_SOURCE,
     stamp: (ref) => fileStamp(repoFilePath(opts.location, ref.repo, ref.path)),
@@ -45,37 +48,7 @@ export function createDirClusterCache(opts: ClusterCacheOptions): WeightSource {
         throw sourceFailedError(CLUSTER_CACHE_SOURCE, ref, err);
       }
     },
-    async fetchTo(ref: WeightFileRef, dest: string, signal?: AbortSignal): Promise<boolean> {
-      const src = repoFilePath(opts.location, ref.repo, ref.path);
-      let file: Deno.FsFile;
-      try {
-        file = await Deno.open(src, { read: true });
-      } catch (err) {
-        if (err instanceof Deno.errors.NotFound || err instanceof Deno.errors.NotADirectory) {
-          return false;
-        }
-        throw sourceFailedError(CLUSTER_CACHE_SOURCE, ref, err);
-      }
-      try {
-        const { size, isFile } = await file.stat();
-        if (!isFile) return false;
-        // Streamed rather than Deno.copyFile so a slow network mount stays abortable.
-        await writeStreamAtomic(dest, file.readable, {
-          signal,
-          idleTimeoutMs,
-          expectedBytes: size,
-        });
-        return true;
-      } catch (err) {
-        if (signal?.aborted) throw signal.reason;
-        throw sourceFailedError(CLUSTER_CACHE_SOURCE, ref, err);
-      } finally {
-        // file.readable closes the file once drained or cancelled; closing twice throws.
-        try {
-          file.close();
-        } catch { /* already closed by its stream */ }
-      }
-    },
+    fetchTo: () => Promise.resolve(false),
   };
 }
 
