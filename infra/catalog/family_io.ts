@@ -1,9 +1,16 @@
 /**
  * What each family feeds a graph and reads from it, for `catalog:verify`: the inputs a family can
  * provide (a graph may declare fewer) and the outputs it reads (each group: one of these names
- * must be there). Mirrors the names the adapters in `worker/families/` use.
+ * must be there). The output names are the adapters' own (`worker/families/output_names.ts`).
  */
 import type { Family, ModelConfig } from "@svc/shared/catalog/schema";
+import {
+  COLBERT_OUTPUTS,
+  DENSE_OUTPUTS,
+  M3_HEAD_OUTPUTS,
+  RERANKER_OUTPUTS,
+  SPARSE_OUTPUTS,
+} from "../../worker/families/output_names.ts";
 
 /** The I/O contract of one ONNX file of a family. */
 export interface GraphContract {
@@ -19,20 +26,14 @@ const TOKENS = ["input_ids", "attention_mask", "token_type_ids"];
 const GLINER = [...TOKENS, "words_mask", "text_lengths", "span_idx", "span_mask"];
 
 const TEXT_OUTPUTS: Partial<Record<Family, readonly (readonly string[])[]>> = {
-  dense: [["last_hidden_state", "sentence_embedding", "embeddings"]],
-  static: [["last_hidden_state", "sentence_embedding", "embeddings"]],
-  sparse: [["logits", "output"]],
-  colbert: [["contextual", "last_hidden_state", "output"]],
-  reranker: [["logits", "output"]],
+  dense: [DENSE_OUTPUTS],
+  static: [DENSE_OUTPUTS],
+  sparse: [SPARSE_OUTPUTS],
+  colbert: [COLBERT_OUTPUTS],
+  reranker: [RERANKER_OUTPUTS],
   token_classification: [["logits"]],
   zero_shot: [["logits"]],
   gliclass: [["logits"]],
-};
-
-const M3_HEADS: Record<string, readonly string[]> = {
-  dense: ["dense_vecs", "dense"],
-  sparse: ["sparse_vecs", "sparse"],
-  multivector: ["colbert_vecs", "colbert"],
 };
 
 /** The graphs of an entry and what its family expects of each. */
@@ -45,7 +46,9 @@ export function graphContracts(config: ModelConfig): GraphContract[] {
       return [{
         role: "model",
         feeds: TOKENS,
-        reads: config.outputs.filter((o) => o in M3_HEADS).map((o) => M3_HEADS[o]),
+        reads: config.outputs.filter((o) => o in M3_HEAD_OUTPUTS).map((o) =>
+          M3_HEAD_OUTPUTS[o as keyof typeof M3_HEAD_OUTPUTS]
+        ),
       }];
     case "gliner":
       return [{ role: "model", feeds: GLINER, reads: [["logits"]] }];

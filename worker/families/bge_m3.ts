@@ -18,13 +18,7 @@ import type { TokenTensors } from "./text/tensors.ts";
 import { l2Normalize } from "./text/pooling.ts";
 import type { TextItem } from "./text/prepare.ts";
 import { loadTextModel, TextAdapter, type TextModel } from "./text/base.ts";
-
-/** Output names each head goes by, the published export's first. */
-const HEAD_NAMES: Readonly<Record<OutputType, readonly string[]>> = {
-  dense: ["dense_vecs", "dense"],
-  sparse: ["sparse_vecs", "sparse"],
-  multivector: ["colbert_vecs", "colbert"],
-};
+import { M3_HEAD_OUTPUTS } from "./output_names.ts";
 
 /** The graph output name of each head the model has. */
 export type M3Heads = Partial<Record<OutputType, string>>;
@@ -32,7 +26,9 @@ export type M3Heads = Partial<Record<OutputType, string>>;
 /** Find the heads among a session's output names. */
 export function findHeads(outputNames: readonly string[]): M3Heads {
   const heads: M3Heads = {};
-  for (const [type, names] of Object.entries(HEAD_NAMES) as [OutputType, readonly string[]][]) {
+  for (
+    const [type, names] of Object.entries(M3_HEAD_OUTPUTS) as [OutputType, readonly string[]][]
+  ) {
     const name = names.find((n) => outputNames.includes(n));
     if (name) heads[type] = name;
   }
@@ -114,7 +110,7 @@ export async function createBgeM3Adapter(ctx: AdapterContext): Promise<ModelAdap
       await model.session.session.release();
       throw new Error(
         `model '${ctx.config.id}' declares '${kind}' but its graph has none of the outputs ` +
-          `${HEAD_NAMES[kind].join(", ")} (it has: ${model.session.outputNames.join(", ")})`,
+          `${M3_HEAD_OUTPUTS[kind].join(", ")} (it has: ${model.session.outputNames.join(", ")})`,
       );
     }
     produced.push(kind);

@@ -10,6 +10,7 @@ import { l2Normalize } from "./text/pooling.ts";
 import { outputF32 } from "./onnx_session.ts";
 import type { TextItem } from "./text/prepare.ts";
 import { loadTextModel, TextAdapter, type TextModel } from "./text/base.ts";
+import { COLBERT_OUTPUTS } from "./output_names.ts";
 
 const PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
 
@@ -86,7 +87,7 @@ class ColbertAdapter extends TextAdapter<ColbertItem> {
     out: ort.InferenceSession.ReturnType,
     t: TokenTensors,
   ): ItemOutput[] {
-    const { data, dims } = outputF32(out, ["contextual", "last_hidden_state", "output"]);
+    const { data, dims } = outputF32(out, COLBERT_OUTPUTS);
     const dim = dims[2];
     return group.map((item, b) => {
       const keep: number[] = [];

@@ -6,6 +6,7 @@ import { clsPool, l2Normalize, meanPool } from "./text/pooling.ts";
 import { outputF32 } from "./onnx_session.ts";
 import type { TextItem } from "./text/prepare.ts";
 import { loadTextModel, TextAdapter, type TextModel } from "./text/base.ts";
+import { DENSE_OUTPUTS } from "./output_names.ts";
 
 /** Build the dense adapter. */
 export async function createDenseAdapter(ctx: AdapterContext): Promise<ModelAdapter<TextItem>> {
@@ -26,11 +27,7 @@ class DenseAdapter extends TextAdapter {
     out: ort.InferenceSession.ReturnType,
     t: TokenTensors,
   ): ItemOutput[] {
-    const { data, dims } = outputF32(out, [
-      "last_hidden_state",
-      "sentence_embedding",
-      "embeddings",
-    ]);
+    const { data, dims } = outputF32(out, DENSE_OUTPUTS);
     return group.map((item, b) => {
       let v: Float32Array;
       if (dims.length === 2) {

@@ -6,6 +6,7 @@ import { outputF32 } from "./onnx_session.ts";
 import type { TextItem } from "./text/prepare.ts";
 import { loadTextModel, TextAdapter, type TextModel } from "./text/base.ts";
 import { memoLast } from "./text/memo.ts";
+import { RERANKER_OUTPUTS } from "./output_names.ts";
 
 interface PairItem extends TextItem {
   typeIds: number[];
@@ -47,7 +48,7 @@ class RerankerAdapter extends TextAdapter<PairItem> {
     out: ort.InferenceSession.ReturnType,
     _t: TokenTensors,
   ): ItemOutput[] {
-    const { data, dims } = outputF32(out, ["logits", "output"]);
+    const { data, dims } = outputF32(out, RERANKER_OUTPUTS);
     return group.map((item, b) => {
       const logit = pairScore(data, dims, b);
       return { score: this.sigmoid ? 1 / (1 + Math.exp(-logit)) : logit, tokens: item.length };

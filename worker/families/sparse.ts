@@ -5,6 +5,7 @@ import type { TokenTensors } from "./text/tensors.ts";
 import { outputF32 } from "./onnx_session.ts";
 import type { TextItem } from "./text/prepare.ts";
 import { loadTextModel, TextAdapter } from "./text/base.ts";
+import { SPARSE_OUTPUTS } from "./output_names.ts";
 
 /** Build the SPLADE adapter. */
 export async function createSparseAdapter(ctx: AdapterContext): Promise<ModelAdapter<TextItem>> {
@@ -49,7 +50,7 @@ class SparseAdapter extends TextAdapter {
     out: ort.InferenceSession.ReturnType,
     t: TokenTensors,
   ): ItemOutput[] {
-    const { data, dims } = outputF32(out, ["logits", "output"]);
+    const { data, dims } = outputF32(out, SPARSE_OUTPUTS);
     const vocab = dims[2];
     return group.map((item, b) => ({
       sparse: { ...spladeRow(data, t.attentionMask, b, t.seq, vocab), dims: vocab },
