@@ -169,6 +169,11 @@ export class LoraStore {
       if (this.#entries.get(id) === e) this.#entries.delete(id);
       const error = this.#answer(id, err);
       if (!e.controller.signal.aborted) this.#remember(id, error);
+      // A refused adapter is not kept on disk: any client can name one, and the failure is
+      // remembered for the cool-down anyway.
+      if (error.code === "INVALID_INPUT") {
+        this.#o.weights.discard?.(id, "main", { ...ADAPTER_FILES }).catch(() => {});
+      }
       this.#o.onEvent?.("lora_load_failed", {
         model: this.#o.model.id,
         lora: id,

@@ -195,6 +195,14 @@ export function createWeightStore(opts: WeightStoreOptions): WeightStore {
       return moved;
     },
 
+    async discard(repo, revision, files) {
+      assertSafeRepo(repo);
+      for (const path of new Set(Object.values(files))) {
+        assertSafeRepoPath(path);
+        await Deno.remove(localCachePath(cacheDir, repo, revision, path)).catch(() => {});
+      }
+    },
+
     async cacheStamp(repo, revision, files) {
       const paths = [...new Set(Object.values(files))].sort();
       const parts = await Promise.all(paths.map(async (path) => {

@@ -74,4 +74,9 @@ export interface WeightStore {
    * repository paths that were moved (none when the files are not in the local cache).
    */
   quarantine?(repo: string, revision: string, files: Record<string, string>): Promise<string[]>;
+  /**
+   * Delete the local cache's copies of these files (files a caller refused, such as a LoRA
+   * adapter that does not fit its model): client-chosen ids must not fill the disk.
+   */
+  discard?(repo: string, revision: string, files: Record<string, string>): Promise<void>;
 }

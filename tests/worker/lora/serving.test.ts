@@ -254,7 +254,8 @@ Deno.test("lora: beyond SVC_MAX_LORAS_PER_MODEL the least recently used adapter 
 });
 
 Deno.test("lora: mismatched adapters are a fast 400 naming module and shape, remembered for the cool-down", async () => {
-  const s = await setup({ SVC_LORA_WAIT_MS: "20000" });
+  const cache = await Deno.makeTempDir({ prefix: "svc-lora-refused-" });
+  const s = await setup({ SVC_LORA_WAIT_MS: "20000", SVC_CACHE_DIR: cache });
   try {
     assert.equal((await encode(s.w, TEXTS)).status, 200, "model loaded");
     const cases: [string, RegExp][] = [
@@ -281,6 +282,9 @@ Deno.test("lora: mismatched adapters are a fast 400 naming module and shape, rem
       assert.equal(retry.body.detail.message, r.body.detail.message);
       assert.equal(hubFetches(s.hub, id), fetched, "a retry inside the cool-down fetches nothing");
       assert.equal(events(s.w, "lora_load_failed", id).length, 1);
+      // A refused adapter's files do not stay in the cache (any client can name one).
+      const cached = `${cache}/${id}/@main/adapter_model.safetensors`;
+      await waitFor(() => Deno.stat(cached).then(() => false, () => true), `${id} dropped`);
     }
 
     const missing = await encode(s.w, TEXTS, "fixture-lora/does-not-exist");
@@ -299,6 +303,7 @@ Deno.test("lora: mismatched adapters are a fast 400 naming module and shape, rem
     assertClose(vectors((await encode(s.w, TEXTS)).body), referenceDense(W, TEXTS), "base");
   } finally {
     await s.close();
+    await Deno.remove(cache, { recursive: true });
   }
 });
 

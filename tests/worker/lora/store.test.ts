@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { ServiceError } from "@svc/shared/errors";
 import { createWeightStore } from "../../../worker/weights/store.ts";
-import { REVISION_PREFIX } from "../../../worker/weights/local_cache.ts";
+import { createDirClusterCache } from "../../../worker/weights/cluster_cache.ts";
 import { type LoraStarter, LoraStore } from "../../../worker/lora/store.ts";
 import { LoraMismatchError } from "../../../worker/lora/plan.ts";
 import { LoraLabels } from "../../../worker/lora/labels.ts";
@@ -44,20 +44,22 @@ async function withStore(
   ) => Promise<void>,
   opts: { maxLoaded?: number; mismatched?: string[] } = {},
 ): Promise<void> {
-  const cache = await Deno.makeTempDir({ prefix: "svc-lora-store-" });
+  const root = await Deno.makeTempDir({ prefix: "svc-lora-store-" });
+  // Adapters in a cluster-cache directory (read in place), the local cache empty: a refused
+  // adapter's local copies may be dropped and the files are still there for a later attempt.
+  const cluster = `${root}/cluster`;
   try {
     for (const repo of IDS) {
-      await writeAdapter(
-        cache,
-        denseAdapter(W, { ...DENSE_QV_SPEC, repo }),
-        `${REVISION_PREFIX}main`,
-      );
+      await writeAdapter(cluster, denseAdapter(W, { ...DENSE_QV_SPEC, repo }));
     }
     const clock = { t: 0 };
     const runner = scriptedRunner(new Set(opts.mismatched));
     const store = new LoraStore({
       model: { id: "fixture/dense", repo: "fixture/dense" },
-      weights: createWeightStore({ cacheDir: cache, sources: [] }),
+      weights: createWeightStore({
+        cacheDir: `${root}/local`,
+        sources: [createDirClusterCache({ location: cluster })],
+      }),
       start: runner.start,
       maxLoaded: opts.maxLoaded ?? 10,
       maxAdapterBytes: 1024 * 1024,
@@ -66,7 +68,7 @@ async function withStore(
     });
     await fn({ store, clock, runner });
   } finally {
-    await Deno.remove(cache, { recursive: true });
+    await Deno.remove(root, { recursive: true });
   }
 }
 
