@@ -95,9 +95,13 @@ export async function createWorker(
     memoryProbe: memoryProbeFor(),
     lora: settings.lora,
     onEvent: (event, fields) => {
+      // Fetches are filed under the model id, an adapter's under the adapter id.
       if (event === "model_loaded" || event === "model_load_failed") {
         const totals = typeof fields.model === "string" ? fetches.take(fields.model) : undefined;
         if (totals) log("info", "weights fetched", { model: fields.model, ...totals });
+      } else if (event === "lora_loaded" || event === "lora_load_failed") {
+        const totals = typeof fields.lora === "string" ? fetches.take(fields.lora) : undefined;
+        if (totals) log("info", "weights fetched", { lora: fields.lora, ...totals });
       }
       log(
         event === "model_load_failed" ? "error" : event === "lora_load_failed" ? "warn" : "info",

@@ -93,10 +93,10 @@ Deno.test({
       for (const [path, profile, want] of cases) {
         const s = rawRequest(r.url, post(path, 33554000, "{", profile));
         sockets.push(s);
-        const ms = await within(s.closed, 10_000, `an answer for ${path} (${profile})`);
+        // Answered without the body, and the connection closed instead of draining 32 MiB
+        // (the idle timeout, far later, is what a router that waited for the body would show).
+        await within(s.closed, 10_000, `an answer for ${path} (${profile})`);
         assert.match(s.received(), want, `${path} (${profile})`);
-        // Answered without the body, and the connection closed instead of draining 32 MiB.
-        assert.ok(ms < 10_000, `${path} answered after ${ms.toFixed(0)} ms`);
       }
       assert.match(sockets[4].received(), /"bundle":"default"/);
       assert.equal(worker.requests.length, 0);

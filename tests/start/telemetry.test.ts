@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ensureFixtures } from "../fixtures/mod.ts";
 import { ROOT } from "../router/e2e/procs.ts";
+import { deadline } from "@svc/shared/deadline";
 import { taskArgs } from "./tasks.ts";
 
 /**
@@ -64,7 +65,10 @@ Deno.test({
       cleanEnv({ XDG_CACHE_HOME: xdg, SVC_PORT: "0", SVC_OFFLINE_GLOVE: "0" }),
     );
     try {
-      const url = await bannerUrl(child.stdout);
+      // Bounded even if the child prints nothing (the kill below ends its stream).
+      const url = await deadline(bannerUrl(child.stdout), 120_000, () => {
+        throw new Error("no banner from deno task start within 120 s");
+      });
       const res = await fetch(`${url}/v1/encode/fixture/dense`, {
         method: "POST",
         headers: { "content-type": "application/json", accept: "application/json" },
