@@ -88,7 +88,15 @@ export async function forward(
     }
     const worker = sel.worker;
     lastWorker = worker;
-    const body = await readBody();
+    // Counted from the choice on, before any await: requests routed meanwhile see this one.
+    const done = deps.load.begin(worker.id);
+    let body: Uint8Array<ArrayBuffer> | null;
+    try {
+      body = await readBody();
+    } catch (err) {
+      done();
+      throw err;
+    }
     const r = await attemptOnce(
       req,
       body,
@@ -99,6 +107,7 @@ export async function forward(
       target,
       deps,
       delivered,
+      done,
     );
     if (r.kind === "ok") return { kind: "response", response: r.response, worker };
     if (r.kind === "client_gone") {
@@ -135,11 +144,12 @@ async function attemptOnce(
   target: SelectionRequest,
   deps: ProxyDeps,
   delivered: Promise<void> | undefined,
+  /** Ends the worker's in-flight count (begun when it was chosen). */
+  done: () => void,
 ): Promise<Attempt> {
   const doFetch = deps.fetch ?? fetch;
   // The client going away cancels the worker's request too (it drops work of gone clients).
   const cancel = new UpstreamCancel(req.signal, deps.upstreamTimeoutMs);
-  const done = deps.load.begin(worker.id);
   deps.metrics.upstream.inc([worker.id, target.pool, target.bundle, affinity]);
   let res: Response;
   try {
