@@ -11,8 +11,8 @@
  * shared/http/upgrade.ts.
  *
  * Responses are buffered before they are written (every answer of the worker is built whole),
- * unless `streamResponses` is set and the answer declares its length (the router passing a
- * worker's answer on as it arrives: chunks are written with backpressure, and a client that goes
+ * unless `streamResponses` is set and the answer declares a length over 64 KiB (the router passing
+ * a large worker answer on as it arrives: chunks are written with backpressure, and a client that goes
  * away cancels the body).
  */
 import http from "node:http";
@@ -58,6 +58,13 @@ export interface NodeHttpServer {
    */
   shutdown(graceMs?: number): Promise<void>;
 }
+
+/**
+ * Proxied answers up to this size are read whole and written in one go: the chunk-by-chunk pipe
+ * cost the router about a sixth of its CPU per request on small answers (profiled), and holding
+ * 64 KiB per request is nothing next to the in-flight body budget.
+ */
+const STREAM_MIN_BYTES = 64 * 1024;
 
 /** How long a connection whose request body was not read to its end stays open after the answer. */
 const LINGER_MS = 1000;
@@ -244,10 +251,10 @@ async function writeResponse(
   state: BodyState,
   stream: number | undefined,
 ): Promise<void> {
-  // Only answers of a known length stream (a proxied worker answer); the server's own answers
-  // are small and built whole, so they get their length here.
+  // Only large answers of a known length stream (a proxied worker answer); the server's own
+  // answers, and small proxied ones, are written whole with their length.
   const streamed = stream !== undefined && response.body !== null && incoming.method !== "HEAD" &&
-    response.headers.has("content-length");
+    Number(response.headers.get("content-length") ?? -1) > STREAM_MIN_BYTES;
   const bytes = response.body === null || incoming.method === "HEAD" || streamed
     ? undefined
     : new Uint8Array(await response.arrayBuffer());
