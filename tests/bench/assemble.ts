@@ -155,6 +155,13 @@ function diagnostics(input: AssembleInput): Record<string, number | null> {
       ),
     ),
     routerAddedP50PairedMs: med(rounds.map((r) => outsideDiff(r.routerSingle, r.workerSingle))),
+    // CPU per concurrency-1 request: the fixed cost behind the latency targets, steadier than them.
+    workerC1MainThreadCpuUsPerRequest: med(
+      rounds.map((r) => r.workerSingle.cpuUsPerRequest ?? NaN),
+    ),
+    routerC1ProcessCpuUsPerRequest: med(
+      rounds.map((r) => r.routerSingle?.cpuUsPerRequest ?? NaN),
+    ),
   };
 }
 

@@ -74,5 +74,12 @@ export function summaryText(r: BenchResults): string {
         `p99 ${formatNumber(m.p99Ms, "ms")}`,
     );
   }
+  const d = r.diagnostics;
+  const us = (v: number | null | undefined) => v == null ? "–" : `${Math.round(v)} µs`;
+  lines.push(
+    `CPU per concurrency-1 request: worker main thread ${
+      us(d.workerC1MainThreadCpuUsPerRequest)
+    }, router process ${us(d.routerC1ProcessCpuUsPerRequest)}`,
+  );
   return lines.join("\n");
 }

@@ -5,6 +5,7 @@
 import type { LoadGen } from "./loadgen.ts";
 import { counterDelta, type ModelCounters, scrapeCounters } from "./metrics.ts";
 import type { BenchPlan } from "./plan.ts";
+import { cpuMs, usPerRequest } from "./cpu_time.ts";
 import { startProbe } from "./probe.ts";
 import { bestRawThroughput, type RawModel, rawSingleLatencies, rawThroughput } from "./raw_ort.ts";
 import { type Sample, sampleFromBatches, sampleFromLoad, sampleFromRuns } from "./samples.ts";
@@ -179,11 +180,18 @@ async function saturateLarge(ctx: RoundContext, texts: BenchText[]): Promise<Sam
   return checked(sampleFromLoad(result, perRequest), result.firstError);
 }
 
-/** Concurrency 1: the latency text, one request after the other. */
+/**
+ * Concurrency 1: the latency text, one request after the other. The CPU spent per request is read
+ * around it: of the worker's main thread (HTTP, batching, encoding; inference runs on its own
+ * threads), or of the whole router process.
+ */
 async function oneAtATime(ctx: RoundContext, svc: Service): Promise<Sample> {
   const { url, headers } = target(ctx, svc);
   const n = ctx.plan.latencyRequests;
   const texts = new Array<BenchText>(n).fill(ctx.corpora.latency);
+  const pid = svc.proc.child.pid;
+  const mainThread = svc === ctx.worker;
+  const cpuBefore = cpuMs(pid, mainThread);
   const result = await ctx.loadgen.run({
     url,
     headers,
@@ -192,7 +200,9 @@ async function oneAtATime(ctx: RoundContext, svc: Service): Promise<Sample> {
     maxMs: 60_000,
     timeoutMs: 30_000,
   });
-  return checked(sampleFromLoad(result, texts), result.firstError);
+  const sample = checked(sampleFromLoad(result, texts), result.firstError);
+  const cpu = usPerRequest(cpuBefore, cpuMs(pid, mainThread), result.ok + result.failed);
+  return cpu === null ? sample : { ...sample, cpuUsPerRequest: cpu };
 }
 
 /** A run where nothing succeeded is a broken setup, not a measurement. */

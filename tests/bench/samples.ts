@@ -18,6 +18,11 @@ export interface Sample {
    * server timing removes the (large, noisy) inference time from overhead comparisons.
    */
   outside?: { serverP50: number; inferenceP50: number };
+  /**
+   * CPU microseconds per request of the service answering (the worker's main thread, the router's
+   * whole process), from /proc; absent off Linux and for raw runs.
+   */
+  cpuUsPerRequest?: number;
 }
 
 /** A sample from a load run whose request `i` carried `texts[i]` (one text per request). */

@@ -1,0 +1,41 @@
+/** CPU time per request as the bench reads it from /proc. */
+import assert from "node:assert/strict";
+import { cpuMs, usPerRequest } from "./cpu_time.ts";
+
+Deno.test({
+  name: "cpu time: a child's busy main thread shows up in its main thread's and process's CPU",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    // `deno run` runs the module on the process's main thread, as the worker and router do.
+    const busy = "const u = performance.now() + 400; let x = 0; " +
+      "while (performance.now() < u) x += Math.sqrt(x + 1); console.log('done', x > 0); " +
+      "setTimeout(() => {}, 30000);";
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["eval", busy],
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    try {
+      const reader = child.stdout.getReader();
+      const first = await reader.read();
+      assert.match(new TextDecoder().decode(first.value), /done true/);
+      reader.releaseLock();
+      const main = cpuMs(child.pid, true);
+      const all = cpuMs(child.pid, false);
+      // 400 ms of wall time busy: at least 50 ms of CPU even on a crowded machine.
+      assert.ok(main !== null && main >= 50, `main thread CPU ${main} ms`);
+      assert.ok(all !== null && all >= main, `process CPU ${all} ms, main thread ${main} ms`);
+    } finally {
+      child.kill();
+      await child.status;
+      await child.stdout.cancel().catch(() => {});
+    }
+  },
+});
+
+Deno.test("cpu time: no such process reads null, and null readings give no figure", () => {
+  assert.equal(cpuMs(2 ** 30, false), null);
+  assert.equal(usPerRequest(null, 10, 5), null);
+  assert.equal(usPerRequest(10, 40, 0), null);
+  assert.equal(usPerRequest(10, 40, 150), 200);
+});
