@@ -384,6 +384,7 @@ export class ModelRegistry {
         maxBatchRequests: this.#o.maxBatchRequests,
         maxBatchItems: this.#o.maxBatchItems,
         batchTokenBudget: u.config.batch_token_budget,
+        maxItemTokens: u.config.max_sequence_length,
         maxWaitMs: this.#o.maxWaitMs,
         maxQueueItems: this.#o.maxQueueItems,
         // Batches never mix adapters (the adapter is part of the batch key): one runner each.

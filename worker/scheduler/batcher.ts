@@ -9,7 +9,7 @@ import { ClientGoneError, invalidInput, ServiceError } from "@svc/shared/errors"
 import { hidePaths } from "@svc/shared/redact";
 import type { ItemOutput, WorkItem, WorkParams } from "../families/types.ts";
 import type { BatchTiming } from "../inference/protocol.ts";
-import { imageTokens } from "./sub_batches.ts";
+import { TokenEstimator } from "./token_estimate.ts";
 
 /**
  * Runs one batch on the model's inference thread. `abandoned` (one flag per item, over a
@@ -39,6 +39,8 @@ export interface BatcherOptions {
   maxBatchItems: number;
   /** Upper bound of estimated tokens in one batch (the thread sub-batches by real lengths). */
   batchTokenBudget: number;
+  /** The model's longest item in tokens (items that reach it were truncated; see TokenEstimator). */
+  maxItemTokens?: number;
   maxWaitMs: number;
   /** Items allowed to wait; beyond it new requests get QUEUE_FULL at once. */
   maxQueueItems: number;
@@ -84,19 +86,6 @@ interface QueuedItem {
   req: PendingRequest;
   index: number;
   item: WorkItem;
-  estTokens: number;
-}
-
-/** Rough token estimate before tokenisation (about 4 characters a token, plus specials). */
-export function estimateTokens(item: WorkItem): number {
-  if (item.tokenIds) return item.tokenIds.length + 2;
-  if (item.pixels) {
-    // An image costs about what a vision transformer sees: one token per 32×32 patch.
-    return item.pixels.reduce((s, p) => s + imageTokens(p.width, p.height), 0) +
-      Math.ceil((item.text?.length ?? 0) / 4);
-  }
-  const chars = (item.text?.length ?? 0) + (item.query?.length ?? 0);
-  return Math.ceil(chars / 4) + 2;
 }
 
 /**
@@ -133,6 +122,8 @@ export function groupKey(params: WorkParams): string {
 /** The per-model queue and batch former. */
 export class Batcher {
   readonly #opts: BatcherOptions;
+  /** Token estimates of queued items, learning from the thread's exact counts. */
+  readonly #estimator: TokenEstimator;
   /** FIFO per parameter group; Map iteration order keeps groups in arrival order. */
   readonly #groups = new Map<string, QueuedItem[]>();
   #queued = 0;
@@ -147,6 +138,12 @@ export class Batcher {
 
   constructor(opts: BatcherOptions) {
     this.#opts = opts;
+    this.#estimator = new TokenEstimator(opts.maxItemTokens);
+  }
+
+  /** Tokens per character the batch budget currently assumes (learned per model). */
+  get tokensPerChar(): number {
+    return this.#estimator.tokensPerChar;
   }
 
   /** Items waiting (not yet dispatched). */
@@ -194,9 +191,7 @@ export class Batcher {
       );
       let group = this.#groups.get(key);
       if (!group) this.#groups.set(key, group = []);
-      items.forEach((item, index) =>
-        group.push({ req, index, item, estTokens: estimateTokens(item) })
-      );
+      items.forEach((item, index) => group.push({ req, index, item }));
       this.#queued += items.length;
       signal?.addEventListener("abort", () => this.#cancel(req), { once: true });
       this.#schedule();
@@ -284,7 +279,8 @@ export class Batcher {
     const { maxBatchItems, maxBatchRequests, batchTokenBudget } = this.#opts;
     const batch = group.splice(
       0,
-      batchLength(group, maxBatchItems, maxBatchRequests, batchTokenBudget),
+      // Estimated now, not when queued: items that waited get the rate learned meanwhile.
+      batchLength(group, maxBatchItems, maxBatchRequests, batchTokenBudget, this.#estimator),
     );
     // Re-append a partly drained group so other groups get their turn (no starvation).
     this.#groups.delete(key);
@@ -309,7 +305,12 @@ export class Batcher {
     this.#running = false;
     this.#runningItems = 0;
     this.#inFlight = undefined;
-    // Start the next batch before answering this one: the thread should never wait on us.
+    // The exact counts first (a cheap pass), so that the next batch is cut with them; then start
+    // it before answering this one: the thread should never wait on us.
+    batch.forEach((q, i) => {
+      const out = r.outputs[i];
+      if (out && !out.error) this.#estimator.observe(q.item, out.tokens);
+    });
     this.#schedule();
     let tokens = 0;
     const seen = new Set<PendingRequest>();
@@ -375,14 +376,16 @@ export class Batcher {
 
 /**
  * How many items from the front of `group` make one batch: at most `maxItems` items from at most
- * `maxRequests` requests and `tokenBudget` estimated tokens (the first item always goes).
+ * `maxRequests` requests and `tokenBudget` tokens as `estimator` counts them (the first item
+ * always goes).
  * A request's items are contiguous in its group (queued together, removed together).
  */
 function batchLength(
   group: readonly QueuedItem[],
   maxItems: number,
   maxRequests: number,
-  tokenBudget = Infinity,
+  tokenBudget: number,
+  estimator: TokenEstimator,
 ): number {
   let take = 0;
   let tokens = 0;
@@ -391,9 +394,11 @@ function batchLength(
     const q = group[take];
     const newRequest = take === 0 || q.req !== group[take - 1].req;
     if (newRequest && requests === maxRequests) break;
-    if (take > 0 && tokens + q.estTokens > tokenBudget) break;
+    // Only estimated while the budget can still close the batch (an infinite one never does).
+    const est = tokenBudget === Infinity ? 0 : estimator.estimate(q.item);
+    if (take > 0 && tokens + est > tokenBudget) break;
     if (newRequest) requests++;
-    tokens += q.estTokens;
+    tokens += est;
     take++;
   }
   return take;
