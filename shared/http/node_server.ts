@@ -11,9 +11,9 @@
  * shared/http/upgrade.ts.
  *
  * Responses are buffered before they are written (every answer of the worker is built whole),
- * unless `streamResponses` is set and the answer declares a length over 64 KiB (the router passing
- * a large worker answer on as it arrives: chunks are written with backpressure, and a client that goes
- * away cancels the body).
+ * unless `streamResponses` is set and the answer declares a length over 64 KiB (the router
+ * passing a large worker answer on as it arrives: chunks are written with backpressure, and a
+ * client that goes away cancels the body).
  */
 import http from "node:http";
 import type { Duplex } from "node:stream";

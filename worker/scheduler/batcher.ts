@@ -39,7 +39,7 @@ export interface BatcherOptions {
   maxBatchItems: number;
   /** Upper bound of estimated tokens in one batch (the thread sub-batches by real lengths). */
   batchTokenBudget: number;
-  /** The model's longest item in tokens (items that reach it were truncated; see TokenEstimator). */
+  /** The model's longest item in tokens (an item that reaches it was truncated). */
   maxItemTokens?: number;
   maxWaitMs: number;
   /** Items allowed to wait; beyond it new requests get QUEUE_FULL at once. */

@@ -1,13 +1,13 @@
 /**
- * Token counts of queued items before they are tokenised. Batches are formed on the main thread,
- * while tokenisation runs in the model's inference thread (it would block the event loop: 30–46 ms
- * for 256 bench texts, measured); so the batcher estimates, and each model's estimator learns its
- * tokens per character from the exact counts the thread reports back.
+ * Token counts of queued items before they are tokenised. Batches are formed on the main
+ * thread, while tokenisation runs in the model's inference thread (on the main thread it would
+ * block the event loop: 30–46 ms for 256 bench texts, measured); so the batcher estimates, and
+ * each model's estimator learns its tokens per character from the exact counts the thread reports.
  *
  * Why it matters: the fixed guess of 4 characters a token over-counted the bench texts (whole
- * words) 1.57×, so a 4,096-token batch closed at ~27 items instead of ~42, and the thread sorted and
- * cut runs over a window too small to pad little (worker inference on 256-text requests 0.949 of
- * raw ORT sorted over all texts; 0.970 once learned, measured in interleaved rounds).
+ * words) 1.57×, so a 4,096-token batch closed at ~27 items instead of ~42, and the thread sorted
+ * and cut runs over a window too small to pad little (worker inference on 256-text requests 0.949
+ * of raw ORT sorted over all texts; 0.970 once learned, measured in interleaved rounds).
  */
 import type { WorkItem } from "../families/types.ts";
 import { imageTokens } from "./sub_batches.ts";
