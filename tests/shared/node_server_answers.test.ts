@@ -4,15 +4,24 @@
  */
 import assert from "node:assert/strict";
 import { type NodeHttpServer, serveNodeHttp } from "@svc/shared/http/node_server";
+import { deadline } from "@svc/shared/deadline";
 
 /**
  * Serve one answer of `size` declared bytes whose first half is ready at once and whose second
- * half waits for `release`; report whether the client saw the headers before the release.
+ * half waits for a release. With `releaseAfterMs` the release comes on that timer; without it, only
+ * once the client has the headers. Reports whether the headers came before the release.
  */
-async function headersBeforeRelease(size: number): Promise<{ early: boolean; bytes: number }> {
+async function headersBeforeRelease(
+  size: number,
+  releaseAfterMs?: number,
+): Promise<{ early: boolean; bytes: number }> {
   let release!: () => void;
   const released = new Promise<void>((r) => release = r);
   let releasedYet = false;
+  const releaseNow = () => {
+    releasedYet = true;
+    release();
+  };
   const half = Math.floor(size / 2);
   const server: NodeHttpServer = await serveNodeHttp(() => {
     const body = new ReadableStream<Uint8Array>({
@@ -27,37 +36,38 @@ async function headersBeforeRelease(size: number): Promise<{ early: boolean; byt
   }, {
     hostname: "127.0.0.1",
     port: 0,
-    headersTimeoutMs: 10_000,
-    requestTimeoutMs: 10_000,
+    headersTimeoutMs: 60_000,
+    requestTimeoutMs: 60_000,
     streamResponses: true,
   });
-  // A small answer's headers only come once the body is whole: release it after a while so the
-  // request completes either way (the assertion is on the order, not on the time).
-  const fallback = setTimeout(() => {
-    releasedYet = true;
-    release();
-  }, 300);
+  const timer = releaseAfterMs === undefined ? undefined : setTimeout(releaseNow, releaseAfterMs);
   try {
-    const res = await fetch(`http://127.0.0.1:${server.addr.port}/`);
+    // Bounded so that a server holding the headers back fails here instead of hanging the suite.
+    const res = await deadline(
+      fetch(`http://127.0.0.1:${server.addr.port}/`),
+      30_000,
+      () => assert.fail("no headers within 30 s"),
+    );
     const early = !releasedYet;
-    clearTimeout(fallback);
-    releasedYet = true;
-    release();
+    releaseNow();
     const bytes = (await res.arrayBuffer()).byteLength;
     return { early, bytes };
   } finally {
-    clearTimeout(fallback);
+    clearTimeout(timer);
+    releaseNow();
     await server.shutdown(1000);
   }
 }
 
 Deno.test("node server: a proxied answer up to 64 KiB is written whole, with its length", async () => {
-  const r = await headersBeforeRelease(16 * 1024);
+  // The body completes on a timer; its headers can only come after that, however slow the machine.
+  const r = await headersBeforeRelease(16 * 1024, 200);
   assert.equal(r.early, false, "the headers went out before the body was complete");
   assert.equal(r.bytes, 16 * 1024);
 });
 
 Deno.test("node server: a proxied answer over 64 KiB streams as it arrives", async () => {
+  // Nothing completes the body until the headers are in: they must come from the first half.
   const r = await headersBeforeRelease(256 * 1024);
   assert.equal(r.early, true, "the headers waited for the whole body");
   assert.equal(r.bytes, 256 * 1024);

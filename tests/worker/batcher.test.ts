@@ -6,8 +6,11 @@ import { FakeTime } from "../helpers/fake_time.ts";
 
 const P: WorkParams = { op: "encode" };
 
-/** A runner whose batches finish only when the test releases them. */
-function gatedRunner() {
+/**
+ * A runner whose batches finish only when the test releases them; `tokensOf` is the count the
+ * "thread" reports per item (default: its text's length).
+ */
+function gatedRunner(tokensOf: (it: WorkItem) => number = (it) => it.text?.length ?? 0) {
   const batches: { items: WorkItem[]; params: WorkParams; release: () => void }[] = [];
   const run: BatcherOptions["run"] = (items, params) =>
     new Promise((resolve) => {
@@ -16,7 +19,7 @@ function gatedRunner() {
         params,
         release: () =>
           resolve({
-            outputs: items.map((it) => ({ tokens: it.text?.length ?? 0, score: Number(it.text) })),
+            outputs: items.map((it) => ({ tokens: tokensOf(it), score: Number(it.text) })),
             timing: { tokenizationMs: 1, inferenceMs: 2, postprocessingMs: 0 },
             paddedTokens: 0,
           }),
@@ -263,4 +266,27 @@ Deno.test("a failed batch fails its requests with INFERENCE_ERROR; the batcher k
   });
   assert.equal((await b.submit(items(2), P)).outputs.length, 1);
   await b.whenIdle();
+});
+
+Deno.test("once the token rate is learned, a batch's token budget holds items by their real size", async () => {
+  // The thread's counts: one token per 8 characters, plus two specials.
+  const g = gatedRunner((it) => 2 + Math.ceil((it.text?.length ?? 0) / 8));
+  const b = make(g.run, { batchTokenBudget: 1_020, maxBatchItems: 1000, maxQueueItems: 10_000 });
+  // 400 characters: 102 estimated tokens at 4 characters a token, 52 really.
+  const first = b.submit(Array.from({ length: 40 }, () => ({ text: "a".repeat(400) })), P);
+  assert.equal(g.batches[0].items.length, 10, "the default guess fits 10 in the budget");
+  g.batches[0].release();
+  await tick();
+  assert.equal(b.tokensPerChar, 1 / 8);
+  // Items already queued are cut with the learned rate too (estimated at dispatch).
+  assert.deepEqual(
+    g.batches.map((x) => x.items.length),
+    [10, 19],
+    "the learned rate fits 19 (52 each)",
+  );
+  g.batches[1].release();
+  await tick();
+  assert.equal(g.batches[2].items.length, 11);
+  g.batches[2].release();
+  assert.equal((await first).outputs.length, 40);
 });

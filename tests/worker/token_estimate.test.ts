@@ -5,8 +5,7 @@ import {
   MIN_OBSERVED_CHARS,
   TokenEstimator,
 } from "../../worker/scheduler/token_estimate.ts";
-import { Batcher, type BatcherOptions } from "../../worker/scheduler/batcher.ts";
-import type { WorkItem, WorkParams } from "../../worker/families/types.ts";
+import type { WorkItem } from "../../worker/families/types.ts";
 
 const text = (chars: number): WorkItem => ({ text: "a".repeat(chars) });
 
@@ -64,45 +63,4 @@ Deno.test("token estimate: old observations fade, so a change of traffic is foll
   assert.equal(e.tokensPerChar, 1 / 8);
   for (let i = 0; i < 400; i++) e.observe(text(1_000), 2 + 500); // 1/2
   assert.ok(e.tokensPerChar > 0.4, `rate ${e.tokensPerChar} still held by the old traffic`);
-});
-
-Deno.test("batcher: once the rate is learned, a batch's token budget holds items by their real size", async () => {
-  const P: WorkParams = { op: "encode" };
-  const batches: WorkItem[][] = [];
-  const release: (() => void)[] = [];
-  // The thread's counts: one token per 8 characters, plus two specials.
-  const run: BatcherOptions["run"] = (items) =>
-    new Promise((resolve) => {
-      batches.push(items);
-      release.push(() =>
-        resolve({
-          outputs: items.map((it) => ({ tokens: 2 + Math.ceil((it.text?.length ?? 0) / 8) })),
-          timing: { tokenizationMs: 0, inferenceMs: 0, postprocessingMs: 0 },
-          paddedTokens: 0,
-        })
-      );
-    });
-  const b = new Batcher({
-    maxBatchRequests: 1000,
-    maxBatchItems: 1000,
-    batchTokenBudget: 1_020,
-    maxWaitMs: 0,
-    maxQueueItems: 10_000,
-    run,
-  });
-  const tick = () => new Promise((r) => setTimeout(r, 0));
-  const wave = () => Array.from({ length: 40 }, () => text(400));
-  // 400 characters: 102 estimated tokens at 4 characters a token, 52 really.
-  const first = b.submit(wave(), P);
-  assert.equal(batches[0].length, 10, "the default guess fits 10 in the budget");
-  release[0]();
-  await tick();
-  assert.equal(b.tokensPerChar, 1 / 8);
-  // Items already queued are cut with the learned rate too (estimated at dispatch).
-  assert.deepEqual(batches.map((x) => x.length), [10, 19], "the learned rate fits 19 (52 each)");
-  release[1]();
-  await tick();
-  assert.equal(batches[2].length, 11);
-  release[2]();
-  assert.equal((await first).outputs.length, 40);
 });

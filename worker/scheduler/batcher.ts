@@ -394,8 +394,7 @@ function batchLength(
     const q = group[take];
     const newRequest = take === 0 || q.req !== group[take - 1].req;
     if (newRequest && requests === maxRequests) break;
-    // Only estimated while the budget can still close the batch (an infinite one never does).
-    const est = tokenBudget === Infinity ? 0 : estimator.estimate(q.item);
+    const est = estimator.estimate(q.item);
     if (take > 0 && tokens + est > tokenBudget) break;
     if (newRequest) requests++;
     tokens += est;
