@@ -5,6 +5,7 @@
  */
 import { invalidInput, ServiceError } from "../errors.ts";
 import type { BodyBudget } from "./body_budget.ts";
+import { type BodySource, bodySourceOf } from "./body_source.ts";
 
 /** Bounds of one body read. */
 export interface BodyReadOptions {
@@ -57,8 +58,8 @@ export async function readBodyLimited(
   if (declared !== undefined && declared > maxBodyBytes) {
     throw bodyTooLarge(declared, maxBodyBytes);
   }
-  if (!req.body) return new Uint8Array(0);
-  const reader = req.body.getReader();
+  const reader = bodySourceOf(req) ?? (req.body ? streamSource(req.body) : undefined);
+  if (!reader) return new Uint8Array(0);
   const idle = new IdleWatch(reader, opts.bodyIdleTimeoutMs ?? 0);
   let reserved = 0;
   const reserve = (bytes: number) => {
@@ -71,9 +72,9 @@ export async function readBodyLimited(
   let total = 0;
   try {
     for (;;) {
-      const { done, value } = await reader.read();
+      const value = await reader.read();
       if (idle.expired) throw bodyStalled(idle.ms, total);
-      if (done) break;
+      if (value === null) break;
       idle.progress();
       if (value.length === 0) continue;
       const end = total + value.length;
@@ -95,7 +96,7 @@ export async function readBodyLimited(
       total = end;
     }
   } catch (err) {
-    await reader.cancel().catch(() => {});
+    reader.cancel();
     throw err;
   } finally {
     idle.stop();
@@ -104,6 +105,15 @@ export async function readBodyLimited(
   if (buf === undefined) return plain(first ?? new Uint8Array(0));
   // Keep at most a quarter of slack; beyond that, hand back an exact copy.
   return buf.length - total > total / 4 ? buf.slice(0, total) : buf.subarray(0, total);
+}
+
+/** A streamed body (a `Request` built outside the node:http server) as a pull source. */
+function streamSource(body: ReadableStream<Uint8Array>): BodySource {
+  const reader = body.getReader();
+  return {
+    read: () => reader.read().then((r) => r.done ? null : r.value),
+    cancel: () => void reader.cancel().catch(() => {}),
+  };
 }
 
 /** Next buffer size: double (from 64 KiB), at least `needed`, capped by declared and max size. */
@@ -129,9 +139,9 @@ class IdleWatch {
   expired = false;
   #last = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
-  readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
+  readonly #reader: BodySource;
 
-  constructor(reader: ReadableStreamDefaultReader<Uint8Array>, ms: number) {
+  constructor(reader: BodySource, ms: number) {
     this.ms = ms;
     this.#reader = reader;
     if (ms > 0) {
@@ -155,7 +165,7 @@ class IdleWatch {
       if (left > 0) return this.#arm(left);
       this.#timer = undefined;
       this.expired = true;
-      this.#reader.cancel().catch(() => {});
+      this.#reader.cancel();
     }, delay);
   }
 }

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { ServiceError } from "@svc/shared/errors";
 import { BodyBudget } from "@svc/shared/http/body_budget";
 import { readBodyLimited } from "@svc/shared/http/read_body";
+import { attachBodySource } from "@svc/shared/http/body_source";
 
 const MiB = 1024 * 1024;
 
@@ -100,6 +101,31 @@ Deno.test("readBody: a body that stalls is abandoned with 408 after the idle tim
   assert.equal(err.status, 408);
   assert.match(err.message, /after 10 bytes \(SVC_BODY_IDLE_TIMEOUT_MS\)/);
   assert.ok(cancelled);
+});
+
+Deno.test("readBody: a body source (the server's) that stalls gets 408 and is cancelled", async () => {
+  // The shape node_server.ts attaches: one chunk, then nothing until cancel ends the read.
+  let cancels = 0;
+  let waiting: ((c: Uint8Array | null) => void) | undefined;
+  let chunks = [new Uint8Array(10)];
+  const req = new Request("http://x/", { method: "POST" });
+  attachBodySource(req, {
+    read: () => {
+      const next = chunks.shift();
+      return next ? Promise.resolve(next) : new Promise((r) => waiting = r);
+    },
+    cancel: () => {
+      cancels++;
+      chunks = [];
+      waiting?.(null);
+    },
+  });
+  const err = await rejection(
+    readBodyLimited(req, { maxBodyBytes: 64 * MiB, bodyIdleTimeoutMs: 150 }),
+  );
+  assert.equal(err.code, "REQUEST_TIMEOUT");
+  assert.match(err.message, /after 10 bytes/);
+  assert.ok(cancels >= 1, "the source was told to stop");
 });
 
 Deno.test("readBody: a slow body that keeps arriving is not cut by the idle timeout", async () => {

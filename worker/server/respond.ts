@@ -1,5 +1,6 @@
 /** Negotiated responses: msgpack by default, JSON when the client asks for it. */
 import { encodeResponse } from "@svc/shared/codec/encode";
+import { bytesResponse } from "@svc/shared/http/answer_bytes";
 
 /** Encode `value` for the request's Accept header and wrap it in a Response. */
 export function sendNegotiated(
@@ -9,8 +10,6 @@ export function sendNegotiated(
   headers: Record<string, string>,
 ): Response {
   const { body, contentType } = encodeResponse(value, req.headers.get("accept"));
-  return new Response(body as BodyInit, {
-    status,
-    headers: { ...headers, "content-type": contentType },
-  });
+  const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
+  return bytesResponse(bytes, { status, headers: { ...headers, "content-type": contentType } });
 }

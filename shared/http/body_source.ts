@@ -1,0 +1,108 @@
+/**
+ * Request bodies handed from the server to `readBodyLimited` without a ReadableStream. A
+ * `Request` whose body is a stream costs a stream, its controller and a promise per chunk; the
+ * node:http server instead attaches a plain pull source to the `Request` it builds (whose own
+ * body is then empty), and the body reader takes that source when there is one. Requests built
+ * elsewhere (tests, `app.request`) keep their streamed body.
+ */
+
+/** Pull-based request body: `read` resolves with the next chunk, or null at the end. */
+export interface BodySource {
+  /** The next chunk; null once the body is complete. Rejects when the client goes away. */
+  read(): Promise<Uint8Array | null>;
+  /** Stop reading: the rest of the body is not wanted (the connection is not reused). */
+  cancel(): void;
+}
+
+const sources = new WeakMap<Request, BodySource>();
+
+/** Attach `source` as the body of `req` (the server does this for every request with a body). */
+export function attachBodySource(req: Request, source: BodySource): void {
+  sources.set(req, source);
+}
+
+/** The body source the server attached to `req`, if any. */
+export function bodySourceOf(req: Request): BodySource | undefined {
+  return sources.get(req);
+}
+
+/** A byte source with node's stream events (an `IncomingMessage`). */
+export interface NodeReadable {
+  on(event: "data", fn: (chunk: Uint8Array) => void): unknown;
+  on(event: "end" | "aborted", fn: () => void): unknown;
+  on(event: "error", fn: (err: Error) => void): unknown;
+  pause(): unknown;
+  resume(): unknown;
+}
+
+/**
+ * A source over a node readable with backpressure: while a chunk waits unread the socket is
+ * paused, so a handler that never reads holds one chunk at most. `gone` makes the error a
+ * pending or later read rejects with (the client went away); `onCancel` runs once on cancel.
+ */
+export function nodeBodySource(
+  incoming: NodeReadable,
+  gone: () => Error,
+  onCancel: () => void,
+): BodySource {
+  const queued: Uint8Array[] = [];
+  let ended = false;
+  let failed: Error | undefined;
+  let cancelled = false;
+  let waiter: { resolve(c: Uint8Array | null): void; reject(e: Error): void } | undefined;
+  incoming.on("data", (chunk) => {
+    if (cancelled) return;
+    const bytes = new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    if (waiter) {
+      const w = waiter;
+      waiter = undefined;
+      w.resolve(bytes);
+    } else {
+      queued.push(bytes);
+      incoming.pause();
+    }
+  });
+  incoming.on("end", () => {
+    ended = true;
+    if (waiter) {
+      const w = waiter;
+      waiter = undefined;
+      w.resolve(null);
+    }
+  });
+  const fail = () => {
+    if (ended || failed) return;
+    failed = gone();
+    if (waiter) {
+      const w = waiter;
+      waiter = undefined;
+      w.reject(failed);
+    }
+  };
+  incoming.on("aborted", fail);
+  incoming.on("error", fail);
+  return {
+    read() {
+      const next = queued.shift();
+      if (next !== undefined) {
+        if (queued.length === 0 && !ended) incoming.resume();
+        return Promise.resolve(next);
+      }
+      if (failed) return Promise.reject(failed);
+      if (ended || cancelled) return Promise.resolve(null);
+      incoming.resume();
+      return new Promise((resolve, reject) => waiter = { resolve, reject });
+    },
+    cancel() {
+      if (cancelled) return;
+      cancelled = true;
+      queued.length = 0;
+      if (waiter) {
+        const w = waiter;
+        waiter = undefined;
+        w.resolve(null);
+      }
+      onCancel();
+    },
+  };
+}
