@@ -31,6 +31,9 @@ export interface AssembleInput {
 export async function assemble(input: AssembleInput): Promise<BenchResults> {
   const { plan, rounds, padding, routerWhy } = input;
   const routerNote = routerWhy === null ? undefined : `not measured: ${routerWhy}`;
+  const floorNote = rounds.some((r) => r.floorSingle)
+    ? undefined
+    : "not measured: the floor servers did not start";
   const [tpLo, tpHi] = plan.throughputTokens;
   const [padLo, padHi] = plan.paddingTokens;
   const c = plan.concurrency;
@@ -110,6 +113,18 @@ export async function assemble(input: AssembleInput): Promise<BenchResults> {
         routerNote,
       ),
       scenario(
+        "floor_c1",
+        `the same, to a bare node:http server with one inference thread (tests/bench/floor)`,
+        rounds.map((r) => r.floorSingle),
+        floorNote,
+      ),
+      scenario(
+        "floor_proxy_c1",
+        `the same, through a bare node:http proxy in front of the worker`,
+        rounds.map((r) => r.floorProxySingle),
+        floorNote,
+      ),
+      scenario(
         "worker_mixed_lengths",
         `texts of ${padLo}–${padHi} tokens (uniform), one per request, ${c} in flight`,
         padding.map((p) => p.sample),
@@ -161,6 +176,21 @@ function diagnostics(input: AssembleInput): Record<string, number | null> {
     ),
     routerC1ProcessCpuUsPerRequest: med(
       rounds.map((r) => r.routerSingle?.cpuUsPerRequest ?? NaN),
+    ),
+    // The floors: what HTTP plus one thread hop, and one bare proxy hop, cost on this machine.
+    floorC1OverRawP50Ms: med(
+      rounds.map((r) => r.floorSingle ? r.floorSingle.latency.p50 - r.rawSingle.latency.p50 : NaN),
+    ),
+    workerC1OverFloorP50Ms: med(
+      rounds.map((r) =>
+        r.floorSingle ? r.workerSingle.latency.p50 - r.floorSingle.latency.p50 : NaN
+      ),
+    ),
+    floorProxyAddedP50PairedMs: med(
+      rounds.map((r) => outsideDiff(r.floorProxySingle, r.workerSingle)),
+    ),
+    routerOverFloorProxyP50Ms: med(
+      rounds.map((r) => r.floorProxySingle ? outsideDiff(r.routerSingle, r.floorProxySingle) : NaN),
     ),
   };
 }

@@ -81,5 +81,13 @@ export function summaryText(r: BenchResults): string {
       us(d.workerC1MainThreadCpuUsPerRequest)
     }, router process ${us(d.routerC1ProcessCpuUsPerRequest)}`,
   );
+  const ms = (v: number | null | undefined) => v == null ? "–" : `${v.toFixed(2)} ms`;
+  lines.push(
+    `floors at concurrency 1: a bare server with one inference thread adds ${
+      ms(d.floorC1OverRawP50Ms)
+    } to a raw run (the worker ${ms(d.workerC1OverFloorP50Ms)} more); a bare proxy adds ${
+      ms(d.floorProxyAddedP50PairedMs)
+    } (the router ${ms(d.routerOverFloorProxyP50Ms)} more)`,
+  );
   return lines.join("\n");
 }

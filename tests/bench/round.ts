@@ -32,6 +32,8 @@ export interface RoundContext {
   worker: Service;
   /** Absent when the router is not measured. */
   router?: Service;
+  /** The floors (tests/bench/floor/server.ts); absent when they did not start. */
+  floors?: { model: Service; proxy: Service };
   corpora: Corpora;
 }
 
@@ -52,6 +54,9 @@ export interface RoundData {
   rawSingle: Sample;
   workerSingle: Sample;
   routerSingle?: Sample;
+  /** The bare model server and the bare proxy at concurrency 1 (when the floors run). */
+  floorSingle?: Sample;
+  floorProxySingle?: Sample;
   /** /healthz latencies (ms) during the worker's saturation run. */
   healthzMs: number[];
   /** Worker counters over the saturation run. */
@@ -120,6 +125,15 @@ export async function runRound(ctx: RoundContext, index: number): Promise<RoundD
     const router = ctx.router;
     latencySteps.push(async () => {
       part.routerSingle = await oneAtATime(ctx, router);
+    });
+  }
+  if (ctx.floors) {
+    const { model, proxy } = ctx.floors;
+    latencySteps.push(async () => {
+      part.floorSingle = await oneAtATime(ctx, model);
+    });
+    latencySteps.push(async () => {
+      part.floorProxySingle = await oneAtATime(ctx, proxy);
     });
   }
   for (const step of reverse ? latencySteps.reverse() : latencySteps) await step();

@@ -5,6 +5,7 @@
  */
 import { dirname, join, resolve } from "node:path";
 import { ensureFixtures } from "../fixtures/mod.ts";
+import { type Floors, startFloors } from "./floor/start.ts";
 import { parseArgs } from "./args.ts";
 import { assemble } from "./assemble.ts";
 import { buildCorpora } from "./corpora.ts";
@@ -101,6 +102,7 @@ async function measure(
   const atCpus = raws[raws.length - 1];
   const cpus = atCpus.threads;
   const rawInt8 = await openRawModel(join(dirname(modelPath), "model_int8.onnx"), cpus);
+  let floors: Floors | undefined;
   try {
     log("warming up");
     const warm = warmupIds(plan);
@@ -127,6 +129,16 @@ async function measure(
         `${corpora.throughput.length} texts, padding corpus ${corpora.padding.length} texts`,
     );
     const cosines = await int8Cosines(atCpus, rawInt8, corpora.throughputIds, plan.rawBatchBudget);
+    // The floors run the worker's thread count: what they show is the cost of the serving shape.
+    floors = await startFloors(
+      modelPath,
+      workerThreads > 0 ? workerThreads : cpus,
+      corpora.latencyIds,
+      services.worker.url,
+    ).catch((err) => {
+      log(`floors not measured: ${err instanceof Error ? err.message.split("\n")[0] : err}`);
+      return undefined;
+    });
     const ctx: RoundContext = {
       plan,
       raws: timed,
@@ -134,6 +146,7 @@ async function measure(
       loadgen,
       worker: services.worker,
       router: services.router,
+      floors,
       corpora,
     };
     const rounds = await repeat(
@@ -159,6 +172,7 @@ async function measure(
     };
     return { rounds, padding, corpora, threads, cosines };
   } finally {
+    await floors?.stop();
     for (const m of [...raws, rawInt8]) await m.session.release().catch(() => {});
   }
 }
