@@ -7,7 +7,11 @@
 
 const known = new WeakMap<Response, Uint8Array>();
 
-/** A Response over `bytes` that the server can write without reading it back. */
+/**
+ * A Response over `bytes` that the server can write without reading it back. The bytes are
+ * written as they are (the Response's own copy is not used): they must not change afterwards,
+ * so pass a buffer of the answer's own, never a reused scratch buffer.
+ */
 export function bytesResponse(bytes: Uint8Array, init: ResponseInit): Response {
   const res = new Response(bytes as Uint8Array<ArrayBuffer>, init);
   known.set(res, bytes);

@@ -90,8 +90,12 @@ export function nodeBodySource(
       }
       if (failed) return Promise.reject(failed);
       if (ended || cancelled) return Promise.resolve(null);
+      // The waiter is in place before the socket flows again, whenever its next event comes.
+      const arrived = new Promise<Uint8Array | null>((resolve, reject) => {
+        waiter = { resolve, reject };
+      });
       incoming.resume();
-      return new Promise((resolve, reject) => waiter = { resolve, reject });
+      return arrived;
     },
     cancel() {
       if (cancelled) return;

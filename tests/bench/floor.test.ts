@@ -17,9 +17,18 @@ import { type Sample, sampleFromBatches, sampleFromRuns } from "./samples.ts";
 
 Deno.test("bench floors: the bare server answers a vector with its timings; the bare proxy passes them on", async () => {
   const dir = await Deno.makeTempDir({ prefix: "svc-floor-" });
-  const model = benchSmall(1);
-  const modelPath = join(dir, "model.onnx");
-  await Deno.writeFile(modelPath, fileBytes(model.files(model.weights()), MODEL_PATH));
+  try {
+    const model = benchSmall(1);
+    const modelPath = join(dir, "model.onnx");
+    await Deno.writeFile(modelPath, fileBytes(model.files(model.weights()), MODEL_PATH));
+    await floorsAnswer(modelPath);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** Start both floors on `modelPath` and check one answer of each. */
+async function floorsAnswer(modelPath: string): Promise<void> {
   const server = await startFloor({ mode: "model", modelPath, threads: 1, ids: [101, 2023, 102] });
   try {
     const proxy = await startFloor({ mode: "proxy", upstream: server.url });
@@ -46,9 +55,8 @@ Deno.test("bench floors: the bare server answers a vector with its timings; the 
     }
   } finally {
     await server.proc.kill();
-    await Deno.remove(dir, { recursive: true });
   }
-});
+}
 
 Deno.test("bench floors: diagnostics read the worker against the floor and the router against the bare proxy", async () => {
   const c1 = (p50: number, outsideServer: number): Sample => ({

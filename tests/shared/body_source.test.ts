@@ -83,3 +83,20 @@ Deno.test("body source: cancel ends a waiting read, drops queued and later bytes
   src.cancel();
   assert.equal(cancels, 1);
 });
+
+Deno.test("body source: a chunk delivered from inside resume() reaches the waiting read", async () => {
+  // Node defers what resume() releases; a readable that emits at once must not hang the read.
+  class EagerIncoming extends FakeIncoming {
+    held: string[] = [];
+    override resume(): this {
+      super.resume();
+      const next = this.held.shift();
+      if (next !== undefined) this.send(next);
+      return this;
+    }
+  }
+  const inc = new EagerIncoming();
+  const src = nodeBodySource(inc, () => new GoneError(), () => {});
+  inc.held.push("now");
+  assert.equal(text(await src.read()), "now");
+});

@@ -45,24 +45,26 @@ function send(
 /** The model mode's request handler: decode, one thread hop, encode. */
 async function modelHandler(cfg: Extract<FloorConfig, { mode: "model" }>) {
   const thread = new Worker(new URL("./thread.ts", import.meta.url).href, { type: "module" });
-  const pending = new Map<number, (d: { vector: Float32Array; ms: number }) => void>();
+  type Done = { vector: Float32Array; ms: number };
+  const pending = new Map<number, { resolve(d: Done): void; reject(e: Error): void }>();
   await new Promise<void>((resolve) => {
     thread.onmessage = () => resolve();
     const load: FloorThreadMessage = { type: "load", ...cfg };
     thread.postMessage(load);
   });
   thread.onmessage = (e) => {
-    const done = pending.get(e.data.id);
+    const waiting = pending.get(e.data.id);
     pending.delete(e.data.id);
-    done?.(e.data);
+    if (e.data.type === "done") waiting?.resolve(e.data);
+    else waiting?.reject(new Error(e.data.message));
   };
   let next = 1;
   return async (body: Uint8Array, _path: string, res: http.ServerResponse) => {
     const started = performance.now();
     unpack(body); // paid, as the worker pays it; the fixed ids stand for the text
     const id = next++;
-    const r = await new Promise<{ vector: Float32Array; ms: number }>((resolve) => {
-      pending.set(id, resolve);
+    const r = await new Promise<Done>((resolve, reject) => {
+      pending.set(id, { resolve, reject });
       const run: FloorThreadMessage = { type: "run", id };
       thread.postMessage(run);
     });
@@ -118,7 +120,7 @@ if (import.meta.main) {
     if (req.method !== "POST") return send(res, 200, {}, new TextEncoder().encode("ok"));
     readAll(req)
       .then((body) => handle(body, req.url ?? "/", res))
-      .catch(() => send(res, 500, {}, new Uint8Array()));
+      .catch(() => res.headersSent ? res.destroy() : send(res, 500, {}, new Uint8Array()));
   });
   server.listen(cfg.port, "127.0.0.1");
 }

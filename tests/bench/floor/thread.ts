@@ -26,12 +26,16 @@ scope.onmessage = async (e) => {
     return;
   }
   const t0 = performance.now();
-  const out = await model!.session.run(buildFeeds(model!, [ids]));
-  const first = out[model!.session.outputNames[0]].data as Float32Array;
-  const width = first.length / ids.length;
-  // Token 0's row: a vector of the model's width, as a pooled answer would be.
-  const vector = first.slice(0, Math.min(first.length, width));
-  scope.postMessage({ type: "done", id: msg.id, vector, ms: performance.now() - t0 }, [
-    vector.buffer,
-  ]);
+  try {
+    const out = await model!.session.run(buildFeeds(model!, [ids]));
+    const first = out[model!.session.outputNames[0]].data as Float32Array;
+    const width = first.length / ids.length;
+    // Token 0's row: a vector of the model's width, as a pooled answer would be.
+    const vector = first.slice(0, Math.min(first.length, width));
+    scope.postMessage({ type: "done", id: msg.id, vector, ms: performance.now() - t0 }, [
+      vector.buffer,
+    ]);
+  } catch (err) {
+    scope.postMessage({ type: "failed", id: msg.id, message: String(err) });
+  }
 };
