@@ -156,7 +156,7 @@ function hostOf(incoming: http.IncomingMessage): string {
     : "localhost";
 }
 
-/** Per-request state of the body stream. */
+/** Per-request state of the body source. */
 interface BodyState {
   /** The handler stopped reading (size limit, idle timeout, error): the connection is not reused. */
   cancelled: boolean;

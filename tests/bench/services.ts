@@ -54,19 +54,7 @@ export async function startWorker(opts: WorkerOptions): Promise<Service> {
   const proc = spawnDeno(["-P=worker", opts.entry ?? "worker/main.ts"], env);
   // The weights copy goes with the process.
   proc.exited.finally(() => Deno.remove(cacheDir, { recursive: true }).catch(() => {}));
-  const url = `http://127.0.0.1:${port}`;
-  try {
-    await waitFor(() => isOk(`${url}/readyz`), "worker /readyz", {
-      timeoutMs: 120_000,
-      everyMs: 100,
-      proc,
-      retryErrors: true,
-    });
-    return { proc, url };
-  } catch (err) {
-    await proc.kill();
-    throw err;
-  }
+  return await serviceWhenOk(proc, `http://127.0.0.1:${port}`, "/readyz", 120_000);
 }
 
 /** Start a router process; resolves once /healthz answers 200. */
@@ -78,10 +66,19 @@ export async function startRouter(): Promise<Service> {
     SVC_WORKER_TOKEN: BENCH_FLEET_TOKEN,
     SVC_LOG_LEVEL: "warn",
   });
-  const url = `http://127.0.0.1:${port}`;
+  return await serviceWhenOk(proc, `http://127.0.0.1:${port}`, "/healthz", 30_000);
+}
+
+/** `proc` as a service once `GET url+probe` answers 2xx; killed when it does not in time. */
+export async function serviceWhenOk(
+  proc: Proc,
+  url: string,
+  probe: string,
+  timeoutMs: number,
+): Promise<Service> {
   try {
-    await waitFor(() => isOk(`${url}/healthz`), "router /healthz", {
-      timeoutMs: 30_000,
+    await waitFor(() => isOk(`${url}${probe}`), `${url}${probe}`, {
+      timeoutMs,
       everyMs: 100,
       proc,
       retryErrors: true,

@@ -1,7 +1,6 @@
 /** Starting the floor servers (tests/bench/floor/server.ts) as processes of the bench. */
 import { freePort, spawnDeno } from "../procs.ts";
-import type { Service } from "../services.ts";
-import { waitFor } from "../../helpers/wait.ts";
+import { type Service, serviceWhenOk } from "../services.ts";
 import type { FloorConfig } from "./server.ts";
 
 /** The two floors: a bare model server and a bare proxy in front of the worker. */
@@ -25,22 +24,8 @@ export async function startFloor(cfg: WithoutPort<FloorConfig>): Promise<Service
       port,
     }),
   ], {});
-  const url = `http://127.0.0.1:${port}`;
-  try {
-    await waitFor(
-      async () => {
-        const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
-        await res.body?.cancel();
-        return res.ok;
-      },
-      `floor server (${cfg.mode})`,
-      { timeoutMs: 60_000, everyMs: 100, proc, retryErrors: true },
-    );
-    return { proc, url };
-  } catch (err) {
-    await proc.kill();
-    throw err;
-  }
+  // Any GET answers 200 once the server listens (and, for the model floor, has its session).
+  return await serviceWhenOk(proc, `http://127.0.0.1:${port}`, "/healthz", 60_000);
 }
 
 /** Start both floors: the model one on `ids` at `threads`, the proxy one in front of `workerUrl`. */
