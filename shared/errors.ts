@@ -94,12 +94,21 @@ export function toServiceError(err: unknown): ServiceError {
   return new ServiceError("INTERNAL_ERROR", "unexpected server error");
 }
 
+/** Status, headers and JSON text of the answer for an error. */
+export function errorParts(
+  err: ServiceError,
+  extraHeaders: Record<string, string> = {},
+): { status: number; headers: Record<string, string>; text: string } {
+  const headers: Record<string, string> = { "content-type": "application/json", ...extraHeaders };
+  if (err.retryAfterS !== undefined) headers["retry-after"] = String(err.retryAfterS);
+  return { status: err.status, headers, text: JSON.stringify(err.toBody()) };
+}
+
 /** Build an HTTP Response (JSON) for an error. */
 export function errorResponse(
   err: ServiceError,
   extraHeaders: Record<string, string> = {},
 ): Response {
-  const headers: Record<string, string> = { "content-type": "application/json", ...extraHeaders };
-  if (err.retryAfterS !== undefined) headers["retry-after"] = String(err.retryAfterS);
-  return new Response(JSON.stringify(err.toBody()), { status: err.status, headers });
+  const { status, headers, text } = errorParts(err, extraHeaders);
+  return new Response(text, { status, headers });
 }

@@ -29,3 +29,8 @@ export function setServerVersion(headers: Headers, version: string): void {
   headers.set(HeaderNames.serverVersion, version);
   headers.set(HeaderNames.serverVersionSie, version);
 }
+
+/** The version headers of {@link setServerVersion} as a plain record (for answers built whole). */
+export function serverVersionHeaders(version: string): Record<string, string> {
+  return { [HeaderNames.serverVersion]: version, [HeaderNames.serverVersionSie]: version };
+}

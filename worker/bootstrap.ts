@@ -14,7 +14,10 @@ import { FetchSummary } from "./weights/fetch_summary.ts";
 import { WorkerMetrics } from "./telemetry/metrics.ts";
 import { createLogger, type Logger } from "@svc/shared/log";
 import { BodyBudget } from "@svc/shared/http/body_budget";
+import type { DirectHandler } from "@svc/shared/http/direct_call";
 import { createWorkerApp } from "./server/app.ts";
+import { workerKeyCheck } from "./server/api_key.ts";
+import { modelRouteHandler } from "./server/model_routes.ts";
 import type { WorkerContext } from "./server/context.ts";
 import { ServingState } from "./server/state.ts";
 import { refreshModelGauges } from "./telemetry/model_gauges.ts";
@@ -24,7 +27,10 @@ import { ImagePool } from "./images/pool.ts";
 
 /** A composed worker, not yet listening. */
 export interface WorkerInstance {
+  /** Every route but the model operations. */
   app: Hono;
+  /** The model operations (served before `app` is asked; see server/model_routes.ts). */
+  direct: DirectHandler;
   /** The settings it was built from (parsed once, here). */
   settings: WorkerSettings;
   ctx: WorkerContext;
@@ -133,7 +139,9 @@ export async function createWorker(
     bundle: settings.bundle,
     startedAt: Date.now(),
   };
-  const app = createWorkerApp(ctx);
+  const keyCheck = workerKeyCheck(settings.apiKey);
+  const app = createWorkerApp(ctx, keyCheck);
+  const direct = modelRouteHandler(ctx, keyCheck);
   app.get("/metrics", async () => {
     refreshModelGauges(ctx);
     const { body, contentType } = await metrics.render();
@@ -143,6 +151,7 @@ export async function createWorker(
   mountWorkerDashboard(app);
   return {
     app,
+    direct,
     settings,
     ctx,
     status,

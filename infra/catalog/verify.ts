@@ -13,7 +13,8 @@ import { loadWorkerSettings } from "../../worker/config/settings.ts";
 import { loadCatalog } from "../../worker/catalog/loader.ts";
 import { weightStoreFrom } from "../../worker/weights/settings.ts";
 import type { WeightStore } from "../../worker/weights/types.ts";
-import { createWorker, type WorkerInstance } from "../../worker/bootstrap.ts";
+import { createWorker } from "../../worker/bootstrap.ts";
+import { serveWorkerApp } from "../../worker/server/http_server.ts";
 import { familyOp } from "../../worker/families/kinds.ts";
 import { cosine } from "../../worker/service/similarity.ts";
 import { contractProblems, graphContracts } from "./family_io.ts";
@@ -144,8 +145,16 @@ async function probe(config: ModelConfig, env: Record<string, string>, row: Veri
     { ...env, SVC_MODEL_FILTER: config.id, SVC_PRELOAD_MODELS: "" },
     { log: createLogger({ json: true, level: "error", component: "verify", write: () => {} }) },
   );
+  // Served as the process serves it: the model operations are direct requests of the server.
+  const server = await serveWorkerApp(worker, worker.settings.http, {
+    hostname: "127.0.0.1",
+    port: 0,
+  }).catch(async (err) => {
+    await worker.close();
+    throw err;
+  });
   try {
-    const call = callOf(worker, config.id);
+    const call = callOf(`http://127.0.0.1:${server.addr.port}`, config.id);
     // Random-weight fixtures answer, but their answers mean nothing: no known-answer checks.
     const real = !config.id.startsWith("fixture/");
     const check = (name: string, ok: boolean, why: string) => {
@@ -164,6 +173,7 @@ async function probe(config: ModelConfig, env: Record<string, string>, row: Veri
         break;
     }
   } finally {
+    await server.shutdown();
     await worker.close();
   }
 }
@@ -173,9 +183,9 @@ type Check = (name: string, ok: boolean, why: string) => void;
 // deno-lint-ignore no-explicit-any
 type Json = any;
 
-function callOf(worker: WorkerInstance, id: string): Call {
+function callOf(baseUrl: string, id: string): Call {
   return async (op, body) => {
-    const res = await worker.app.request(`/v1/${op}/${id}`, {
+    const res = await fetch(`${baseUrl}/v1/${op}/${id}`, {
       method: "POST",
       headers: { "content-type": "application/json", accept: "application/json" },
       body: JSON.stringify(body),

@@ -12,18 +12,21 @@
  * Content-Length). A stream per request cost more than the rest of the request's conversion.
  * WebSocket upgrades are accepted with `ws` through shared/http/upgrade.ts.
  *
- * Responses are buffered before they are written (every answer of the worker is built whole;
- * one built by `bytesResponse` is written from its bytes without being read back), unless
- * `streamResponses` is set and the answer declares a length over 64 KiB (the router passing a
- * large worker answer on as it arrives: chunks are written with backpressure, and a client that
+ * A `direct` handler is asked first: a request it claims never becomes a `Request`, and its
+ * answer's bytes are written as they are (shared/http/direct_call.ts; the worker's model
+ * operations). Its body is the same pull source, its signal the same "client gone".
+ *
+ * Responses are buffered before they are written (every answer of the worker is built whole),
+ * unless `streamResponses` is set and the answer declares a length over 64 KiB (the router passing
+ * a large worker answer on as it arrives: chunks are written with backpressure, and a client that
  * goes away cancels the body).
  */
 import http from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
 import { ClientGoneError, errorResponse, ServiceError } from "../errors.ts";
-import { answerBytesOf } from "./answer_bytes.ts";
 import { attachBodySource, nodeBodySource } from "./body_source.ts";
+import { type DirectAnswer, type DirectHandler, rawHeaderValue } from "./direct_call.ts";
 import { registerUpgrade, type StreamSocket, type UpgradeOptions } from "./upgrade.ts";
 
 /** What the server tells a handler besides the request (the shape of Deno.serve's). */
@@ -35,6 +38,8 @@ export interface ServeInfo {
 
 /** A fetch-style request handler. */
 export type FetchHandler = (req: Request, info: ServeInfo) => Response | Promise<Response>;
+
+export type { DirectAnswer, DirectHandler, DirectRequest } from "./direct_call.ts";
 
 /** Options of {@link serveNodeHttp}. */
 export interface NodeServeOptions {
@@ -49,6 +54,8 @@ export interface NodeServeOptions {
   keepAliveTimeoutMs?: number;
   /** Write answers as their bodies arrive instead of buffering them (a proxy's answers). */
   streamResponses?: boolean;
+  /** Asked first for every request; what it claims never becomes a fetch `Request`. */
+  direct?: DirectHandler;
   onListen?: (addr: { hostname: string; port: number }) => void;
 }
 
@@ -99,7 +106,8 @@ export async function serveNodeHttp(
   });
   // A streamed answer the client stops taking is dropped after the request timeout.
   const stream = opts.streamResponses === true ? opts.requestTimeoutMs : undefined;
-  server.on("request", (incoming, res) => serveOne(handler, incoming, res, stream));
+  const direct = opts.direct;
+  server.on("request", (incoming, res) => serveOne(handler, direct, incoming, res, stream));
   server.on(
     "upgrade",
     (incoming, socket, head) => upgradeOne(handler, wss, incoming, socket, head),
@@ -138,14 +146,19 @@ export async function serveNodeHttp(
  * caller). Headers go in as name/value pairs: handing `Request` a `Headers` object costs three
  * times as much (measured 18 vs 5 µs), most of it iterating the copy.
  */
-function requestOf(incoming: http.IncomingMessage, signal?: AbortSignal): Request {
+function requestOf(incoming: http.IncomingMessage, url: string, signal?: AbortSignal): Request {
   const raw = incoming.rawHeaders;
   const headers: [string, string][] = [];
   for (let i = 0; i + 1 < raw.length; i += 2) headers.push([raw[i], raw[i + 1]]);
-  const path = incoming.url ?? "/";
-  // The path is appended, never resolved: `//host/x` stays a path, as Deno.serve keeps it.
-  const url = path.startsWith("/") ? `http://${hostOf(incoming)}${path}` : new URL(path).href;
   return new Request(url, { method: incoming.method, headers, signal });
+}
+
+/** The request's URL as a `Request` holds it (dot segments resolved); throws when unusable. */
+function urlOf(incoming: http.IncomingMessage): string {
+  const path = incoming.url ?? "/";
+  // The path is appended, never resolved against a base: `//host/x` stays a path, as Deno.serve
+  // keeps it. Parsing normalises it the way a `Request` does.
+  return new URL(path.startsWith("/") ? `http://${hostOf(incoming)}${path}` : path).href;
 }
 
 /** The Host header when it is a plain host[:port], else a placeholder (only the path matters). */
@@ -170,6 +183,7 @@ function remoteOf(incoming: http.IncomingMessage): ServeInfo["remoteAddr"] {
 
 function serveOne(
   handler: FetchHandler,
+  direct: DirectHandler | undefined,
   incoming: http.IncomingMessage,
   res: http.ServerResponse,
   stream: number | undefined,
@@ -177,36 +191,77 @@ function serveOne(
   const gone = new AbortController();
   const state: BodyState = { cancelled: false };
   const method = incoming.method ?? "GET";
-  let request: Request;
+  let url: string;
   try {
-    request = requestOf(incoming, gone.signal);
+    url = urlOf(incoming);
   } catch {
-    // Header bytes that a fetch Request refuses, or an unusable request target.
-    void writeResponse(
-      incoming,
-      res,
-      errorResponse(new ServiceError("INVALID_INPUT", "malformed request line or headers")),
-      state,
-      undefined,
-    );
-    return;
+    // An absolute-form request target that is not a URL.
+    return malformed(incoming, res, state);
   }
-  if (method !== "GET" && method !== "HEAD") {
-    const source = nodeBodySource(incoming, () => new ClientGoneError(), () => {
+  const source = method === "GET" || method === "HEAD"
+    ? undefined
+    : nodeBodySource(incoming, () => new ClientGoneError(), () => {
       state.cancelled = true;
     });
-    attachBodySource(request, source);
-  }
-  const completed = new Promise<void>((resolve) => res.once("close", () => resolve()));
   res.on("close", () => {
     if (!res.writableFinished) gone.abort(new ClientGoneError());
   });
+  if (direct) {
+    let claimed: Promise<DirectAnswer> | undefined;
+    try {
+      claimed = direct({
+        method,
+        url,
+        header: (name) => rawHeaderValue(incoming.rawHeaders, name),
+        signal: gone.signal,
+        body: source,
+      });
+    } catch {
+      claimed = Promise.reject();
+    }
+    if (claimed) {
+      claimed
+        .then((answer) => writeAnswer(incoming, res, answer, state))
+        .catch(() => writeResponse(incoming, res, unexpected(), state, undefined))
+        .catch(() => res.destroy());
+      return;
+    }
+  }
+  let request: Request;
+  try {
+    request = requestOf(incoming, url, gone.signal);
+  } catch {
+    // Header bytes that a fetch Request refuses.
+    return malformed(incoming, res, state);
+  }
+  if (source) attachBodySource(request, source);
+  const completed = new Promise<void>((resolve) => res.once("close", () => resolve()));
   const info: ServeInfo = { remoteAddr: remoteOf(incoming), completed };
   Promise.resolve()
     .then(() => handler(request, info))
-    .catch(() => errorResponse(new ServiceError("INTERNAL_ERROR", "unexpected server error")))
+    .catch(unexpected)
     .then((response) => writeResponse(incoming, res, response, state, stream))
     .catch(() => res.destroy());
+}
+
+/** 500 for a handler that failed instead of answering. */
+function unexpected(): Response {
+  return errorResponse(new ServiceError("INTERNAL_ERROR", "unexpected server error"));
+}
+
+/** 400 for a request line or headers that cannot become a request. */
+function malformed(
+  incoming: http.IncomingMessage,
+  res: http.ServerResponse,
+  state: BodyState,
+): void {
+  void writeResponse(
+    incoming,
+    res,
+    errorResponse(new ServiceError("INVALID_INPUT", "malformed request line or headers")),
+    state,
+    undefined,
+  );
 }
 
 /**
@@ -226,7 +281,7 @@ async function writeResponse(
     Number(response.headers.get("content-length") ?? -1) > STREAM_MIN_BYTES;
   const bytes = response.body === null || incoming.method === "HEAD" || streamed
     ? undefined
-    : answerBytesOf(response) ?? new Uint8Array(await response.arrayBuffer());
+    : new Uint8Array(await response.arrayBuffer());
   if (res.destroyed) {
     await response.body?.cancel().catch(() => {});
     return;
@@ -235,17 +290,50 @@ async function writeResponse(
   for (const [k, v] of response.headers) if (k !== "set-cookie") res.setHeader(k, v);
   const cookies = response.headers.getSetCookie();
   if (cookies.length > 0) res.setHeader("set-cookie", cookies);
-  const unread = state.cancelled || !incoming.complete;
-  if (unread) res.setHeader("connection", "close");
   if (bytes !== undefined) res.setHeader("content-length", bytes.length);
-  if (unread) {
-    // Give the client a moment to read the answer, then drop whatever it is still sending.
-    incoming.resume();
-    const socket = incoming.socket;
-    res.once("finish", () => setTimeout(() => socket.destroy(), LINGER_MS).unref?.());
-  }
+  closeIfUnread(incoming, res, state);
   if (streamed) await pipeBody(response.body!, res, stream);
   else res.end(bytes);
+}
+
+/** Write a direct handler's answer (HEAD gets the headers only), then run its `afterWrite`. */
+function writeAnswer(
+  incoming: http.IncomingMessage,
+  res: http.ServerResponse,
+  answer: DirectAnswer,
+  state: BodyState,
+): void {
+  try {
+    if (res.destroyed) return;
+    res.statusCode = answer.status;
+    for (const k in answer.headers) res.setHeader(k, answer.headers[k]);
+    res.setHeader("content-length", answer.body.length);
+    closeIfUnread(incoming, res, state);
+    res.end(incoming.method === "HEAD" ? undefined : answer.body);
+  } finally {
+    try {
+      answer.afterWrite?.();
+    } catch {
+      // The answer is out; what follows it cannot change it.
+    }
+  }
+}
+
+/**
+ * A request whose body was not read to its end cannot leave its connection in a known state:
+ * the answer says `connection: close`, and the socket goes a moment after it is written.
+ */
+function closeIfUnread(
+  incoming: http.IncomingMessage,
+  res: http.ServerResponse,
+  state: BodyState,
+): void {
+  if (!state.cancelled && incoming.complete) return;
+  res.setHeader("connection", "close");
+  // Give the client a moment to read the answer, then drop whatever it is still sending.
+  incoming.resume();
+  const socket = incoming.socket;
+  res.once("finish", () => setTimeout(() => socket.destroy(), LINGER_MS).unref?.());
 }
 
 /**
@@ -303,7 +391,7 @@ function upgradeOne(
   let accepted = false;
   let request: Request;
   try {
-    request = requestOf(incoming);
+    request = requestOf(incoming, urlOf(incoming));
   } catch {
     socket.destroy();
     return;

@@ -38,27 +38,38 @@ function bodyStalled(idleMs: number, received: number): ServiceError {
 }
 
 /** The Content-Length header as a number, when it is a plain decimal. */
-function declaredLength(req: Request): number | undefined {
-  const h = req.headers.get("content-length");
-  return h !== null && /^\d{1,16}$/.test(h) ? Number(h) : undefined;
+function declaredLength(header: string | null | undefined): number | undefined {
+  return header != null && /^\d{1,16}$/.test(header) ? Number(header) : undefined;
 }
 
 /**
- * Read `req`'s body. A declared Content-Length over the limit fails at once; otherwise the buffer
- * grows as bytes arrive (to at most twice what arrived, and never past the declared length), each
- * growth reserved from `budget`, and a body cut off as soon as it passes the limit. On any failure
- * the body stream is cancelled, which tells the server the connection cannot be reused.
+ * Read `req`'s body: the source the server attached, else its stream ({@link readSourceLimited}).
  */
-export async function readBodyLimited(
+export function readBodyLimited(
   req: Request,
   opts: BodyReadOptions,
 ): Promise<Uint8Array<ArrayBuffer>> {
+  const source = bodySourceOf(req) ?? (req.body ? streamSource(req.body) : undefined);
+  return readSourceLimited(source, req.headers.get("content-length"), opts);
+}
+
+/**
+ * Read a body from `reader` (`contentLength`: the header as sent). A declared length over the
+ * limit fails at once; otherwise the buffer grows as bytes arrive (to at most twice what arrived,
+ * and never past the declared length), each growth reserved from `budget`, and a body cut off as
+ * soon as it passes the limit. On any failure the source is cancelled, which tells the server
+ * the connection cannot be reused.
+ */
+export async function readSourceLimited(
+  reader: BodySource | undefined,
+  contentLength: string | null | undefined,
+  opts: BodyReadOptions,
+): Promise<Uint8Array<ArrayBuffer>> {
   const { maxBodyBytes, budget } = opts;
-  const declared = declaredLength(req);
+  const declared = declaredLength(contentLength);
   if (declared !== undefined && declared > maxBodyBytes) {
     throw bodyTooLarge(declared, maxBodyBytes);
   }
-  const reader = bodySourceOf(req) ?? (req.body ? streamSource(req.body) : undefined);
   if (!reader) return new Uint8Array(0);
   const idle = new IdleWatch(reader, opts.bodyIdleTimeoutMs ?? 0);
   let reserved = 0;

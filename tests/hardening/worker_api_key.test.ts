@@ -4,6 +4,7 @@
  * every request it forwards; the same setting tells it the key).
  */
 import assert from "node:assert/strict";
+import { VERSION } from "@svc/shared/version";
 import { startWorkerProcess } from "../observability/helpers/process.ts";
 
 const KEY = "worker-key-for-tests-3b9f1c27e5";
@@ -20,7 +21,12 @@ Deno.test({
         if (auth !== undefined) headers.set("authorization", auth);
         const res = await fetch(`${w.url}${path}`, { ...init, headers });
         const text = await res.text();
-        return { status: res.status, text, wwwAuth: res.headers.get("www-authenticate") };
+        return {
+          status: res.status,
+          text,
+          wwwAuth: res.headers.get("www-authenticate"),
+          version: res.headers.get("x-svc-server-version"),
+        };
       };
       for (const probe of ["/healthz", "/readyz"]) assert.equal((await get(probe)).status, 200);
       const encode: RequestInit = {
@@ -37,7 +43,16 @@ Deno.test({
         }
         assert.equal((await get(path, `Bearer ${KEY}`)).status, 200, path);
       }
-      assert.equal((await get("/v1/encode/fixture/dense", undefined, encode)).status, 401);
+      // The model operations (served without the app) check the same key the same way.
+      for (const path of ["/v1/encode/x", "/v1/score/x", "/v1/extract/x", "/v1/embeddings"]) {
+        for (const auth of [undefined, "Bearer wrong-key", `Basic ${btoa(`x:${KEY}`)}`, KEY]) {
+          const r = await get(path, auth, encode);
+          assert.equal(r.status, 401, `${path} with ${auth}`);
+          assert.match(r.text, /UNAUTHORIZED/);
+          assert.equal(r.wwwAuth, "Bearer");
+          assert.equal(r.version, VERSION);
+        }
+      }
       const ok = await get("/v1/encode/fixture/dense", `Bearer ${KEY}`, encode);
       assert.equal(ok.status, 200, ok.text);
       // The key never reaches the log.

@@ -1,18 +1,25 @@
 /**
  * What a handler of the node:http server gets and gives: the body through `readBodyLimited` (the
- * `Request` itself has none), and answers built by `bytesResponse` written from their bytes.
+ * `Request` itself has none); and what a direct handler claims (never a `Request`, its answer
+ * written as it is) or leaves to the fetch handler.
  */
 import assert from "node:assert/strict";
-import { type FetchHandler, serveNodeHttp } from "@svc/shared/http/node_server";
-import { readBodyLimited } from "@svc/shared/http/read_body";
-import { bytesResponse } from "@svc/shared/http/answer_bytes";
+import {
+  type DirectHandler,
+  type DirectRequest,
+  type FetchHandler,
+  serveNodeHttp,
+} from "@svc/shared/http/node_server";
+import { readBodyLimited, readSourceLimited } from "@svc/shared/http/read_body";
 
-/** Serve `handler` on a free port for the duration of `use`. */
+/** Serve `handler` (and `direct`) on a free port for the duration of `use`. */
 async function withServer(
   handler: FetchHandler,
   use: (url: string) => Promise<void>,
+  direct?: DirectHandler,
 ): Promise<void> {
   const server = await serveNodeHttp(handler, {
+    direct,
     hostname: "127.0.0.1",
     port: 0,
     headersTimeoutMs: 10_000,
@@ -65,23 +72,91 @@ Deno.test("node server: a body over the limit is refused and its connection is n
   });
 });
 
-Deno.test("node server: a bytesResponse is written from its bytes, without reading it back", async () => {
-  const payload = new TextEncoder().encode("vector bytes ".repeat(100));
-  const answers: Response[] = [];
+Deno.test("node server: a direct handler answers what it claims, the fetch handler the rest", async () => {
+  const fetched: string[] = [];
+  const seen: { url: string; type?: string; trace?: string; body: Uint8Array }[] = [];
+  const direct: DirectHandler = (req: DirectRequest) => {
+    if (req.method !== "POST" || !new URL(req.url).pathname.startsWith("/direct/")) return;
+    return (async () => {
+      const body = await readSourceLimited(req.body, req.header("content-length"), {
+        maxBodyBytes: 1 << 20,
+      });
+      seen.push({
+        url: req.url,
+        type: req.header("content-type"),
+        trace: req.header("x-trace-id"),
+        body,
+      });
+      return { status: 201, headers: { "x-answer": "direct" }, body: body.slice().reverse() };
+    })();
+  };
   await withServer((req) => {
-    const plain = new URL(req.url).pathname === "/plain";
-    const res = plain
-      ? new Response(payload, { headers: { "content-type": "application/octet-stream" } })
-      : bytesResponse(payload, { headers: { "content-type": "application/octet-stream" } });
-    answers.push(res);
-    return res;
+    fetched.push(`${req.method} ${new URL(req.url).pathname}`);
+    return new Response("fetch");
   }, async (url) => {
-    for (const path of ["/bytes", "/plain"]) {
-      const res = await fetch(`${url}${path}`);
-      assert.equal(res.headers.get("content-length"), String(payload.length));
-      assert.deepEqual(new Uint8Array(await res.arrayBuffer()), payload);
+    const sent = new Uint8Array(200 * 1024).map((_, i) => (i * 13) & 0xff);
+    // Dot segments are resolved before the handler sees the URL, as a Request's are.
+    const res = await fetch(`${url}/direct/./a?q=1`, {
+      method: "POST",
+      headers: { "content-type": "application/x-test", "x-trace-id": "  abc " },
+      body: sent,
+    });
+    assert.equal(res.status, 201);
+    assert.equal(res.headers.get("x-answer"), "direct");
+    assert.equal(res.headers.get("content-length"), String(sent.length));
+    assert.deepEqual(new Uint8Array(await res.arrayBuffer()), sent.slice().reverse());
+    assert.equal(seen[0].url, `${url}/direct/a?q=1`);
+    assert.equal(seen[0].type, "application/x-test");
+    assert.equal(seen[0].trace, "abc", "values are trimmed as Headers trims them");
+    assert.deepEqual(seen[0].body, sent);
+    for (const [method, path] of [["GET", "/direct/a"], ["POST", "/other"]]) {
+      const r = await fetch(`${url}${path}`, { method, body: method === "POST" ? "x" : undefined });
+      assert.equal(await r.text(), "fetch");
     }
-  });
-  assert.equal(answers[0].bodyUsed, false, "the remembered bytes were written");
-  assert.equal(answers[1].bodyUsed, true, "any other answer is read");
+  }, direct);
+  assert.deepEqual(fetched, ["GET /direct/a", "POST /other"]);
+});
+
+Deno.test("node server: a direct handler that fails answers 500 and the server stays up", async () => {
+  let calls = 0;
+  const direct: DirectHandler = (req) => {
+    if (!req.url.endsWith("/boom")) return;
+    calls++;
+    if (calls === 1) throw new Error("thrown");
+    return Promise.reject(new Error("rejected"));
+  };
+  await withServer(() => new Response("fine"), async (url) => {
+    for (let i = 0; i < 2; i++) {
+      const res = await fetch(`${url}/boom`, { method: "POST", body: "x" });
+      assert.equal(res.status, 500);
+      assert.equal((await res.json()).detail.code, "INTERNAL_ERROR");
+    }
+    assert.equal(await (await fetch(`${url}/ok`)).text(), "fine");
+  }, direct);
+  assert.equal(calls, 2);
+});
+
+Deno.test("node server: a direct answer to a body left unread closes its connection", async () => {
+  const direct: DirectHandler = () =>
+    Promise.resolve({ status: 404, headers: {}, body: new TextEncoder().encode("nope") });
+  await withServer(() => new Response("unused"), async (url) => {
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port: Number(new URL(url).port) });
+    try {
+      // A body declared at 100 KB of which 10 bytes come: the answer cannot wait for the rest.
+      const head = "POST /x HTTP/1.1\r\nhost: t\r\ncontent-length: 100000\r\n\r\n0123456789";
+      await conn.write(new TextEncoder().encode(head));
+      const buf = new Uint8Array(4096);
+      let text = "";
+      while (!text.includes("nope")) {
+        const n = await conn.read(buf);
+        if (n === null) break;
+        text += new TextDecoder().decode(buf.subarray(0, n));
+      }
+      assert.match(text, /^HTTP\/1\.1 404/);
+      assert.match(text, /\r\nconnection: close\r\n/i);
+      assert.match(text, /\r\n\r\nnope$/);
+    } finally {
+      conn.close();
+    }
+  }, direct);
 });

@@ -53,7 +53,7 @@ export async function startTestWorker(
     }
   }
   // The worker's own server (node:http), as the process runs it.
-  const server = await serveWorkerApp(instance.app, instance.settings.http, {
+  const server = await serveWorkerApp(instance, instance.settings.http, {
     hostname: "127.0.0.1",
     port: 0,
   });

@@ -10,21 +10,36 @@ import { bearerToken, SecretSet } from "@svc/shared/http/secrets";
 /** Paths that stay open: orchestrators probe them without credentials. */
 const OPEN_PATHS = new Set(["/healthz", "/readyz"]);
 
-/** Middleware requiring `key` on every path but the probes (a no-op when `key` is unset). */
-export function requireWorkerKey(key: string | undefined): MiddlewareHandler {
-  if (key === undefined) return async (_c, next) => await next();
+/** Headers of the 401 answer. */
+export const UNAUTHORIZED_HEADERS: Readonly<Record<string, string>> = {
+  "www-authenticate": "Bearer",
+};
+
+/** Whether an `Authorization` header carries the key. */
+export type KeyCheck = (authorization: string | undefined) => Promise<boolean>;
+
+/** The check for `key`; undefined when no key is set (every request passes). */
+export function workerKeyCheck(key: string | undefined): KeyCheck | undefined {
+  if (key === undefined) return undefined;
   const accepted = SecretSet.create([key]);
+  return async (authorization) => (await accepted).matches(bearerToken(authorization));
+}
+
+/** The 401 for a request without the key. */
+export function unauthorized(): ServiceError {
+  return new ServiceError(
+    "UNAUTHORIZED",
+    "this worker requires its API key: Authorization: Bearer <SVC_WORKER_API_KEY>",
+  );
+}
+
+/** Middleware requiring the key of `check` on every path but the probes (none: a no-op). */
+export function requireWorkerKey(check: KeyCheck | undefined): MiddlewareHandler {
+  if (check === undefined) return async (_c, next) => await next();
   return async (c, next) => {
-    if (OPEN_PATHS.has(c.req.path)) return await next();
-    if (await (await accepted).matches(bearerToken(c.req.header("authorization")))) {
+    if (OPEN_PATHS.has(c.req.path) || await check(c.req.header("authorization"))) {
       return await next();
     }
-    return errorResponse(
-      new ServiceError(
-        "UNAUTHORIZED",
-        "this worker requires its API key: Authorization: Bearer <SVC_WORKER_API_KEY>",
-      ),
-      { "www-authenticate": "Bearer" },
-    );
+    return errorResponse(unauthorized(), { ...UNAUTHORIZED_HEADERS });
   };
 }

@@ -4,11 +4,13 @@ import type { TimingInfo } from "@svc/shared/schemas/timing";
 
 const TRACE_RE = /^[A-Za-z0-9._-]{1,128}$/;
 
-/** The caller's trace id when well-formed, else a new one. */
-export function traceIdOf(req: Request): string {
-  const t = req.headers.get(H.traceId);
-  return t && TRACE_RE.test(t) ? t : crypto.randomUUID().replaceAll("-", "");
+/** The caller's trace id (its `X-Trace-ID` header) when well-formed, else a new one. */
+export function traceIdOf(header: string | undefined): string {
+  return header && TRACE_RE.test(header) ? header : crypto.randomUUID().replaceAll("-", "");
 }
+
+/** The trace-id header's name as `ModelCall.header` takes it. */
+export const TRACE_HEADER = H.traceId.toLowerCase();
 
 /** Build the wire `timing` object (postprocessing null when zero). */
 export function makeTiming(

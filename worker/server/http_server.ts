@@ -4,17 +4,26 @@
  * by the header and request timeouts of the settings.
  */
 import type { Hono } from "hono";
-import { type NodeHttpServer, serveNodeHttp } from "@svc/shared/http/node_server";
+import {
+  type DirectHandler,
+  type NodeHttpServer,
+  serveNodeHttp,
+} from "@svc/shared/http/node_server";
 import type { HttpSettings } from "@svc/shared/config";
 
-/** Serve `app` on `hostname:port` (0: any free port) with the connection bounds of `http`. */
+/**
+ * Serve a worker's routes on `hostname:port` (0: any free port) with the connection bounds of
+ * `http`: the model operations as direct requests, everything else through the app.
+ */
 export function serveWorkerApp(
-  app: Hono,
+  worker: { app: Hono; direct: DirectHandler },
   http: HttpSettings,
   listen: { hostname: string; port: number },
   onListen?: (addr: { hostname: string; port: number }) => void,
 ): Promise<NodeHttpServer> {
+  const { app } = worker;
   return serveNodeHttp((req) => app.fetch(req), {
+    direct: worker.direct,
     hostname: listen.hostname,
     port: listen.port,
     headersTimeoutMs: http.headersTimeoutMs,

@@ -17,7 +17,7 @@ export async function runWorkerProcess(worker: WorkerInstance): Promise<never> {
   const { ctx } = worker;
   const { host: hostname, port } = ctx.settings.listen;
   const server = await serveWorkerApp(
-    worker.app,
+    worker,
     ctx.settings.http,
     { hostname, port },
     (addr) => ctx.log("info", "worker listening", { host: addr.hostname, port: addr.port }),

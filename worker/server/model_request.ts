@@ -3,25 +3,24 @@
  * (trace id, model gate, bounded body decode), run the items through the model's batcher, answer
  * (timing body and headers, negotiated format).
  */
-import type { Context } from "hono";
 import type { z } from "zod";
 import type { ServedModel } from "@svc/shared/catalog";
-import { readBodyLimited } from "@svc/shared/http/read_body";
+import type { DirectAnswer } from "@svc/shared/http/direct_call";
 import { decodeRequest } from "@svc/shared/codec/parse";
 import type { WorkItem, WorkParams } from "../families/types.ts";
 import { invalidInput } from "@svc/shared/errors";
 import { assertFitsQueue, type RequestResult } from "../scheduler/batcher.ts";
 import type { WorkerContext } from "./context.ts";
 import { gateModel } from "./model_gate.ts";
-import { makeTiming, timingHeaders, traceIdOf } from "./http_io.ts";
+import { makeTiming, timingHeaders, TRACE_HEADER, traceIdOf } from "./http_io.ts";
 import { modelFromPath } from "@svc/shared/catalog/model_path";
-import { sendNegotiated } from "./respond.ts";
-import { setModelLabel, setPhases } from "./request_labels.ts";
+import { negotiatedAnswer } from "./respond.ts";
+import type { ModelCall } from "./model_call.ts";
 
 /** An opened request: who asked, for which model, with which validated body. */
 export interface ModelRequest<T> {
   started: number;
-  req: Request;
+  call: ModelCall;
   traceId: string;
   /** The served name as the client wrote it (echoed as `model`). */
   name: string;
@@ -32,24 +31,23 @@ export interface ModelRequest<T> {
 /** Gate the model for `op`, then read and validate the body against `schema`. */
 export async function openModelRequest<S extends z.ZodType>(
   ctx: WorkerContext,
-  c: Context,
+  call: ModelCall,
   op: "encode" | "score" | "extract",
   schema: S,
 ): Promise<ModelRequest<z.output<S>>> {
   const started = performance.now();
-  const req = c.req.raw;
-  const name = modelFromPath(req.url, `/v1/${op}/`);
+  const name = modelFromPath(call.url, `/v1/${op}/`);
   const served = gateModel(ctx, name, op);
   // Labelled only once the name is a known served name: metric label values stay bounded.
-  setModelLabel(c, name);
-  const bytes = await readBodyLimited(req, ctx.body);
+  call.facts.model = name;
+  const bytes = await call.readBody();
   return {
     started,
-    req,
-    traceId: traceIdOf(req),
+    call,
+    traceId: traceIdOf(call.header(TRACE_HEADER)),
     name,
     served,
-    body: decodeRequest(schema, bytes, req.headers.get("content-type"), ctx.limits),
+    body: decodeRequest(schema, bytes, call.header("content-type") ?? null, ctx.limits),
   };
 }
 
@@ -84,15 +82,14 @@ export async function runOnModel(
 
 /** Answer 200 with `payload` plus `timing`, the timing headers and the trace id. */
 export function answerModelRequest(
-  c: Context,
   mr: ModelRequest<unknown>,
   result: RequestResult,
   payload: Record<string, unknown>,
-): Response {
+): DirectAnswer {
   const timing = makeTiming(performance.now() - mr.started, result);
-  setPhases(c, timing);
-  return sendNegotiated(
-    mr.req,
+  mr.call.facts.phases = timing;
+  return negotiatedAnswer(
+    mr.call.header("accept"),
     { model: mr.name, ...payload, timing },
     200,
     timingHeaders(timing, mr.traceId),

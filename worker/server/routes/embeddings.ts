@@ -3,9 +3,8 @@
  * default and decodes little-endian float32 bytes, so base64 must be honoured exactly. This route
  * never answers 202: OpenAI clients take any 2xx as success.
  */
-import type { Context } from "hono";
 import { invalidInput } from "@svc/shared/errors";
-import { readBodyLimited } from "@svc/shared/http/read_body";
+import type { DirectAnswer } from "@svc/shared/http/direct_call";
 import { decodeRequest } from "@svc/shared/codec/parse";
 import { float32ToBase64 } from "@svc/shared/codec/base64";
 import {
@@ -18,9 +17,10 @@ import { checkDimensions, planEncode } from "../../service/params.ts";
 import { truncateDense } from "../../service/matryoshka.ts";
 import type { WorkerContext } from "../context.ts";
 import { gateModel } from "../model_gate.ts";
-import { makeTiming, timingHeaders, traceIdOf } from "../http_io.ts";
-import { setModelLabel, setPhases } from "../request_labels.ts";
+import { makeTiming, timingHeaders, TRACE_HEADER, traceIdOf } from "../http_io.ts";
+import type { ModelCall } from "../model_call.ts";
 import { runOnModel } from "../model_request.ts";
+import { jsonAnswer } from "../respond.ts";
 
 /** The accepted `input` forms as work items (texts or token-id lists). */
 export function embeddingWorkItems(input: OpenAIEmbeddingsRequest["input"]): WorkItem[] {
@@ -30,18 +30,20 @@ export function embeddingWorkItems(input: OpenAIEmbeddingsRequest["input"]): Wor
 }
 
 /** Handle one OpenAI-style embeddings request. */
-export async function handleEmbeddings(ctx: WorkerContext, c: Context): Promise<Response> {
+export async function handleEmbeddings(
+  ctx: WorkerContext,
+  call: ModelCall,
+): Promise<DirectAnswer> {
   const started = performance.now();
-  const req = c.req.raw;
-  const traceId = traceIdOf(req);
+  const traceId = traceIdOf(call.header(TRACE_HEADER));
   const body = decodeRequest(
     OpenAIEmbeddingsRequestSchema,
-    await readBodyLimited(req, ctx.body),
-    req.headers.get("content-type") ?? "application/json",
+    await call.readBody(),
+    call.header("content-type") ?? "application/json",
     ctx.limits,
   );
   const served = gateModel(ctx, body.model, "encode");
-  setModelLabel(c, body.model);
+  call.facts.model = body.model;
   if (!served.config.outputs.includes("dense")) {
     throw invalidInput(`model '${served.config.id}' has no dense output; /v1/embeddings needs one`);
   }
@@ -52,7 +54,7 @@ export async function handleEmbeddings(ctx: WorkerContext, c: Context): Promise<
     : checkDimensions(served.config, body.dimensions, "dimensions");
   const options = body.input_type ? { input_type: body.input_type } : undefined;
   const plan = planEncode(served, { output_types: ["dense"], options });
-  const result = await runOnModel(ctx, served, req.signal, work, plan.params);
+  const result = await runOnModel(ctx, served, call.signal, work, plan.params);
   const base64 = body.encoding_format === "base64";
   const data = result.outputs.map((out, index) => {
     let v = out.dense!;
@@ -60,10 +62,10 @@ export async function handleEmbeddings(ctx: WorkerContext, c: Context): Promise<
     return { object: "embedding", index, embedding: base64 ? float32ToBase64(v) : Array.from(v) };
   });
   const timing = makeTiming(performance.now() - started, result);
-  setPhases(c, timing);
+  call.facts.phases = timing;
   const usage = { prompt_tokens: result.tokens, total_tokens: result.tokens };
-  return Response.json(
+  return jsonAnswer(
     { object: "list", data, model: body.model, usage },
-    { headers: timingHeaders(timing, traceId) },
+    timingHeaders(timing, traceId),
   );
 }

@@ -1,21 +1,21 @@
 /** POST /v1/encode/{model}: dense, sparse and multi-vector embeddings. */
-import type { Context } from "hono";
+import type { DirectAnswer } from "@svc/shared/http/direct_call";
 import { EncodeRequestSchema } from "@svc/shared/schemas/encode";
 import { prepareWork } from "../../service/inputs.ts";
 import { planEncode } from "../../service/params.ts";
 import { toEncodeResult } from "../../service/encode_result.ts";
 import type { WorkerContext } from "../context.ts";
-import { setLoraLabel } from "../request_labels.ts";
+import type { ModelCall } from "../model_call.ts";
 import { answerModelRequest, openModelRequest, runOnModel } from "../model_request.ts";
 
 /** Handle one encode request end to end. */
-export async function handleEncode(ctx: WorkerContext, c: Context): Promise<Response> {
-  const mr = await openModelRequest(ctx, c, "encode", EncodeRequestSchema);
+export async function handleEncode(ctx: WorkerContext, call: ModelCall): Promise<DirectAnswer> {
+  const mr = await openModelRequest(ctx, call, "encode", EncodeRequestSchema);
   const { served, body } = mr;
   const plan = planEncode(served, body.params);
-  setLoraLabel(c, plan.params.lora);
-  const { work, imageMs } = await prepareWork(ctx.images, served, body.items, mr.req.signal);
-  const result = await runOnModel(ctx, served, mr.req.signal, work, plan.params);
+  call.facts.lora = plan.params.lora;
+  const { work, imageMs } = await prepareWork(ctx.images, served, body.items, call.signal);
+  const result = await runOnModel(ctx, served, call.signal, work, plan.params);
   // Image preparation is this request's preprocessing: it is reported as tokenisation time.
   result.timing.tokenizationMs += imageMs;
   const t0 = performance.now();
@@ -25,5 +25,5 @@ export async function handleEncode(ctx: WorkerContext, c: Context): Promise<Resp
     return id === undefined ? r : { id, ...r };
   });
   result.timing.postprocessingMs += performance.now() - t0;
-  return answerModelRequest(c, mr, result, { items });
+  return answerModelRequest(mr, result, { items });
 }

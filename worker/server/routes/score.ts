@@ -4,7 +4,7 @@
  * service/embedding_score.ts). With an image model (CLIP) the query and the items may be texts or
  * images: text→image search is one call.
  */
-import type { Context } from "hono";
+import type { DirectAnswer } from "@svc/shared/http/direct_call";
 import { invalidInput } from "@svc/shared/errors";
 import { type ScoreRequest, ScoreRequestSchema } from "@svc/shared/schemas/score";
 import type { ScoreEntry } from "@svc/shared/schemas/score";
@@ -21,7 +21,7 @@ import {
   openModelRequest,
   runOnModel,
 } from "../model_request.ts";
-import { setLoraLabel } from "../request_labels.ts";
+import type { ModelCall } from "../model_call.ts";
 
 /** Rank entries by score, highest first; ties keep request order (stable sort). */
 export function rankScores(ids: (string | undefined)[], scores: number[]): ScoreEntry[] {
@@ -32,13 +32,13 @@ export function rankScores(ids: (string | undefined)[], scores: number[]): Score
 }
 
 /** Handle one score request end to end. */
-export async function handleScore(ctx: WorkerContext, c: Context): Promise<Response> {
-  const mr = await openModelRequest(ctx, c, "score", ScoreRequestSchema);
+export async function handleScore(ctx: WorkerContext, call: ModelCall): Promise<DirectAnswer> {
+  const mr = await openModelRequest(ctx, call, "score", ScoreRequestSchema);
   const { served, body } = mr;
   const { scores, result } = familyOp(served.config.family) === "score"
     ? await crossEncoderScores(ctx, mr)
-    : await embeddingScores(ctx, c, mr);
-  return answerModelRequest(c, mr, result, {
+    : await embeddingScores(ctx, mr);
+  return answerModelRequest(mr, result, {
     query_id: body.query.id ?? null,
     scores: rankScores(body.items.map((it) => it.id), scores),
   });
@@ -68,20 +68,19 @@ async function crossEncoderScores(
   checkLora(served.config, effectiveOptions(served, body.options).options);
   const work: WorkItem[] = texts.map((text) => ({ query, text }));
   const params: WorkParams = { op: "score", prefix: body.instruction };
-  const result = await runOnModel(ctx, served, mr.req.signal, work, params);
+  const result = await runOnModel(ctx, served, mr.call.signal, work, params);
   return { scores: result.outputs.map((o) => o.score ?? 0), result };
 }
 
 /** Encode model: the query and the items embedded (concurrently), then compared. */
 async function embeddingScores(
   ctx: WorkerContext,
-  c: Context,
   mr: ModelRequest<ScoreRequest>,
 ): Promise<Scored> {
   const { served, body } = mr;
   const plan = planEmbeddingScore(served, body.instruction, body.options);
-  setLoraLabel(c, plan.query.lora);
-  const signal = mr.req.signal;
+  mr.call.facts.lora = plan.query.lora;
+  const signal = mr.call.signal;
   const [query, items] = await Promise.all([
     prepareWork(ctx.images, served, [body.query], signal, () => "query"),
     prepareWork(ctx.images, served, body.items, signal),

@@ -1,0 +1,36 @@
+/** Which requests the worker serves as model operations without its app (server/model_routes.ts). */
+import assert from "node:assert/strict";
+import { MODEL_ROUTES, modelRouteOf } from "../../../worker/server/model_routes.ts";
+import { rawHeaderValue } from "@svc/shared/http/direct_call";
+
+Deno.test("model routes: POST on the model-operation paths, as Hono's patterns match them", () => {
+  const cases: [string, string, string | undefined][] = [
+    ["POST", "/v1/encode/org/name", "/v1/encode/*"],
+    ["POST", "/v1/encode/org%2Fname", "/v1/encode/*"],
+    ["POST", "/v1/encode", "/v1/encode/*"],
+    ["POST", "/v1/encode/", "/v1/encode/*"],
+    ["POST", "/v1/score/m", "/v1/score/*"],
+    ["POST", "/v1/extract/m", "/v1/extract/*"],
+    ["POST", "/v1/embeddings", "/v1/embeddings"],
+    ["POST", "/v1/embeddings/", undefined],
+    ["POST", "/v1/encodex/m", undefined],
+    ["POST", "/v1/models", undefined],
+    ["GET", "/v1/encode/m", undefined],
+    ["HEAD", "/v1/embeddings", undefined],
+  ];
+  for (const [method, path, want] of cases) {
+    assert.equal(modelRouteOf(method, path)?.path, want, `${method} ${path}`);
+  }
+  assert.deepEqual(MODEL_ROUTES.map((r) => r.method), ["POST", "POST", "POST", "POST"]);
+});
+
+Deno.test("raw header values read as Headers.get reads them", () => {
+  const raw = ["Content-Type", " application/json\t", "X-A", "1", "x-a", "2", "Accept", ""];
+  assert.equal(rawHeaderValue(raw, "content-type"), "application/json");
+  assert.equal(rawHeaderValue(raw, "x-a"), "1, 2");
+  assert.equal(rawHeaderValue(raw, "accept"), "");
+  assert.equal(rawHeaderValue(raw, "authorization"), undefined);
+  const h = new Headers([["X-A", "1"], ["x-a", "2"], ["Content-Type", " application/json\t"]]);
+  assert.equal(h.get("x-a"), rawHeaderValue(raw, "x-a"));
+  assert.equal(h.get("content-type"), rawHeaderValue(raw, "content-type"));
+});
