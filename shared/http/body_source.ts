@@ -1,9 +1,10 @@
 /**
- * Request bodies handed from the server to `readBodyLimited` without a ReadableStream. A
- * `Request` whose body is a stream costs a stream, its controller and a promise per chunk; the
- * node:http server instead attaches a plain pull source to the `Request` it builds (whose own
- * body is then empty), and the body reader takes that source when there is one. Requests built
- * elsewhere (tests, `app.request`) keep their streamed body.
+ * Request bodies handed from the server to the body reader (shared/http/read_body.ts) without a
+ * ReadableStream. A `Request` whose body is a stream costs a stream, its controller and a promise
+ * per chunk; the node:http server instead attaches a plain pull source to the `Request` it builds
+ * (whose own body is then empty), or hands it to a direct handler (shared/http/direct_call.ts),
+ * and the body reader takes that source when there is one. Requests built elsewhere (tests,
+ * `app.request`) keep their streamed body.
  */
 
 /** Pull-based request body: `read` resolves with the next chunk, or null at the end. */

@@ -53,13 +53,14 @@ export function errorAnswer(
 }
 
 /**
- * `Headers.get` over node's raw header list: `name` (lower-case) matched case-insensitively,
- * values trimmed of HTTP whitespace, repeated headers joined with ", ".
+ * `Headers.get` over node's raw header list: names matched case-insensitively, values trimmed of
+ * HTTP whitespace, repeated headers joined with ", ".
  */
 export function rawHeaderValue(raw: readonly string[], name: string): string | undefined {
+  const wanted = name.toLowerCase();
   let value: string | undefined;
   for (let i = 0; i + 1 < raw.length; i += 2) {
-    if (raw[i].length !== name.length || raw[i].toLowerCase() !== name) continue;
+    if (raw[i].length !== wanted.length || raw[i].toLowerCase() !== wanted) continue;
     const v = trimHttpWhitespace(raw[i + 1]);
     value = value === undefined ? v : `${value}, ${v}`;
   }

@@ -8,8 +8,8 @@
  * `requestTimeout` close stalled connections. Requests reach the handler as standard `Request`s
  * whose `signal` aborts when the client goes away. Their body is not a stream of the `Request`
  * (which stays empty) but a pull source attached to it (shared/http/body_source.ts), read as it
- * arrives by `readBodyLimited`, the one way bodies are read here (nothing is allocated from
- * Content-Length). A stream per request cost more than the rest of the request's conversion.
+ * arrives by `readBodyLimited` (or, for a direct request, `readSourceLimited`), the one way bodies
+ * are read here (nothing is allocated from Content-Length). A stream per request cost more than the rest of the request's conversion.
  * WebSocket upgrades are accepted with `ws` through shared/http/upgrade.ts.
  *
  * A `direct` handler is asked first: a request it claims never becomes a `Request`, and its

@@ -11,7 +11,7 @@ import { VERSION } from "@svc/shared/version";
 import { methodNotAllowed } from "@svc/shared/http/method_not_allowed";
 import { type KeyCheck, requireWorkerKey } from "./api_key.ts";
 import type { WorkerContext } from "./context.ts";
-import { CLIENT_CLOSED, failureOf } from "./failure.ts";
+import { CLIENT_CLOSED, failureOf, shuttingDown } from "./failure.ts";
 import { MODEL_ROUTES } from "./model_routes.ts";
 import { recordRequest } from "./request_record.ts";
 import { getModel, listModels } from "./routes/models.ts";
@@ -39,18 +39,9 @@ export function createWorkerApp(ctx: WorkerContext, keyCheck: KeyCheck | undefin
     const path = c.req.path;
     if (ALWAYS_OPEN.has(path)) return await next();
     const started = performance.now();
-    if (ctx.state.draining) {
-      c.res = errorResponse(
-        new ServiceError("SHUTTING_DOWN", "worker is shutting down"),
-      );
-    } else {
-      ctx.state.enter();
-      try {
-        await next();
-      } finally {
-        ctx.state.leave();
-      }
-    }
+    await ctx.state.admit(next, () => {
+      c.res = errorResponse(shuttingDown());
+    });
     record(ctx, c, performance.now() - started);
   });
 

@@ -5,6 +5,11 @@ import type { WorkerContext } from "./context.ts";
 /** Status recorded for a request whose client disconnected before its answer (nginx's 499). */
 export const CLIENT_CLOSED = 499;
 
+/** The 503 for new work once draining has begun. */
+export function shuttingDown(): ServiceError {
+  return new ServiceError("SHUTTING_DOWN", "worker is shutting down");
+}
+
 /**
  * The API error to answer with, or null when the client is gone (nobody is left to answer: not a
  * failure; 499 is what the access log and metrics show, and no bytes are sent).

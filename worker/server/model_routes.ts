@@ -9,12 +9,11 @@
 import { type DirectAnswer, type DirectHandler, errorAnswer } from "@svc/shared/http/direct_call";
 import { readSourceLimited } from "@svc/shared/http/read_body";
 import type { DirectRequest } from "@svc/shared/http/direct_call";
-import { ServiceError } from "@svc/shared/errors";
 import { HeaderNames as H, serverVersionHeaders } from "@svc/shared/headers";
 import { VERSION } from "@svc/shared/version";
 import { type KeyCheck, unauthorized, UNAUTHORIZED_HEADERS } from "./api_key.ts";
 import type { WorkerContext } from "./context.ts";
-import { CLIENT_CLOSED, failureOf } from "./failure.ts";
+import { CLIENT_CLOSED, failureOf, shuttingDown } from "./failure.ts";
 import type { ModelCall, RequestFacts } from "./model_call.ts";
 import { type FinishedRequest, recordRequest } from "./request_record.ts";
 import { handleEncode } from "./routes/encode.ts";
@@ -58,12 +57,14 @@ export function modelRouteOf(method: string, path: string): ModelRoute | undefin
 }
 
 /** The pathname of a URL as `Request.url` spells it (scheme://authority/path?query). */
-function pathnameOf(url: string): string {
+export function pathnameOf(url: string): string {
   const start = url.indexOf("/", url.indexOf("//") + 2);
   if (start < 0) return "/";
-  const q = url.indexOf("?", start);
-  const h = url.indexOf("#", start);
-  const end = q >= 0 ? q : h >= 0 ? h : url.length;
+  let end = url.length;
+  for (const mark of ["?", "#"]) {
+    const at = url.indexOf(mark, start);
+    if (at >= 0 && at < end) end = at;
+  }
   return url.slice(start, end);
 }
 
@@ -76,7 +77,10 @@ export function modelRouteHandler(
     const path = pathnameOf(req.url);
     const route = modelRouteOf(req.method, path);
     if (!route) return undefined;
-    return serve(ctx, keyCheck, route, req, path);
+    // serve() answers every failure of the route; this is for one of its own steps.
+    return serve(ctx, keyCheck, route, req, path).catch((err) =>
+      versioned(failureAnswer(ctx, err, req, path))
+    );
   };
 }
 
@@ -92,26 +96,15 @@ async function serve(
   path: string,
 ): Promise<DirectAnswer> {
   if (keyCheck && !await keyCheck(req.header("authorization"))) {
-    return errorAnswer(unauthorized(), { ...UNAUTHORIZED_HEADERS, ...VERSION_HEADERS });
+    return versioned(errorAnswer(unauthorized(), { ...UNAUTHORIZED_HEADERS }));
   }
   const started = performance.now();
   const facts: RequestFacts = {};
-  let answer: DirectAnswer;
-  if (ctx.state.draining) {
-    answer = errorAnswer(new ServiceError("SHUTTING_DOWN", "worker is shutting down"));
-  } else {
-    ctx.state.enter();
-    try {
-      answer = await route.handle(ctx, callOf(ctx, req, facts));
-    } catch (err) {
-      const se = failureOf(ctx, err, req.signal.aborted, { method: req.method, path });
-      answer = se
-        ? errorAnswer(se)
-        : { status: CLIENT_CLOSED, headers: {}, body: new Uint8Array() };
-    } finally {
-      ctx.state.leave();
-    }
-  }
+  const answer = await ctx.state.admit(
+    () =>
+      route.handle(ctx, callOf(ctx, req, facts)).catch((err) => failureAnswer(ctx, err, req, path)),
+    () => errorAnswer(shuttingDown()),
+  );
   const finished: FinishedRequest = {
     method: req.method,
     path,
@@ -121,10 +114,31 @@ async function serve(
     facts,
   };
   return {
-    ...answer,
-    headers: { ...answer.headers, ...VERSION_HEADERS },
-    afterWrite: () => recordRequest(ctx, finished),
+    ...versioned(answer),
+    afterWrite: () => {
+      try {
+        recordRequest(ctx, finished);
+      } catch (err) {
+        ctx.log("error", "request record failed", { error: (err as Error).message });
+      }
+    },
   };
+}
+
+/** `answer` with the version headers every answer carries. */
+function versioned(answer: DirectAnswer): DirectAnswer {
+  return { ...answer, headers: { ...answer.headers, ...VERSION_HEADERS } };
+}
+
+/** The answer to a request whose handling threw: the API error, or 499 for a client gone. */
+function failureAnswer(
+  ctx: WorkerContext,
+  err: unknown,
+  req: DirectRequest,
+  path: string,
+): DirectAnswer {
+  const se = failureOf(ctx, err, req.signal.aborted, { method: req.method, path });
+  return se ? errorAnswer(se) : { status: CLIENT_CLOSED, headers: {}, body: new Uint8Array() };
 }
 
 /** The route's view of a direct request. */

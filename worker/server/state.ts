@@ -31,6 +31,17 @@ export class ServingState {
     }
   }
 
+  /** Run `work` counted in flight, or answer `refused()` once draining has begun. */
+  async admit<T>(work: () => Promise<T>, refused: () => T): Promise<T> {
+    if (this.draining) return refused();
+    this.enter();
+    try {
+      return await work();
+    } finally {
+      this.leave();
+    }
+  }
+
   /** Resolves when no request is in flight. */
   whenIdle(): Promise<void> {
     if (this.#inFlight === 0) return Promise.resolve();

@@ -1,6 +1,6 @@
 /** Which requests the worker serves as model operations without its app (server/model_routes.ts). */
 import assert from "node:assert/strict";
-import { MODEL_ROUTES, modelRouteOf } from "../../../worker/server/model_routes.ts";
+import { MODEL_ROUTES, modelRouteOf, pathnameOf } from "../../../worker/server/model_routes.ts";
 import { rawHeaderValue } from "@svc/shared/http/direct_call";
 
 Deno.test("model routes: POST on the model-operation paths, as Hono's patterns match them", () => {
@@ -24,12 +24,28 @@ Deno.test("model routes: POST on the model-operation paths, as Hono's patterns m
   assert.deepEqual(MODEL_ROUTES.map((r) => r.method), ["POST", "POST", "POST", "POST"]);
 });
 
+Deno.test("model routes: the path is read as URL.pathname reads it", () => {
+  for (
+    const url of [
+      "http://h:1/v1/embeddings",
+      "http://h/v1/encode/org%2Fname?x=1",
+      "http://h/v1/embeddings#a?b",
+      "http://h/v1/encode/a?b#c",
+      "http://h//v1/encode/x",
+      "foo://h/v1/score/m",
+    ]
+  ) {
+    assert.equal(pathnameOf(url), new URL(url).pathname, url);
+  }
+});
+
 Deno.test("raw header values read as Headers.get reads them", () => {
   const raw = ["Content-Type", " application/json\t", "X-A", "1", "x-a", "2", "Accept", ""];
   assert.equal(rawHeaderValue(raw, "content-type"), "application/json");
   assert.equal(rawHeaderValue(raw, "x-a"), "1, 2");
   assert.equal(rawHeaderValue(raw, "accept"), "");
   assert.equal(rawHeaderValue(raw, "authorization"), undefined);
+  assert.equal(rawHeaderValue(raw, "Content-Type"), "application/json", "any case of the name");
   const h = new Headers([["X-A", "1"], ["x-a", "2"], ["Content-Type", " application/json\t"]]);
   assert.equal(h.get("x-a"), rawHeaderValue(raw, "x-a"));
   assert.equal(h.get("content-type"), rawHeaderValue(raw, "content-type"));
