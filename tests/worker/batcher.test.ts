@@ -95,6 +95,20 @@ Deno.test("a request's items are split across batches and reassembled in order",
   assert.equal(res.timing.inferenceMs, 4, "timing summed over the two batches");
 });
 
+Deno.test("a request larger than a batch is drawn shortest first and answered in its own order", async () => {
+  const g = gatedRunner();
+  const b = make(g.run);
+  const texts = ["aaaaaaaaaaaaaaaaaaaa", "a", "aaaaaaaaaaaaaaaa", "aa", "a".repeat(24), "aaaaaaaa"];
+  const r = b.submit(texts.map((text) => ({ text })), P);
+  assert.deepEqual(g.batches[0].items.map((i) => i.text?.length), [1, 16, 2, 8], "the 4 shortest");
+  g.batches[0].release();
+  await tick();
+  assert.deepEqual(g.batches[1].items.map((i) => i.text?.length), [20, 24]);
+  g.batches[1].release();
+  const res = await r;
+  assert.deepEqual(res.outputs.map((o) => o.tokens), texts.map((t) => t.length));
+});
+
 Deno.test("token budget closes a batch early", async () => {
   const g = gatedRunner();
   const b = make(g.run, { batchTokenBudget: 30, maxBatchItems: 64 });

@@ -3,13 +3,19 @@
  * closes at `maxBatchRequests` requests (counting each request with items in it), at
  * `maxBatchItems` items, at the token budget, or `maxWaitMs` after its first item; an idle thread
  * gets work at once when `maxWaitMs` is 0, and while a batch runs the next one fills (continuous
- * batching). Items only share a batch with items of equal parameters.
+ * batching). Items only share a batch with items of equal parameters. When more is queued than
+ * one batch holds, a batch is the oldest item and the items nearest its length
+ * (batch_select.ts), so that its runs pad little.
  */
 import { ClientGoneError, invalidInput, ServiceError } from "@svc/shared/errors";
 import { hidePaths } from "@svc/shared/redact";
 import type { ItemOutput, WorkItem, WorkParams } from "../families/types.ts";
 import type { BatchTiming } from "../inference/protocol.ts";
 import { TokenEstimator } from "./token_estimate.ts";
+import { selectBatch } from "./batch_select.ts";
+
+/** How many batches' worth of queued items (by the item cap) a batch is chosen from. */
+const SELECT_WINDOW = 4;
 
 /**
  * Runs one batch on the model's inference thread. `abandoned` (one flag per item, over a
@@ -276,12 +282,7 @@ export class Batcher {
     const next = this.#groups.entries().next().value as [string, QueuedItem[]] | undefined;
     if (!next) return;
     const [key, group] = next;
-    const { maxBatchItems, maxBatchRequests, batchTokenBudget } = this.#opts;
-    const batch = group.splice(
-      0,
-      // Estimated now, not when queued: items that waited get the rate learned meanwhile.
-      batchLength(group, maxBatchItems, maxBatchRequests, batchTokenBudget, this.#estimator),
-    );
+    const batch = this.#takeBatch(group);
     // Re-append a partly drained group so other groups get their turn (no starvation).
     this.#groups.delete(key);
     if (group.length > 0) this.#groups.set(key, group);
@@ -296,6 +297,27 @@ export class Batcher {
       (r) => this.#complete(batch, r),
       (err) => this.#completeWithError(batch, err),
     );
+  }
+
+  /**
+   * Remove the next batch from `group` (batch_select.ts: the oldest item and those nearest its
+   * length, within the caps), looking at most SELECT_WINDOW batches' worth of items deep.
+   */
+  #takeBatch(group: QueuedItem[]): QueuedItem[] {
+    const { maxBatchItems, maxBatchRequests, batchTokenBudget } = this.#opts;
+    const window = group.slice(0, maxBatchItems * SELECT_WINDOW);
+    const picked = selectBatch(
+      // Estimated now, not when queued: items that waited get the rate learned meanwhile.
+      window.map((q) => ({ tokens: this.#estimator.estimate(q.item), request: q.req })),
+      { maxItems: maxBatchItems, maxRequests: maxBatchRequests, tokenBudget: batchTokenBudget },
+    );
+    if (picked.length === picked[picked.length - 1] + 1) return group.splice(0, picked.length);
+    const taken = new Set(picked);
+    const batch = picked.map((i) => window[i]);
+    let kept = 0;
+    for (let i = 0; i < group.length; i++) if (!taken.has(i)) group[kept++] = group[i];
+    group.length = kept;
+    return batch;
   }
 
   #complete(
@@ -372,35 +394,6 @@ export class Batcher {
     this.#idleWaiters = [];
     for (const w of waiters) w();
   }
-}
-
-/**
- * How many items from the front of `group` make one batch: at most `maxItems` items from at most
- * `maxRequests` requests and `tokenBudget` tokens as `estimator` counts them (the first item
- * always goes).
- * A request's items are contiguous in its group (queued together, removed together).
- */
-function batchLength(
-  group: readonly QueuedItem[],
-  maxItems: number,
-  maxRequests: number,
-  tokenBudget: number,
-  estimator: TokenEstimator,
-): number {
-  let take = 0;
-  let tokens = 0;
-  let requests = 0;
-  while (take < group.length && take < maxItems) {
-    const q = group[take];
-    const newRequest = take === 0 || q.req !== group[take - 1].req;
-    if (newRequest && requests === maxRequests) break;
-    const est = estimator.estimate(q.item);
-    if (take > 0 && tokens + est > tokenBudget) break;
-    if (newRequest) requests++;
-    tokens += est;
-    take++;
-  }
-  return take;
 }
 
 function emptyResult(): RequestResult {
