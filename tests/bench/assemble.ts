@@ -138,6 +138,7 @@ export async function assemble(input: AssembleInput): Promise<BenchResults> {
 function diagnostics(input: AssembleInput): Record<string, number | null> {
   const { rounds, padding, plan } = input;
   const saturated = sumCounters(rounds.map((r) => r.throughputCounters));
+  const large = sumCounters(rounds.map((r) => r.largeCounters));
   const mixed = sumCounters(padding.map((p) => p.counters));
   const med = (v: number[]) => {
     const finite = v.filter(Number.isFinite);
@@ -147,6 +148,8 @@ function diagnostics(input: AssembleInput): Record<string, number | null> {
     int8CosineMin: input.int8Cosines.length > 0 ? Math.min(...input.int8Cosines) : null,
     saturatedMeanBatchItems: meanBatch(saturated),
     saturatedPadShare: padShare(saturated),
+    largeMeanBatchItems: meanBatch(large),
+    largePadShare: padShare(large),
     // The same texts as the baseline plans them (sorted over the whole set).
     rawPlanPadShare: paddingFraction(
       input.throughputLengths,

@@ -84,6 +84,7 @@ Deno.test("bench report: targets, JSON shape and a self-contained SVG", () => {
     workerSingle: sampleFromLoad(load(11), texts),
     healthzMs: [1, 2, 3],
     throughputCounters: { tokens: 20, padded: 25, batchItems: 2, batches: 1 },
+    largeCounters: { tokens: 40, padded: 50, batchItems: 4, batches: 2 },
   };
   const padding = [{
     sample: round.workerThroughput,

@@ -58,7 +58,7 @@ async function floorsAnswer(modelPath: string): Promise<void> {
   }
 }
 
-Deno.test("bench floors: diagnostics read the worker against the floor and the router against the bare proxy", async () => {
+Deno.test("bench diagnostics: the worker against the floor, the router against the bare proxy, the large run's padding", async () => {
   const c1 = (p50: number, outsideServer: number): Sample => ({
     ...sampleFromRuns([p50, p50, p50], 16),
     outside: { serverP50: outsideServer, inferenceP50: outsideServer + 5 },
@@ -80,6 +80,7 @@ Deno.test("bench floors: diagnostics read the worker against the floor and the r
     floorSingle: c1(8, 0.5),
     floorProxySingle: c1(10, 1.75),
     throughputCounters: { tokens: 1, padded: 1, batchItems: 1, batches: 1 },
+    largeCounters: { tokens: 90, padded: 100, batchItems: 6, batches: 2 },
   };
   const results = await assemble({
     plan: makePlan(true),
@@ -98,6 +99,9 @@ Deno.test("bench floors: diagnostics read the worker against the floor and the r
   assert.equal(d.workerC1OverFloorP50Ms, 1);
   assert.equal(d.floorProxyAddedP50PairedMs, 0.75);
   assert.equal(d.routerOverFloorProxyP50Ms, 0.5);
+  // The large-request run's own counters.
+  assert.equal(d.largePadShare, 0.1);
+  assert.equal(d.largeMeanBatchItems, 3);
   const floor = results.scenarios.find((s) => s.id === "floor_c1");
   assert.equal(floor?.median.p50Ms, 8);
 });

@@ -61,6 +61,8 @@ export interface RoundData {
   healthzMs: number[];
   /** Worker counters over the saturation run. */
   throughputCounters: ModelCounters;
+  /** Worker counters over the large-request run. */
+  largeCounters: ModelCounters;
 }
 
 /** One run of the padding scenario: the load sample and the worker's counter deltas. */
@@ -96,7 +98,10 @@ export async function runRound(ctx: RoundContext, index: number): Promise<RoundD
     },
   ];
   throughputSteps.push(async () => {
+    const before = await scrapeCounters(ctx.worker.url, BENCH_MODEL);
     part.workerLarge = await saturateLarge(ctx, corpora.throughput);
+    const after = await scrapeCounters(ctx.worker.url, BENCH_MODEL);
+    part.largeCounters = counterDelta(before, after);
   });
   if (ctx.router) {
     const router = ctx.router;
