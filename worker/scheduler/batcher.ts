@@ -3,9 +3,9 @@
  * closes at `maxBatchRequests` requests (counting each request with items in it), at
  * `maxBatchItems` items, at the token budget, or `maxWaitMs` after its first item; an idle thread
  * gets work at once when `maxWaitMs` is 0, and while a batch runs the next one fills (continuous
- * batching). Items only share a batch with items of equal parameters. When more is queued than
- * one batch holds, a batch is the oldest item and the items nearest its length
- * (batch_select.ts), so that its runs pad little.
+ * batching). Items only share a batch with items of equal parameters. Requests are batched in
+ * arrival order; a request with more items than one batch holds is drawn shortest first
+ * (batch_select.ts), so that each of its batches holds similar lengths and its runs pad little.
  */
 import { ClientGoneError, invalidInput, ServiceError } from "@svc/shared/errors";
 import { hidePaths } from "@svc/shared/redact";
@@ -300,8 +300,9 @@ export class Batcher {
   }
 
   /**
-   * Remove the next batch from `group` (batch_select.ts: the oldest item and those nearest its
-   * length, within the caps), looking at most SELECT_WINDOW batches' worth of items deep.
+   * Remove the next batch from `group` (batch_select.ts: the front of the queue, or the shortest
+   * items of an oldest request that overflows a batch), looking at most SELECT_WINDOW batches'
+   * worth of items deep.
    */
   #takeBatch(group: QueuedItem[]): QueuedItem[] {
     const { maxBatchItems, maxBatchRequests, batchTokenBudget } = this.#opts;
