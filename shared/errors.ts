@@ -97,7 +97,7 @@ export function toServiceError(err: unknown): ServiceError {
 /** Status, headers and JSON text of the answer for an error. */
 export function errorParts(
   err: ServiceError,
-  extraHeaders: Record<string, string> = {},
+  extraHeaders: Readonly<Record<string, string>> = {},
 ): { status: number; headers: Record<string, string>; text: string } {
   const headers: Record<string, string> = { "content-type": "application/json", ...extraHeaders };
   if (err.retryAfterS !== undefined) headers["retry-after"] = String(err.retryAfterS);
@@ -107,7 +107,7 @@ export function errorParts(
 /** Build an HTTP Response (JSON) for an error. */
 export function errorResponse(
   err: ServiceError,
-  extraHeaders: Record<string, string> = {},
+  extraHeaders: Readonly<Record<string, string>> = {},
 ): Response {
   const { status, headers, text } = errorParts(err, extraHeaders);
   return new Response(text, { status, headers });

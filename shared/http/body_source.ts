@@ -51,34 +51,28 @@ export function nodeBodySource(
   let failed: Error | undefined;
   let cancelled = false;
   let waiter: { resolve(c: Uint8Array | null): void; reject(e: Error): void } | undefined;
+  /** The pending read, taken so that it settles once. */
+  const takeWaiter = () => {
+    const w = waiter;
+    waiter = undefined;
+    return w;
+  };
   incoming.on("data", (chunk) => {
     if (cancelled) return;
     const bytes = new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-    if (waiter) {
-      const w = waiter;
-      waiter = undefined;
-      w.resolve(bytes);
-    } else {
-      queued.push(bytes);
-      incoming.pause();
-    }
+    const w = takeWaiter();
+    if (w) return w.resolve(bytes);
+    queued.push(bytes);
+    incoming.pause();
   });
   incoming.on("end", () => {
     ended = true;
-    if (waiter) {
-      const w = waiter;
-      waiter = undefined;
-      w.resolve(null);
-    }
+    takeWaiter()?.resolve(null);
   });
   const fail = () => {
     if (ended || failed) return;
     failed = gone();
-    if (waiter) {
-      const w = waiter;
-      waiter = undefined;
-      w.reject(failed);
-    }
+    takeWaiter()?.reject(failed);
   };
   incoming.on("aborted", fail);
   incoming.on("error", fail);
@@ -102,11 +96,7 @@ export function nodeBodySource(
       if (cancelled) return;
       cancelled = true;
       queued.length = 0;
-      if (waiter) {
-        const w = waiter;
-        waiter = undefined;
-        w.resolve(null);
-      }
+      takeWaiter()?.resolve(null);
       onCancel();
     },
   };

@@ -15,7 +15,7 @@ export interface DirectRequest {
   readonly method: string;
   /** The URL a fetch `Request` of this request would have (same normalisation). */
   readonly url: string;
-  /** A header's value as `Headers.get` would give it (repeated headers joined with ", "). */
+  /** A header's value as `Headers.get` would give it (any case; repeated ones joined by ", "). */
   header(name: string): string | undefined;
   /** Aborts when the client goes away before its answer is written. */
   readonly signal: AbortSignal;
@@ -46,7 +46,7 @@ const utf8 = new TextEncoder();
 /** The API error answer for `err` (as `errorResponse` builds it, without the `Response`). */
 export function errorAnswer(
   err: ServiceError,
-  extraHeaders: Record<string, string> = {},
+  extraHeaders: Readonly<Record<string, string>> = {},
 ): DirectAnswer {
   const { status, headers, text } = errorParts(err, extraHeaders);
   return { status, headers, body: utf8.encode(text) };

@@ -9,8 +9,9 @@
  * whose `signal` aborts when the client goes away. Their body is not a stream of the `Request`
  * (which stays empty) but a pull source attached to it (shared/http/body_source.ts), read as it
  * arrives by `readBodyLimited` (or, for a direct request, `readSourceLimited`), the one way bodies
- * are read here (nothing is allocated from Content-Length). A stream per request cost more than the rest of the request's conversion.
- * WebSocket upgrades are accepted with `ws` through shared/http/upgrade.ts.
+ * are read here (nothing is allocated from Content-Length); a stream per request cost more than
+ * the rest of the request's conversion. WebSocket upgrades are accepted with `ws` through
+ * shared/http/upgrade.ts.
  *
  * A `direct` handler is asked first: a request it claims never becomes a `Request`, and its
  * answer's bytes are written as they are (shared/http/direct_call.ts; the worker's model
@@ -78,7 +79,7 @@ export interface NodeHttpServer {
  */
 const STREAM_MIN_BYTES = 64 * 1024;
 
-/** How long a connection whose request body was not read to its end stays open after the answer. */
+/** Longest a connection whose request body was not read to its end stays open after the answer. */
 const LINGER_MS = 1000;
 
 /**
@@ -321,7 +322,9 @@ function writeAnswer(
 
 /**
  * A request whose body was not read to its end cannot leave its connection in a known state:
- * the answer says `connection: close`, and the socket goes a moment after it is written.
+ * the answer says `connection: close`. node:http then closes the socket as soon as the answer is
+ * written (a client still sending sees its answer, then a write error); the timer only bounds a
+ * socket that stays open anyway.
  */
 function closeIfUnread(
   incoming: http.IncomingMessage,
@@ -330,7 +333,6 @@ function closeIfUnread(
 ): void {
   if (!state.cancelled && incoming.complete) return;
   res.setHeader("connection", "close");
-  // Give the client a moment to read the answer, then drop whatever it is still sending.
   incoming.resume();
   const socket = incoming.socket;
   res.once("finish", () => setTimeout(() => socket.destroy(), LINGER_MS).unref?.());

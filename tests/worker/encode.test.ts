@@ -35,6 +35,21 @@ Deno.test("encode dense: values match a direct ONNX run, ids echoed, timing pres
     }
     assert.match(r.headers.get("x-trace-id") ?? "", /^[0-9a-f]{32}$/);
     assert.equal(r.headers.get("x-svc-server-version"), VERSION);
+    // A caller's well-formed trace id comes back; a malformed one is replaced.
+    for (const [sent, echoed] of [["my-trace.1", true], ["bad trace!", false]] as const) {
+      for (const path of ["/v1/encode/fixture/dense", "/v1/embeddings"]) {
+        const res = await fetch(`${w.url}${path}`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "X-Trace-ID": sent },
+          body: JSON.stringify({ items: [{ text: "hi" }], model: "fixture/dense", input: "hi" }),
+        });
+        await res.body?.cancel();
+        assert.equal(res.status, 200, path);
+        const got = res.headers.get("x-trace-id");
+        if (echoed) assert.equal(got, sent, path);
+        else assert.match(got ?? "", /^[0-9a-f]{32}$/, path);
+      }
+    }
   });
 });
 

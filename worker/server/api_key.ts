@@ -40,6 +40,6 @@ export function requireWorkerKey(check: KeyCheck | undefined): MiddlewareHandler
     if (OPEN_PATHS.has(c.req.path) || await check(c.req.header("authorization"))) {
       return await next();
     }
-    return errorResponse(unauthorized(), { ...UNAUTHORIZED_HEADERS });
+    return errorResponse(unauthorized(), UNAUTHORIZED_HEADERS);
   };
 }

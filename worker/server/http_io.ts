@@ -9,9 +9,6 @@ export function traceIdOf(header: string | undefined): string {
   return header && TRACE_RE.test(header) ? header : crypto.randomUUID().replaceAll("-", "");
 }
 
-/** The trace-id header's name as `ModelCall.header` takes it. */
-export const TRACE_HEADER = H.traceId.toLowerCase();
-
 /** Build the wire `timing` object (postprocessing null when zero). */
 export function makeTiming(
   totalMs: number,

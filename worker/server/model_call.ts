@@ -19,7 +19,7 @@ export interface RequestFacts {
 export interface ModelCall {
   /** The request URL (the model name is read from its path). */
   readonly url: string;
-  /** A request header (lower-case name) as `Headers.get` gives it. */
+  /** A request header (name in any case) as `Headers.get` gives it. */
   header(name: string): string | undefined;
   /** Aborts when the client goes away. */
   readonly signal: AbortSignal;

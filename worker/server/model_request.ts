@@ -12,7 +12,8 @@ import { invalidInput } from "@svc/shared/errors";
 import { assertFitsQueue, type RequestResult } from "../scheduler/batcher.ts";
 import type { WorkerContext } from "./context.ts";
 import { gateModel } from "./model_gate.ts";
-import { makeTiming, timingHeaders, TRACE_HEADER, traceIdOf } from "./http_io.ts";
+import { HeaderNames as H } from "@svc/shared/headers";
+import { makeTiming, timingHeaders, traceIdOf } from "./http_io.ts";
 import { modelFromPath } from "@svc/shared/catalog/model_path";
 import { negotiatedAnswer } from "./respond.ts";
 import type { ModelCall } from "./model_call.ts";
@@ -44,7 +45,7 @@ export async function openModelRequest<S extends z.ZodType>(
   return {
     started,
     call,
-    traceId: traceIdOf(call.header(TRACE_HEADER)),
+    traceId: traceIdOf(call.header(H.traceId)),
     name,
     served,
     body: decodeRequest(schema, bytes, call.header("content-type") ?? null, ctx.limits),

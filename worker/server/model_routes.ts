@@ -6,9 +6,13 @@
  * the drain gate and in-flight count, error answers (499 for a client gone), the access log and
  * the request metrics.
  */
-import { type DirectAnswer, type DirectHandler, errorAnswer } from "@svc/shared/http/direct_call";
+import {
+  type DirectAnswer,
+  type DirectHandler,
+  type DirectRequest,
+  errorAnswer,
+} from "@svc/shared/http/direct_call";
 import { readSourceLimited } from "@svc/shared/http/read_body";
-import type { DirectRequest } from "@svc/shared/http/direct_call";
 import { HeaderNames as H, serverVersionHeaders } from "@svc/shared/headers";
 import { VERSION } from "@svc/shared/version";
 import { type KeyCheck, unauthorized, UNAUTHORIZED_HEADERS } from "./api_key.ts";
@@ -37,8 +41,6 @@ export const MODEL_ROUTES: readonly ModelRoute[] = [
 ];
 
 const VERSION_HEADERS = serverVersionHeaders(VERSION);
-
-const TRACE_ID = H.traceId;
 
 /** The route serving `method` at `path`, if one does. */
 export function modelRouteOf(method: string, path: string): ModelRoute | undefined {
@@ -96,7 +98,7 @@ async function serve(
   path: string,
 ): Promise<DirectAnswer> {
   if (keyCheck && !await keyCheck(req.header("authorization"))) {
-    return versioned(errorAnswer(unauthorized(), { ...UNAUTHORIZED_HEADERS }));
+    return versioned(errorAnswer(unauthorized(), UNAUTHORIZED_HEADERS));
   }
   const started = performance.now();
   const facts: RequestFacts = {};
@@ -110,7 +112,7 @@ async function serve(
     path,
     status: answer.status,
     totalMs: performance.now() - started,
-    traceId: answer.headers[TRACE_ID],
+    traceId: answer.headers[H.traceId],
     facts,
   };
   return {

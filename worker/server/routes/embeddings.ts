@@ -17,7 +17,8 @@ import { checkDimensions, planEncode } from "../../service/params.ts";
 import { truncateDense } from "../../service/matryoshka.ts";
 import type { WorkerContext } from "../context.ts";
 import { gateModel } from "../model_gate.ts";
-import { makeTiming, timingHeaders, TRACE_HEADER, traceIdOf } from "../http_io.ts";
+import { HeaderNames as H } from "@svc/shared/headers";
+import { makeTiming, timingHeaders, traceIdOf } from "../http_io.ts";
 import type { ModelCall } from "../model_call.ts";
 import { runOnModel } from "../model_request.ts";
 import { jsonAnswer } from "../respond.ts";
@@ -35,7 +36,7 @@ export async function handleEmbeddings(
   call: ModelCall,
 ): Promise<DirectAnswer> {
   const started = performance.now();
-  const traceId = traceIdOf(call.header(TRACE_HEADER));
+  const traceId = traceIdOf(call.header(H.traceId));
   const body = decodeRequest(
     OpenAIEmbeddingsRequestSchema,
     await call.readBody(),
