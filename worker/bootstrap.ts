@@ -123,9 +123,19 @@ export async function createWorker(
   });
   const imagePool = new ImagePool({
     threads: settings.images.workers,
+    perRequest: settings.images.workersPerRequest,
     maxQueue: settings.images.maxQueue,
-    limits: { maxPixels: settings.images.maxPixels },
+    decodeTimeoutMs: settings.images.decodeTimeoutMs,
+    limits: {
+      maxPixels: settings.images.maxPixels,
+      maxAspectRatio: settings.images.maxAspectRatio,
+      maxJpegScans: settings.images.maxJpegScans,
+    },
     onFailure: (error) => log("error", "image preprocessing failed", { error }),
+    onAbandoned: (abandoned) =>
+      log("warn", "image decode overran SVC_IMAGE_DECODE_TIMEOUT_MS; its thread is set aside", {
+        abandoned,
+      }),
   });
   const ctx: WorkerContext = {
     settings,

@@ -46,7 +46,7 @@ function inputs(over: Partial<StatusInputs> = {}): StatusInputs {
       in_flight: 0,
       draining: false,
     },
-    images: { threads: 4, started: 1, busy: 1, queue_depth: 3 },
+    images: { threads: 4, started: 1, busy: 1, queue_depth: 3, abandoned: 0 },
     ...over,
   };
 }
@@ -54,7 +54,7 @@ function inputs(over: Partial<StatusInputs> = {}): StatusInputs {
 Deno.test("status message: CPU machine reports no GPUs and gpu=cpu", () => {
   const m = buildStatusMessage(inputs());
   StatusMessageSchema.parse(m);
-  assert.deepEqual(m.images, { threads: 4, started: 1, busy: 1, queue_depth: 3 });
+  assert.deepEqual(m.images, { threads: 4, started: 1, busy: 1, queue_depth: 3, abandoned: 0 });
   assert.equal(m.gpu, "cpu");
   assert.deepEqual(m.gpus, []);
   assert.equal(m.timestamp, 1_700_000_000.5);

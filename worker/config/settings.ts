@@ -227,6 +227,15 @@ const IMAGE_FIELDS = {
     doc: "threads that decode, resize and normalise images (started on first use; never the " +
       "main thread)",
   }),
+  SVC_IMAGE_WORKERS_PER_REQUEST: int({
+    min: 0,
+    max: 64,
+    default: 0,
+    shown: "`0` (auto)",
+    doc: "images of one request prepared at once; auto is one thread fewer than " +
+      "`SVC_IMAGE_WORKERS` (at least one), so another request always finds a thread. Waiting " +
+      "images of different requests take turns",
+  }),
   SVC_MAX_IMAGE_BYTES: int({
     min: 1,
     max: 1024 * 1024 * 1024,
@@ -240,6 +249,31 @@ const IMAGE_FIELDS = {
     max: 268_402_689,
     default: 40_000_000,
     doc: "most pixels (width × height, read from the header before decoding) of one image",
+  }),
+  SVC_MAX_IMAGE_ASPECT_RATIO: int({
+    min: 1,
+    max: 1_000_000,
+    default: 100,
+    doc: "longest edge over shortest edge of one image, read from the header: a 1×40,000,000 " +
+      "PNG (7.5 s to decode, 77 KB) is refused before decoding. A model whose resize would " +
+      "still leave a side under one pixel refuses the image too",
+  }),
+  SVC_MAX_JPEG_SCANS: int({
+    min: 1,
+    max: 1_000_000,
+    default: 256,
+    doc: "scans of one JPEG, counted from its markers before decoding (a progressive decoder " +
+      "passes over the whole image once per scan: 10,000 repeated scans took 35 s). Ordinary " +
+      "progressive JPEGs have about 10",
+  }),
+  SVC_IMAGE_DECODE_TIMEOUT_MS: millis({
+    min: 1,
+    max: 3_600_000,
+    default: 10_000,
+    doc: "longest time one image may take on its thread; past it the request is a `400` at " +
+      "once. The decoder's native work cannot be interrupted: its thread is set aside until it " +
+      "ends and a fresh one takes its place, while the threads working and set aside number " +
+      "under twice `SVC_IMAGE_WORKERS`",
   }),
   SVC_MAX_IMAGES_PER_ITEM: int({
     min: 1,
@@ -354,8 +388,14 @@ export interface LoraSettings {
 export interface ImageSettings {
   /** Threads of the image pool. */
   workers: number;
+  /** Images of one request prepared at once; 0: one thread fewer than `workers`. */
+  workersPerRequest: number;
+  /** Time one image may take on its thread. */
+  decodeTimeoutMs: number;
   maxBytes: number;
   maxPixels: number;
+  maxAspectRatio: number;
+  maxJpegScans: number;
   maxPerItem: number;
   maxPerRequest: number;
   /** Images waiting for a pool thread. */
@@ -472,8 +512,12 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
     limits: limitsOf(v),
     images: {
       workers: v.SVC_IMAGE_WORKERS,
+      workersPerRequest: v.SVC_IMAGE_WORKERS_PER_REQUEST,
+      decodeTimeoutMs: v.SVC_IMAGE_DECODE_TIMEOUT_MS,
       maxBytes: v.SVC_MAX_IMAGE_BYTES,
       maxPixels: v.SVC_MAX_IMAGE_PIXELS,
+      maxAspectRatio: v.SVC_MAX_IMAGE_ASPECT_RATIO,
+      maxJpegScans: v.SVC_MAX_JPEG_SCANS,
       maxPerItem: v.SVC_MAX_IMAGES_PER_ITEM,
       maxPerRequest: v.SVC_MAX_IMAGES_PER_REQUEST,
       maxQueue: v.SVC_MAX_IMAGE_QUEUE,

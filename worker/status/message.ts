@@ -21,7 +21,10 @@ export interface ProcessStatus extends ProcessSnapshot {
 /** The message the worker sends: the specified fields plus `process` and `images`. */
 export interface WorkerStatusMessage extends StatusMessage {
   process: ProcessStatus;
-  /** Image pool: threads allowed and started, threads busy, images waiting (`queue_depth`). */
+  /**
+   * Image pool: threads allowed and started, threads busy, images waiting (`queue_depth`), threads
+   * set aside after a decode overran its time (`abandoned`).
+   */
   images: ImagePoolStatus;
 }
 
