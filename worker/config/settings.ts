@@ -144,8 +144,9 @@ const WORKER_FIELDS = {
     max: 86_400_000,
     default: DEFAULT_LOAD_FAILURE_COOLDOWN_MS,
     doc: "a failed load is answered `502 MODEL_LOAD_FAILED` at once for this long; then a " +
-      "transient cause (hub unreachable, timeout) is retried by the next request, a permanent " +
-      "one (not found, gated, incompatible graph) only once the model's cached files change",
+      "transient cause (hub unreachable, timeout, a file that does not load from a copy whose " +
+      "source stated neither size nor hash) is retried by the next request, a permanent one " +
+      "(not found, gated, incompatible graph) only once the model's cached files change",
   }),
   SVC_MAX_LORAS_PER_MODEL: int({
     min: 1,
@@ -169,7 +170,8 @@ const WORKER_FIELDS = {
     shown: "`268435456` (256 MiB)",
     doc: "largest `adapter_model.safetensors` (and bound of `adapter_config.json`, 1 MiB) a " +
       "LoRA adapter may have; a larger one is a `400`, before it is downloaded when the hub or " +
-      "an http cluster cache states its size",
+      "an http cluster cache states its size, else as soon as its download passes the bound " +
+      "(nothing past it is written, the partial file is deleted)",
   }),
   SVC_INTRA_OP_THREADS: int({
     min: 0,

@@ -211,7 +211,8 @@ export class LoraStore {
 
   async #load(e: Entry): Promise<void> {
     const started = performance.now();
-    // Bounded before the download where the source states sizes (hub, http cluster cache).
+    // Bounded before the download where the source states sizes (hub, http cluster cache), and
+    // while it streams where it does not.
     const files = await this.#o.weights.ensureFiles(e.id, "main", { ...ADAPTER_FILES }, {
       modelId: e.id,
       signal: e.controller.signal,
@@ -279,8 +280,8 @@ export class LoraStore {
       const file = err.ref.path;
       return new ServiceError(
         "INVALID_INPUT",
-        `LoRA adapter '${id}': ${file} is ${err.size} bytes, more than the ${err.maxBytes} ` +
-          `allowed${file === ADAPTER_FILES.weights ? " (SVC_MAX_LORA_BYTES)" : ""}`,
+        `LoRA adapter '${id}': ${file} ${err.over}` +
+          (file === ADAPTER_FILES.weights ? " (SVC_MAX_LORA_BYTES)" : ""),
       );
     }
     if (err instanceof WeightsError) {

@@ -414,7 +414,15 @@ export class ModelRegistry {
       });
       return u.loaded;
     } catch (err) {
-      const failure = loadFailure(u.config.id, err, (u.failure?.attempts ?? 0) + 1, this.#now());
+      const { repo, revision } = u.config.hub;
+      const unchecked = this.#o.weights.unchecked?.(repo, revision, this.#wanted(u)) ?? [];
+      const failure = loadFailure(
+        u.config.id,
+        err,
+        (u.failure?.attempts ?? 0) + 1,
+        this.#now(),
+        unchecked,
+      );
       // Taken after the failure: a later difference means someone changed the files.
       if (failure.permanent) failure.stamp = await this.#cacheStamp(u).catch(() => undefined);
       u.state = "failed";

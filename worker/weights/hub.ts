@@ -5,12 +5,7 @@
  */
 import { downloadFile, HubApiError } from "@huggingface/hub";
 import { DEFAULT_IDLE_TIMEOUT_MS, type ExpectedDigest, writeStreamAtomic } from "./atomic_file.ts";
-import {
-  accessDeniedError,
-  checkFileSize,
-  sourceFailedError,
-  WeightFileTooLargeError,
-} from "./errors.ts";
+import { accessDeniedError, checkFileSize, sourceFailedError, tooLargeError } from "./errors.ts";
 import { DEFAULT_HTTP_TIMEOUT_MS, fetchWithTimeout, HttpTimeoutError } from "./http.ts";
 import type { WeightFileRef, WeightSource } from "./types.ts";
 
@@ -89,17 +84,20 @@ export function createHubSource(opts: HubSourceOptions = {}): WeightSource {
         if (!blob) return false;
         // The size is known from the probe: a file over the caller's bound is never downloaded.
         checkFileSize(ref, blob.size);
-        // Size and, where the hub stated one, hash are checked before the file is committed.
+        // Size and, where the hub stated one, hash are checked before the file is committed; a
+        // body longer than the size stated stops there.
         await writeStreamAtomic(dest, blob.stream(), {
           signal,
           idleTimeoutMs,
           expectedBytes: blob.size,
+          maxBytes: ref.maxBytes,
           digest: digestFromEtag(failure.etag, blob.size),
         });
         return true;
       } catch (err) {
         if (signal?.aborted) throw signal.reason;
-        if (err instanceof WeightFileTooLargeError) throw err;
+        const tooLarge = tooLargeError(ref, err);
+        if (tooLarge) throw tooLarge;
         const status = err instanceof HubApiError ? err.statusCode : failure.last?.status;
         if (status === 401 || status === 403) {
           const maybeMissing = failure.last?.code === "RepoNotFound";

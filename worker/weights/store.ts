@@ -16,7 +16,13 @@ import {
   prepareDestDir,
 } from "./local_cache.ts";
 import { assertSafeRepo, assertSafeRepoPath, assertSafeRevision } from "./paths.ts";
-import type { WeightFetchEvent, WeightFileRef, WeightSource, WeightStore } from "./types.ts";
+import type {
+  FetchResult,
+  WeightFetchEvent,
+  WeightFileRef,
+  WeightSource,
+  WeightStore,
+} from "./types.ts";
 
 /** Folder of the local cache where copies that failed to load are moved (never a repo org). */
 export const QUARANTINE_DIR = ".quarantine";
@@ -54,6 +60,8 @@ export function createWeightStore(opts: WeightStoreOptions): WeightStore {
   const maxParallel = opts.maxParallel ?? DEFAULT_MAX_PARALLEL;
   const stalePartialMs = opts.stalePartialMs ?? DEFAULT_STALE_PARTIAL_MS;
   const inflight = new Map<string, InFlight>();
+  /** Local copies fetched this process from a source that could not prove them complete. */
+  const unchecked = new Set<string>();
 
   const emit = (ref: WeightFileRef, source: string, bytes: number, started: number): void => {
     opts.onFetch?.({
@@ -79,7 +87,7 @@ export function createWeightStore(opts: WeightStoreOptions): WeightStore {
     for (const source of opts.sources) {
       signal.throwIfAborted();
       tried.push(source.name);
-      let found: boolean;
+      let found: FetchResult;
       try {
         found = await source.fetchTo(ref, dest, signal);
       } catch (err) {
@@ -99,6 +107,8 @@ export function createWeightStore(opts: WeightStoreOptions): WeightStore {
         );
         continue;
       }
+      if (found === "unchecked") unchecked.add(dest);
+      else unchecked.delete(dest);
       return emit(ref, source.name, info.size, started);
     }
     if (errors.length > 0) throw mostRelevant(errors);
@@ -190,6 +200,7 @@ export function createWeightStore(opts: WeightStoreOptions): WeightStore {
         const aside = localCachePath(joinPath(cacheDir, QUARANTINE_DIR), repo, revision, path);
         await Deno.mkdir(dirname(aside), { recursive: true });
         await Deno.rename(local, aside);
+        unchecked.delete(local);
         moved.push(path);
       }
       return moved;
@@ -199,8 +210,15 @@ export function createWeightStore(opts: WeightStoreOptions): WeightStore {
       assertSafeRepo(repo);
       for (const path of new Set(Object.values(files))) {
         assertSafeRepoPath(path);
-        await Deno.remove(localCachePath(cacheDir, repo, revision, path)).catch(() => {});
+        const local = localCachePath(cacheDir, repo, revision, path);
+        await Deno.remove(local).catch(() => {});
+        unchecked.delete(local);
       }
+    },
+
+    unchecked(repo, revision, files) {
+      return [...new Set(Object.values(files))]
+        .filter((path) => unchecked.has(localCachePath(cacheDir, repo, revision, path)));
     },
 
     async cacheStamp(repo, revision, files) {

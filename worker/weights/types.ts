@@ -26,15 +26,23 @@ export interface WeightFetchEvent {
   durationMs: number;
 }
 
+/**
+ * What {@link WeightSource.fetchTo} did: `false`, this source does not have the file; `true`, it is
+ * in place and its size (or hash) matched what the source stated; `"unchecked"`, it is in place
+ * but the source stated neither size nor hash, so a copy cut short would look complete.
+ */
+export type FetchResult = boolean | "unchecked";
+
 /** A place weights can come from: local cache, cluster cache, model hub. */
 export interface WeightSource {
   /** Short name for logs and errors: `local-cache`, `cluster-cache`, `hub`. */
   readonly name: string;
   /**
    * Copy the file to `dest` atomically (temp file then rename). Returns false when this source
-   * does not have the file; throws a ServiceError-compatible error on access problems.
+   * does not have the file, `"unchecked"` when it could not prove the copy complete; throws a
+   * ServiceError-compatible error on access problems.
    */
-  fetchTo(ref: WeightFileRef, dest: string, signal?: AbortSignal): Promise<boolean>;
+  fetchTo(ref: WeightFileRef, dest: string, signal?: AbortSignal): Promise<FetchResult>;
   /**
    * What this source holds of the file now, cheaply and without downloading (size and
    * modification time, or absent). Only sources that can tell without a network call have it.
@@ -79,4 +87,10 @@ export interface WeightStore {
    * adapter that does not fit its model): client-chosen ids must not fill the disk.
    */
   discard?(repo: string, revision: string, files: Record<string, string>): Promise<void>;
+  /**
+   * The repository paths among `files` whose local copy this process fetched from a source that
+   * could not prove it complete (fetchTo answered `"unchecked"`): a load failing on them may be a
+   * copy cut short, not a file that can never load.
+   */
+  unchecked?(repo: string, revision: string, files: Record<string, string>): string[];
 }
