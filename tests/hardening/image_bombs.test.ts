@@ -1,10 +1,11 @@
 /**
  * Issue 23.3 against a real worker process: images that are cheap to send and costly to decode.
- * Before: a request of ten 768 KB progressive JPEGs with 10,000 repeated scans each (6320×6320,
- * under SVC_MAX_IMAGE_PIXELS) kept every image thread busy for minutes, and other clients' image
- * requests timed out; a 77 KB 1 × 39,999,999 PNG cost 7.5 s; degenerate shapes answered 500.
- * Now the bombs are 400s naming their setting while a small image request beside them is
- * answered, and a decode that overruns SVC_IMAGE_DECODE_TIMEOUT_MS fails alone.
+ * Before (the issue's measurements): a 728 KB progressive JPEG of 10,000 repeated scans (6320×6320,
+ * under SVC_MAX_IMAGE_PIXELS) took 35 s to decode, and one 7.8 MB request of such images kept
+ * every image thread busy while other clients' image requests timed out; a 77 KB
+ * 1 × 39,999,999 PNG cost 7.5 s; degenerate shapes answered 500. Here the same attack (ten
+ * 768 KB bombs built like it) is a 400 naming its setting while a small image request beside it
+ * is answered, and a decode that overruns SVC_IMAGE_DECODE_TIMEOUT_MS fails alone.
  */
 import assert from "node:assert/strict";
 import sharp from "sharp";
