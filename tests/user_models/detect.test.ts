@@ -256,6 +256,13 @@ Deno.test("detect: files that do not settle a question are errors, never guesses
     const over = await detectionError(bad);
     assert.equal(over.file, "svc_model.json");
     assert.equal(over.field, "hub");
+    // A file named explicitly must be one of the repository's (never a path out of it).
+    await writeJson(join(bad, "svc_model.json"), { files: { model: "../../etc/passwd" } });
+    const outside = await detectionError(bad);
+    assert.equal(outside.field, "files.model");
+    assert.match(outside.message, /not a file of the repository/);
+    await writeJson(join(bad, "svc_model.json"), { files: { model: "onnx/model.onnx" } });
+    assert.equal(from(await detect(bad), "files.model"), "svc_model.json");
     // A pooling this server does not run.
     await Deno.remove(join(bad, "svc_model.json"));
     const pool = JSON.parse(await Deno.readTextFile(join(bad, "1_Pooling/config.json")));

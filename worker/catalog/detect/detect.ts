@@ -348,10 +348,10 @@ async function maskedLmFamily(ctx: Ctx, arch: string): Promise<Family> {
 
 /** The graph files the family runs; no graph at all is the "export it" error. */
 function chooseGraphs(ctx: Ctx, family: Family): GraphChoice {
-  const model = ctx.rec.givenIn<string>("files", "model");
+  const model = givenFile(ctx, "model");
   if (model !== undefined) {
     const files: Record<string, string> = { model };
-    const vision = ctx.rec.givenIn<string>("files", "vision_model");
+    const vision = givenFile(ctx, "vision_model");
     if (vision !== undefined) files.vision_model = vision;
     return { files, from: ctx.rec.overrides.origin.files };
   }
@@ -373,6 +373,21 @@ function chooseGraphs(ctx: Ctx, family: Family): GraphChoice {
   return singleGraph(ctx.view.files) ?? (() => {
     throw noOnnx(ctx);
   })();
+}
+
+/** A file named explicitly (`files.<role>`): it must be one of the repository's. */
+function givenFile(ctx: Ctx, role: string): string | undefined {
+  const path = ctx.rec.givenIn<unknown>("files", role);
+  if (path === undefined) return undefined;
+  if (typeof path !== "string" || !ctx.view.files.has(path)) {
+    throw new DetectionError(
+      ctx.rec.overrides.origin.files,
+      `files.${role}`,
+      `names ${JSON.stringify(path)}, which is not a file of the repository`,
+      "Name a file of the repository by its path inside it (e.g. onnx/model.onnx)",
+    );
+  }
+  return path;
 }
 
 /** The repository has no ONNX weights: say so, and how to make them. */
@@ -422,7 +437,7 @@ function supportFiles(ctx: Ctx, family: Family): Record<string, string> {
   const out: Record<string, string> = {};
   const has = (p: string) => view.files.has(p);
   if (family !== "detection") {
-    const tok = rec.givenIn<string>("files", "tokenizer") ??
+    const tok = givenFile(ctx, "tokenizer") ??
       ["tokenizer.json", "onnx/tokenizer.json"].find(has);
     if (!tok) {
       throw new DetectionError(
