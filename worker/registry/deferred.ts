@@ -62,6 +62,11 @@ export class DeferredEntries {
     return colon > 0 ? this.#pending.get(name.slice(0, colon)) : undefined;
   }
 
+  /** True when the served name belongs to a pending entry. */
+  has(name: string): boolean {
+    return this.#pending.size > 0 && this.#of(name) !== undefined;
+  }
+
   /** Ids of the pending entries. */
   get ids(): string[] {
     return [...this.#pending.keys()];

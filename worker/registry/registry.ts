@@ -186,10 +186,11 @@ export class ModelRegistry {
 
   /**
    * Wait (at most `waitMs`) while the entry `name` belongs to is being configured from its files,
-   * trying a failed one again once its failure is over; at once for every other name.
+   * trying a failed one again once its failure is over. Undefined for every other name (nothing
+   * to wait for: the request path does not even await).
    */
-  settle(name: string, waitMs: number): Promise<void> {
-    return this.#deferred.settle(name, waitMs);
+  settle(name: string, waitMs: number): Promise<void> | undefined {
+    return this.#deferred.has(name) ? this.#deferred.settle(name, waitMs) : undefined;
   }
 
   /** Resolves once the configurations started so far have ended (start-up readiness). */
