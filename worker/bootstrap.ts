@@ -9,7 +9,9 @@ import { memoryProbeFor } from "./registry/memory.ts";
 import { threadBackend } from "./inference/thread_backend.ts";
 import { computeThreads } from "./inference/compute_budget.ts";
 import { gpuInventory } from "./telemetry/gpu.ts";
-import { weightStoreFrom } from "./weights/settings.ts";
+import { repoListerFrom, weightStoreFrom } from "./weights/settings.ts";
+import { userModelEntry } from "./catalog/user_models.ts";
+import type { DeferredEntry } from "./registry/deferred.ts";
 import { FetchSummary } from "./weights/fetch_summary.ts";
 import { WorkerMetrics } from "./telemetry/metrics.ts";
 import { createLogger, type Logger } from "@svc/shared/log";
@@ -36,7 +38,10 @@ export interface WorkerInstance {
   ctx: WorkerContext;
   /** The /ws/status stream. */
   status: StatusStream;
-  /** Load every `SVC_PRELOAD_MODELS` model, then mark the worker ready. */
+  /**
+   * Configure every `SVC_MODELS` entry from its files, load every `SVC_PRELOAD_MODELS` model,
+   * then mark the worker ready.
+   */
   preload(): Promise<void>;
   /** Close status clients, stop telemetry timers, unload every model. */
   close(): Promise<void>;
@@ -89,6 +94,29 @@ export async function createWorker(
   const gpuCount = opts.gpuCount ??
     (settings.device === "auto" ? (await gpuInventory()).length : 0);
   const device = chooseDevice(settings.device, gpuCount);
+  // SVC_MODELS: each entry is configured from its own files once the registry exists. A
+  // directory (or an entry with explicit settings) replaces a catalog entry of the same id; a
+  // bare hub id the catalog already has is served from its curated entry.
+  const deferred: DeferredEntry[] = [];
+  const lister = repoListerFrom(settings.weights);
+  for (const entry of settings.catalog.entries) {
+    if (
+      entry.kind === "hub" && fileCatalog.has(entry.id) && Object.keys(entry.options).length === 0
+    ) {
+      log("info", "SVC_MODELS entry is a catalog model: served from its catalog entry", {
+        model: entry.id,
+      });
+      continue;
+    }
+    fileCatalog.delete(entry.id);
+    deferred.push(userModelEntry(entry, {
+      store: weights,
+      lister,
+      workerBundle: settings.bundle,
+      device,
+      forceFp32: settings.forceFp32,
+    }));
+  }
   const catalog = catalogForDevice(fileCatalog, device, settings.forceFp32);
   const compute = computeThreads(settings.intraOpThreads);
   metrics.computeThreads.set(compute.cpus);
@@ -100,6 +128,7 @@ export async function createWorker(
     backend: threadBackend({ device, intraOpThreads: compute.cpus }),
     memoryProbe: memoryProbeFor(),
     lora: settings.lora,
+    deferred,
     onEvent: (event, fields) => {
       // Fetches are filed under the model id, an adapter's under the adapter id.
       if (event === "model_loaded" || event === "model_load_failed") {
@@ -110,7 +139,13 @@ export async function createWorker(
         if (totals) log("info", "weights fetched", { lora: fields.lora, ...totals });
       }
       log(
-        event === "model_load_failed" ? "error" : event === "lora_load_failed" ? "warn" : "info",
+        event === "model_load_failed"
+          ? "error"
+          : event === "lora_load_failed"
+          ? "warn"
+          : event === "model_configuring"
+          ? "debug"
+          : "info",
         event,
         fields,
       );
@@ -166,8 +201,12 @@ export async function createWorker(
     ctx,
     status,
     async preload() {
+      // SVC_MODELS entries are read before the worker says it is ready (and before it joins
+      // the fleet, whose registration lists them).
+      await registry.settled();
       for (const name of settings.preload) {
         try {
+          await registry.settle(name, 3_600_000);
           await registry.acquire(registry.resolve(name), 3_600_000);
         } catch (err) {
           log("error", "preload failed", { model: name, error: (err as Error).message });

@@ -1,4 +1,5 @@
 /** Request → (pool, bundle): the machine-profile header picks the pool, the model its bundle. */
+import { notInCatalogMessage } from "@svc/shared/catalog/suggest";
 import { BUILTIN_CATALOG, catalogById, resolveServedName } from "@svc/shared/catalog";
 import { modelBundles } from "@svc/shared/catalog/bundles";
 import { isSafeModelId } from "@svc/shared/catalog/schema";
@@ -138,4 +139,29 @@ export function routeModel(
     };
   }
   return isRoutableName(name) ? { bundle: FALLBACK_BUNDLE, model: name, guessed: true } : undefined;
+}
+
+/**
+ * Every model name the router knows: what live workers announce, what workers reported before
+ * (remembered), `SVC_EXTRA_MODELS`, and the built-in catalog's served names.
+ */
+export function* knownModelNames(
+  directory: WorkerDirectory,
+  extra: ReadonlyMap<string, string> = new Map(),
+): Generator<string> {
+  for (const w of directory.snapshot()) for (const m of w.models) yield m.name;
+  yield* directory.learnedBundles().keys();
+  yield* extra.keys();
+  yield* CATALOG_BUNDLES.keys();
+}
+
+/** The router's 404 for a model name: it names the closest names the router knows. */
+export function modelNotFound(
+  model: string,
+  directory: WorkerDirectory,
+  extra: ReadonlyMap<string, string> = new Map(),
+  why = "is not in the catalog",
+): ServiceError {
+  const base = notInCatalogMessage(model, knownModelNames(directory, extra), '"');
+  return new ServiceError("MODEL_NOT_FOUND", base.replace("is not in the catalog", why));
 }

@@ -11,7 +11,7 @@ import { ServiceError } from "@svc/shared/errors";
 import { HeaderNames as H } from "@svc/shared/headers";
 import type { ProvisioningBody } from "@svc/shared/schemas/router";
 import type { RouterContext, RouterEnv } from "../context.ts";
-import { requestedProfile, routeModel } from "../pools/resolve.ts";
+import { modelNotFound, requestedProfile, routeModel } from "../pools/resolve.ts";
 import { forward } from "../proxy/forward.ts";
 import { isServing } from "../pools/selection.ts";
 
@@ -72,7 +72,7 @@ export async function routeAndForward(
       ctx.demand.satisfied(target.profile, target.bundle);
       return r.response;
     }
-    if (r.kind === "not_served") throw notServed(target);
+    if (r.kind === "not_served") throw notServed(ctx, target);
     if (whenNoCapacity.kind === "provision") return provisioning(ctx, target);
     if (!recorded) {
       ctx.demand.record(target.profile, target.bundle, target.model);
@@ -102,7 +102,7 @@ function resolveTarget(ctx: RouterContext, c: Context<RouterEnv>, model: string)
   c.set("profile", profile);
   const route = routeModel(model, ctx.directory, ctx.settings.pools.extraModels);
   if (route === undefined) {
-    throw new ServiceError("MODEL_NOT_FOUND", `model "${model}" is not in the catalog`);
+    throw modelNotFound(model, ctx.directory, ctx.settings.pools.extraModels);
   }
   // Labelled only once the name is known: metric label values stay bounded.
   if (!route.guessed) c.set("model", model);
@@ -151,14 +151,18 @@ function provisioning(ctx: RouterContext, t: Target): Response {
   });
 }
 
-/** 404 for a model its pool does not offer (filtered out on those workers, or unknown). */
-function notServed(t: Target): ServiceError {
-  if (t.guessed) {
-    return new ServiceError("MODEL_NOT_FOUND", `model "${t.model}" is not in the catalog`);
-  }
-  return new ServiceError(
-    "MODEL_NOT_FOUND",
-    `model "${t.model}" is not served by the workers of pool "${t.profile}" (bundle "${t.bundle}")`,
+/**
+ * 404 for a model its pool does not offer (filtered out on those workers, or unknown), naming
+ * the closest model names the router knows.
+ */
+function notServed(ctx: RouterContext, t: Target): ServiceError {
+  return modelNotFound(
+    t.model,
+    ctx.directory,
+    ctx.settings.pools.extraModels,
+    t.guessed
+      ? "is not in the catalog"
+      : `is not served by the workers of pool "${t.profile}" (bundle "${t.bundle}")`,
   );
 }
 

@@ -1,12 +1,11 @@
 /** GET /v1/models and /v1/models/{model}: the catalog as the live fleet (or the named pool) sees it. */
 import type { Context } from "hono";
 import { modelFromPath } from "@svc/shared/catalog/model_path";
-import { ServiceError } from "@svc/shared/errors";
 import { HeaderNames as H } from "@svc/shared/headers";
 import type { RouterContext, RouterEnv } from "../context.ts";
 import type { WorkerRecord } from "../directory/types.ts";
 import { getModel, listModels } from "../models.ts";
-import { requestedProfile } from "../pools/resolve.ts";
+import { modelNotFound, requestedProfile } from "../pools/resolve.ts";
 
 /** GET /v1/models */
 export async function handleListModels(
@@ -36,7 +35,7 @@ export async function handleGetModel(
     ctx.fetch,
     ctx.settings.workerApiKey,
   );
-  if (!info) throw new ServiceError("MODEL_NOT_FOUND", `model "${model}" is not in the catalog`);
+  if (!info) throw modelNotFound(model, ctx.directory, ctx.settings.pools.extraModels);
   return Response.json(info);
 }
 

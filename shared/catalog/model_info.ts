@@ -1,14 +1,30 @@
 /** The ModelInfo document of a catalog entry: one builder for worker and router. */
 import type { LoraInfo, ModelInfo, ModelState } from "../schemas/models.ts";
 import type { ErrorCode } from "../errors.ts";
-import type { ModelConfig, OutputKind } from "./schema.ts";
+import type { DetectionRecord, ModelConfig, OutputKind } from "./schema.ts";
 import { hasAdapter } from "./served_families.ts";
 
 /**
  * ModelInfo plus the extras both sides send: `family`, `bundle`, and `servable` (false for an
- * entry that is listed but whose family this release cannot run: requests to it answer 400).
+ * entry that is listed but whose family this release cannot run: requests to it answer 400);
+ * `detected` for an entry configured from its repository's files (`SVC_MODELS`).
  */
-export type CatalogModelInfo = ModelInfo & { family: string; bundle: string; servable: boolean };
+export type CatalogModelInfo = ModelInfo & {
+  family: string;
+  bundle: string;
+  servable: boolean;
+  detected?: DetectedInfo;
+};
+
+/**
+ * What `/v1/models/{model}` shows of a detected entry: where it came from, the files it runs (by
+ * role, as this worker runs them), and each setting with the file and field it was read from.
+ */
+export interface DetectedInfo {
+  source: DetectionRecord["source"];
+  files: Record<string, string>;
+  settings: DetectionRecord["settings"];
+}
 
 /** Embedding outputs: a model with any of them can also score (by similarity). */
 const EMBEDDING_OUTPUTS: ReadonlySet<OutputKind> = new Set(["dense", "sparse", "multivector"]);
@@ -76,5 +92,46 @@ export function modelInfoOf(
     bundle: config.bundle,
     servable: hasAdapter(config.family),
     ...(live.loras && live.loras.length > 0 ? { loras: live.loras } : {}),
+    ...(config.detected
+      ? {
+        detected: {
+          source: config.detected.source,
+          files: config.files,
+          settings: config.detected.settings,
+        },
+      }
+      : {}),
+  };
+}
+
+/** An `SVC_MODELS` entry whose configuration is not known yet (being read, or unreadable). */
+export interface PendingEntryFacts {
+  id: string;
+  bundle: string;
+  /** `loading` while its files are read, `failed` when they do not say how to serve it. */
+  state: "loading" | "failed";
+  lastError: { code: ErrorCode; message: string } | null;
+  source: DetectionRecord["source"];
+}
+
+/**
+ * ModelInfo of a pending entry: listed with its state and reason, nothing served yet (no
+ * inputs, outputs or profiles; `family` is `unknown` until its files said what it is).
+ */
+export function pendingModelInfo(p: PendingEntryFacts): CatalogModelInfo {
+  return {
+    name: p.id,
+    inputs: [],
+    outputs: [],
+    dims: {},
+    loaded: false,
+    max_sequence_length: 0,
+    profiles: {},
+    state: p.state,
+    last_error: p.lastError,
+    family: "unknown",
+    bundle: p.bundle,
+    servable: false,
+    detected: { source: p.source, files: {}, settings: {} },
   };
 }

@@ -38,6 +38,7 @@ import { DEFAULT_HTTP_TIMEOUT_MS } from "../weights/http.ts";
 import { DEFAULT_IDLE_TIMEOUT_MS } from "../weights/atomic_file.ts";
 import { DEFAULT_MAX_PARALLEL } from "../weights/store.ts";
 import { DEFAULT_LOAD_FAILURE_COOLDOWN_MS } from "../registry/load_failure.ts";
+import { type ModelEntry, modelEntryProblem, parseModelEntries } from "../catalog/model_entries.ts";
 
 /** Worker-only settings of a standalone worker. */
 const WORKER_FIELDS = {
@@ -50,6 +51,14 @@ const WORKER_FIELDS = {
     default: undefined,
     doc: "directory of extra catalog entries (`*.json`), added to the built-in catalog (same id " +
       "replaces)",
+  }),
+  SVC_MODELS: list({
+    item: modelEntryProblem,
+    doc: "models to serve besides the catalog, each configured from its own files (family, " +
+      "pooling, lengths, prompts, labels: see docs/catalog.md), comma-separated: a hub " +
+      "repository `org/name[@revision]` (fetched like catalog weights) or `ID=DIRECTORY` (a " +
+      "local directory laid out like a hub repository, read in place, never the hub). " +
+      "`;key=value` after an entry says what its files do not (`acme/e5=/srv/e5;pooling=mean`)",
   }),
   SVC_CACHE_DIR: path({
     default: undefined,
@@ -85,7 +94,8 @@ const WORKER_FIELDS = {
     doc: "files of one model downloaded at once",
   }),
   SVC_MODEL_FILTER: list({
-    doc: "comma-separated ids or globs (`BAAI/*`); other models answer 404",
+    doc: "comma-separated ids or globs (`BAAI/*`); other catalog models answer 404 " +
+      "(`SVC_MODELS` entries are served whatever it says)",
   }),
   SVC_PRELOAD_MODELS: list({
     doc: "comma-separated models loaded before `/readyz` turns 200",
@@ -185,7 +195,8 @@ const WORKER_FIELDS = {
   SVC_FORCE_FP32: bool({
     default: false,
     doc: "`1` ignores the per-device files of catalog entries (`device_files`, e.g. the int8 " +
-      "graph picked on CPU) and runs every model's `files.model`",
+      "graph picked on CPU, also the quantised variant an `SVC_MODELS` repository carries) and " +
+      "runs every model's `files.model`",
   }),
   SVC_MAX_RUN_TOKENS: int({
     min: 0,
@@ -341,6 +352,11 @@ const SCHEMA = settingsSchema(
     if (v.SVC_ROUTER_URL !== undefined && v.SVC_WORKER_TOKEN === undefined) {
       issue("SVC_WORKER_TOKEN", "is required when SVC_ROUTER_URL is set");
     }
+    try {
+      parseModelEntries(v.SVC_MODELS, "/");
+    } catch (err) {
+      issue("SVC_MODELS", (err as Error).message);
+    }
   },
 );
 
@@ -426,7 +442,12 @@ export interface WorkerSettings {
   listen: ListenSettings;
   /** `auto` means CUDA when a GPU was detected. */
   device: "cpu" | "cuda" | "auto";
-  catalog: { modelsDir: string | undefined; filter: string[] | undefined };
+  catalog: {
+    modelsDir: string | undefined;
+    filter: string[] | undefined;
+    /** `SVC_MODELS`: models configured from their own files (served whatever the filter says). */
+    entries: ModelEntry[];
+  };
   /** Models loaded before the worker reports ready. */
   preload: string[];
   weights: WeightSettings;
@@ -464,6 +485,13 @@ export interface WorkerSettings {
 export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []): WorkerSettings {
   const v = SCHEMA.load(env);
   const unknown = unknownSettingsWarning(env, [...SCHEMA.names, ...alsoKnown]);
+  // Relative directories are the user's: npm and deno task run in the project's folder and say
+  // where they were started in INIT_CWD.
+  const baseDir = env.INIT_CWD?.startsWith("/") ? env.INIT_CWD : Deno.cwd();
+  const entries = parseModelEntries(v.SVC_MODELS, baseDir);
+  const directories = new Map(
+    entries.flatMap((e) => e.kind === "directory" ? [[e.id, e.path] as const] : []),
+  );
   const fleet: FleetSettings | null = v.SVC_ROUTER_URL === undefined ? null : {
     routerWsUrl: fleetUrlOf(v.SVC_ROUTER_URL),
     token: v.SVC_WORKER_TOKEN!,
@@ -480,6 +508,7 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
     catalog: {
       modelsDir: v.SVC_MODELS_DIR,
       filter: v.SVC_MODEL_FILTER.length > 0 ? v.SVC_MODEL_FILTER : undefined,
+      entries,
     },
     preload: v.SVC_PRELOAD_MODELS,
     weights: {
@@ -491,6 +520,7 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
       idleTimeoutMs: v.SVC_WEIGHTS_IDLE_TIMEOUT_MS,
       maxParallel: v.SVC_WEIGHTS_MAX_PARALLEL,
       hubDisabled: v.SVC_HUB_DISABLED,
+      directories,
     },
     intraOpThreads: v.SVC_INTRA_OP_THREADS,
     forceFp32: v.SVC_FORCE_FP32,

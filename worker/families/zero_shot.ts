@@ -20,7 +20,7 @@ import { readJsonFile } from "./text/tokenizer.ts";
 import { padTokens } from "./text/tensors.ts";
 import { memoLast } from "./text/memo.ts";
 import { planSubBatches } from "../scheduler/sub_batches.ts";
-import { labelList } from "./token_classification.ts";
+import { labelList } from "./labels.ts";
 import { type NliHeads, nliHeads, rankLabels, sigmoid, softmax } from "./classification.ts";
 
 /** The template transformers' pipeline uses when none is given. */

@@ -5,7 +5,9 @@
  * Models run through an injected backend (`runner.ts`), so all of this is testable without ONNX.
  */
 import type { ModelConfig } from "@svc/shared/catalog/schema";
-import { resolveServedName, type ServedModel } from "@svc/shared/catalog";
+import { resolveServedName, type ServedModel, servedNamesOf } from "@svc/shared/catalog";
+import { notInCatalogMessage } from "@svc/shared/catalog/suggest";
+import type { PendingEntryFacts } from "@svc/shared/catalog/model_info";
 import { type ErrorCode, ServiceError } from "@svc/shared/errors";
 import { deadline } from "@svc/shared/deadline";
 import type { ModelState } from "@svc/shared/schemas/models";
@@ -18,6 +20,7 @@ import type { ModelBackend, ModelRunner, RunnerSpec } from "./runner.ts";
 import { supportsLora } from "../families/kinds.ts";
 import { type LoraStatus, LoraStore } from "../lora/store.ts";
 import { LoraLabels } from "../lora/labels.ts";
+import { DeferredEntries, type DeferredEntry } from "./deferred.ts";
 
 export type { ModelState };
 
@@ -69,6 +72,11 @@ export interface RegistryOptions {
   onBatch?: (model: string, stats: BatchStats) => void;
   /** Clock in ms for recency and failure memory (default `performance.now`). */
   now?: () => number;
+  /**
+   * Entries configured at run time from their own files (`SVC_MODELS`): each joins the catalog
+   * once configured, and is listed as loading or failed until then.
+   */
+  deferred?: readonly DeferredEntry[];
 }
 
 interface Unit {
@@ -115,6 +123,7 @@ export class ModelRegistry {
   readonly #now: () => number;
   /** Label values of adapters in metrics: a bounded set. */
   readonly loraLabels: LoraLabels = new LoraLabels(MAX_LORA_LABELS);
+  readonly #deferred: DeferredEntries;
 
   constructor(opts: RegistryOptions) {
     // Entries are held as this worker runs them, so ModelInfo reports the length it truncates at.
@@ -122,6 +131,12 @@ export class ModelRegistry {
     this.#o = { ...opts, catalog };
     this.#now = opts.now ?? (() => performance.now());
     for (const c of catalog.values()) this.#unit(c, c.files.model);
+    this.#deferred = new DeferredEntries(opts.deferred ?? [], {
+      adopt: (config) => this.addModel(config),
+      cooldownMs: opts.loadFailureCooldownMs,
+      now: this.#now,
+      onEvent: opts.onEvent,
+    });
   }
 
   /** An entry as this worker runs it (the CPU item cap applied). */
@@ -147,11 +162,45 @@ export class ModelRegistry {
     return true;
   }
 
-  /** Resolve a served name (`id` or `id:profile`); 404 MODEL_NOT_FOUND otherwise. */
+  /**
+   * Resolve a served name (`id` or `id:profile`). A pending entry answers 503 MODEL_LOADING (its
+   * files are being read) or its 502 MODEL_LOAD_FAILED; anything else is a 404 MODEL_NOT_FOUND
+   * naming the closest served names.
+   */
   resolve(name: string): ServedModel {
     const r = resolveServedName(name, this.#o.catalog);
-    if (!r) throw new ServiceError("MODEL_NOT_FOUND", `model '${name}' is not in the catalog`);
-    return r;
+    if (r) return r;
+    throw this.#deferred.answerFor(name) ?? this.notFound(name);
+  }
+
+  /** The 404 for a name nobody serves here, with the closest served names as suggestions. */
+  notFound(name: string): ServiceError {
+    return new ServiceError("MODEL_NOT_FOUND", notInCatalogMessage(name, this.#servedNames()));
+  }
+
+  /** Every name served (or pending) here: ids, `id:profile` names, pending ids. */
+  *#servedNames(): Generator<string> {
+    for (const c of this.#o.catalog.values()) yield* servedNamesOf(c);
+    yield* this.#deferred.ids;
+  }
+
+  /**
+   * Wait (at most `waitMs`) while the entry `name` belongs to is being configured from its files,
+   * trying a failed one again once its failure is over. Undefined for every other name (nothing
+   * to wait for: the request path does not even await).
+   */
+  settle(name: string, waitMs: number): Promise<void> | undefined {
+    return this.#deferred.has(name) ? this.#deferred.settle(name, waitMs) : undefined;
+  }
+
+  /** Resolves once the configurations started so far have ended (start-up readiness). */
+  settled(): Promise<void> {
+    return this.#deferred.settled();
+  }
+
+  /** Entries still being configured, or whose configuration failed (with the reason). */
+  pendingEntries(): PendingEntryFacts[] {
+    return this.#deferred.facts();
   }
 
   /** State of a model (its default weights file) without loading it. */

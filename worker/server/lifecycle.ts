@@ -61,17 +61,32 @@ export async function runWorkerProcess(worker: WorkerInstance): Promise<never> {
   link = startFleetLink({
     fleet: ctx.settings.fleet,
     port: actualPort,
-    servedModels: () =>
-      [...ctx.registry.catalog.values()].map((c) => ({
+    // SVC_MODELS entries that could not be configured are announced too (as failed): the router
+    // then routes their requests here, and they get the reason.
+    servedModels: () => [
+      ...[...ctx.registry.catalog.values()].map((c) => ({
         name: c.id,
         bundle: announcedBundle(c.bundle, ctx.bundle),
         state: ctx.registry.status(c.id)?.state ?? "available",
       })),
+      ...ctx.registry.pendingEntries().map((p) => ({
+        name: p.id,
+        bundle: announcedBundle(p.bundle, ctx.bundle),
+        state: p.state,
+      })),
+    ],
     status: () => {
       const statuses = ctx.registry.statuses();
       const mem = ctx.registry.memoryUsage();
       return {
-        models: statuses.map((s) => ({ name: s.name, state: s.state, queue_depth: s.queueDepth })),
+        models: [
+          ...statuses.map((s) => ({ name: s.name, state: s.state, queue_depth: s.queueDepth })),
+          ...ctx.registry.pendingEntries().map((p) => ({
+            name: p.id,
+            state: p.state,
+            queue_depth: 0,
+          })),
+        ],
         queue_depth: statuses.reduce((a, s) => a + s.queueDepth, 0),
         in_flight: ctx.state.inFlight,
         memory_used_bytes: mem.usedBytes,

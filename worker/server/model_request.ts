@@ -38,6 +38,9 @@ export async function openModelRequest<S extends z.ZodType>(
 ): Promise<ModelRequest<z.output<S>>> {
   const started = performance.now();
   const name = modelFromPath(call.url, `/v1/${op}/`);
+  // An SVC_MODELS entry still being read from its files is waited for like a loading model.
+  const pending = ctx.registry.settle(name, ctx.settings.loadWaitMs);
+  if (pending) await pending;
   const served = gateModel(ctx, name, op);
   // Labelled only once the name is a known served name: metric label values stay bounded.
   call.facts.model = name;

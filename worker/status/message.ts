@@ -11,6 +11,7 @@ import type { MetricsView } from "@svc/shared/status/metrics_view";
 import { type ServerFacts, serverInfo } from "@svc/shared/status/server_facts";
 import type { ProcessSnapshot } from "../telemetry/process_metrics.ts";
 import type { ImagePoolStatus } from "../images/pool.ts";
+import type { PendingEntryFacts } from "@svc/shared/catalog/model_info";
 
 /** Extension of the status message: live facts about this worker process. */
 export interface ProcessStatus extends ProcessSnapshot {
@@ -36,6 +37,8 @@ export interface StatusInputs {
   /** SVC_MEMORY_PRESSURE_THRESHOLD_PERCENT: reported per GPU as `memory_threshold_pct`. */
   memoryThresholdPct: number;
   models: readonly UnitStatus[];
+  /** SVC_MODELS entries still being configured from their files, or that could not be. */
+  pending?: readonly PendingEntryFacts[];
   metrics: MetricsView;
   process: ProcessStatus;
   images: ImagePoolStatus;
@@ -82,9 +85,26 @@ function modelStatus(s: UnitStatus): ModelStatus {
   };
 }
 
+/**
+ * A pending SVC_MODELS entry: `loading` while its files are read; once they could not be, like a
+ * failed load, `available` with its `last_error`. Its `config` says where it comes from.
+ */
+function pendingStatus(p: PendingEntryFacts): ModelStatus {
+  return {
+    name: p.id,
+    state: p.state === "loading" ? "loading" : "available",
+    device: null,
+    memory_bytes: 0,
+    queue_depth: 0,
+    queue_pending_items: 0,
+    last_error: p.lastError,
+    config: { id: p.id, bundle: p.bundle, source: p.source, configured: false },
+  };
+}
+
 /** Build one status message. */
 export function buildStatusMessage(i: StatusInputs): WorkerStatusMessage {
-  const models = i.models.map(modelStatus);
+  const models = [...i.models.map(modelStatus), ...(i.pending ?? []).map(pendingStatus)];
   return {
     timestamp: i.nowMs / 1000,
     // Same convention as the fleet's machine profile: the first GPU's type, else `cpu`.

@@ -51,6 +51,7 @@ export function mountStatusStream(
       gpus: await gpus.current(),
       memoryThresholdPct: ctx.settings.scheduling.memoryThresholdPercent,
       models: ctx.registry.statuses(),
+      pending: ctx.registry.pendingEntries(),
       metrics: await metricsView(ctx.metrics.registry),
       process: {
         ...ctx.metrics.process.snapshot(),

@@ -6,7 +6,9 @@ import { DEFAULT_IDLE_TIMEOUT_MS, writeStreamAtomic } from "./atomic_file.ts";
 import { checkFileSize, sourceFailedError, tooLargeError } from "./errors.ts";
 import { DEFAULT_HTTP_TIMEOUT_MS, fetchWithTimeout } from "./http.ts";
 import { fileStamp, isCachedFile } from "./local_cache.ts";
-import { repoFilePath, repoFileUrl } from "./paths.ts";
+import { assertSafeRepo, repoFilePath, repoFileUrl } from "./paths.ts";
+import { listDirectoryFiles } from "./listing.ts";
+import { join } from "node:path";
 import type { FetchResult, WeightFileRef, WeightSource } from "./types.ts";
 
 /** The name cluster cache sources report in logs and errors. */
@@ -49,6 +51,14 @@ export function createDirClusterCache(opts: ClusterCacheOptions): WeightSource {
       }
     },
     fetchTo: () => Promise.resolve(false),
+    async list(repo: string, revision: string): Promise<string[] | undefined> {
+      assertSafeRepo(repo);
+      try {
+        return await listDirectoryFiles(join(opts.location, ...repo.split("/")));
+      } catch (err) {
+        throw sourceFailedError(CLUSTER_CACHE_SOURCE, { repo, revision, path: "(file list)" }, err);
+      }
+    },
   };
 }
 

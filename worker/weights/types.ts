@@ -54,6 +54,12 @@ export interface WeightSource {
    * cache, so a model rebuilt there is never answered from a stale copy. Undefined when absent.
    */
   localPath?(ref: WeightFileRef): Promise<string | undefined>;
+  /**
+   * Every file path of a repository at a revision (relative, `/`-separated), or undefined when
+   * this source does not hold the repository. Only sources that can list have it (a directory,
+   * the hub's tree API); errors are the same kinds `fetchTo` throws.
+   */
+  list?(repo: string, revision: string, signal?: AbortSignal): Promise<string[] | undefined>;
 }
 
 /** Resolves all files of a model to local paths, fetching what is missing. */

@@ -43,6 +43,8 @@ export async function handleEmbeddings(
     call.header("content-type") ?? "application/json",
     ctx.limits,
   );
+  const pending = ctx.registry.settle(body.model, ctx.settings.loadWaitMs);
+  if (pending) await pending;
   const served = gateModel(ctx, body.model, "encode");
   call.facts.model = body.model;
   if (!served.config.outputs.includes("dense")) {

@@ -1,8 +1,7 @@
 /** GET /v1/models and GET /v1/models/{model}: the catalog with live state; never loads a model. */
 import type { ModelConfig } from "@svc/shared/catalog/schema";
 import { resolveServedName } from "@svc/shared/catalog";
-import { ServiceError } from "@svc/shared/errors";
-import { modelInfoOf } from "@svc/shared/catalog/model_info";
+import { modelInfoOf, pendingModelInfo } from "@svc/shared/catalog/model_info";
 import type { WorkerContext } from "../context.ts";
 import { modelFromPath } from "@svc/shared/catalog/model_path";
 
@@ -28,9 +27,12 @@ export function modelInfo(
   });
 }
 
-/** GET /v1/models */
+/** GET /v1/models: the catalog, then the SVC_MODELS entries still pending (loading or failed). */
 export function listModels(ctx: WorkerContext): Response {
-  const models = [...ctx.registry.catalog.values()].map((c) => modelInfo(ctx, c));
+  const models = [
+    ...[...ctx.registry.catalog.values()].map((c) => modelInfo(ctx, c)),
+    ...ctx.registry.pendingEntries().map(pendingModelInfo),
+  ];
   return Response.json({ models });
 }
 
@@ -38,6 +40,8 @@ export function listModels(ctx: WorkerContext): Response {
 export function getModel(ctx: WorkerContext, url: string): Response {
   const name = modelFromPath(url, "/v1/models/");
   const served = resolveServedName(name, ctx.registry.catalog);
-  if (!served) throw new ServiceError("MODEL_NOT_FOUND", `model '${name}' is not in the catalog`);
-  return Response.json(modelInfo(ctx, served.config, name, served.profile));
+  if (served) return Response.json(modelInfo(ctx, served.config, name, served.profile));
+  const pending = ctx.registry.pendingEntries().find((p) => p.id === name);
+  if (pending) return Response.json(pendingModelInfo(pending));
+  throw ctx.registry.notFound(name);
 }
