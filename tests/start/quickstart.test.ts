@@ -41,8 +41,10 @@ Deno.test({
       assert.ok(proc.lines.some((l) => l.includes("first start: writing the offline")));
       const ready = proc.lines.find((l) => l.startsWith("start: offline models ready"))!;
       assert.match(ready, /fixture\/dense.*fixture\/reranker.*fixture\/gliner/);
-      const mine = proc.lines.find((l) => l.startsWith(`start: SVC_MODELS: ${own.id} `));
-      assert.match(mine ?? proc.tail(), /ready \(dense, /);
+      // The banner's later lines may arrive in a later chunk than the one stackUrl waited for.
+      const id = own.id.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+      const [mine] = await proc.waitForLine(new RegExp(`^start: SVC_MODELS: ${id} .*$`), 5_000);
+      assert.match(mine, /ready \(dense, /);
       for (const ex of examples) {
         const res = await fetch(url + ex.path, {
           method: ex.method,
