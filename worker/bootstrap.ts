@@ -100,6 +100,7 @@ export async function createWorker(
     backend: threadBackend({ device, intraOpThreads: compute.cpus }),
     memoryProbe: memoryProbeFor(),
     lora: settings.lora,
+    extractBudget: settings.extract,
     onEvent: (event, fields) => {
       // Fetches are filed under the model id, an adapter's under the adapter id.
       if (event === "model_loaded" || event === "model_load_failed") {

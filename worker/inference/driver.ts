@@ -8,6 +8,7 @@ import type {
   ItemOutput,
   ModelAdapter,
   PreparedItem,
+  RunControl,
   WorkItem,
   WorkParams,
 } from "../families/types.ts";
@@ -35,6 +36,7 @@ export async function driveBatch(
   gate?: ComputeGate,
 ): Promise<DrivenBatch> {
   const gone = (i: number) => abandoned !== undefined && Atomics.load(abandoned, i) !== 0;
+  const control: RunControl = { gone };
   const t0 = performance.now();
   const prepared: PreparedItem[] = [];
   items.forEach((it, i) => {
@@ -55,8 +57,8 @@ export async function driveBatch(
     const group = abandoned ? planned.filter((p) => !gone(p.index)) : planned;
     if (group.length === 0) continue;
     const r = gate
-      ? await gate.hold(() => adapter.run(group, params))
-      : await adapter.run(group, params);
+      ? await gate.hold(() => adapter.run(group, params, control))
+      : await adapter.run(group, params, control);
     inferenceMs += r.inferenceMs;
     postprocessingMs += r.postprocessingMs;
     paddedTokens += group.length * group[group.length - 1].length;

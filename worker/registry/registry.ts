@@ -16,6 +16,7 @@ import { filesSize, type MemoryProbe } from "./memory.ts";
 import { failureRemembered, type LoadFailure, loadFailure } from "./load_failure.ts";
 import type { ModelBackend, ModelRunner, RunnerSpec } from "./runner.ts";
 import { supportsLora } from "../families/kinds.ts";
+import type { ExtractBudget } from "../families/extract_budget.ts";
 import { type LoraStatus, LoraStore } from "../lora/store.ts";
 import { LoraLabels } from "../lora/labels.ts";
 
@@ -61,6 +62,8 @@ export interface RegistryOptions {
   maxRunTokens: number;
   /** Longest item (tokens) on CPU (default {@link CPU_MAX_ITEM_TOKENS}); see itemTokenCap. */
   cpuMaxItemTokens?: number;
+  /** Bounds of one extract item's work, handed to every model's runner (absent: defaults). */
+  extractBudget?: ExtractBudget;
   memoryThresholdPercent: number;
   memoryProbe: MemoryProbe;
   /** LoRA adapters; absent: the defaults (10 per model, 256 MiB files). */
@@ -343,6 +346,7 @@ export class ModelRegistry {
         this.#o.backend.device,
         this.#o.maxRunTokens,
       ),
+      extractBudget: this.#o.extractBudget,
     };
     return { files, spec, runner: await this.#o.backend.start(spec) };
   }
