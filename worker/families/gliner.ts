@@ -22,6 +22,7 @@ import type {
   WorkParams,
 } from "./types.ts";
 import { outputF32, runTimed } from "./onnx_session.ts";
+import { assertFinite } from "./finite.ts";
 import { loadTextModel, type TextModel } from "./text/base.ts";
 import { planSubBatches } from "../scheduler/sub_batches.ts";
 import { type GlinerSettings, loadGlinerSettings } from "./gliner/config.ts";
@@ -294,6 +295,8 @@ class GlinerAdapter implements ModelAdapter<GlinerItem> {
       const t0 = performance.now();
       const { data, dims } = outputF32(out, ["logits"]);
       this.#checkDims(dims, rows);
+      // A NaN logit would fall below any threshold: an empty answer instead of an error.
+      assertFinite(data, "logits");
       slice.forEach((r, b) =>
         collectSpans(
           this.#layout,

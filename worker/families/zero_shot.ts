@@ -16,6 +16,7 @@ import type {
   WorkParams,
 } from "./types.ts";
 import { outputF32, runTimed, tokenFeeds } from "./onnx_session.ts";
+import { assertFinite } from "./finite.ts";
 import { loadTextModel, type TextModel } from "./text/base.ts";
 import { readJsonFile } from "./text/tokenizer.ts";
 import { padTokens } from "./text/tensors.ts";
@@ -143,6 +144,7 @@ class ZeroShotAdapter implements ModelAdapter<NliItem> {
       inferenceMs += ms;
       const t0 = performance.now();
       const { data, dims } = outputF32(out, ["logits"]);
+      assertFinite(data, "logits");
       const classes = dims[dims.length - 1];
       const { entailment, contradiction } = this.heads;
       if (dims.length !== 2 || Math.max(entailment, contradiction) >= classes) {

@@ -2,7 +2,8 @@
  * Runs one batch inside the inference thread: tokenise every item, sort by length, split into
  * sub-batches whose padded size fits the token budget, run them, put results back in order. Items
  * whose client went away (flagged in `abandoned` by the main thread, even while the batch runs)
- * are not tokenised and are dropped from every run not yet started.
+ * are not tokenised and are dropped from every run not yet started. An output holding NaN or an
+ * infinity becomes that item's INFERENCE_ERROR (a 500 naming the model), never an answer.
  */
 import type {
   ItemOutput,
@@ -15,6 +16,7 @@ import type {
 import type { BatchTiming } from "./protocol.ts";
 import { planSubBatches } from "../scheduler/sub_batches.ts";
 import type { ComputeGate } from "./compute_budget.ts";
+import { nonFiniteOutput, NonFiniteOutputError } from "../families/finite.ts";
 
 /** Result of one driven batch. */
 export interface DrivenBatch {
@@ -25,7 +27,8 @@ export interface DrivenBatch {
 
 /**
  * Tokenise, sub-batch, run and reassemble one batch; abandoned items keep no output. Each ONNX run
- * holds `gate` (the worker's cores) when given; tokenising does not.
+ * holds `gate` (the worker's cores) when given; tokenising does not. `model` names the model in
+ * errors.
  */
 export async function driveBatch(
   adapter: ModelAdapter,
@@ -34,6 +37,7 @@ export async function driveBatch(
   tokenBudget: number,
   abandoned?: Int32Array,
   gate?: ComputeGate,
+  model = "the model",
 ): Promise<DrivenBatch> {
   const gone = (i: number) => abandoned !== undefined && Atomics.load(abandoned, i) !== 0;
   const control: RunControl = { gone };
@@ -53,16 +57,38 @@ export async function driveBatch(
   let inferenceMs = 0;
   let postprocessingMs = 0;
   let paddedTokens = 0;
+  const who = params.lora === undefined
+    ? `model '${model}'`
+    : `model '${model}' with LoRA adapter '${params.lora}'`;
+  const refused = (p: PreparedItem, output: string): ItemOutput => ({
+    tokens: p.length,
+    error: {
+      code: "INFERENCE_ERROR",
+      message: `${who} produced non-finite values (NaN or infinity) in its ${output}`,
+    },
+  });
   for (const planned of planSubBatches(runnable, tokenBudget)) {
     const group = abandoned ? planned.filter((p) => !gone(p.index)) : planned;
     if (group.length === 0) continue;
-    const r = gate
-      ? await gate.hold(() => adapter.run(group, params, control))
-      : await adapter.run(group, params, control);
+    paddedTokens += group.length * group[group.length - 1].length;
+    let r;
+    try {
+      r = gate
+        ? await gate.hold(() => adapter.run(group, params, control))
+        : await adapter.run(group, params, control);
+    } catch (err) {
+      // Raw logits a family checks: the run's items all came out of it.
+      if (!(err instanceof NonFiniteOutputError)) throw err;
+      for (const p of group) outputs[p.index] = refused(p, err.output);
+      continue;
+    }
     inferenceMs += r.inferenceMs;
     postprocessingMs += r.postprocessingMs;
-    paddedTokens += group.length * group[group.length - 1].length;
-    group.forEach((p, k) => outputs[p.index] = r.outputs[k]);
+    group.forEach((p, k) => {
+      const out = r.outputs[k];
+      const bad = out && !out.error ? nonFiniteOutput(out) : undefined;
+      outputs[p.index] = bad === undefined ? out : refused(p, bad);
+    });
   }
   return { outputs, timing: { tokenizationMs, inferenceMs, postprocessingMs }, paddedTokens };
 }
