@@ -263,8 +263,11 @@ const IMAGE_FIELDS = {
   }),
 };
 
-/** The work one extract item may ask of its model (families/extract_budget.ts). */
-const EXTRACT_FIELDS = {
+/**
+ * What one request may make the worker compute, where items multiply (extract labels × windows,
+ * MaxSim query × item tokens): families/extract_budget.ts, service/embedding_score.ts.
+ */
+const COST_FIELDS = {
   SVC_MAX_EXTRACT_ITEM_TOKENS: int({
     min: 256,
     max: 1 << 30,
@@ -282,6 +285,15 @@ const EXTRACT_FIELDS = {
     doc: "candidate spans a span model (GLiNER) keeps per label and item, the best-scoring, " +
       "across all windows: memory stays labels × this whatever `options.threshold` is, and a " +
       "label yields at most this many entities, relation tails or schema values per item",
+  }),
+  SVC_MAX_MAXSIM_OPS: int({
+    min: 1_000_000,
+    max: Number.MAX_SAFE_INTEGER,
+    default: 4_000_000_000,
+    doc: "most multiply-adds of one multi-vector (MaxSim) score request: query tokens × the " +
+      "items' tokens × dimensions, counted once they are encoded; beyond it a `400` naming this " +
+      "setting. Computed on the main thread in slices that let other requests and probes in " +
+      "(about 0.5-1 G multiply-adds a second per core)",
   }),
 };
 
@@ -322,7 +334,7 @@ const FLEET_FIELDS = {
 };
 
 const SCHEMA = settingsSchema(
-  { ...COMMON_FIELDS, ...WORKER_FIELDS, ...IMAGE_FIELDS, ...EXTRACT_FIELDS, ...FLEET_FIELDS },
+  { ...COMMON_FIELDS, ...WORKER_FIELDS, ...IMAGE_FIELDS, ...COST_FIELDS, ...FLEET_FIELDS },
   (v, issue) => {
     checkCommon(v, issue);
     if (v.SVC_ROUTER_URL !== undefined && v.SVC_WORKER_TOKEN === undefined) {
@@ -338,7 +350,7 @@ export const WORKER_SETTING_NAMES: readonly string[] = SCHEMA.names;
 export const WORKER_REFERENCE: readonly ReferenceSection[] = [
   { id: "worker", fields: WORKER_FIELDS },
   { id: "worker-images", fields: IMAGE_FIELDS },
-  { id: "worker-extract", fields: EXTRACT_FIELDS },
+  { id: "worker-cost", fields: COST_FIELDS },
   { id: "worker-fleet", fields: FLEET_FIELDS },
 ];
 
@@ -425,6 +437,8 @@ export interface WorkerSettings {
   images: ImageSettings;
   /** What one extract item may cost its model. */
   extract: ExtractBudget;
+  /** Most multiply-adds of one multi-vector score request (SVC_MAX_MAXSIM_OPS). */
+  maxMaxSimOps: number;
   /** Connection and body-reading bounds of the HTTP server. */
   http: HttpSettings;
   log: LogSettings;
@@ -508,6 +522,7 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
       maxItemTokens: v.SVC_MAX_EXTRACT_ITEM_TOKENS,
       maxSpansPerLabel: v.SVC_MAX_SPANS_PER_LABEL,
     },
+    maxMaxSimOps: v.SVC_MAX_MAXSIM_OPS,
     http: httpSettingsOf(v),
     log: logSettingsOf(v),
     bundle: v.SVC_BUNDLE,
