@@ -116,3 +116,43 @@ Deno.test("spans per label: at threshold 0 each label keeps its best spans only"
     assert.ok(all.length > kept.length, `${all.length} entities without the tight bound`);
   }, { SVC_MAX_SPANS_PER_LABEL: "2" });
 });
+
+Deno.test("extract budget: heads longer than costed are dropped, lowest score first, to stay within it", async () => {
+  // Unknown words split into many sub-tokens, so the heads are longer than the two tokens each the
+  // relation pass is costed with before they are known.
+  const text = "Zyxwvut Qrstuvw Abcdefghijk Lmnopqrstu Vwxyzab Cdefghijk Lmnopq Rstuvwx Yzabcde " +
+    "Fghijklm Nopqrst Uvwxyzab Cdefgh Ijklmnop Qrstuv Wxyzabc Defghij Klmnopq Rstuvw Xyzabcd";
+  const body = {
+    items: [{ text }],
+    params: {
+      labels: ["works for", "lives in", "knows"],
+      options: { entity_labels: ["person", "organization", "location"], threshold: 0 },
+    },
+  };
+  const model = "fixture/gliner-multitask";
+  const path = `/v1/extract/${model}`;
+  let full = 0;
+  await withWorker(async (w) => {
+    const r = await postJson(`${w.url}${path}`, body);
+    assert.equal(r.status, 200);
+    full = await tokensRun(w.url, model);
+  });
+  let costed = 0;
+  await withWorker(async (w) => {
+    const r = await postJson(`${w.url}${path}`, body);
+    assert.equal(r.status, 400);
+    costed = Number(/needs (\d+) model tokens/.exec(r.body.detail.message)![1]);
+  }, { SVC_MAX_EXTRACT_ITEM_TOKENS: "256" });
+  assert.ok(costed < full, `costed ${costed}, read ${full}: the heads are longer than assumed`);
+  await withWorker(async (w) => {
+    const r = await postJson(`${w.url}${path}`, body);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const read = await tokensRun(w.url, model);
+    assert.ok(read <= costed, `read ${read} tokens, bound ${costed}`);
+    // Relations still come, from the heads kept: entity texts of the item.
+    const item = r.body.items[0];
+    const texts = new Set(item.entities.map((e: Json) => e.text));
+    assert.ok(item.relations.length > 0);
+    for (const rel of item.relations) assert.ok(texts.has(rel.head), `${rel.head} is an entity`);
+  }, { SVC_MAX_EXTRACT_ITEM_TOKENS: String(costed) });
+});

@@ -388,6 +388,8 @@ class GlinerAdapter implements ModelAdapter<GlinerItem> {
       for (const plan of plans) {
         for (const row of this.#rows(item.wordIds, plan)) {
           refs.push({ index: g, length: row.ids.length, row });
+          // The item's usage counts every token the model reads for it.
+          outputs[g].tokens += row.ids.length;
         }
       }
       return heads;
