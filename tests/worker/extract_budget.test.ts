@@ -156,3 +156,17 @@ Deno.test("extract budget: heads longer than costed are dropped, lowest score fi
     for (const rel of item.relations) assert.ok(texts.has(rel.head), `${rel.head} is an entity`);
   }, { SVC_MAX_EXTRACT_ITEM_TOKENS: String(costed) });
 });
+
+Deno.test("extract budget: one item over the bound refuses its request before any of it runs", async () => {
+  await withWorker(async (w) => {
+    const before = await tokensRun(w.url, "fixture/gliner");
+    const r = await postJson(`${w.url}/v1/extract/fixture/gliner`, {
+      items: [{ text: "Alice lives in Paris." }, { text: LONG_TEXT }, { text: "Bob too." }],
+      params: { labels: ["person", "place"] },
+    });
+    assert.equal(r.status, 400);
+    assert.match(r.body.detail.message, /SVC_MAX_EXTRACT_ITEM_TOKENS/);
+    // The short items shared its batch: they were not run either.
+    assert.equal(await tokensRun(w.url, "fixture/gliner"), before);
+  }, { SVC_MAX_EXTRACT_ITEM_TOKENS: "2000" });
+});

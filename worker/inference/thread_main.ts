@@ -72,8 +72,7 @@ async function handle(msg: ToThread): Promise<void> {
           msg.params,
           runTokenBudget,
           msg.abandoned,
-          gate,
-          modelId,
+          { gate, model: modelId, requestOf: msg.requestOf },
         );
         scope.postMessage(
           { type: "result", batchId: msg.batchId, ...r },

@@ -392,10 +392,10 @@ export class ModelRegistry {
         maxWaitMs: this.#o.maxWaitMs,
         maxQueueItems: this.#o.maxQueueItems,
         // Batches never mix adapters (the adapter is part of the batch key): one runner each.
-        run: (items, params, abandoned) =>
+        run: (items, params, abandoned, requestOf) =>
           params.lora === undefined || !loras
-            ? runner.run(items, params, abandoned)
-            : loras.run(params.lora, items, params, abandoned),
+            ? runner.run(items, params, abandoned, requestOf)
+            : loras.run(params.lora, items, params, abandoned, requestOf),
         onBatch: (s) => this.#o.onBatch?.(u.config.id, s),
       });
       u.loaded = {
