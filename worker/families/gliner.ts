@@ -260,7 +260,7 @@ class GlinerAdapter implements ModelAdapter<GlinerItem> {
     const rows = this.#rows(wordIds, plan);
     const length = rows.reduce((n, r) => n + r.ids.length, 0);
     let cost = length;
-    let what = `${rows.length} windows of ${plan.prompt.labels} labels`;
+    let what = `${plural(rows.length, "window")} of ${plural(plan.prompt.labels, "label")}`;
     if (params.entityLabels && params.labels && rows.length > 0) {
       const lead = this.#relationLead(params.prompt ?? this.s.relationPrompt);
       const rel = this.#relationEstimate(wordIds.map((ids) => ids.length), params.labels, lead);
@@ -469,6 +469,11 @@ class GlinerAdapter implements ModelAdapter<GlinerItem> {
 /** Labels of the first pass: entity types (or a relation model's entity labels), then fields. */
 function firstPassLabels(params: WorkParams): string[] {
   return [...(params.entityLabels ?? params.labels ?? []), ...(params.fieldLabels ?? [])];
+}
+
+/** `n thing` or `n things`. */
+function plural(n: number, thing: string): string {
+  return `${n} ${thing}${n === 1 ? "" : "s"}`;
 }
 
 /** The text a span covers. */
