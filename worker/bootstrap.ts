@@ -129,6 +129,7 @@ export async function createWorker(
     memoryProbe: memoryProbeFor(),
     lora: settings.lora,
     deferred,
+    extractBudget: settings.extract,
     onEvent: (event, fields) => {
       // Fetches are filed under the model id, an adapter's under the adapter id.
       if (event === "model_loaded" || event === "model_load_failed") {

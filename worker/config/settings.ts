@@ -39,6 +39,7 @@ import { DEFAULT_IDLE_TIMEOUT_MS } from "../weights/atomic_file.ts";
 import { DEFAULT_MAX_PARALLEL } from "../weights/store.ts";
 import { DEFAULT_LOAD_FAILURE_COOLDOWN_MS } from "../registry/load_failure.ts";
 import { type ModelEntry, modelEntryProblem, parseModelEntries } from "../catalog/model_entries.ts";
+import { DEFAULT_EXTRACT_BUDGET, type ExtractBudget } from "../families/extract_budget.ts";
 
 /** Worker-only settings of a standalone worker. */
 const WORKER_FIELDS = {
@@ -309,6 +310,40 @@ const IMAGE_FIELDS = {
   }),
 };
 
+/**
+ * What one request may make the worker compute, where items multiply (extract labels × windows,
+ * MaxSim query × item tokens): families/extract_budget.ts, service/embedding_score.ts.
+ */
+const COST_FIELDS = {
+  SVC_MAX_EXTRACT_ITEM_TOKENS: int({
+    min: 256,
+    max: 1 << 30,
+    default: DEFAULT_EXTRACT_BUDGET.maxItemTokens,
+    doc: "most tokens a model may read for one extract item, every run of it together: GLiNER " +
+      "reads the label prompt with each window of the text, and a multitask model reads it again " +
+      "per prompt of heads × relation types (counted for the most heads the item can have); NLI " +
+      "reads one (text, hypothesis) pair per label. Counted once the item is tokenised, before " +
+      "its batch runs; a larger item is a `400` naming this setting",
+  }),
+  SVC_MAX_SPANS_PER_LABEL: int({
+    min: 1,
+    max: 1_048_576,
+    default: DEFAULT_EXTRACT_BUDGET.maxSpansPerLabel,
+    doc: "candidate spans a span model (GLiNER) keeps per label and item, the best-scoring, " +
+      "across all windows: memory stays labels × this whatever `options.threshold` is, and a " +
+      "label yields at most this many entities, relation tails or schema values per item",
+  }),
+  SVC_MAX_MAXSIM_OPS: int({
+    min: 1_000_000,
+    max: Number.MAX_SAFE_INTEGER,
+    default: 4_000_000_000,
+    doc: "most multiply-adds of one multi-vector (MaxSim) score request: query tokens × the " +
+      "items' tokens × dimensions, counted once they are encoded; beyond it a `400` naming this " +
+      "setting. Computed on the main thread in slices that let other requests and probes in " +
+      "(about 0.5-1 G multiply-adds a second per core)",
+  }),
+};
+
 /** Settings of a worker that joins a fleet (all ignored while `SVC_ROUTER_URL` is unset). */
 const FLEET_FIELDS = {
   SVC_ROUTER_URL: url({
@@ -346,7 +381,7 @@ const FLEET_FIELDS = {
 };
 
 const SCHEMA = settingsSchema(
-  { ...COMMON_FIELDS, ...WORKER_FIELDS, ...IMAGE_FIELDS, ...FLEET_FIELDS },
+  { ...COMMON_FIELDS, ...WORKER_FIELDS, ...IMAGE_FIELDS, ...COST_FIELDS, ...FLEET_FIELDS },
   (v, issue) => {
     checkCommon(v, issue);
     if (v.SVC_ROUTER_URL !== undefined && v.SVC_WORKER_TOKEN === undefined) {
@@ -367,6 +402,7 @@ export const WORKER_SETTING_NAMES: readonly string[] = SCHEMA.names;
 export const WORKER_REFERENCE: readonly ReferenceSection[] = [
   { id: "worker", fields: WORKER_FIELDS },
   { id: "worker-images", fields: IMAGE_FIELDS },
+  { id: "worker-cost", fields: COST_FIELDS },
   { id: "worker-fleet", fields: FLEET_FIELDS },
 ];
 
@@ -462,6 +498,10 @@ export interface WorkerSettings {
   lora: LoraSettings;
   limits: InputLimits;
   images: ImageSettings;
+  /** What one extract item may cost its model. */
+  extract: ExtractBudget;
+  /** Most multiply-adds of one multi-vector score request (SVC_MAX_MAXSIM_OPS). */
+  maxMaxSimOps: number;
   /** Connection and body-reading bounds of the HTTP server. */
   http: HttpSettings;
   log: LogSettings;
@@ -554,6 +594,11 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
       maxPerRequest: v.SVC_MAX_IMAGES_PER_REQUEST,
       maxQueue: v.SVC_MAX_IMAGE_QUEUE,
     },
+    extract: {
+      maxItemTokens: v.SVC_MAX_EXTRACT_ITEM_TOKENS,
+      maxSpansPerLabel: v.SVC_MAX_SPANS_PER_LABEL,
+    },
+    maxMaxSimOps: v.SVC_MAX_MAXSIM_OPS,
     http: httpSettingsOf(v),
     log: logSettingsOf(v),
     bundle: v.SVC_BUNDLE,

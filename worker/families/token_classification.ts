@@ -15,6 +15,7 @@ import type {
 } from "./types.ts";
 import type { TokenTensors } from "./text/tensors.ts";
 import { outputF32 } from "./onnx_session.ts";
+import { assertFinite } from "./finite.ts";
 import type { TextItem } from "./text/prepare.ts";
 import { readJsonFile } from "./text/tokenizer.ts";
 import { loadTextModel, TextAdapter, type TextModel } from "./text/base.ts";
@@ -152,6 +153,8 @@ class TokenClassificationAdapter extends TextAdapter<TaggedItem> {
     t: TokenTensors,
   ): ItemOutput[] {
     const { data, dims } = outputF32(out, ["logits"]);
+    // A NaN logit would fall below the threshold: an empty answer instead of an error.
+    assertFinite(data, "logits");
     const classes = dims[dims.length - 1];
     if (classes !== this.labels.length) {
       throw new Error(`model has ${classes} classes but id2label names ${this.labels.length}`);

@@ -5,6 +5,7 @@
  */
 import type { ModelConfig } from "@svc/shared/catalog/schema";
 import type { OutputType } from "@svc/shared/schemas/encode";
+import type { ExtractBudget } from "./extract_budget.ts";
 
 /** Which API operation a batch serves. */
 export type Op = "encode" | "score" | "extract";
@@ -109,12 +110,21 @@ export interface ItemOutput {
   error?: { code: "INVALID_INPUT" | "INFERENCE_ERROR"; message: string };
 }
 
+/** What a family may ask about its batch while it runs. */
+export interface RunControl {
+  /**
+   * True once the client of batch item `index` (a PreparedItem's `index`) went away: a family
+   * that runs an item in several ONNX runs (windows, label pairs) skips its runs not yet started.
+   */
+  gone(index: number): boolean;
+}
+
 /** A loaded model: one per inference thread. */
 export interface ModelAdapter<P extends PreparedItem = PreparedItem> {
   /** Tokenise one item (with truncation to the model's max length). */
   prepare(item: WorkItem, index: number, params: WorkParams): P;
   /** Build tensors for a group of prepared items, run the session, post-process. */
-  run(group: P[], params: WorkParams): Promise<RunResult>;
+  run(group: P[], params: WorkParams, control?: RunControl): Promise<RunResult>;
   /** Release the ONNX sessions. */
   dispose(): Promise<void>;
 }
@@ -141,6 +151,8 @@ export interface AdapterContext {
   intraOpThreads: number;
   /** Most padded tokens in one ONNX run (families that cut their own runs respect it too). */
   runTokenBudget: number;
+  /** Bounds of one extract item's work (extract families; absent: the defaults). */
+  extractBudget?: ExtractBudget;
   /**
    * The model graph built in memory (a LoRA adapter merged into `files.model`), run instead of
    * the file. Only the text families of `LORA_FAMILIES` read it.

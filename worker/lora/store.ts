@@ -121,10 +121,11 @@ export class LoraStore {
     items: WorkItem[],
     params: WorkParams,
     abandoned?: Int32Array,
+    requestOf?: number[],
   ): ReturnType<BatchRunner> {
     const runner = this.#entries.get(id)?.runner;
     if (!runner) return Promise.reject(new Error(`LoRA adapter '${id}' is not loaded`));
-    return runner.run(items, params, abandoned);
+    return runner.run(items, params, abandoned, requestOf);
   }
 
   /** Memory held by the loaded adapters' sessions (counted in the model's memory). */

@@ -18,6 +18,7 @@ import { filesSize, type MemoryProbe } from "./memory.ts";
 import { failureRemembered, type LoadFailure, loadFailure } from "./load_failure.ts";
 import type { ModelBackend, ModelRunner, RunnerSpec } from "./runner.ts";
 import { supportsLora } from "../families/kinds.ts";
+import type { ExtractBudget } from "../families/extract_budget.ts";
 import { type LoraStatus, LoraStore } from "../lora/store.ts";
 import { LoraLabels } from "../lora/labels.ts";
 import { DeferredEntries, type DeferredEntry } from "./deferred.ts";
@@ -64,6 +65,8 @@ export interface RegistryOptions {
   maxRunTokens: number;
   /** Longest item (tokens) on CPU (default {@link CPU_MAX_ITEM_TOKENS}); see itemTokenCap. */
   cpuMaxItemTokens?: number;
+  /** Bounds of one extract item's work, handed to every model's runner (absent: defaults). */
+  extractBudget?: ExtractBudget;
   memoryThresholdPercent: number;
   memoryProbe: MemoryProbe;
   /** LoRA adapters; absent: the defaults (10 per model, 256 MiB files). */
@@ -392,6 +395,7 @@ export class ModelRegistry {
         this.#o.backend.device,
         this.#o.maxRunTokens,
       ),
+      extractBudget: this.#o.extractBudget,
     };
     return { files, spec, runner: await this.#o.backend.start(spec) };
   }
@@ -437,10 +441,10 @@ export class ModelRegistry {
         maxWaitMs: this.#o.maxWaitMs,
         maxQueueItems: this.#o.maxQueueItems,
         // Batches never mix adapters (the adapter is part of the batch key): one runner each.
-        run: (items, params, abandoned) =>
+        run: (items, params, abandoned, requestOf) =>
           params.lora === undefined || !loras
-            ? runner.run(items, params, abandoned)
-            : loras.run(params.lora, items, params, abandoned),
+            ? runner.run(items, params, abandoned, requestOf)
+            : loras.run(params.lora, items, params, abandoned, requestOf),
         onBatch: (s) => this.#o.onBatch?.(u.config.id, s),
       });
       u.loaded = {

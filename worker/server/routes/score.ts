@@ -90,7 +90,14 @@ async function embeddingScores(
     runOnModel(ctx, served, signal, items.work, plan.documents),
   ]);
   const t0 = performance.now();
-  const scores = scoreByEmbeddings(q.outputs[0], docs.outputs, plan, served.config);
+  const scores = await scoreByEmbeddings(
+    q.outputs[0],
+    docs.outputs,
+    plan,
+    served.config,
+    ctx.settings.maxMaxSimOps,
+    signal,
+  );
   const result: RequestResult = {
     outputs: docs.outputs,
     // The two runs wait side by side; their work adds up.
