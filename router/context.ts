@@ -22,7 +22,10 @@ export interface RouterContext {
   routerId: string;
   /** How request bodies are read: size, idle timeout, and this process's in-flight budget. */
   body: BodyReadOptions;
-  /** Outbound fetch (tests may inject); defaults to the global fetch. */
+  /**
+   * Outbound fetch of the catalog queries (tests may inject); defaults to the global fetch.
+   * Forwarding has its own client (router/proxy/upstream.ts).
+   */
   fetch?: typeof fetch;
 }
 

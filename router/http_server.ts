@@ -48,7 +48,7 @@ export async function serveRouter(
 ): Promise<RouterHttpServer> {
   const useNode = kind === "node" || (kind === "auto" && !onDenoDeploy());
   if (useNode) {
-    // Loaded only here: a Deploy isolate never pulls node:http or `ws` in.
+    // Loaded only here: a Deploy isolate never pulls the node:http server or `ws` in.
     const { serveNodeHttp } = await import("@svc/shared/http/node_server");
     const server = await serveNodeHttp(handler, {
       hostname: listen.host,

@@ -76,6 +76,8 @@ export async function startRouter(
     metrics,
     fetch: opts.fetch,
   });
+  const budget = new BodyBudget(settings.http.maxInflightBodyBytes);
+  metrics.registry.onCollect(() => metrics.bodyBytesHeld.set([], budget.used));
   const app = createRouterApp({
     settings,
     directory,
@@ -86,7 +88,7 @@ export async function startRouter(
     load: new LoadTracker(),
     log,
     routerId,
-    body: { ...settings.http.body, budget: new BodyBudget(settings.http.maxInflightBodyBytes) },
+    body: { ...settings.http.body, budget },
     fetch: opts.fetch,
   });
   const server = await serveRouter(

@@ -19,6 +19,12 @@ export const ERROR_STATUS = {
   METHOD_NOT_ALLOWED: 405,
   REQUEST_TIMEOUT: 408,
   BAD_GATEWAY: 502,
+  /**
+   * Router: the worker received the request whole, then dropped the connection without an
+   * answer (it may have crashed). Not retried anywhere, and no Retry-After: the request may be
+   * what killed the worker.
+   */
+  WORKER_LOST: 502,
   GATEWAY_TIMEOUT: 504,
   INFERENCE_ERROR: 500,
   INTERNAL_ERROR: 500,

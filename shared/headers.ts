@@ -15,6 +15,11 @@ export const HeaderNames = {
   /** Spelling used by the SIE client libraries; accepted as an alias. */
   machineProfileAlias: "X-SIE-MACHINE-PROFILE",
   retryAfter: "Retry-After",
+  /**
+   * Router → client on `WORKER_LOST`: `false` tells the OpenAI client libraries not to retry
+   * the 502 (they retry every 5xx unless told).
+   */
+  shouldRetry: "X-Should-Retry",
 } as const;
 
 /** Media types the codec negotiates. */

@@ -42,7 +42,7 @@ export interface RouterMetrics {
   svcDuration: SeriesHistogram;
   /** labels: worker_id, pool, bundle, affinity (loaded | loading | none) */
   upstream: SeriesCounter;
-  /** labels: worker_id, kind (unreachable | timeout | draining) */
+  /** labels: worker_id, kind (unreachable | dropped | timeout | draining) */
   upstreamErrors: SeriesCounter;
   /** labels: reason */
   retries: SeriesCounter;
@@ -59,6 +59,8 @@ export interface RouterMetrics {
   connections: SeriesCounter;
   /** labels: result (ok | error) */
   webhook: SeriesCounter;
+  /** Request-body bytes held against `SVC_MAX_INFLIGHT_BODY_BYTES`; set by a collector. */
+  bodyBytesHeld: SeriesGauge;
 }
 
 /** Create the router's metrics in a fresh registry. */
@@ -136,6 +138,10 @@ export function createRouterMetrics(): RouterMetrics {
       "svc_router_provision_webhook_total",
       "Demand notices posted to the webhook",
       ["result"],
+    ),
+    bodyBytesHeld: gauge(
+      "svc_router_body_bytes_held",
+      "Request-body bytes the router holds (read, waiting, or being forwarded until answered)",
     ),
   };
 }

@@ -3,6 +3,7 @@
  * client's credentials. Answers are built from an allow-list: a worker holds only the fleet's
  * token, so it must not be able to set cookies, CORS grants or redirects on the router's origin.
  */
+import type { IncomingHttpHeaders } from "node:http";
 import { HeaderNames as H } from "@svc/shared/headers";
 
 /** Request headers never forwarded: hop-by-hop, the client's credentials, and encodings. */
@@ -19,7 +20,8 @@ const DROP_REQUEST = [
   "authorization",
   "cookie",
   "content-length",
-  // Deno's fetch decompresses transparently; asking the worker for gzip would only cost CPU.
+  // Replaced by `identity`: answers pass through as the worker sent them, so a compressed one
+  // would reach a client that may not have asked for that coding (and costs the worker CPU).
   "accept-encoding",
 ] as const;
 
@@ -29,6 +31,9 @@ const DROP_REQUEST = [
  */
 const PASS_RESPONSE = [
   "content-type",
+  // With the bytes as sent: only a worker that ignores `Accept-Encoding: identity` sets it.
+  "content-encoding",
+  "content-length",
   H.totalTime,
   H.queueTime,
   H.tokenizationTime,
@@ -38,37 +43,38 @@ const PASS_RESPONSE = [
   H.retryAfter,
 ].map((h) => h.toLowerCase());
 
+/** {@link DROP_REQUEST} as a set (names as `Headers` iterates them: lower case). */
+const DROPPED = new Set<string>(DROP_REQUEST);
+
 /**
- * Headers sent to the worker: the client's, minus {@link DROP_REQUEST}; `authorization` carries
- * the workers' own API key when one is configured (a bulk copy, then removals: cheaper than a
- * filter).
+ * Headers sent to the worker, as node:http takes them: the client's, minus
+ * {@link DROP_REQUEST}, with `Accept-Encoding: identity`; `authorization` carries the workers'
+ * own API key when one is configured.
  */
 export function upstreamHeaders(
   incoming: Headers,
   workerApiKey: string | undefined,
-): Headers {
-  const out = new Headers(incoming);
-  for (const k of DROP_REQUEST) out.delete(k);
-  if (workerApiKey !== undefined) out.set("authorization", `Bearer ${workerApiKey}`);
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of incoming) if (!DROPPED.has(k)) out[k] = v;
+  out["accept-encoding"] = "identity";
+  if (workerApiKey !== undefined) out["authorization"] = `Bearer ${workerApiKey}`;
   return out;
 }
 
 /**
- * Headers of the client's answer: only the allow-listed ones of the worker's answer, plus the
- * answering worker's id. Content-Length passes when the body is passed on as the worker sent it
- * (fetch decodes a compressed body, after which the worker's length no longer applies).
+ * Headers of the client's answer: only the allow-listed ones of the worker's answer (whose body
+ * passes on byte for byte, so its length and coding stay true), plus the answering worker's id.
  */
 export function downstreamHeaders(
-  upstream: Headers,
+  upstream: IncomingHttpHeaders,
   workerId: string,
 ): Headers {
   const out = new Headers();
   for (const k of PASS_RESPONSE) {
-    const v = upstream.get(k);
-    if (v !== null) out.set(k, v);
+    const v = upstream[k];
+    if (typeof v === "string") out.set(k, v);
   }
-  const length = upstream.get("content-length");
-  if (length !== null && !upstream.has("content-encoding")) out.set("content-length", length);
   out.set(H.workerId, workerId);
   return out;
 }

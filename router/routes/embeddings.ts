@@ -9,18 +9,22 @@ import type { InputLimits } from "@svc/shared/codec/limits";
 import { MAX_MODEL_NAME_LENGTH } from "@svc/shared/catalog/model_path";
 import { ServiceError } from "@svc/shared/errors";
 import type { RouterContext, RouterEnv } from "../context.ts";
-import { routeAndForward } from "./model_request.ts";
+import { routeAndForward, withBodyHold } from "./model_request.ts";
 
 /** Forward an embeddings request once its model is read from the body. */
-export async function handleEmbeddings(
+export function handleEmbeddings(
   ctx: RouterContext,
   c: Context<RouterEnv>,
 ): Promise<Response> {
-  const body = await readBodyLimited(c.req.raw, ctx.body);
-  const model = modelOfEmbeddingsBody(body, c.req.header("content-type"), ctx.settings.limits);
-  return await routeAndForward(ctx, c, model, () => Promise.resolve(body), {
-    kind: "wait",
-    untilMs: Date.now() + ctx.settings.provisioning.embeddingsWaitMs,
+  return withBodyHold(ctx, c, async (opts) => {
+    // One buffer (the model is decoded from it), held through the wait for capacity.
+    const body = await readBodyLimited(c.req.raw, opts);
+    const model = modelOfEmbeddingsBody(body, c.req.header("content-type"), ctx.settings.limits);
+    const chunks = { chunks: [body], length: body.length };
+    return await routeAndForward(ctx, c, model, () => Promise.resolve(chunks), {
+      kind: "wait",
+      untilMs: Date.now() + ctx.settings.provisioning.embeddingsWaitMs,
+    });
   });
 }
 

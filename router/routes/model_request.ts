@@ -9,6 +9,7 @@ import type { Context } from "hono";
 import { ALL_BUNDLES } from "@svc/shared/catalog/bundles";
 import { ServiceError } from "@svc/shared/errors";
 import { HeaderNames as H } from "@svc/shared/headers";
+import type { BodyChunks, BodyReadOptions } from "@svc/shared/http/read_body";
 import type { ProvisioningBody } from "@svc/shared/schemas/router";
 import type { RouterContext, RouterEnv } from "../context.ts";
 import { modelNotFound, requestedProfile, routeModel } from "../pools/resolve.ts";
@@ -46,7 +47,7 @@ export async function routeAndForward(
   ctx: RouterContext,
   c: Context<RouterEnv>,
   model: string,
-  readBody: () => Promise<Uint8Array<ArrayBuffer>>,
+  readBody: () => Promise<BodyChunks>,
   whenNoCapacity: WhenNoCapacity,
 ): Promise<Response> {
   const target = resolveTarget(ctx, c, model);
@@ -58,11 +59,10 @@ export async function routeAndForward(
     upstreamTimeoutMs: ctx.settings.upstreamTimeoutMs,
     workerApiKey: ctx.settings.workerApiKey,
     spillLoad: ctx.settings.pools.affinitySpillLoad,
-    fetch: ctx.fetch,
   };
   const upstream = { pool: target.profile, bundle: target.bundle, model: target.workerModel };
   // Read at most once, however many times the wait below forwards again.
-  let body: Promise<Uint8Array<ArrayBuffer>> | undefined;
+  let body: Promise<BodyChunks> | undefined;
   const bodyOnce = () => body ??= readBody();
   let recorded = false;
   while (true) {
@@ -89,6 +89,29 @@ export async function routeAndForward(
       );
     }
     await sleep(Math.min(CAPACITY_POLL_MS, Math.max(1, left)));
+  }
+}
+
+/**
+ * Run `handle` with body-read options whose bytes stay in the in-flight budget until the answer
+ * is complete: sent, or abandoned by the client (`completed` of the server). A body waiting for
+ * capacity, or held while the worker answers (for a retry), is memory like one still arriving.
+ * Without `completed` (an app called directly) the hold ends when the handler does.
+ */
+export async function withBodyHold(
+  ctx: RouterContext,
+  c: Context<RouterEnv>,
+  handle: (body: BodyReadOptions) => Promise<Response>,
+): Promise<Response> {
+  const budget = ctx.body.budget;
+  if (!budget) return await handle(ctx.body);
+  const hold = budget.hold();
+  const completed = c.env?.completed;
+  try {
+    return await handle({ ...ctx.body, budget: undefined, hold });
+  } finally {
+    if (completed) completed.then(() => hold.release(), () => hold.release());
+    else hold.release();
   }
 }
 

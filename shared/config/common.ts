@@ -22,7 +22,7 @@ export interface CommonValues {
   SVC_MAX_STRING_LENGTH: number;
   SVC_MAX_OBJECT_KEYS: number;
   SVC_MAX_VALUES: number;
-  SVC_MAX_INFLIGHT_BODY_BYTES: number;
+  SVC_MAX_INFLIGHT_BODY_BYTES: number | undefined;
   SVC_BODY_IDLE_TIMEOUT_MS: number;
   SVC_HEADERS_TIMEOUT_MS: number;
   SVC_REQUEST_TIMEOUT_MS: number;
@@ -70,11 +70,11 @@ export const COMMON_FIELDS: { readonly [K in keyof CommonValues]: Setting<Common
   SVC_MAX_INFLIGHT_BODY_BYTES: int({
     min: 1024,
     max: 64 * 1024 * 1024 * 1024,
-    default: 256 * 1024 * 1024,
+    default: undefined,
     shown: "`268435456` (256 MiB)",
-    doc: "request-body bytes being read at once, all requests together (counted as they " +
-      "arrive, not as declared); past it `503 QUEUE_FULL` with `Retry-After: 1`. At least " +
-      "`SVC_MAX_BODY_BYTES`",
+    doc: "request-body bytes held at once, all requests together, as they arrive: by a worker " +
+      "while bodies are read, by the router until each answer is sent; past it `503 " +
+      "QUEUE_FULL`, `Retry-After: 1`. Router default 128 MiB. At least `SVC_MAX_BODY_BYTES`",
   }),
   SVC_BODY_IDLE_TIMEOUT_MS: millis({
     min: 100,
@@ -104,7 +104,10 @@ export function checkCommon(
   v: CommonValues,
   issue: (name: keyof CommonValues & string, message: string) => void,
 ): void {
-  if (v.SVC_MAX_INFLIGHT_BODY_BYTES < v.SVC_MAX_BODY_BYTES) {
+  if (
+    v.SVC_MAX_INFLIGHT_BODY_BYTES !== undefined &&
+    v.SVC_MAX_INFLIGHT_BODY_BYTES < v.SVC_MAX_BODY_BYTES
+  ) {
     issue(
       "SVC_MAX_INFLIGHT_BODY_BYTES",
       "must be at least SVC_MAX_BODY_BYTES (else the largest allowed body could never be read)",
@@ -127,17 +130,37 @@ export function limitsOf(v: CommonValues): InputLimits {
 /** How the HTTP server and the body reader bound connections and bodies. */
 export interface HttpSettings {
   /** Per-body bounds; the budget is created once per process from `maxInflightBodyBytes`. */
-  body: Omit<BodyReadOptions, "budget">;
+  body: Omit<BodyReadOptions, "budget" | "hold">;
   maxInflightBodyBytes: number;
   headersTimeoutMs: number;
   requestTimeoutMs: number;
 }
 
-/** The HTTP slice of parsed settings. */
-export function httpSettingsOf(v: CommonValues): HttpSettings {
+/**
+ * Default in-flight body budget of a worker: bodies count only while they are read (each is
+ * decoded at once), so a quarter of a gigabyte is room for many large ones.
+ */
+export const WORKER_INFLIGHT_BODY_BYTES = 256 * 1024 * 1024;
+
+/**
+ * Default of the router, which holds each body until its answer is sent: under a flood of large
+ * bodies its resident memory grows by about the budget plus 40 MB (measured), and a router on
+ * Deno Deploy has 512 MB in all.
+ */
+export const ROUTER_INFLIGHT_BODY_BYTES = 128 * 1024 * 1024;
+
+/**
+ * The HTTP slice of parsed settings; `inflightDefault` is the process's default budget (never
+ * below the largest body, which must always fit).
+ */
+export function httpSettingsOf(
+  v: CommonValues,
+  inflightDefault: number = WORKER_INFLIGHT_BODY_BYTES,
+): HttpSettings {
   return {
     body: { maxBodyBytes: v.SVC_MAX_BODY_BYTES, bodyIdleTimeoutMs: v.SVC_BODY_IDLE_TIMEOUT_MS },
-    maxInflightBodyBytes: v.SVC_MAX_INFLIGHT_BODY_BYTES,
+    maxInflightBodyBytes: v.SVC_MAX_INFLIGHT_BODY_BYTES ??
+      Math.max(inflightDefault, v.SVC_MAX_BODY_BYTES),
     headersTimeoutMs: v.SVC_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: v.SVC_REQUEST_TIMEOUT_MS,
   };

@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import net from "node:net";
 import { waitFor } from "../helpers/wait.ts";
+import { FLEET_TOKEN, type Proc, spawnDeno } from "../observability/helpers/process.ts";
 
 /** Resident memory of process `pid`, in MiB (read with `ps`, which every test machine has). */
 export async function rssMiB(pid: number): Promise<number> {
@@ -152,4 +153,17 @@ export async function assertSlowBodiesCheap(
   } finally {
     for (const s of sockets) s.socket.destroy();
   }
+}
+
+/**
+ * A fake worker process on node:http (tests/router/helpers/socket_worker_main.ts) registered with
+ * `routerUrl` as `id` in pool cpu: it answers with the length and byte sum of each body, and exits
+ * on a request carrying `X-Test-Poison`.
+ */
+export function socketWorkerProcess(routerUrl: string, id: string): Proc {
+  return spawnDeno(["run", "-P=router", "tests/router/helpers/socket_worker_main.ts"], {
+    SVC_ROUTER_URL: routerUrl,
+    SVC_WORKER_TOKEN: FLEET_TOKEN,
+    SVC_WORKER_ID: id,
+  });
 }
