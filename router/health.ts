@@ -92,6 +92,8 @@ function workerHealth(w: WorkerRecord, now: number): WorkerHealth {
     bundle: w.bundle,
     version: w.version,
     state: w.draining ? "draining" : "serving",
+    gpu: w.machine_profile,
+    healthy: !w.draining,
     gpu_count: w.gpu_count,
     gpu_types: w.gpu_types,
     queue_depth: w.queue_depth,

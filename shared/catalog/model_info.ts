@@ -78,3 +78,37 @@ export function modelInfoOf(
     ...(live.loras && live.loras.length > 0 ? { loras: live.loras } : {}),
   };
 }
+
+/** An entry of OpenAI's model list (`openai.models.list()` reads these from `data`). */
+export interface OpenAiModelEntry {
+  id: string;
+  object: "model";
+  /** Unix seconds; this process's start (when it began serving the model). */
+  created: number;
+  /** The organisation part of the id (`BAAI` for `BAAI/bge-m3`), else `local`. */
+  owned_by: string;
+}
+
+const STARTED_S = Math.floor(Date.now() / 1000);
+
+/**
+ * `GET /v1/models` body: the service's `models` list, with OpenAI's `object: "list"` and `data`
+ * beside it (additive: clients of either API read their own fields).
+ */
+export function modelListBody<M extends { name: string }>(
+  models: M[],
+): { models: M[]; object: "list"; data: OpenAiModelEntry[] } {
+  return {
+    models,
+    object: "list",
+    data: models.map((m) => {
+      const slash = m.name.indexOf("/");
+      return {
+        id: m.name,
+        object: "model",
+        created: STARTED_S,
+        owned_by: slash > 0 ? m.name.slice(0, slash) : "local",
+      };
+    }),
+  };
+}

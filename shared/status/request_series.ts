@@ -21,8 +21,12 @@ export const DURATION_SERIES = {
   buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
 };
 
-/** The endpoint label of a model-operation path (`encode`, `score`, `extract`, `embeddings`). */
+/**
+ * The endpoint label of a model-operation path: `encode`, `score`, `extract`, `embeddings`, and
+ * `rerank` / `embed` for Cohere's routes (both API versions under one label).
+ */
 export function apiEndpointOf(path: string): string | undefined {
-  const m = /^\/v1\/(encode|score|extract|embeddings)(\/|$)/.exec(path);
+  const m = /^\/v1\/(encode|score|extract|embeddings)(\/|$)/.exec(path) ??
+    /^\/v[12]\/(rerank|embed)$/.exec(path);
   return m?.[1];
 }

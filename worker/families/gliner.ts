@@ -32,7 +32,12 @@ import {
   type SpanCandidate,
   toEntities,
 } from "./gliner/decode.ts";
-import { assembleRelations, relationHeads, relationLabels } from "./gliner/relations.ts";
+import {
+  assembleRelations,
+  MAX_RELATION_HEADS,
+  relationHeads,
+  relationLabels,
+} from "./gliner/relations.ts";
 
 /** An item split into words and window rows; `length` counts the tokens of all its rows. */
 interface GlinerItem extends PreparedItem {
@@ -41,6 +46,8 @@ interface GlinerItem extends PreparedItem {
   /** Sub-word ids of each word (the relation pass builds new rows from them). */
   wordIds: number[][];
   rows: GlinerRow[];
+  /** Relation heads the client named (else the first pass's entities are the heads). */
+  heads?: string[];
 }
 
 /** A row waiting for the model, with the position of its item in the group. */
@@ -173,7 +180,7 @@ class GlinerAdapter implements ModelAdapter<GlinerItem> {
     });
     const rows = this.#rows(wordIds, plan);
     const length = rows.reduce((n, r) => n + r.ids.length, 0);
-    return { index, length, text, words, wordIds, rows };
+    return { index, length, text, words, wordIds, rows, heads: item.heads };
   }
 
   /** Run rows in token-budgeted slices; spans found go to `found[row's item]`. */
@@ -274,7 +281,11 @@ class GlinerAdapter implements ModelAdapter<GlinerItem> {
     const t0 = performance.now();
     const tok = this.model.tokenizer;
     const usable = (text: string) => tok.reservedTokenIn(text, this.#reserved) === undefined;
-    const heads = group.map((_, g) => relationHeads(outputs[g].entities ?? [], usable));
+    const heads = group.map((item, g) =>
+      item.heads
+        ? item.heads.filter(usable).slice(0, MAX_RELATION_HEADS)
+        : relationHeads(outputs[g].entities ?? [], usable)
+    );
     const lead = params.prompt ?? this.s.relationPrompt;
     const refs: RowRef[] = [];
     group.forEach((item, g) => {

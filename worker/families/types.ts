@@ -32,6 +32,11 @@ export interface WorkItem {
   pixels?: PixelInput[];
   /** Score only: the query paired with `text`. */
   query?: string;
+  /**
+   * Extract on a relations model: the relation heads the client named (its entity mentions);
+   * absent: the entities the first pass finds are the heads.
+   */
+  heads?: string[];
 }
 
 /**

@@ -6,6 +6,7 @@
  * the drain gate and in-flight count, error answers (499 for a client gone), the access log and
  * the request metrics.
  */
+import { type ErrorDialect, errorDialectOf } from "@svc/shared/errors";
 import {
   type DirectAnswer,
   type DirectHandler,
@@ -79,9 +80,11 @@ export function modelRouteHandler(
     const path = pathnameOf(req.url);
     const route = modelRouteOf(req.method, path);
     if (!route) return undefined;
+    // The compatible routes answer errors in their clients' envelope too.
+    const dialect = errorDialectOf(path);
     // serve() answers every failure of the route; this is for one of its own steps.
-    return serve(ctx, keyCheck, route, req, path).catch((err) =>
-      versioned(failureAnswer(ctx, err, req, path))
+    return serve(ctx, keyCheck, route, req, path, dialect).catch((err) =>
+      versioned(failureAnswer(ctx, err, req, path, dialect))
     );
   };
 }
@@ -96,16 +99,19 @@ async function serve(
   route: ModelRoute,
   req: DirectRequest,
   path: string,
+  dialect: ErrorDialect,
 ): Promise<DirectAnswer> {
   if (keyCheck && !await keyCheck(req.header("authorization"))) {
-    return versioned(errorAnswer(unauthorized(), UNAUTHORIZED_HEADERS));
+    return versioned(errorAnswer(unauthorized(), UNAUTHORIZED_HEADERS, dialect));
   }
   const started = performance.now();
   const facts: RequestFacts = {};
   const answer = await ctx.state.admit(
     () =>
-      route.handle(ctx, callOf(ctx, req, facts)).catch((err) => failureAnswer(ctx, err, req, path)),
-    () => errorAnswer(shuttingDown()),
+      route.handle(ctx, callOf(ctx, req, facts)).catch((err) =>
+        failureAnswer(ctx, err, req, path, dialect)
+      ),
+    () => errorAnswer(shuttingDown(), {}, dialect),
   );
   const finished: FinishedRequest = {
     method: req.method,
@@ -138,9 +144,12 @@ function failureAnswer(
   err: unknown,
   req: DirectRequest,
   path: string,
+  dialect: ErrorDialect,
 ): DirectAnswer {
   const se = failureOf(ctx, err, req.signal.aborted, { method: req.method, path });
-  return se ? errorAnswer(se) : { status: CLIENT_CLOSED, headers: {}, body: new Uint8Array() };
+  return se
+    ? errorAnswer(se, {}, dialect)
+    : { status: CLIENT_CLOSED, headers: {}, body: new Uint8Array() };
 }
 
 /** The route's view of a direct request. */

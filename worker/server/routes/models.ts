@@ -2,7 +2,7 @@
 import type { ModelConfig } from "@svc/shared/catalog/schema";
 import { resolveServedName } from "@svc/shared/catalog";
 import { ServiceError } from "@svc/shared/errors";
-import { modelInfoOf } from "@svc/shared/catalog/model_info";
+import { modelInfoOf, modelListBody } from "@svc/shared/catalog/model_info";
 import type { WorkerContext } from "../context.ts";
 import { modelFromPath } from "@svc/shared/catalog/model_path";
 
@@ -31,7 +31,7 @@ export function modelInfo(
 /** GET /v1/models */
 export function listModels(ctx: WorkerContext): Response {
   const models = [...ctx.registry.catalog.values()].map((c) => modelInfo(ctx, c));
-  return Response.json({ models });
+  return Response.json(modelListBody(models));
 }
 
 /** GET /v1/models/{model} (raw or percent-encoded, `id:profile` accepted) */

@@ -13,7 +13,7 @@ import type { WorkItem, WorkParams } from "../../families/types.ts";
 import type { RequestResult } from "../../scheduler/batcher.ts";
 import { checkLora, effectiveOptions } from "../../service/params.ts";
 import { planEmbeddingScore, scoreByEmbeddings } from "../../service/embedding_score.ts";
-import { checkItemKinds, prepareWork } from "../../service/inputs.ts";
+import { answeredId, checkItemKinds, prepareWork } from "../../service/inputs.ts";
 import type { WorkerContext } from "../context.ts";
 import {
   answerModelRequest,
@@ -23,10 +23,13 @@ import {
 } from "../model_request.ts";
 import type { ModelCall } from "../model_call.ts";
 
-/** Rank entries by score, highest first; ties keep request order (stable sort). */
+/**
+ * Rank entries by score, highest first; ties keep request order (stable sort). An item sent
+ * without an id is answered as `item-{i}`, its position in the request.
+ */
 export function rankScores(ids: (string | undefined)[], scores: number[]): ScoreEntry[] {
   return scores
-    .map((score, i) => ({ item_id: ids[i] ?? null, score, i }))
+    .map((score, i) => ({ item_id: answeredId(ids[i], i), score, i }))
     .sort((a, b) => b.score - a.score || a.i - b.i)
     .map(({ item_id, score }, rank) => ({ item_id, score, rank }));
 }
