@@ -1,7 +1,8 @@
 /**
  * The model operations (POST /v1/encode/{model}, /v1/score/{model}, /v1/extract/{model},
- * /v1/embeddings), served as direct requests (shared/http/direct_call.ts): the worker's hot path
- * skips the fetch `Request`, Hono and the `Response`. Everything Hono's middleware does for the
+ * /v1/embeddings, and Cohere's /v1|v2/rerank and /v1|v2/embed), served as direct requests
+ * (shared/http/direct_call.ts): the worker's hot path skips the fetch `Request`, Hono and the
+ * `Response`. Everything Hono's middleware does for the
  * other routes happens here too, through the same functions: the version headers, the API key,
  * the drain gate and in-flight count, error answers (499 for a client gone), the access log and
  * the request metrics.
@@ -25,6 +26,7 @@ import { handleEncode } from "./routes/encode.ts";
 import { handleEmbeddings } from "./routes/embeddings.ts";
 import { handleScore } from "./routes/score.ts";
 import { handleExtract } from "./routes/extract.ts";
+import { handleCohereEmbed, handleCohereRerank } from "./routes/cohere.ts";
 
 /** A model-operation route: its path (Hono's pattern syntax, for 405 answers) and handler. */
 export interface ModelRoute {
@@ -39,6 +41,11 @@ export const MODEL_ROUTES: readonly ModelRoute[] = [
   { method: "POST", path: "/v1/score/*", handle: handleScore },
   { method: "POST", path: "/v1/extract/*", handle: handleExtract },
   { method: "POST", path: "/v1/embeddings", handle: handleEmbeddings },
+  // Cohere's API (both versions), for the clients that speak it.
+  { method: "POST", path: "/v1/rerank", handle: (ctx, call) => handleCohereRerank(ctx, call, 1) },
+  { method: "POST", path: "/v2/rerank", handle: (ctx, call) => handleCohereRerank(ctx, call, 2) },
+  { method: "POST", path: "/v1/embed", handle: (ctx, call) => handleCohereEmbed(ctx, call, 1) },
+  { method: "POST", path: "/v2/embed", handle: (ctx, call) => handleCohereEmbed(ctx, call, 2) },
 ];
 
 const VERSION_HEADERS = serverVersionHeaders(VERSION);
