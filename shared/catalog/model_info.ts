@@ -50,6 +50,10 @@ export function modelInfoOf(
     state?: ModelState;
     lastError?: { code: ErrorCode; message: string } | null;
     loras?: LoraInfo[];
+    /** The model's own max_sequence_length, when `config` holds a lower run length. */
+    maxSequenceLength?: number;
+    /** The longest item a worker runs (`max_item_tokens`); absent where nothing runs it. */
+    maxItemTokens?: number;
   } = {},
 ): CatalogModelInfo {
   const profiles: ModelInfo["profiles"] = {};
@@ -68,7 +72,8 @@ export function modelInfoOf(
     outputs: operationsOf(config.outputs),
     dims,
     loaded: state === "loaded",
-    max_sequence_length: config.max_sequence_length,
+    max_sequence_length: live.maxSequenceLength ?? config.max_sequence_length,
+    ...(live.maxItemTokens === undefined ? {} : { max_item_tokens: live.maxItemTokens }),
     profiles,
     state,
     last_error: live.lastError ?? null,

@@ -25,6 +25,8 @@ export function modelInfo(
     state: st?.state,
     lastError: st?.lastError,
     loras: st?.loras,
+    maxSequenceLength: ctx.registry.declaredMaxLength(config.id),
+    maxItemTokens: config.max_sequence_length,
   });
 }
 
