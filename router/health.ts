@@ -83,7 +83,8 @@ export function buildHealth(opts: {
   };
 }
 
-function workerHealth(w: WorkerRecord, now: number): WorkerHealth {
+/** One worker as /health lists it. */
+export function workerHealth(w: WorkerRecord, now: number): WorkerHealth {
   return {
     id: w.id,
     url: w.url,

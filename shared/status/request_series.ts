@@ -30,3 +30,38 @@ export function apiEndpointOf(path: string): string | undefined {
     /^\/v[12]\/(rerank|embed)$/.exec(path);
   return m?.[1];
 }
+
+/** Upper bounds of `svc_batch_size` (items per inference batch). */
+export const BATCH_SIZE_BUCKETS: readonly number[] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
+
+/**
+ * The worker's model series, which the router serves too (summed over its workers): name, help
+ * and labels defined once.
+ */
+export const MODEL_SERIES = {
+  batchSize: {
+    name: "svc_batch_size",
+    help: "Items per inference batch",
+    labelNames: ["model"] as const,
+  },
+  tokens: {
+    name: "svc_tokens_processed_total",
+    help: "Tokens run through models (without padding)",
+    labelNames: ["model"] as const,
+  },
+  queueDepth: {
+    name: "svc_queue_depth",
+    help: "Items waiting per model",
+    labelNames: ["model"] as const,
+  },
+  modelLoaded: {
+    name: "svc_model_loaded",
+    help: "1 when the model is loaded, 0 otherwise",
+    labelNames: ["model", "device"] as const,
+  },
+  modelMemory: {
+    name: "svc_model_memory_bytes",
+    help: "Memory held by the model's weights",
+    labelNames: ["model", "device"] as const,
+  },
+};

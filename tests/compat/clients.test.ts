@@ -25,6 +25,8 @@ import {
 import { waitFor } from "../helpers/wait.ts";
 import { CompatClient } from "./client/client.ts";
 import { picture } from "../vision/helpers.ts";
+import { has, parseProm, sum } from "../observability/helpers/prom_text.ts";
+import { recordFrames, wsUrl } from "../observability/helpers/ws.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -208,6 +210,78 @@ Deno.test({
         assert.equal(await client.capacity("cpu"), 1);
         assert.equal(await client.capacity("l4"), 0);
       });
+
+      await t.step(
+        "the router's /metrics has the worker's seven series, from its status",
+        async () => {
+          const series = async (base: string) =>
+            parseProm(await (await fetch(`${base}/metrics`)).text());
+          const dense = { model: "fixture/dense" };
+          const own = await series(workerUrl);
+          const tokens = sum(own, "svc_tokens_processed_total", dense);
+          const batches = sum(own, "svc_batch_size_count", dense);
+          assert.ok(tokens > 0 && batches > 0, "the worker ran fixture/dense");
+          // The next status frames bring the worker's totals (no request runs meanwhile).
+          let fleet = await series(r.url);
+          await waitFor(
+            async () => {
+              fleet = await series(r.url);
+              return sum(fleet, "svc_tokens_processed_total", dense) === tokens;
+            },
+            "the worker's tokens on the router",
+            20_000,
+          );
+          assert.equal(sum(fleet, "svc_batch_size_count", dense), batches);
+          assert.equal(
+            sum(fleet, "svc_batch_size_sum", dense),
+            sum(own, "svc_batch_size_sum", dense),
+          );
+          assert.equal(sum(fleet, "svc_model_loaded", { ...dense, device: "cpu" }), 1);
+          const memory = sum(own, "svc_model_memory_bytes", { ...dense, device: "cpu" });
+          assert.ok(memory > 0);
+          assert.equal(sum(fleet, "svc_model_memory_bytes", { ...dense, device: "cpu" }), memory);
+          assert.ok(has(fleet, "svc_queue_depth", dense));
+          for (const name of ["svc_requests_total", "svc_request_duration_seconds_count"]) {
+            assert.ok(has(fleet, name, dense), name);
+          }
+        },
+      );
+
+      await t.step(
+        "the router's /ws/status: every ~200 ms, real device and memory, qps",
+        async () => {
+          const stream = recordFrames(wsUrl(r.url, "/ws/status"));
+          try {
+            await stream.opened;
+            await waitFor(() => stream.frames.length >= 5, "five status frames", 10_000);
+            const frames = stream.frames.slice(0, 5).map((f) => JSON.parse(f.data) as Json);
+            // Once a second before: five frames took at least 4 s.
+            const span = frames[4].timestamp - frames[0].timestamp;
+            assert.ok(span < 3, `five frames within ${span} s`);
+            const dense = frames[4].models.find((m: Json) => m.name === "fixture/dense");
+            assert.equal(dense.device, "cpu");
+            assert.ok(dense.memory_bytes > 0);
+            // Requests forwarded now show in the rate (over the last seconds).
+            for (let i = 0; i < 5; i++) {
+              const res = await post(`${r.url}/v1/encode/fixture/dense`, {
+                items: [{ text: "x" }],
+              });
+              assert.equal(res.status, 200);
+            }
+            await waitFor(
+              () => JSON.parse(stream.frames.at(-1)!.data).cluster.total_qps > 0,
+              "a positive total_qps",
+              10_000,
+            );
+            assert.deepEqual(
+              frames[4].workers.map((w: Json) => [w.id, w.gpu, w.healthy, typeof w.qps]),
+              [["clients-cpu", "cpu", true, "number"]],
+            );
+          } finally {
+            await stream.close();
+          }
+        },
+      );
 
       await t.step(
         "a Cohere call for a pool with no worker waits, then 503 in Cohere's envelope",

@@ -71,7 +71,22 @@ export async function runWorkerProcess(worker: WorkerInstance): Promise<never> {
       const statuses = ctx.registry.statuses();
       const mem = ctx.registry.memoryUsage();
       return {
-        models: statuses.map((s) => ({ name: s.name, state: s.state, queue_depth: s.queueDepth })),
+        models: statuses.map((s) => {
+          const batches = ctx.metrics.batchTotals(s.name);
+          return {
+            name: s.name,
+            state: s.state,
+            queue_depth: s.queueDepth,
+            device: s.device,
+            memory_bytes: s.memoryBytes,
+            ...(batches
+              ? {
+                tokens_total: batches.tokens,
+                batch_sizes: { counts: batches.counts, sum: batches.sum, count: batches.count },
+              }
+              : {}),
+          };
+        }),
         queue_depth: statuses.reduce((a, s) => a + s.queueDepth, 0),
         in_flight: ctx.state.inFlight,
         memory_used_bytes: mem.usedBytes,
