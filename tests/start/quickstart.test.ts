@@ -25,7 +25,9 @@ Deno.test({
   fn: async () => {
     const examples = curlExamples(await Deno.readTextFile(join(ROOT, "README.md")));
     const sections = new Set(examples.map((e) => e.section));
-    for (const s of ["Quickstart", "Encode", "Score", "Entities"]) assert.ok(sections.has(s), s);
+    for (
+      const s of ["Quickstart", "Encode", "Score", "Entities", "Cohere-compatible rerank and embed"]
+    ) assert.ok(sections.has(s), s);
     const xdg = await Deno.makeTempDir({ prefix: "svc-quickstart-" });
     const args = await startArgs();
     let proc = new Proc("start", args, firstRunEnv(xdg));
