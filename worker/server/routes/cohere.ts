@@ -6,12 +6,9 @@
  * `/v1/encode` runs, with the same quantisation per embedding type as `output_dtype`. Always
  * JSON, never a 202 (the SDK takes any 2xx as success).
  */
-import type { z } from "zod";
 import { base64ToBytes, float32ToBase64 } from "@svc/shared/codec/base64";
 import { makeDenseVector } from "@svc/shared/codec/output_dtype";
-import { decodeRequest } from "@svc/shared/codec/parse";
 import { invalidInput } from "@svc/shared/errors";
-import { HeaderNames as H } from "@svc/shared/headers";
 import type { DirectAnswer } from "@svc/shared/http/direct_call";
 import {
   type CohereEmbeddingType,
@@ -20,57 +17,25 @@ import {
   type CohereEmbedResponse,
   type CohereInputType,
   type CohereMeta,
-  type CohereRerankRequest,
   CohereRerankRequestSchema,
   type CohereRerankResponse,
 } from "@svc/shared/schemas/cohere";
 import type { OutputDtype } from "@svc/shared/schemas/encode";
 import type { ImageFormat, Item } from "@svc/shared/schemas/item";
-import type { RequestResult } from "../../scheduler/batcher.ts";
 import { truncateDense } from "../../service/matryoshka.ts";
 import { checkDimensions, planEncode } from "../../service/params.ts";
 import { prepareWork } from "../../service/inputs.ts";
 import type { WorkerContext } from "../context.ts";
-import { makeTiming, timingHeaders, traceIdOf } from "../http_io.ts";
 import type { ModelCall } from "../model_call.ts";
-import { gateModel } from "../model_gate.ts";
-import { runOnModel } from "../model_request.ts";
-import { jsonAnswer } from "../respond.ts";
+import { answerJson, openBodyModelRequest, runOnModel } from "../model_request.ts";
 import { rankOrder, scoreItems } from "./score.ts";
 
 /** Cohere's API version a route answers as (its `meta.api_version`). */
 export type CohereVersion = 1 | 2;
 
-/** A Cohere body (JSON, or msgpack like every body), validated within the worker's input limits. */
-async function readBody<S extends z.ZodType>(
-  ctx: WorkerContext,
-  call: ModelCall,
-  schema: S,
-): Promise<z.output<S>> {
-  const bytes = await call.readBody();
-  return decodeRequest(
-    schema,
-    bytes,
-    call.header("content-type") ?? "application/json",
-    ctx.limits,
-  );
-}
-
+/** `meta` of an answer: the API version answered and what the request used. */
 function meta(version: CohereVersion, billed: CohereMeta["billed_units"]): CohereMeta {
   return { api_version: { version: String(version) }, billed_units: billed };
-}
-
-/** The JSON answer with the timing headers and the trace id (also the answer's `id`). */
-function answer(
-  call: ModelCall,
-  started: number,
-  traceId: string,
-  result: RequestResult,
-  body: CohereRerankResponse | CohereEmbedResponse,
-): DirectAnswer {
-  const timing = makeTiming(performance.now() - started, result);
-  call.facts.phases = timing;
-  return jsonAnswer(body, timingHeaders(timing, traceId));
 }
 
 /** `POST /v1/rerank`, `/v2/rerank`. */
@@ -79,11 +44,8 @@ export async function handleCohereRerank(
   call: ModelCall,
   version: CohereVersion,
 ): Promise<DirectAnswer> {
-  const started = performance.now();
-  const traceId = traceIdOf(call.header(H.traceId));
-  const body: CohereRerankRequest = await readBody(ctx, call, CohereRerankRequestSchema);
-  const served = gateModel(ctx, body.model, "score");
-  call.facts.model = body.model;
+  const mr = await openBodyModelRequest(ctx, call, "score", CohereRerankRequestSchema);
+  const { served, body } = mr;
   const fields = body.rank_fields;
   if (fields !== undefined && fields.some((f) => f !== "text")) {
     throw invalidInput(
@@ -106,11 +68,12 @@ export async function handleCohereRerank(
       ...(body.return_documents ? { document: typeof d === "string" ? { text: d } : d } : {}),
     };
   });
-  return answer(call, started, traceId, result, {
-    id: traceId,
+  const answer: CohereRerankResponse = {
+    id: mr.traceId,
     results,
     meta: meta(version, { search_units: 1 }),
-  });
+  };
+  return answerJson(mr, result, answer);
 }
 
 /** Cohere's input types as the catalog's prompts: none means /v1/encode's default. */
@@ -135,7 +98,7 @@ function embeddingAs(type: CohereEmbeddingType, v: Float32Array): number[] | str
   if (type === "float") return Array.from(v);
   if (type === "base64") return float32ToBase64(v);
   const values = makeDenseVector(v, DTYPES[type]).values as Int8Array | Uint8Array;
-  // Cohere's `binary` is the packed bits as signed bytes (`ubinary` - 128, as numpy's int8 view).
+  // Cohere's `binary` is the same packed bits as signed bytes: each `ubinary` byte minus 128.
   return type === "binary" ? Array.from(values, (b) => b - 128) : Array.from(values);
 }
 
@@ -145,11 +108,8 @@ export async function handleCohereEmbed(
   call: ModelCall,
   version: CohereVersion,
 ): Promise<DirectAnswer> {
-  const started = performance.now();
-  const traceId = traceIdOf(call.header(H.traceId));
-  const body: CohereEmbedRequest = await readBody(ctx, call, CohereEmbedRequestSchema);
-  const served = gateModel(ctx, body.model, "encode");
-  call.facts.model = body.model;
+  const mr = await openBodyModelRequest(ctx, call, "encode", CohereEmbedRequestSchema);
+  const { served, body } = mr;
   const config = served.config;
   if (!config.outputs.includes("dense")) {
     throw invalidInput(`model '${config.id}' has no dense output; embed needs one`);
@@ -187,13 +147,14 @@ export async function handleCohereEmbed(
   result.timing.postprocessingMs += performance.now() - t0;
   // v1 without embedding_types answers plain float lists, as Cohere's v1 does.
   const floats = version === 1 && body.embedding_types === undefined;
-  return answer(call, started, traceId, result, {
-    id: traceId,
+  const answer: CohereEmbedResponse = {
+    id: mr.traceId,
     response_type: floats ? "embeddings_floats" : "embeddings_by_type",
     embeddings: floats ? byType.float as number[][] : byType,
     texts: body.texts ?? [],
     meta: meta(version, { input_tokens: result.tokens }),
-  });
+  };
+  return answerJson(mr, result, answer);
 }
 
 /** The request's texts or images as items; exactly one of the two lists is sent. */
