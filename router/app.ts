@@ -5,7 +5,7 @@
 import { methodNotAllowed } from "@svc/shared/http/method_not_allowed";
 import { Hono } from "hono";
 import type { Context } from "hono";
-import { errorResponse, ServiceError, toServiceError } from "@svc/shared/errors";
+import { errorDialectOf, errorResponse, ServiceError, toServiceError } from "@svc/shared/errors";
 import { FLEET_PATH } from "@svc/shared/fleet/protocol";
 import type { RouterContext, RouterEnv } from "./context.ts";
 import { CLUSTER_STATUS_PATH, mountDashboard } from "./dashboard/mount.ts";
@@ -15,12 +15,20 @@ import { apiKeyAuth } from "./middleware/api_keys.ts";
 import { serverVersion } from "./middleware/version.ts";
 import { mountFleetStatus, STATUS_PATH } from "./status/stream.ts";
 import { DRAIN_PATH, handleDrainWorker } from "./routes/admin.ts";
-import { handleEmbeddings } from "./routes/embeddings.ts";
+import { BODY_MODEL_PATHS, handleBodyModelRequest } from "./routes/body_model.ts";
 import { health } from "./routes/health.ts";
 import { metrics } from "./routes/metrics.ts";
 import { handleModelOp, MODEL_OPS } from "./routes/model_ops.ts";
 import { handleGetModel, handleListModels } from "./routes/models.ts";
 import { healthz, readyz } from "./routes/probes.ts";
+import {
+  handleCreatePool,
+  handleDeletePool,
+  handleGetPool,
+  handleListPools,
+  POOL_PATH,
+  POOLS_PATH,
+} from "./routes/pools.ts";
 
 /** Paths that describe the fleet: behind the API keys unless `SVC_STATUS_PUBLIC`. */
 const STATUS_PATHS = ["/", CLUSTER_STATUS_PATH, STATUS_PATH, "/health", "/metrics"] as const;
@@ -56,7 +64,9 @@ export function createRouterApp(ctx: RouterContext): Hono<RouterEnv> {
     if (!(err instanceof ServiceError)) {
       ctx.log("error", "unhandled router error", { path: c.req.path, error: String(err) });
     }
-    return errorResponse(toServiceError(err));
+    // The compatible routes answer in their clients' error envelope as well (worker answers
+    // come through as the worker wrote them, in the same envelope).
+    return errorResponse(toServiceError(err), {}, errorDialectOf(c.req.path));
   });
   app.notFound((c) =>
     methodNotAllowed(app, c.req.method, c.req.path) ??
@@ -70,11 +80,16 @@ export function createRouterApp(ctx: RouterContext): Hono<RouterEnv> {
   app.get("/metrics", () => metrics(ctx));
 
   app.use("/v1/*", apiKeyAuth(ctx.apiKeys));
+  app.use("/v2/*", apiKeyAuth(ctx.apiKeys));
   for (const op of MODEL_OPS) app.post(`/v1/${op}/*`, (c) => handleModelOp(ctx, c, op));
-  app.post("/v1/embeddings", (c) => handleEmbeddings(ctx, c));
+  for (const path of BODY_MODEL_PATHS) app.post(path, (c) => handleBodyModelRequest(ctx, c));
   app.get("/v1/models", (c) => handleListModels(ctx, c));
   app.get("/v1/models/*", (c) => handleGetModel(ctx, c));
   app.post(DRAIN_PATH, (c) => handleDrainWorker(ctx, c));
+  app.get(POOLS_PATH, () => handleListPools(ctx));
+  app.post(POOLS_PATH, (c) => handleCreatePool(ctx, c));
+  app.get(POOL_PATH, (c) => handleGetPool(ctx, c));
+  app.delete(POOL_PATH, (c) => handleDeletePool(ctx, c));
   return app;
 }
 

@@ -83,7 +83,8 @@ export function buildHealth(opts: {
   };
 }
 
-function workerHealth(w: WorkerRecord, now: number): WorkerHealth {
+/** One worker as /health lists it. */
+export function workerHealth(w: WorkerRecord, now: number): WorkerHealth {
   return {
     id: w.id,
     url: w.url,
@@ -92,6 +93,8 @@ function workerHealth(w: WorkerRecord, now: number): WorkerHealth {
     bundle: w.bundle,
     version: w.version,
     state: w.draining ? "draining" : "serving",
+    gpu: w.machine_profile,
+    healthy: !w.draining,
     gpu_count: w.gpu_count,
     gpu_types: w.gpu_types,
     queue_depth: w.queue_depth,

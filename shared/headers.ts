@@ -14,6 +14,11 @@ export const HeaderNames = {
   machineProfile: "X-SVC-MACHINE-PROFILE",
   /** Spelling used by the SIE client libraries; accepted as an alias. */
   machineProfileAlias: "X-SIE-MACHINE-PROFILE",
+  /**
+   * The SIE clients' pool header. Pools here are machine profiles (`/v1/pools`), so it names one
+   * the same way `X-SVC-MACHINE-PROFILE` does.
+   */
+  siePool: "X-SIE-Pool",
   retryAfter: "Retry-After",
   /**
    * Router → client on `WORKER_LOST`: `false` tells the OpenAI client libraries not to retry

@@ -151,11 +151,7 @@ export async function createWorker(
         fields,
       );
     },
-    onBatch: (model, s) => {
-      metrics.batchSize.observe({ model }, s.size);
-      metrics.tokens.inc({ model }, s.tokens);
-      metrics.paddedTokens.inc({ model }, s.paddedTokens);
-    },
+    onBatch: (model, s) => metrics.observeBatch(model, s.size, s.tokens, s.paddedTokens),
   });
   const imagePool = new ImagePool({
     threads: settings.images.workers,

@@ -3,7 +3,7 @@
  * workers with their models and states, queue depths, memory) plus a timestamp and request
  * rates, so the live page needs one stream and no other calls.
  *
- *   { timestamp, ...HealthBody, requests_per_s,
+ *   { timestamp, ...HealthBody, requests_per_s, cluster: {...HealthBody.cluster, total_qps},
  *     workers: [{ ...WorkerHealth, requests_per_s, requests_total }],
  *     pools:   [{ ...PoolHealth, requests_per_s, queue_depth }] }
  */
@@ -28,10 +28,12 @@ export interface ClusterPool extends PoolHealth {
 }
 
 /** One message of the fleet stream. */
-export interface ClusterStatus extends Omit<HealthBody, "workers" | "pools"> {
+export interface ClusterStatus extends Omit<HealthBody, "workers" | "pools" | "cluster"> {
   /** Unix seconds. */
   timestamp: number;
   requests_per_s: number;
+  /** /health's `cluster`, plus `total_qps` (the same number as `requests_per_s`). */
+  cluster: HealthBody["cluster"] & { total_qps: number };
   pools: ClusterPool[];
   workers: ClusterWorker[];
 }
@@ -81,10 +83,12 @@ export class ClusterStatusBuilder {
         requests_per_s: round(members.reduce((a, w) => a + w.requests_per_s, 0)),
       };
     });
+    const total = round(workers.reduce((a, w) => a + w.requests_per_s, 0));
     return {
       ...health,
       timestamp: i.nowMs / 1000,
-      requests_per_s: round(workers.reduce((a, w) => a + w.requests_per_s, 0)),
+      requests_per_s: total,
+      cluster: { ...health.cluster, total_qps: total },
       pools,
       workers,
     };

@@ -479,11 +479,9 @@ export function mergeModels(
     const s = byName.get(m.name);
     if (!s) return m;
     byName.delete(m.name);
-    return { name: m.name, bundle: m.bundle, state: s.state, queue_depth: s.queue_depth };
+    return { ...s, name: m.name, bundle: m.bundle };
   });
-  for (const s of byName.values()) {
-    out.push({ name: s.name, bundle, state: s.state, queue_depth: s.queue_depth });
-  }
+  for (const s of byName.values()) out.push({ ...s, bundle });
   return out;
 }
 

@@ -2,6 +2,7 @@
 import { VERSION } from "@svc/shared/version";
 import { DURATION_SERIES, REQUESTS_SERIES } from "@svc/shared/status/request_series";
 import { MetricsRegistry, SeriesCounter, SeriesGauge, SeriesHistogram } from "./series.ts";
+import { FleetModelSeries } from "./fleet_models.ts";
 
 /** Latency buckets (seconds): sub-millisecond router overhead up to multi-minute model loads. */
 const LATENCY_BUCKETS = [
@@ -40,6 +41,11 @@ export interface RouterMetrics {
    * saw it through the router, the other phases from the worker's timing headers.
    */
   svcDuration: SeriesHistogram;
+  /**
+   * The workers' model series (`svc_queue_depth`, `svc_model_loaded`, `svc_model_memory_bytes`,
+   * `svc_tokens_processed_total`, `svc_batch_size`), from their status; filled by a collector.
+   */
+  models: FleetModelSeries;
   /** labels: worker_id, pool, bundle, affinity (loaded | loading | none) */
   upstream: SeriesCounter;
   /** labels: worker_id, kind (unreachable | dropped | timeout | draining) */
@@ -102,6 +108,7 @@ export function createRouterMetrics(): RouterMetrics {
       ...DURATION_SERIES,
       labelNames: DURATION_SERIES.labelNames,
     }),
+    models: new FleetModelSeries(registry),
     upstream: counter("svc_router_upstream_requests_total", "Requests forwarded to workers", [
       "worker_id",
       "pool",

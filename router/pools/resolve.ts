@@ -30,36 +30,63 @@ export interface ProfilePolicy {
 const LISTED_PROFILES = 20;
 
 /**
- * The pool a request targets: `X-SVC-MACHINE-PROFILE` (or the SIE clients' alias), else the
- * configured default; without either, 400 saying the header is required. Profiles are an
- * allow-list: configured ones (`SVC_MACHINE_PROFILES`, the default) and pools of registered
- * workers. Anything else is a 400 naming the accepted ones, before it can create demand (and
- * webhook posts) or metric series.
+ * The pool a request targets: `X-SVC-MACHINE-PROFILE` (or the SIE clients' alias, or their
+ * `X-SIE-Pool`: pools are machine profiles here), else the configured default; without either,
+ * 400 saying the header is required. Profiles are an allow-list: configured ones
+ * (`SVC_MACHINE_PROFILES`, the default) and pools of registered workers. Anything else is a 400
+ * naming the accepted ones, before it can create demand (and webhook posts) or metric series.
  */
 export function requestedProfile(
   headers: Headers,
   policy: ProfilePolicy,
   workers: readonly WorkerRecord[],
 ): string {
-  const raw = headers.get(H.machineProfile) ?? headers.get(H.machineProfileAlias);
-  if (raw === null || raw.trim() === "") {
+  const named = namedProfile(headers);
+  if (named === undefined) {
     if (policy.defaultMachineProfile) return policy.defaultMachineProfile;
     throw new ServiceError(
       "INVALID_INPUT",
       `the ${H.machineProfile} header is required: it names the worker pool (GPU type)`,
     );
   }
-  const profile = raw.trim().toLowerCase();
+  const { profile, header } = named;
   if (!SLUG_RE.test(profile)) {
-    throw new ServiceError("INVALID_INPUT", `${H.machineProfile} is not a valid profile name`);
+    throw new ServiceError("INVALID_INPUT", `${header} is not a valid profile name`);
   }
-  if (
-    profile === policy.defaultMachineProfile || policy.machineProfiles.includes(profile) ||
-    workers.some((w) => w.pool === profile)
-  ) {
-    return profile;
-  }
+  if (isAccepted(profile, policy, workers)) return profile;
   throw new ServiceError("INVALID_INPUT", unknownProfileMessage(profile, policy, workers));
+}
+
+/** True when `profile` is configured (or the default) or the pool of a registered worker. */
+export function isAccepted(
+  profile: string,
+  policy: ProfilePolicy,
+  workers: readonly WorkerRecord[],
+): boolean {
+  return profile === policy.defaultMachineProfile || policy.machineProfiles.includes(profile) ||
+    workers.some((w) => w.pool === profile);
+}
+
+/**
+ * The profile the request's headers name (lower-cased), and the header that named it; undefined
+ * when none does. `X-SIE-Pool` and a machine-profile header naming two pools is a 400.
+ */
+function namedProfile(headers: Headers): { profile: string; header: string } | undefined {
+  const read = (name: string) => {
+    const v = headers.get(name)?.trim().toLowerCase();
+    return v ? v : undefined;
+  };
+  const profile = read(H.machineProfile) ?? read(H.machineProfileAlias);
+  const pool = read(H.siePool);
+  if (profile !== undefined && pool !== undefined && profile !== pool) {
+    throw new ServiceError(
+      "INVALID_INPUT",
+      `${H.siePool} and ${H.machineProfile} name different pools; pools are machine profiles ` +
+        `here, so send one of them`,
+    );
+  }
+  if (profile !== undefined) return { profile, header: H.machineProfile };
+  return pool === undefined ? undefined : { profile: pool, header: H.siePool };
 }
 
 /** The 400 for a profile nobody configured or registered: what is accepted instead. */

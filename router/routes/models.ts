@@ -1,6 +1,7 @@
 /** GET /v1/models and /v1/models/{model}: the catalog as the live fleet (or the named pool) sees it. */
 import type { Context } from "hono";
 import { modelFromPath } from "@svc/shared/catalog/model_path";
+import { modelListBody } from "@svc/shared/catalog/model_info";
 import { HeaderNames as H } from "@svc/shared/headers";
 import type { RouterContext, RouterEnv } from "../context.ts";
 import type { WorkerRecord } from "../directory/types.ts";
@@ -12,14 +13,13 @@ export async function handleListModels(
   ctx: RouterContext,
   c: Context<RouterEnv>,
 ): Promise<Response> {
-  return Response.json({
-    models: await listModels(
-      scopedWorkers(ctx, c),
-      ctx.log,
-      ctx.fetch,
-      ctx.settings.workerApiKey,
-    ),
-  });
+  const models = await listModels(
+    scopedWorkers(ctx, c),
+    ctx.log,
+    ctx.fetch,
+    ctx.settings.workerApiKey,
+  );
+  return Response.json(modelListBody(models));
 }
 
 /** GET /v1/models/{model} (raw or percent-encoded, `id:profile` accepted) */
@@ -41,7 +41,8 @@ export async function handleGetModel(
 
 /** Live workers, restricted to the pool the client named (if it named one). */
 function scopedWorkers(ctx: RouterContext, c: Context<RouterEnv>): WorkerRecord[] {
-  const named = c.req.header(H.machineProfile) ?? c.req.header(H.machineProfileAlias);
+  const named = c.req.header(H.machineProfile) ?? c.req.header(H.machineProfileAlias) ??
+    c.req.header(H.siePool);
   const all = ctx.directory.snapshot();
   if (!named) return [...all];
   const profile = requestedProfile(c.req.raw.headers, ctx.settings.pools, all);

@@ -1,7 +1,8 @@
 /**
- * The router's `WebSocket /ws/status`: the fleet in the worker's status schema (message.ts), one
- * JSON message per second to every client, built once per tick and only while someone listens.
- * Once a second, not every 200 ms like a worker: the directory changes at status-frame pace.
+ * The router's `WebSocket /ws/status`: the fleet in the worker's status schema (message.ts),
+ * every 200 ms like a worker's, built once per tick and only while someone listens (one encoded
+ * frame for every client). A KV directory is read again at most once a second: the workers'
+ * status frames arrive about that often.
  */
 import type { Env, Hono } from "hono";
 import { acceptStreamClient, Broadcaster } from "@svc/shared/dashboard/broadcaster";
@@ -11,12 +12,16 @@ import { metricsView } from "@svc/shared/status/metrics_view";
 import { readServerFacts } from "@svc/shared/status/server_facts";
 import type { WorkerDirectory } from "../directory/types.ts";
 import type { RouterMetrics } from "../metrics/router_metrics.ts";
+import { forwardedTo, WindowRates } from "../dashboard/rates.ts";
+import { workerHealth } from "../health.ts";
 import { buildFleetStatus } from "./message.ts";
 
 /** Path of the status stream (the same as a worker's). */
 export const STATUS_PATH = "/ws/status";
 /** Period of the router's status stream. */
-export const FLEET_STATUS_INTERVAL_MS = 1000;
+export const FLEET_STATUS_INTERVAL_MS = 200;
+/** Least time between two reads of a shared (KV) directory by the stream. */
+const DIRECTORY_REFRESH_MS = 1000;
 
 /** What the stream reads. */
 export interface FleetStatusDeps {
@@ -36,16 +41,28 @@ function isRequestSeries(name: string): boolean {
 export function mountFleetStatus<E extends Env>(app: Hono<E>, deps: FleetStatusDeps): Broadcaster {
   const server = readServerFacts(Date.now());
   const catalog = catalogById(BUILTIN_CATALOG);
+  const rates = new WindowRates();
+  let refreshedAt = -Infinity;
   const broadcaster = new Broadcaster({
     intervalMs: deps.intervalMs ?? FLEET_STATUS_INTERVAL_MS,
     build: async () => {
-      await deps.directory.refresh(); // KV directories: see workers held by other isolates
+      const nowMs = Date.now();
+      if (nowMs - refreshedAt >= DIRECTORY_REFRESH_MS) {
+        refreshedAt = nowMs;
+        await deps.directory.refresh(); // KV directories: see workers held by other isolates
+      }
+      const workers = deps.directory.snapshot();
+      // The workers' model series, as /metrics reads them (tokens, batch sizes).
+      deps.metrics.models.collect(workers);
+      const forwarded = new Map(workers.map((w) => [w.id, forwardedTo(deps.metrics, w)]));
       return JSON.stringify(buildFleetStatus({
-        nowMs: Date.now(),
+        nowMs,
         server,
-        workers: deps.directory.snapshot(),
+        workers,
         catalog,
         metrics: await metricsView(deps.metrics.registry.registry, isRequestSeries),
+        health: new Map(workers.map((w) => [w.id, workerHealth(w, nowMs)])),
+        rates: rates.sample(forwarded, nowMs),
       }));
     },
     onError: (err) => deps.log("error", "fleet status failed", { error: String(err) }),

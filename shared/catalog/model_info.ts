@@ -66,6 +66,10 @@ export function modelInfoOf(
     state?: ModelState;
     lastError?: { code: ErrorCode; message: string } | null;
     loras?: LoraInfo[];
+    /** The model's own max_sequence_length, when `config` holds a lower run length. */
+    maxSequenceLength?: number;
+    /** The longest item a worker runs (`max_item_tokens`); absent where nothing runs it. */
+    maxItemTokens?: number;
   } = {},
 ): CatalogModelInfo {
   const profiles: ModelInfo["profiles"] = {};
@@ -84,7 +88,8 @@ export function modelInfoOf(
     outputs: operationsOf(config.outputs),
     dims,
     loaded: state === "loaded",
-    max_sequence_length: config.max_sequence_length,
+    max_sequence_length: live.maxSequenceLength ?? config.max_sequence_length,
+    ...(live.maxItemTokens === undefined ? {} : { max_item_tokens: live.maxItemTokens }),
     profiles,
     state,
     last_error: live.lastError ?? null,
@@ -133,5 +138,39 @@ export function pendingModelInfo(p: PendingEntryFacts): CatalogModelInfo {
     bundle: p.bundle,
     servable: false,
     detected: { source: p.source, files: {}, settings: {} },
+  };
+}
+
+/** An entry of OpenAI's model list (`openai.models.list()` reads these from `data`). */
+export interface OpenAiModelEntry {
+  id: string;
+  object: "model";
+  /** Unix seconds; this process's start (when it began serving the model). */
+  created: number;
+  /** The organisation part of the id (`BAAI` for `BAAI/bge-m3`), else `local`. */
+  owned_by: string;
+}
+
+const STARTED_S = Math.floor(Date.now() / 1000);
+
+/**
+ * `GET /v1/models` body: the service's `models` list, with OpenAI's `object: "list"` and `data`
+ * beside it (additive: clients of either API read their own fields).
+ */
+export function modelListBody<M extends { name: string }>(
+  models: M[],
+): { models: M[]; object: "list"; data: OpenAiModelEntry[] } {
+  return {
+    models,
+    object: "list",
+    data: models.map((m) => {
+      const slash = m.name.indexOf("/");
+      return {
+        id: m.name,
+        object: "model",
+        created: STARTED_S,
+        owned_by: slash > 0 ? m.name.slice(0, slash) : "local",
+      };
+    }),
   };
 }

@@ -111,6 +111,26 @@ export interface FleetModelStatus {
   name: string;
   state: ModelState;
   queue_depth: number;
+  /**
+   * Optional (workers of earlier releases leave them out): where the model runs (`cpu`,
+   * `cuda`) and the memory it holds, for the router's status stream and model gauges.
+   */
+  device?: string | null;
+  memory_bytes?: number;
+  /** Tokens run so far (cumulative): the router's `svc_tokens_processed_total`. */
+  tokens_total?: number;
+  /** Batch sizes so far (cumulative): the router's `svc_batch_size`. */
+  batch_sizes?: FleetHistogram;
+}
+
+/**
+ * A cumulative histogram of a status frame: counts per bound of the series' fixed buckets
+ * (`counts[i]`: observations <= bound i), plus the sum and count of observations.
+ */
+export interface FleetHistogram {
+  counts: number[];
+  sum: number;
+  count: number;
 }
 
 /** First frame of a worker: who it is, where to reach it, what it serves. */
@@ -215,10 +235,20 @@ const FleetModelSchema = z.object({
   state: z.enum(MODEL_STATES),
 });
 
+const FleetHistogramSchema = z.object({
+  counts: z.array(Count).max(64),
+  sum: z.number().nonnegative().max(Number.MAX_SAFE_INTEGER),
+  count: Count,
+});
+
 const FleetModelStatusSchema = z.object({
   name: ModelName,
   state: z.enum(MODEL_STATES),
   queue_depth: Count,
+  device: z.string().regex(SLUG_RE).nullable().optional(),
+  memory_bytes: Count.optional(),
+  tokens_total: Count.optional(),
+  batch_sizes: FleetHistogramSchema.optional(),
 });
 
 const RegisterMessageSchema = z.object({

@@ -1,7 +1,7 @@
 /** Item and ImageInput: the inputs of encode, score and extract. */
 
 import { z } from "zod";
-import { Bytes, optional } from "./common.ts";
+import { Bytes, FreeObject, type FreeObjectValue, optional } from "./common.ts";
 
 /** Image formats a client may name. */
 export const IMAGE_FORMATS = ["jpeg", "png", "webp"] as const;
@@ -33,12 +33,18 @@ export interface Item {
   id?: string;
   text?: string;
   images?: ImageInput[];
+  /**
+   * Free-form facts about the item (the SIE clients send it). Extract on a relations model reads
+   * `entity_labels` and `entities` from it; elsewhere it is ignored.
+   */
+  metadata?: FreeObjectValue;
 }
 /** An item as a client writes it. */
 export interface ItemInput {
   id?: string | null;
   text?: string | null;
   images?: RawImageInput[] | null;
+  metadata?: FreeObjectValue | null;
 }
 
 /** One input; it must have text or at least one image. */
@@ -47,6 +53,7 @@ export const ItemSchema: z.ZodType<Item, ItemInput> = z
     id: optional(z.string()),
     text: optional(z.string()),
     images: optional(z.array(ImageInputSchema).max(MAX_IMAGES_PER_ITEM)),
+    metadata: optional(FreeObject),
   })
   .refine((i) => i.text !== undefined || (i.images !== undefined && i.images.length > 0), {
     message: "an item needs `text` or `images`",

@@ -24,6 +24,13 @@ export interface WorkerHealth {
   bundle: string;
   version: string;
   state: "serving" | "draining";
+  /**
+   * The GPU type of the worker's pool (its machine profile; `cpu` on a machine without GPUs):
+   * what the SIE clients' `getCapacity(gpu)` matches.
+   */
+  gpu: string;
+  /** True while the worker takes new work (registered and not draining). */
+  healthy: boolean;
   gpu_count: number;
   gpu_types: string[];
   queue_depth: number;
@@ -110,4 +117,28 @@ export interface ProvisioningBody {
   /** Unserved requests of this (profile, bundle) so far. */
   pending: number;
   message: string;
+}
+
+/**
+ * One pool of `GET /v1/pools`: pools are machine profiles (GPU types). A configured pool
+ * (`SVC_MACHINE_PROFILES`, the default profile) is listed with no worker; a registered worker's
+ * pool is listed while it is registered.
+ */
+export interface PoolInfo {
+  name: string;
+  /** The pool's GPU type (the same string as `name` and the workers' `gpu`). */
+  gpu: string;
+  /** `active` with a serving worker, else `idle` (scaled to zero: requests get 202). */
+  status: "active" | "idle";
+  /** True when `SVC_MACHINE_PROFILES` or `SVC_DEFAULT_MACHINE_PROFILE` names it. */
+  configured: boolean;
+  /** True for the pool of requests that name none (`SVC_DEFAULT_MACHINE_PROFILE`). */
+  is_default: boolean;
+  worker_count: number;
+  healthy_workers: number;
+  gpu_count: number;
+  /** Bundles its registered workers serve. */
+  bundles: string[];
+  /** Ids of its registered workers. */
+  workers: string[];
 }

@@ -318,7 +318,8 @@ Deno.test({
             assert.equal(typeof e.score, "number", "a score is a plain float, never a numpy map");
             assert.equal(e.rank, rank);
           });
-          assert.deepEqual(scores.map((e) => e.item_id).sort(), ["a", null].sort());
+          // An item without an id is answered as `item-{i}` (SIE's rule).
+          assert.deepEqual(scores.map((e) => e.item_id).sort(), ["a", "item-1"]);
         }
       });
 

@@ -62,6 +62,8 @@ Deno.test("cluster status: workers, pools, models and per-worker request rates",
   assert.equal(w1.requests_per_s, 5);
   assert.equal(w2.requests_per_s, 1);
   assert.equal(second.requests_per_s, 6);
+  assert.equal(second.cluster.total_qps, 6, "the SIE clients' name for the fleet rate");
+  assert.deepEqual([w1.gpu, w1.healthy, w2.healthy], [w1.machine_profile, true, false]);
   assert.equal(w2.state, "draining");
   assert.deepEqual(w1.models, [{ name: "m/a", state: "loaded", queue_depth: 3 }]);
   assert.equal(w1.memory_total_bytes, 4000);

@@ -20,6 +20,7 @@ function unit(over: Partial<UnitStatus>): UnitStatus {
     pendingItems: 0,
     lastError: null,
     config,
+    maxItemTokens: 512,
     ...over,
   };
 }
@@ -119,7 +120,8 @@ Deno.test("status message: models map to the four stream states", () => {
   assert.equal(m.models[0].memory_bytes, 123);
   assert.equal(m.models[0].queue_depth, 7);
   assert.equal(m.models[0].queue_pending_items, 11, "waiting plus running items");
-  assert.equal(m.models[0].config, config);
+  // The entry, with the length the worker runs beside its own.
+  assert.deepEqual(m.models[0].config, { ...config, max_item_tokens: 512 });
 });
 
 Deno.test("metrics view: counters and cumulative histogram series, unobserved left out", async () => {

@@ -27,9 +27,15 @@ Deno.test({
     const readme = await Deno.readTextFile(join(ROOT, "README.md"));
     const examples = curlExamples(readme);
     const sections = new Set(examples.map((e) => e.section));
-    for (const s of ["Quickstart", "Encode", "Score", "Entities", OWN_MODEL]) {
-      assert.ok(sections.has(s), s);
-    }
+    const required = [
+      "Quickstart",
+      "Encode",
+      "Score",
+      "Entities",
+      OWN_MODEL,
+      "Cohere-compatible rerank and embed",
+    ];
+    for (const s of required) assert.ok(sections.has(s), s);
     const xdg = await Deno.makeTempDir({ prefix: "svc-quickstart-" });
     const args = await startArgs();
     // "Serve your own model" as written: its SVC_MODELS value, run from a folder holding the

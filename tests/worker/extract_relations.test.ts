@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { GLINER_TOKENS, MAX_WIDTH, MAX_WORDS } from "../fixtures/models/gliner.ts";
 import { fixtureTokenizer } from "../fixtures/testing.ts";
-import { type Json, postJson, type TestWorker, withWorker } from "./harness.ts";
+import { assertExtractKeys, type Json, postJson, type TestWorker, withWorker } from "./harness.ts";
 import { decodeMsgpackView } from "./msgpack_view.ts";
 import {
   candidates,
@@ -74,12 +74,19 @@ function chunks(labels: string[], lead: string): string[][] {
 /** Expected entities (code points) and relations of one text. */
 async function expected(
   text: string,
-  opts: { threshold?: number; instruction?: string; relations?: string[] } = {},
+  opts: {
+    threshold?: number;
+    instruction?: string;
+    relations?: string[];
+    entityLabels?: string[];
+    /** Heads the client named (else the entities found are the heads). */
+    heads?: string[];
+  } = {},
 ): Promise<{ entities: Ent[]; relations: Rel[] }> {
   const threshold = opts.threshold ?? 0.5;
   const relations = opts.relations ?? RELATIONS;
-  const ents = await expectedEntities(FX, text, ENTITY_LABELS, { threshold });
-  const heads = [...new Set(ents.map((e) => e.text))];
+  const ents = await expectedEntities(FX, text, opts.entityLabels ?? ENTITY_LABELS, { threshold });
+  const heads = opts.heads ?? [...new Set(ents.map((e) => e.text))];
   const found: Span[] = [];
   const lead = opts.instruction ?? RELATION_PROMPT;
   if (heads.length > 0) {
@@ -142,7 +149,7 @@ Deno.test("extract relations: entities first, then heads × relations prompts; t
     const items = await extract(w, TEXTS, PARAMS);
     let total = 0;
     for (const [i, text] of TEXTS.entries()) {
-      assert.deepEqual(Object.keys(items[i]), ["entities", "relations"]);
+      assertExtractKeys(items[i], ["entities", "relations"]);
       const want = await expected(text);
       assertSameEntities(items[i].entities, want.entities, `entities ${i}`);
       assertSameRelations(items[i].relations, want.relations, `relations ${i}`);
@@ -204,7 +211,7 @@ Deno.test("extract relations: batching does not change results; texts without en
       assertSameEntities(batched[i].entities, alone.entities, `item ${i} entities`);
       assertSameRelations(batched[i].relations, alone.relations, `item ${i} relations`);
     }
-    assert.deepEqual(batched[3], { entities: [], relations: [] });
+    assertExtractKeys(batched[3], []);
   });
 });
 
@@ -250,5 +257,84 @@ Deno.test("extract relations: entity_labels required, bounded and validated; not
     });
     assert.equal(plain.status, 400);
     assert.match(plain.body.detail.message, /relations/);
+  });
+});
+
+Deno.test("extract relations: entity types and mentions from each item's metadata (as the SIE clients send them)", async () => {
+  await withWorker(async (w) => {
+    const byOptions = await extract(w, TEXTS, PARAMS);
+    const withMeta = async (metas: Json[]) => {
+      const r = await postJson(`${w.url}${URL_PATH}`, {
+        items: TEXTS.map((text, i) => ({ text, metadata: metas[i] })),
+        params: { labels: RELATIONS },
+      });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      return r.body.items as Json[];
+    };
+    // Entity types as `entity_labels`, or as `entities` strings: the same as options.entity_labels.
+    for (const key of ["entity_labels", "entities"]) {
+      const items = await withMeta(TEXTS.map(() => ({ [key]: ENTITY_LABELS })));
+      items.forEach((item, i) => {
+        assertExtractKeys(item, ["entities", "relations"]);
+        assertSameEntities(item.entities, byOptions[i].entities, `${key} ${i}`);
+        assertSameRelations(item.relations, byOptions[i].relations, `${key} ${i}`);
+      });
+      assert.ok(items.some((it) => it.relations.length > 0), "some relations are found");
+    }
+    // Items with different types run apart, each as it would alone.
+    const mixed = await withMeta([{ entity_labels: ["person"] }, { entity_labels: ENTITY_LABELS }]);
+    const first = await expected(TEXTS[0], { entityLabels: ["person"] });
+    assertSameEntities(mixed[0].entities, first.entities, "person only");
+    assertSameRelations(mixed[0].relations, first.relations, "person only");
+    assertSameRelations(mixed[1].relations, (await expected(TEXTS[1])).relations, "all types");
+    // Mentions: their labels are the types, their texts the heads.
+    const mentions = [
+      [{ text: "Alice", label: "person" }, { text: "Google", label: "organization" }],
+      [{ text: "Bob", label: "person" }, { text: "London", label: "location" }],
+    ];
+    const named = await withMeta(mentions.map((entities) => ({ entities })));
+    for (const [i, text] of TEXTS.entries()) {
+      const want = await expected(text, {
+        entityLabels: mentions[i].map((m) => m.label),
+        heads: mentions[i].map((m) => m.text),
+      });
+      assertSameEntities(named[i].entities, want.entities, `mentions ${i}`);
+      assertSameRelations(named[i].relations, want.relations, `mentions ${i}`);
+      for (const r of named[i].relations) assert.ok(mentions[i].some((m) => m.text === r.head));
+    }
+    // options.entity_labels wins over the items' types; their mentions are still the heads.
+    const r = await postJson(`${w.url}${URL_PATH}`, {
+      items: [{ text: TEXTS[0], metadata: { entities: mentions[0] } }],
+      params: PARAMS,
+    });
+    const want = await expected(TEXTS[0], { heads: ["Alice", "Google"] });
+    assertSameEntities(r.body.items[0].entities, want.entities, "options win");
+    assertSameRelations(r.body.items[0].relations, want.relations, "options win");
+  });
+});
+
+Deno.test("extract relations: item metadata of the wrong shape is a 400 naming the item", async () => {
+  await withWorker(async (w) => {
+    const cases: [string, Json[], RegExp][] = [
+      ["types not a list", [{ entity_labels: "person" }], /items\[0\]\.metadata\.entity_labels/],
+      ["entities not a list", [{ entities: 3 }], /items\[0\]\.metadata\.entities/],
+      ["mention without text", [{ entities: [{ label: "person" }] }], /entities\[0\]\.text/],
+      ["bad mention", [{ entities: ["person", 4] }], /entities\[1\]/],
+      ["special token", [{ entity_labels: ["<<ENT>>"] }], /special token/],
+      ["one item without types", [{ entity_labels: ["person"] }, {}], /items\[1\] names no entity/],
+      [
+        "too many mentions",
+        [{ entities: Array.from({ length: 65 }, (_, i) => ({ text: `e${i}`, label: "x" })) }],
+        /at most 64/,
+      ],
+    ];
+    for (const [what, metas, message] of cases) {
+      const r = await postJson(`${w.url}${URL_PATH}`, {
+        items: metas.map((metadata) => ({ text: TEXTS[0], metadata })),
+        params: { labels: RELATIONS },
+      });
+      assert.equal(r.status, 400, `${what}: ${JSON.stringify(r.body)}`);
+      assert.match(r.body.detail.message, message, what);
+    }
   });
 });

@@ -63,6 +63,8 @@ interface GlinerItem extends PreparedItem {
   /** Sub-word ids of each word (the relation pass builds new rows from them). */
   wordIds: number[][];
   rows: GlinerRow[];
+  /** Relation heads the client named (else the first pass's entities are the heads). */
+  heads?: string[];
 }
 
 /** A row waiting for the model, with the position of its item in the group. */
@@ -269,7 +271,7 @@ class GlinerAdapter implements ModelAdapter<GlinerItem> {
         `relation types in ${rel.prompts} prompts, ${rel.rows} windows in all`;
     }
     if (cost > this.budget.maxItemTokens) return fail(itemOverBudget(cost, this.budget, what));
-    return { index, length, text, words, wordIds, rows };
+    return { index, length, text, words, wordIds, rows, heads: item.heads };
   }
 
   /**
@@ -426,7 +428,10 @@ class GlinerAdapter implements ModelAdapter<GlinerItem> {
     const wordTokens = item.wordIds.map((ids) => ids.length);
     const shape = this.#shape(lead);
     for (let max = MAX_RELATION_HEADS; max > 0; max--) {
-      const heads = relationHeads(out.entities ?? [], usable, max);
+      // Heads the client named (item metadata) come first, else the first pass's entities.
+      const heads = item.heads
+        ? item.heads.filter(usable).slice(0, max)
+        : relationHeads(out.entities ?? [], usable, max);
       if (heads.length === 0) break;
       const plans = this.#chunks(relationLabels(heads, relations), lead, labelIds);
       const cost = passTokens(wordTokens, plans.map((p) => p.prompt.ids.length), shape).tokens;

@@ -38,8 +38,13 @@ class RerankerAdapter extends TextAdapter<PairItem> {
   }
 
   override prepare(item: WorkItem, index: number, params: WorkParams): PairItem {
+    const tok = this.model.tokenizer;
     const query = this.#queryIds((params.prefix ?? "") + (item.query ?? ""));
-    const { ids, typeIds } = this.model.tokenizer.encodePair(query, item.text ?? "");
+    // A cap on the document's tokens (Cohere's max_tokens_per_doc) applies before the pair's.
+    const doc = params.maxTokens === undefined
+      ? item.text ?? ""
+      : tok.bodyIds(item.text ?? "", Math.min(params.maxTokens, tok.pairRoom()));
+    const { ids, typeIds } = tok.encodePair(query, doc);
     return { index, length: ids.length, ids, typeIds: typeIds ?? [] };
   }
 

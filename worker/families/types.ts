@@ -33,6 +33,11 @@ export interface WorkItem {
   pixels?: PixelInput[];
   /** Score only: the query paired with `text`. */
   query?: string;
+  /**
+   * Extract on a relations model: the relation heads the client named (its entity mentions);
+   * absent: the entities the first pass finds are the heads.
+   */
+  heads?: string[];
 }
 
 /**
@@ -71,6 +76,16 @@ export interface WorkParams {
   multiLabel?: boolean;
   /** Extract: score threshold. */
   threshold?: number;
+  /**
+   * Most tokens of an item's own text (its prompt not counted), below the model's limit; for a
+   * reranker, of the document. Absent: the model's limit alone.
+   */
+  maxTokens?: number;
+  /**
+   * What happens to a text longer than its room: absent, its end is dropped; `start`, its start;
+   * `none`, the item is an error (400).
+   */
+  truncate?: "start" | "none";
   /**
    * The LoRA adapter (hub repository id) the batch runs with; absent: the base model. Part of
    * the batch key, so a batch never mixes adapters.

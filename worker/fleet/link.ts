@@ -6,6 +6,7 @@
 import {
   CLOSE_CODES,
   FLEET_PROTOCOL_VERSION,
+  type FleetHistogram,
   type FleetModel,
   MODEL_STATES,
   type ModelState,
@@ -22,7 +23,16 @@ import { LinkSession, type SessionHost } from "./session.ts";
 
 /** Live state of the worker, sampled for every status frame. */
 export interface WorkerStatusSnapshot {
-  models: { name: string; state: ModelState; queue_depth: number }[];
+  models: {
+    name: string;
+    state: ModelState;
+    queue_depth: number;
+    device?: string | null;
+    memory_bytes?: number;
+    /** Cumulative tokens and batch-size histogram (see FleetModelStatus). */
+    tokens_total?: number;
+    batch_sizes?: FleetHistogram;
+  }[];
   queue_depth: number;
   in_flight: number;
   memory_used_bytes: number;
@@ -191,6 +201,19 @@ export class FleetLinkImpl implements FleetLink {
         name: m.name,
         state: toState(m.state),
         queue_depth: count(m.queue_depth),
+        // A device name the router would refuse (not a slug) is sent as unknown.
+        ...(m.device === undefined
+          ? {}
+          : { device: m.device !== null && SLUG_RE.test(m.device) ? m.device : null }),
+        ...(m.memory_bytes === undefined ? {} : { memory_bytes: count(m.memory_bytes) }),
+        ...(m.tokens_total === undefined ? {} : { tokens_total: count(m.tokens_total) }),
+        ...(m.batch_sizes === undefined ? {} : {
+          batch_sizes: {
+            counts: m.batch_sizes.counts.map(count),
+            sum: count(m.batch_sizes.sum),
+            count: count(m.batch_sizes.count),
+          },
+        }),
       })),
       queue_depth: count(s.queue_depth),
       in_flight: count(s.in_flight),

@@ -114,7 +114,10 @@ export interface UnitStatus {
   /** Waiting items plus items of the batch being run. */
   pendingItems: number;
   lastError: { code: ErrorCode; message: string } | null;
+  /** The catalog entry, with the model's own max_sequence_length. */
   config: ModelConfig;
+  /** The longest item this worker runs, in tokens (the CPU item cap may lower the model's). */
+  maxItemTokens: number;
   /** LoRA adapters loading or loaded on the model (absent: none). */
   loras?: LoraStatus[];
 }
@@ -123,6 +126,8 @@ export interface UnitStatus {
 export class ModelRegistry {
   readonly #o: RegistryOptions;
   readonly #units = new Map<string, Unit>();
+  /** The max_sequence_length each entry declares (the model's), before the CPU item cap. */
+  readonly #declaredLength = new Map<string, number>();
   readonly #now: () => number;
   /** Label values of adapters in metrics: a bounded set. */
   readonly loraLabels: LoraLabels = new LoraLabels(MAX_LORA_LABELS);
@@ -130,6 +135,7 @@ export class ModelRegistry {
 
   constructor(opts: RegistryOptions) {
     // Entries are held as this worker runs them, so ModelInfo reports the length it truncates at.
+    for (const [id, c] of opts.catalog) this.#declaredLength.set(id, c.max_sequence_length);
     const catalog = new Map([...opts.catalog].map(([id, c]) => [id, this.#asRun(c, opts)]));
     this.#o = { ...opts, catalog };
     this.#now = opts.now ?? (() => performance.now());
@@ -158,11 +164,20 @@ export class ModelRegistry {
    */
   addModel(added: ModelConfig): boolean {
     if (this.#o.catalog.has(added.id)) return false;
+    this.#declaredLength.set(added.id, added.max_sequence_length);
     const config = this.#asRun(added);
     this.#o.catalog.set(config.id, config);
     // A unit now, so the next status frame announces it and the router learns the name.
     this.#unit(config, config.files.model);
     return true;
+  }
+
+  /**
+   * The model's own max_sequence_length (what its entry declares); the catalog holds the length
+   * this worker truncates at, which the CPU item cap may lower.
+   */
+  declaredMaxLength(id: string): number | undefined {
+    return this.#declaredLength.get(id);
   }
 
   /**
@@ -523,7 +538,12 @@ export class ModelRegistry {
       queueDepth: u.loaded?.batcher.queueDepth ?? 0,
       pendingItems: u.loaded?.batcher.pendingItems ?? 0,
       lastError: u.failure?.lastError ?? null,
-      config: u.config,
+      // The entry as declared (the model's length), with the length this worker runs beside it.
+      config: {
+        ...u.config,
+        max_sequence_length: this.#declaredLength.get(u.config.id) ?? u.config.max_sequence_length,
+      },
+      maxItemTokens: u.config.max_sequence_length,
       loras: u.loaded?.loras?.statuses() ?? [],
     };
   }

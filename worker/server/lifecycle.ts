@@ -80,7 +80,22 @@ export async function runWorkerProcess(worker: WorkerInstance): Promise<never> {
       const mem = ctx.registry.memoryUsage();
       return {
         models: [
-          ...statuses.map((s) => ({ name: s.name, state: s.state, queue_depth: s.queueDepth })),
+          ...statuses.map((s) => {
+            const batches = ctx.metrics.batchTotals(s.name);
+            return {
+              name: s.name,
+              state: s.state,
+              queue_depth: s.queueDepth,
+              device: s.device,
+              memory_bytes: s.memoryBytes,
+              ...(batches
+                ? {
+                  tokens_total: batches.tokens,
+                  batch_sizes: { counts: batches.counts, sum: batches.sum, count: batches.count },
+                }
+                : {}),
+            };
+          }),
           ...ctx.registry.pendingEntries().map((p) => ({
             name: p.id,
             state: p.state,

@@ -25,6 +25,11 @@ export type ItemName = (index: number) => string;
 /** The default naming: `items[i]`. */
 export const itemsName: ItemName = (i) => `items[${i}]`;
 
+/** The id an item is answered under: its own, else `item-{index}` (as the SIE server does). */
+export function answeredId(id: string | undefined, index: number): string {
+  return id ?? `item-${index}`;
+}
+
 /** Work items plus the wall time spent preparing their images (reported as tokenisation). */
 export interface PreparedWork {
   work: WorkItem[];

@@ -80,7 +80,7 @@ function modelStatus(s: UnitStatus): ModelStatus {
     queue_depth: count(s.queueDepth),
     queue_pending_items: count(s.pendingItems),
     last_error: s.lastError,
-    config: s.config as unknown as Record<string, unknown>,
+    config: { ...s.config, max_item_tokens: s.maxItemTokens } as Record<string, unknown>,
     ...(s.loras && s.loras.length > 0 ? { loras: s.loras } : {}),
   };
 }

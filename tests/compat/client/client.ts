@@ -85,6 +85,27 @@ export class CompatClient {
     return this.call(`/v1/score/${encodeURIComponent(model)}`, { query, items, options });
   }
 
+  /** POST /v1/extract/{model}. */
+  extract(model: string, items: Record<string, unknown>[], params?: Record<string, unknown>) {
+    return this.call(`/v1/extract/${encodeURIComponent(model)}`, { items, params });
+  }
+
+  /**
+   * Serving workers of a GPU type, as the SIE clients' `getCapacity(gpu)` counts them from the
+   * gateway's `/health`: workers whose `gpu` is `gpu` and that are `healthy`.
+   */
+  async capacity(gpu: string): Promise<number> {
+    const res = await fetch(`${this.#o.baseUrl}/health`, { signal: AbortSignal.timeout(30_000) });
+    const body = await res.json() as { workers?: { gpu?: unknown; healthy?: unknown }[] };
+    if (!Array.isArray(body.workers)) throw new Error("/health has no workers list");
+    return body.workers.filter((w) => {
+      if (typeof w.gpu !== "string" || typeof w.healthy !== "boolean") {
+        throw new Error("a /health worker without gpu (string) and healthy (boolean)");
+      }
+      return w.gpu === gpu && w.healthy;
+    }).length;
+  }
+
   /** POST a msgpack body and decode the msgpack answer, following 202 and MODEL_LOADING. */
   async call(path: string, body: unknown): Promise<Record<string, unknown>> {
     const started = performance.now();

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { StatusMessageSchema } from "@svc/shared/schemas/status";
 import { VERSION } from "@svc/shared/version";
 import type { WorkerRecord } from "../../../router/directory/types.ts";
-import { buildHealth } from "../../../router/health.ts";
+import { buildHealth, workerHealth } from "../../../router/health.ts";
 import { buildFleetStatus, type FleetStatusMessage } from "../../../router/status/message.ts";
 import { parseProm, sum } from "../../observability/helpers/prom_text.ts";
 import { recordFrames, wsUrl } from "../../observability/helpers/ws.ts";
@@ -43,7 +43,14 @@ function record(id: string, over: Partial<WorkerRecord> = {}): WorkerRecord {
 const FLEET = [
   record("a", {
     models: [
-      { name: "m/x", bundle: "default", state: "loaded", queue_depth: 2 },
+      {
+        name: "m/x",
+        bundle: "default",
+        state: "loaded",
+        queue_depth: 2,
+        device: "cuda",
+        memory_bytes: 1000,
+      },
       { name: "m/y", bundle: "default", state: "failed", queue_depth: 0 },
     ],
   }),
@@ -52,7 +59,14 @@ const FLEET = [
     pool: "a100-80gb",
     gpu_count: 4,
     models: [
-      { name: "m/x", bundle: "default", state: "loading", queue_depth: 3 },
+      {
+        name: "m/x",
+        bundle: "default",
+        state: "loading",
+        queue_depth: 3,
+        device: "cpu",
+        memory_bytes: 500,
+      },
       { name: "m/y", bundle: "default", state: "loading", queue_depth: 0 },
       { name: "m/z", bundle: "other", state: "available", queue_depth: 0 },
     ],
@@ -97,6 +111,8 @@ Deno.test("fleet status: the worker schema, the union of models with every worke
     workers: FLEET,
     catalog: new Map(),
     metrics: { counters: { svc_requests_total: [] }, histograms: {} },
+    health: new Map(FLEET.map((w) => [w.id, workerHealth(w, now)])),
+    rates: new Map([["a", 2.5], ["b", 1.25]]),
   });
   StatusMessageSchema.parse(m);
   assert.equal(m.timestamp, now / 1000);
@@ -110,12 +126,24 @@ Deno.test("fleet status: the worker schema, the union of models with every worke
   assert.equal(m.gpu, "a100-80gb,l4");
   assert.deepEqual(m.gpus, []);
   assert.deepEqual(m.loaded_models, ["m/x"]);
-  assert.deepEqual(m.cluster, { worker_count: 3, gpu_count: 5, models_loaded: 1 });
+  assert.deepEqual(m.cluster, {
+    worker_count: 3,
+    gpu_count: 5,
+    models_loaded: 1,
+    total_qps: 3.75,
+  });
+  assert.deepEqual(
+    m.workers.map((w) => [w.id, w.gpu, w.healthy, w.qps]),
+    [["a", "l4", true, 2.5], ["b", "a100-80gb", true, 1.25], ["c", "cpu", false, 0]],
+  );
   const byName = new Map(m.models.map((x) => [x.name, x]));
   assert.deepEqual([...byName.keys()], ["m/x", "m/y", "m/z"]);
   const x = byName.get("m/x")!;
   assert.equal(x.state, "loaded", "the most advanced worker's state");
   assert.equal(x.queue_depth, 5, "summed over workers");
+  assert.equal(x.device, "cpu,cuda", "the devices it runs on");
+  assert.equal(x.memory_bytes, 1500, "memory summed over workers");
+  assert.equal(byName.get("m/y")!.device, null, "no worker reports where it runs");
   assert.deepEqual(x.workers, [
     { id: "a", pool: "l4", state: "loaded", queue_depth: 2 },
     { id: "b", pool: "a100-80gb", state: "loading", queue_depth: 3 },

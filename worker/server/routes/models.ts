@@ -1,7 +1,7 @@
 /** GET /v1/models and GET /v1/models/{model}: the catalog with live state; never loads a model. */
 import type { ModelConfig } from "@svc/shared/catalog/schema";
 import { resolveServedName } from "@svc/shared/catalog";
-import { modelInfoOf, pendingModelInfo } from "@svc/shared/catalog/model_info";
+import { modelInfoOf, modelListBody, pendingModelInfo } from "@svc/shared/catalog/model_info";
 import type { WorkerContext } from "../context.ts";
 import { modelFromPath } from "@svc/shared/catalog/model_path";
 
@@ -24,6 +24,8 @@ export function modelInfo(
     state: st?.state,
     lastError: st?.lastError,
     loras: st?.loras,
+    maxSequenceLength: ctx.registry.declaredMaxLength(config.id),
+    maxItemTokens: config.max_sequence_length,
   });
 }
 
@@ -33,7 +35,7 @@ export function listModels(ctx: WorkerContext): Response {
     ...[...ctx.registry.catalog.values()].map((c) => modelInfo(ctx, c)),
     ...ctx.registry.pendingEntries().map(pendingModelInfo),
   ];
-  return Response.json({ models });
+  return Response.json(modelListBody(models));
 }
 
 /** GET /v1/models/{model} (raw or percent-encoded, `id:profile` accepted) */

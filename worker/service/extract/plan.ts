@@ -242,8 +242,9 @@ function planRelations(
   const entityLabels = checkLabelList(raw, "options.entity_labels", MAX_ENTITY_LABELS);
   if (entityLabels === undefined) {
     throw invalidInput(
-      `relation extraction needs options.entity_labels: the entity types whose mentions are ` +
-        `the relations' heads and tails (e.g. ["person", "organization"])`,
+      `relation extraction needs options.entity_labels (or metadata.entity_labels on each ` +
+        `item): the entity types whose mentions are the relations' heads and tails ` +
+        `(e.g. ["person", "organization"])`,
     );
   }
   return {

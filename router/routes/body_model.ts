@@ -1,6 +1,7 @@
 /**
- * POST /v1/embeddings (OpenAI-compatible): the model is in the body, and the answer is never a
- * 202 (clients take any 2xx as success): it waits for capacity, then answers 503.
+ * The routes of other APIs' clients, whose model is named in the body: OpenAI's
+ * `POST /v1/embeddings`, Cohere's `POST /v1|v2/rerank` and `/v1|v2/embed`. Their clients take any
+ * 2xx as success, so the answer is never a 202: it waits for capacity, then answers 503.
  */
 import type { Context } from "hono";
 import { decodeBody } from "@svc/shared/codec/decode";
@@ -11,15 +12,24 @@ import { ServiceError } from "@svc/shared/errors";
 import type { RouterContext, RouterEnv } from "../context.ts";
 import { routeAndForward, withBodyHold } from "./model_request.ts";
 
-/** Forward an embeddings request once its model is read from the body. */
-export function handleEmbeddings(
+/** Paths of the routes whose body names the model (each is forwarded to the same path). */
+export const BODY_MODEL_PATHS = [
+  "/v1/embeddings",
+  "/v1/rerank",
+  "/v2/rerank",
+  "/v1/embed",
+  "/v2/embed",
+] as const;
+
+/** Forward a request once its model is read from the body. */
+export function handleBodyModelRequest(
   ctx: RouterContext,
   c: Context<RouterEnv>,
 ): Promise<Response> {
   return withBodyHold(ctx, c, async (opts) => {
     // One buffer (the model is decoded from it), held through the wait for capacity.
     const body = await readBodyLimited(c.req.raw, opts);
-    const model = modelOfEmbeddingsBody(body, c.req.header("content-type"), ctx.settings.limits);
+    const model = modelOfBody(body, c.req.header("content-type"), ctx.settings.limits);
     const chunks = { chunks: [body], length: body.length };
     return await routeAndForward(ctx, c, model, () => Promise.resolve(chunks), {
       kind: "wait",
@@ -29,10 +39,10 @@ export function handleEmbeddings(
 }
 
 /**
- * The `model` field of an embeddings body (JSON or msgpack, like the worker), decoded with the
- * same input limits; the name is bounded before it is echoed in any error.
+ * The `model` field of a body (JSON or msgpack, like the worker), decoded with the same input
+ * limits; the name is bounded before it is echoed in any error.
  */
-function modelOfEmbeddingsBody(
+function modelOfBody(
   body: Uint8Array,
   contentType: string | undefined,
   limits: InputLimits,
