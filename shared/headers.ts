@@ -9,6 +9,14 @@ export const HeaderNames = {
   serverVersion: "X-SVC-Server-Version",
   /** The same version under the SIE clients' name: their version-skew warning reads this one. */
   serverVersionSie: "X-SIE-Server-Version",
+  /**
+   * Worker → router → client: the revision of the model that computed the answer (a digest of
+   * the release, the catalog entry and the weights' content). Absent on answers that used a LoRA
+   * adapter. The router's result cache keeps only answers that carry one.
+   */
+  modelRevision: "X-SVC-Model-Revision",
+  /** Router → client: `hit`, `miss` or `bypass`: how the result cache took part in the answer. */
+  cache: "X-SVC-Cache",
   /** Router → client: which worker answered (affinity and debugging). */
   workerId: "X-SVC-Worker-ID",
   machineProfile: "X-SVC-MACHINE-PROFILE",

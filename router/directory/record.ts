@@ -4,7 +4,7 @@
  * is left out of routing instead of crashing the router.
  */
 import { z } from "zod";
-import { MODEL_STATES, SLUG_RE, WORKER_ID_RE } from "@svc/shared/fleet/protocol";
+import { MODEL_REVISION_RE, MODEL_STATES, SLUG_RE, WORKER_ID_RE } from "@svc/shared/fleet/protocol";
 import type { WorkerModel, WorkerRecord } from "./types.ts";
 
 const Slug = z.string().regex(SLUG_RE);
@@ -17,6 +17,7 @@ const WorkerModelSchema: z.ZodType<WorkerModel> = z.object({
   bundle: Slug,
   state: z.enum(MODEL_STATES),
   queue_depth: Count,
+  revision: z.string().regex(MODEL_REVISION_RE).optional(),
 });
 
 /** Schema of a stored {@link WorkerRecord}, with the bounds the fleet hub applies on the wire. */

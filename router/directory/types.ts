@@ -16,6 +16,8 @@ export interface WorkerModel {
   memory_bytes?: number;
   tokens_total?: number;
   batch_sizes?: FleetHistogram;
+  /** The loaded model's revision, when the worker announces one (the result cache's check). */
+  revision?: string;
 }
 
 /** Everything the router knows about one registered worker. Plain JSON (stored in KV as is). */
@@ -80,7 +82,13 @@ export interface WorkerDirectory {
 
 /** Build a record's model list from registration data (states start as announced). */
 export function modelsFromRegistration(models: readonly FleetModel[]): WorkerModel[] {
-  return models.map((m) => ({ name: m.name, bundle: m.bundle, state: m.state, queue_depth: 0 }));
+  return models.map((m) => ({
+    name: m.name,
+    bundle: m.bundle,
+    state: m.state,
+    queue_depth: 0,
+    ...(m.revision === undefined ? {} : { revision: m.revision }),
+  }));
 }
 
 /**

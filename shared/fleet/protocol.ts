@@ -90,6 +90,13 @@ export const INSTANCE_KEY_RE = /^[A-Za-z0-9_-]{32,128}$/;
 
 /** Worker ids: printable, no spaces, bounded (they become metric labels and KV keys). */
 export const WORKER_ID_RE = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+/**
+ * A loaded model's revision: hex digits of a digest of what its answers depend on (the worker's
+ * release, its catalog entry, the content of its files). The router's result cache stores an
+ * answer under the revision that produced it and serves it only while a worker announces it.
+ */
+export const MODEL_REVISION_RE = /^[0-9a-f]{16,64}$/;
+
 /** Machine profiles, pools and bundles: lower-case slugs. */
 export const SLUG_RE = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
@@ -104,6 +111,8 @@ export interface FleetModel {
   name: string;
   bundle: string;
   state: ModelState;
+  /** The loaded model's revision ({@link MODEL_REVISION_RE}); absent unless loaded. */
+  revision?: string;
 }
 
 /** One model's live state in a status frame. */
@@ -121,6 +130,11 @@ export interface FleetModelStatus {
   tokens_total?: number;
   /** Batch sizes so far (cumulative): the router's `svc_batch_size`. */
   batch_sizes?: FleetHistogram;
+  /**
+   * The loaded model's revision ({@link MODEL_REVISION_RE}); absent unless loaded (and from
+   * workers of earlier releases: the router then caches none of their answers).
+   */
+  revision?: string;
 }
 
 /**
@@ -229,10 +243,13 @@ export type RouterMessage =
   | PongMessage
   | ErrorMessage;
 
+const Revision = z.string().regex(MODEL_REVISION_RE, "must be 16 to 64 lower-case hex digits");
+
 const FleetModelSchema = z.object({
   name: ModelName,
   bundle: Slug,
   state: z.enum(MODEL_STATES),
+  revision: Revision.optional(),
 });
 
 const FleetHistogramSchema = z.object({
@@ -249,6 +266,7 @@ const FleetModelStatusSchema = z.object({
   memory_bytes: Count.optional(),
   tokens_total: Count.optional(),
   batch_sizes: FleetHistogramSchema.optional(),
+  revision: Revision.optional(),
 });
 
 const RegisterMessageSchema = z.object({

@@ -8,6 +8,7 @@ import {
   FLEET_PROTOCOL_VERSION,
   type FleetHistogram,
   type FleetModel,
+  MODEL_REVISION_RE,
   MODEL_STATES,
   type ModelState,
   type RegisteredMessage,
@@ -32,6 +33,8 @@ export interface WorkerStatusSnapshot {
     /** Cumulative tokens and batch-size histogram (see FleetModelStatus). */
     tokens_total?: number;
     batch_sizes?: FleetHistogram;
+    /** The loaded model's revision (see worker/registry/revision.ts). */
+    revision?: string;
   }[];
   queue_depth: number;
   in_flight: number;
@@ -59,7 +62,7 @@ export interface MachineFacts {
 
 /** What the link needs from the rest of the worker. */
 export interface FleetLinkDeps {
-  servedModels: () => { name: string; bundle: string; state: string }[];
+  servedModels: () => { name: string; bundle: string; state: string; revision?: string }[];
   status: () => WorkerStatusSnapshot;
   log: Logger;
   /** Machine profile and GPUs of this machine (run once, before the first dial). */
@@ -71,6 +74,11 @@ export interface FleetLinkDeps {
 export const DRAIN_ACK_TIMEOUT_MS = 2_000;
 /** Bound on waiting for the socket to close in close(). */
 export const CLOSE_TIMEOUT_MS = 1_000;
+
+/** A revision for the wire: left out when absent or not one the router would accept. */
+function revisionField(revision: string | undefined): { revision?: string } {
+  return revision !== undefined && MODEL_REVISION_RE.test(revision) ? { revision } : {};
+}
 
 /** Normalise a reported model state (unknown strings count as available). */
 function toState(s: string): ModelState {
@@ -169,6 +177,7 @@ export class FleetLinkImpl implements FleetLink {
       name: m.name,
       bundle: SLUG_RE.test(m.bundle) ? m.bundle : this.#cfg.bundle,
       state: toState(m.state),
+      ...revisionField(m.revision),
     }));
     return {
       type: "register",
@@ -214,6 +223,7 @@ export class FleetLinkImpl implements FleetLink {
             count: count(m.batch_sizes.count),
           },
         }),
+        ...revisionField(m.revision),
       })),
       queue_depth: count(s.queue_depth),
       in_flight: count(s.in_flight),

@@ -22,6 +22,7 @@ import type { ExtractBudget } from "../families/extract_budget.ts";
 import { type LoraStatus, LoraStore } from "../lora/store.ts";
 import { LoraLabels } from "../lora/labels.ts";
 import { DeferredEntries, type DeferredEntry } from "./deferred.ts";
+import { RevisionHasher } from "./revision.ts";
 
 export type { ModelState };
 
@@ -35,6 +36,11 @@ export interface LoadedModel {
   memoryBytes: number;
   /** The model's LoRA adapters (families that take them). */
   loras?: LoraStore;
+  /**
+   * What its answers depend on, as a digest (see revision.ts); undefined when its files could
+   * not be hashed (nothing is then announced, and the router caches none of its answers).
+   */
+  revision?: string;
 }
 
 /** LoRA settings of the registry. */
@@ -80,6 +86,8 @@ export interface RegistryOptions {
    * once configured, and is listed as loading or failed until then.
    */
   deferred?: readonly DeferredEntry[];
+  /** Computes a loaded model's revision (default: hashes its files; see revision.ts). */
+  revisions?: Pick<RevisionHasher, "revisionOf">;
 }
 
 interface Unit {
@@ -102,6 +110,7 @@ interface Started {
   files: Record<string, string>;
   spec: RunnerSpec;
   runner: ModelRunner;
+  revision: string | undefined;
 }
 
 /** Snapshot of one model for catalog and status endpoints. */
@@ -120,6 +129,8 @@ export interface UnitStatus {
   maxItemTokens: number;
   /** LoRA adapters loading or loaded on the model (absent: none). */
   loras?: LoraStatus[];
+  /** The loaded model's revision (see revision.ts); absent unless loaded. */
+  revision?: string;
 }
 
 /** The worker's model registry. */
@@ -137,7 +148,7 @@ export class ModelRegistry {
     // Entries are held as this worker runs them, so ModelInfo reports the length it truncates at.
     for (const [id, c] of opts.catalog) this.#declaredLength.set(id, c.max_sequence_length);
     const catalog = new Map([...opts.catalog].map(([id, c]) => [id, this.#asRun(c, opts)]));
-    this.#o = { ...opts, catalog };
+    this.#o = { ...opts, catalog, revisions: opts.revisions ?? new RevisionHasher() };
     this.#now = opts.now ?? (() => performance.now());
     for (const c of catalog.values()) this.#unit(c, c.files.model);
     this.#deferred = new DeferredEntries(opts.deferred ?? [], {
@@ -412,7 +423,17 @@ export class ModelRegistry {
       ),
       extractBudget: this.#o.extractBudget,
     };
-    return { files, spec, runner: await this.#o.backend.start(spec) };
+    // Hashed while the session is built (the files are read by both; other cores are idle).
+    const revision = this.#o.revisions!.revisionOf(u.config, u.modelFile, files).catch((err) => {
+      this.#o.onEvent?.("model_revision_unknown", {
+        model: u.config.id,
+        key: u.key,
+        error: err instanceof Error ? err.message : String(err),
+      });
+      return undefined;
+    });
+    const runner = await this.#o.backend.start(spec);
+    return { files, spec, runner, revision: await revision };
   }
 
   /**
@@ -445,7 +466,7 @@ export class ModelRegistry {
     this.#o.onEvent?.("model_loading", { model: u.config.id, key: u.key });
     try {
       await this.evictIfNeeded(u.key);
-      const { files, spec, runner } = await this.#startChecked(u);
+      const { files, spec, runner, revision } = await this.#startChecked(u);
       const memoryBytes = await filesSize([files.model, files.model_data].filter(Boolean));
       const loras = this.#loraStore(spec);
       const batcher = new Batcher({
@@ -470,6 +491,7 @@ export class ModelRegistry {
         memoryBytes,
         runner,
         loras,
+        revision,
       };
       u.state = "loaded";
       u.failure = undefined;
@@ -545,6 +567,7 @@ export class ModelRegistry {
       },
       maxItemTokens: u.config.max_sequence_length,
       loras: u.loaded?.loras?.statuses() ?? [],
+      ...(u.state === "loaded" && u.loaded?.revision ? { revision: u.loaded.revision } : {}),
     };
   }
 }

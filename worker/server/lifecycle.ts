@@ -64,11 +64,15 @@ export async function runWorkerProcess(worker: WorkerInstance): Promise<never> {
     // SVC_MODELS entries that could not be configured are announced too (as failed): the router
     // then routes their requests here, and they get the reason.
     servedModels: () => [
-      ...[...ctx.registry.catalog.values()].map((c) => ({
-        name: c.id,
-        bundle: announcedBundle(c.bundle, ctx.bundle),
-        state: ctx.registry.status(c.id)?.state ?? "available",
-      })),
+      ...[...ctx.registry.catalog.values()].map((c) => {
+        const status = ctx.registry.status(c.id);
+        return {
+          name: c.id,
+          bundle: announcedBundle(c.bundle, ctx.bundle),
+          state: status?.state ?? "available",
+          revision: status?.revision,
+        };
+      }),
       ...ctx.registry.pendingEntries().map((p) => ({
         name: p.id,
         bundle: announcedBundle(p.bundle, ctx.bundle),
@@ -88,6 +92,7 @@ export async function runWorkerProcess(worker: WorkerInstance): Promise<never> {
               queue_depth: s.queueDepth,
               device: s.device,
               memory_bytes: s.memoryBytes,
+              revision: s.revision,
               ...(batches
                 ? {
                   tokens_total: batches.tokens,

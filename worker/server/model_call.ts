@@ -13,6 +13,11 @@ export interface RequestFacts {
   phases?: TimingInfo;
   /** The LoRA adapter asked for (mapped to a bounded label when recorded). */
   lora?: string;
+  /**
+   * The revision of the model that ran the request's items (see worker/registry/revision.ts):
+   * null when none can be named (an adapter ran, the runs disagreed, the model had none).
+   */
+  revision?: string | null;
 }
 
 /** A model-operation request. */

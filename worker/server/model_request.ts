@@ -14,6 +14,7 @@ import type { WorkerContext } from "./context.ts";
 import { gateModel } from "./model_gate.ts";
 import { HeaderNames as H } from "@svc/shared/headers";
 import { makeTiming, timingHeaders, traceIdOf } from "./http_io.ts";
+import type { TimingInfo } from "@svc/shared/schemas/timing";
 import { modelFromPath } from "@svc/shared/catalog/model_path";
 import { jsonAnswer, negotiatedAnswer } from "./respond.ts";
 import type { ModelCall } from "./model_call.ts";
@@ -77,18 +78,23 @@ export async function openBodyModelRequest<S extends z.ZodType<{ model: string }
   return { started, call, traceId, name: body.model, served, body };
 }
 
-/** Load (or find) the model and run the items through its batcher; `signal`: client gone. */
+/**
+ * Load (or find) the model and run the items through its batcher (the call's signal: client
+ * gone); the model's revision is noted on the call's facts for the answer's header.
+ */
 export async function runOnModel(
   ctx: WorkerContext,
   served: ServedModel,
-  signal: AbortSignal,
+  call: ModelCall,
   work: WorkItem[],
   params: WorkParams,
 ): Promise<RequestResult> {
   // Before the load: a request the queue can never hold must not start one.
   assertFitsQueue(work.length, ctx.settings.scheduling.maxQueueItems);
   const model = await ctx.registry.acquire(served, ctx.settings.loadWaitMs);
+  const signal = call.signal;
   const lora = params.lora;
+  noteRevision(call.facts, lora === undefined ? model.revision : undefined);
   if (lora === undefined) {
     return await ctx.registry.use(model, () => model.batcher.submit(work, params, signal));
   }
@@ -107,6 +113,24 @@ export async function runOnModel(
 }
 
 /**
+ * Note the revision one run used: an answer names a revision only when every run of it used that
+ * one. An adapter's weights are not part of a revision (they are fetched by id), so a run with
+ * one names none and its answer is never cached by the router.
+ */
+function noteRevision(facts: ModelCall["facts"], revision: string | undefined): void {
+  const r = revision ?? null;
+  facts.revision = facts.revision === undefined || facts.revision === r ? r : null;
+}
+
+/** The answer's headers: timing, trace id, and the model's revision when it has one. */
+function answerHeaders(mr: ModelRequest<unknown>, timing: TimingInfo): Record<string, string> {
+  const headers = timingHeaders(timing, mr.traceId);
+  const revision = mr.call.facts.revision;
+  if (typeof revision === "string") headers[H.modelRevision] = revision;
+  return headers;
+}
+
+/**
  * Answer 200 JSON with `payload` as it is (another API's shape: no `model` or `timing` added),
  * with the timing headers and the trace id.
  */
@@ -117,7 +141,7 @@ export function answerJson(
 ): DirectAnswer {
   const timing = makeTiming(performance.now() - mr.started, result);
   mr.call.facts.phases = timing;
-  return jsonAnswer(payload, timingHeaders(timing, mr.traceId));
+  return jsonAnswer(payload, answerHeaders(mr, timing));
 }
 
 /** Answer 200 with `payload` plus `timing`, the timing headers and the trace id. */
@@ -132,6 +156,6 @@ export function answerModelRequest(
     mr.call.header("accept"),
     { model: mr.name, ...payload, timing },
     200,
-    timingHeaders(timing, mr.traceId),
+    answerHeaders(mr, timing),
   );
 }

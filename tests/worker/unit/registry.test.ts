@@ -692,3 +692,29 @@ Deno.test("registry: a 404 names the closest served names", () => {
     (err) => err instanceof Error && !err.message.includes("did you mean"),
   );
 });
+
+Deno.test("registry: a loaded model reports its revision; one not loaded, or unhashable, none", async () => {
+  const seen: string[] = [];
+  const t = setup({
+    revisions: {
+      revisionOf: (config, modelFile) => {
+        seen.push(`${config.id} ${modelFile}`);
+        return config.id === "org/c"
+          ? Promise.reject(new Error("unreadable"))
+          : Promise.resolve("0123456789abcdef0123456789abcdef");
+      },
+    },
+  });
+  assert.equal(t.registry.status("org/a")?.revision, undefined);
+  const m = await t.acquire("org/a");
+  assert.equal(m.revision, "0123456789abcdef0123456789abcdef");
+  assert.equal(t.registry.status("org/a")?.revision, m.revision);
+  await t.registry.unload("org/a");
+  assert.equal(t.registry.status("org/a")?.revision, undefined);
+  // A model whose files cannot be hashed still loads, announcing no revision.
+  const c = await t.acquire("org/c");
+  assert.equal(c.revision, undefined);
+  assert.equal(t.registry.status("org/c")?.state, "loaded");
+  assert.equal(t.count("model_revision_unknown", "org/c"), 1);
+  assert.deepEqual(seen, ["org/a onnx/model.onnx", "org/c onnx/model.onnx"]);
+});

@@ -133,7 +133,7 @@ export async function handleCohereEmbed(
     call.signal,
     (i) => body.images ? `images[${i}]` : `texts[${i}]`,
   );
-  const result = await runOnModel(ctx, served, call.signal, work, plan.params);
+  const result = await runOnModel(ctx, served, call, work, plan.params);
   result.timing.tokenizationMs += imageMs;
   const t0 = performance.now();
   const vectors = result.outputs.map((o) =>

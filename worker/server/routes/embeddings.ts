@@ -42,7 +42,7 @@ export async function handleEmbeddings(
     : checkDimensions(served.config, body.dimensions, "dimensions");
   const options = body.input_type ? { input_type: body.input_type } : undefined;
   const plan = planEncode(served, { output_types: ["dense"], options });
-  const result = await runOnModel(ctx, served, call.signal, work, plan.params);
+  const result = await runOnModel(ctx, served, call, work, plan.params);
   const base64 = body.encoding_format === "base64";
   const data = result.outputs.map((out, index) => {
     let v = out.dense!;

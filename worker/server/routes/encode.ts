@@ -15,7 +15,7 @@ export async function handleEncode(ctx: WorkerContext, call: ModelCall): Promise
   const plan = planEncode(served, body.params);
   call.facts.lora = plan.params.lora;
   const { work, imageMs } = await prepareWork(ctx.images, served, body.items, call.signal);
-  const result = await runOnModel(ctx, served, call.signal, work, plan.params);
+  const result = await runOnModel(ctx, served, call, work, plan.params);
   // Image preparation is this request's preprocessing: it is reported as tokenisation time.
   result.timing.tokenizationMs += imageMs;
   const t0 = performance.now();

@@ -31,7 +31,7 @@ export async function handleExtract(ctx: WorkerContext, call: ModelCall): Promis
   const items: ExtractResult[] = new Array(body.items.length);
   const results = await Promise.all(groups.map(async (g, k) => {
     const groupWork = g.indices.map((i) => work[i]);
-    const result = await runOnModel(ctx, served, call.signal, groupWork, plans[k].work);
+    const result = await runOnModel(ctx, served, call, groupWork, plans[k].work);
     g.indices.forEach((i, j) => {
       items[i] = extractResult(
         plans[k],

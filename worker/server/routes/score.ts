@@ -92,7 +92,7 @@ async function crossEncoderScores(
   checkLora(served.config, effectiveOptions(served, job.options).options);
   const work: WorkItem[] = texts.map((text) => ({ query, text }));
   const params: WorkParams = { op: "score", prefix: job.instruction, maxTokens: job.maxItemTokens };
-  const result = await runOnModel(ctx, served, call.signal, work, params);
+  const result = await runOnModel(ctx, served, call, work, params);
   return { scores: result.outputs.map((o) => o.score ?? 0), result };
 }
 
@@ -112,8 +112,8 @@ async function embeddingScores(
     prepareWork(ctx.images, served, job.items, signal),
   ]);
   const [q, docs] = await Promise.all([
-    runOnModel(ctx, served, signal, query.work, plan.query),
-    runOnModel(ctx, served, signal, items.work, plan.documents),
+    runOnModel(ctx, served, call, query.work, plan.query),
+    runOnModel(ctx, served, call, items.work, plan.documents),
   ]);
   const t0 = performance.now();
   const scores = await scoreByEmbeddings(
