@@ -7,6 +7,7 @@ import type { FleetHub } from "./fleet/hub.ts";
 import type { RouterMetrics } from "./metrics/router_metrics.ts";
 import type { LoadTracker } from "./pools/load.ts";
 import type { DemandTracker } from "./provisioning.ts";
+import type { ResultCache } from "./cache/edge.ts";
 import type { RouterSettings } from "./settings.ts";
 
 /** Dependencies of the router's HTTP app; built by server.ts (or a test). */
@@ -22,6 +23,8 @@ export interface RouterContext {
   routerId: string;
   /** How request bodies are read: size, idle timeout, and this process's in-flight budget. */
   body: BodyReadOptions;
+  /** The result cache and coalescing of model requests; absent when off. */
+  cache?: ResultCache;
   /**
    * Outbound fetch of the catalog queries (tests may inject); defaults to the global fetch.
    * Forwarding has its own client (router/proxy/upstream.ts).

@@ -12,6 +12,7 @@ import { createRouterMetrics, type RouterMetrics } from "./metrics/router_metric
 import { LoadTracker } from "./pools/load.ts";
 import { DemandTracker } from "./provisioning.ts";
 import { serveRouter } from "./http_server.ts";
+import { ResultCache } from "./cache/edge.ts";
 
 /** A running router. */
 export interface RunningRouter {
@@ -22,6 +23,8 @@ export interface RunningRouter {
   routerId: string;
   directory: WorkerDirectory;
   metrics: RouterMetrics;
+  /** The result cache and its flights (absent when `SVC_RESULT_CACHE_BYTES=0`). */
+  cache: ResultCache | undefined;
   /** Close worker sockets, stop serving, release the directory. */
   close(): Promise<void>;
   /** Resolves when the HTTP server has stopped. */
@@ -78,6 +81,10 @@ export async function startRouter(
   });
   const budget = new BodyBudget(settings.http.maxInflightBodyBytes);
   metrics.registry.onCollect(() => metrics.bodyBytesHeld.set([], budget.used));
+  const cache = settings.resultCache.maxBytes > 0
+    ? new ResultCache({ settings: settings.resultCache, directory, metrics })
+    : undefined;
+  if (cache) metrics.registry.onCollect(() => metrics.cacheBytes.set([], cache.store.bytes));
   const app = createRouterApp({
     settings,
     directory,
@@ -89,6 +96,7 @@ export async function startRouter(
     log,
     routerId,
     body: { ...settings.http.body, budget },
+    cache,
     fetch: opts.fetch,
   });
   const server = await serveRouter(
@@ -117,6 +125,7 @@ export async function startRouter(
     routerId,
     directory,
     metrics,
+    cache,
     finished: server.finished,
     close: () => {
       closing ??= (async () => {

@@ -151,6 +151,28 @@ const ROUTER_FIELDS = {
     default: 32,
     doc: "load at which a worker that has the model loaded stops being preferred",
   }),
+  SVC_RESULT_CACHE_BYTES: int({
+    min: 0,
+    max: 64 * 1024 * 1024 * 1024,
+    default: 64 * 1024 * 1024,
+    doc: "bound on the result cache (answers, their headers and keys; least recently used " +
+      "evicted first), in bytes, on top of `SVC_MAX_INFLIGHT_BODY_BYTES`; `0` turns the cache " +
+      "and the coalescing of identical requests off. Per router process (isolate)",
+  }),
+  SVC_RESULT_CACHE_TTL_S: int({
+    min: 0,
+    max: 30 * 86_400,
+    default: 3600,
+    doc: "a cached answer is served for at most this long after it was computed (`0`: no " +
+      "limit; a new model revision ends it earlier anyway)",
+  }),
+  SVC_RESULT_CACHE_MAX_ENTRY_BYTES: int({
+    min: 1024,
+    max: 1024 * 1024 * 1024,
+    default: 1024 * 1024,
+    doc: "largest answer body kept in the result cache (and shared with identical requests in " +
+      "flight); bigger answers are passed on, never held",
+  }),
   SVC_ROUTER_SERVER: oneOf(["auto", "node", "deno"], {
     default: "auto",
     doc: "HTTP server: `node` (node:http: a client that goes away cancels its request to the " +
@@ -261,6 +283,16 @@ export interface DirectorySettings {
   learned: LearnedLimits;
 }
 
+/** The result cache at the edge (router/cache). */
+export interface ResultCacheSettings {
+  /** Bound on everything the cache holds; 0: no cache and no coalescing. */
+  maxBytes: number;
+  /** Answers older than this are not served; 0: no age limit. */
+  ttlMs: number;
+  /** Largest answer body cached or shared. */
+  maxEntryBytes: number;
+}
+
 /** The router's settings, in the slices its parts receive. */
 export interface RouterSettings {
   listen: { host: string; port: number };
@@ -280,6 +312,7 @@ export interface RouterSettings {
   /** Bound on one proxied request, from send to the last byte of the answer. */
   upstreamTimeoutMs: number;
   provisioning: ProvisioningSettings;
+  resultCache: ResultCacheSettings;
   directory: DirectorySettings;
   /** Input limits, the same settings the worker reads. */
   limits: InputLimits;
@@ -341,6 +374,11 @@ export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []):
         token: v.SVC_PROVISION_WEBHOOK_TOKEN,
         intervalS: v.SVC_PROVISION_WEBHOOK_INTERVAL_S,
       },
+    },
+    resultCache: {
+      maxBytes: v.SVC_RESULT_CACHE_BYTES,
+      ttlMs: v.SVC_RESULT_CACHE_TTL_S * 1000,
+      maxEntryBytes: v.SVC_RESULT_CACHE_MAX_ENTRY_BYTES,
     },
     directory: {
       kind: v.SVC_DIRECTORY,

@@ -67,6 +67,10 @@ export interface RouterMetrics {
   webhook: SeriesCounter;
   /** Request-body bytes held against `SVC_MAX_INFLIGHT_BODY_BYTES`; set by a collector. */
   bodyBytesHeld: SeriesGauge;
+  /** labels: result (hit | coalesced | miss | bypass) */
+  cacheRequests: SeriesCounter;
+  /** Bytes the result cache holds, as `SVC_RESULT_CACHE_BYTES` counts them; set by a collector. */
+  cacheBytes: SeriesGauge;
 }
 
 /** Create the router's metrics in a fresh registry. */
@@ -149,6 +153,16 @@ export function createRouterMetrics(): RouterMetrics {
     bodyBytesHeld: gauge(
       "svc_router_body_bytes_held",
       "Request-body bytes the router holds (read, waiting, or being forwarded until answered)",
+    ),
+    cacheRequests: counter(
+      "svc_router_cache_requests_total",
+      "Model requests by what the result cache did: hit (stored answer), coalesced (the answer " +
+        "of an identical request in flight), miss (sent to a worker), bypass (Cache-Control)",
+      ["result"],
+    ),
+    cacheBytes: gauge(
+      "svc_router_cache_bytes",
+      "Bytes held by the result cache (bodies, headers, keys and per-entry overhead)",
     ),
   };
 }

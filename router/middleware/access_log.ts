@@ -64,7 +64,11 @@ export function accessLog(
     deps.metrics.requests.inc([endpoint, String(status), c.get("profile") ?? "none"]);
     deps.metrics.duration.observe([endpoint], seconds);
     const op = apiEndpointOf(path);
-    if (op) observeModelRequest(deps.metrics, op, c.get("model") ?? "unknown", c.res, seconds);
+    const cache = c.res.headers.get(H.cache) ?? undefined;
+    // The workers' series count what workers computed: an answer the cache gave is not one.
+    if (op && cache !== "hit") {
+      observeModelRequest(deps.metrics, op, c.get("model") ?? "unknown", c.res, seconds);
+    }
     deps.log(QUIET.has(endpoint) ? "debug" : "info", "request", {
       method: c.req.method,
       path,
@@ -72,6 +76,7 @@ export function accessLog(
       ms: Math.round(seconds * 100_000) / 100,
       machine_profile: c.get("profile"),
       worker_id: c.get("worker"),
+      cache,
       trace_id: c.res.headers.get(H.traceId) ?? undefined,
     });
   };

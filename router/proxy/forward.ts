@@ -43,10 +43,16 @@ export type ForwardResult =
   | { kind: "not_served" };
 
 /** A worker's answer, as the router received it. */
-type WorkerAnswer = Extract<UpstreamOutcome, { kind: "answer" }>;
+export type WorkerAnswer = Extract<UpstreamOutcome, { kind: "answer" }>;
+
+/**
+ * Turns the worker's answer that goes to the client into the client's `Response` (the result
+ * cache captures it on the way); the default is {@link downstreamResponse}.
+ */
+export type AnswerShaper = (answer: WorkerAnswer, worker: WorkerRecord) => Response;
 
 /** The client's answer from the worker's: its status, allow-listed headers and body. */
-function downstreamResponse(res: WorkerAnswer, worker: WorkerRecord): Response {
+export function downstreamResponse(res: WorkerAnswer, worker: WorkerRecord): Response {
   return new Response(res.body as BodyInit | null, {
     status: res.status,
     statusText: res.statusText,
@@ -76,7 +82,8 @@ const NO_RETRY = { [H.shouldRetry]: "false" } as const;
  * Forward `req` to a worker of `target`, retrying once when allowed. The body is read only once a
  * worker is selected: without one (no capacity, model not served) the answer needs none of it.
  * `delivered` settles once the client's answer has been sent or abandoned (Deno.serve's
- * `completed`); until then the upstream deadline also covers the answer's body.
+ * `completed`); until then the upstream deadline also covers the answer's body. `shape` builds
+ * the client's `Response` from the worker's answer that is passed on (not from one retried).
  */
 export async function forward(
   req: Request,
@@ -84,6 +91,7 @@ export async function forward(
   target: SelectionRequest,
   deps: ProxyDeps,
   delivered?: Promise<void>,
+  shape: AnswerShaper = downstreamResponse,
 ): Promise<ForwardResult> {
   const url = new URL(req.url);
   const pathAndQuery = url.pathname + url.search;
@@ -125,6 +133,7 @@ export async function forward(
       deps,
       delivered,
       done,
+      shape,
     );
     if (r.kind === "ok") return { kind: "response", response: r.response, worker };
     if (r.kind === "client_gone") {
@@ -172,6 +181,7 @@ async function attemptOnce(
   delivered: Promise<void> | undefined,
   /** Ends the worker's in-flight count (begun when it was chosen). */
   done: () => void,
+  shape: AnswerShaper,
 ): Promise<Attempt> {
   // The client going away cancels the worker's request too (it drops work of gone clients).
   const cancel = new UpstreamCancel(req.signal, deps.upstreamTimeoutMs);
@@ -223,7 +233,7 @@ async function attemptOnce(
   // (an app called outside Deno.serve) it ends with the headers.
   if (delivered) delivered.then(() => cancel.release(), () => cancel.release());
   else cancel.release();
-  return { kind: "ok", response: downstreamResponse(res, worker) };
+  return { kind: "ok", response: shape(res, worker) };
 }
 
 /**

@@ -40,6 +40,7 @@ const PASS_RESPONSE = [
   H.inferenceTime,
   H.postprocessingTime,
   H.traceId,
+  H.modelRevision,
   H.retryAfter,
 ].map((h) => h.toLowerCase());
 
@@ -70,11 +71,25 @@ export function downstreamHeaders(
   upstream: IncomingHttpHeaders,
   workerId: string,
 ): Headers {
-  const out = new Headers();
+  return new Headers(downstreamHeaderPairs(upstream, workerId));
+}
+
+/**
+ * {@link downstreamHeaders} as name-value pairs (names lower case): what the result cache keeps
+ * of an answer (reading them back out of a `Headers` costs several times more).
+ */
+export function downstreamHeaderPairs(
+  upstream: IncomingHttpHeaders,
+  workerId: string,
+): [string, string][] {
+  const out: [string, string][] = [];
   for (const k of PASS_RESPONSE) {
     const v = upstream[k];
-    if (typeof v === "string") out.set(k, v);
+    if (typeof v === "string") out.push([k, v]);
   }
-  out.set(H.workerId, workerId);
+  out.push([WORKER_ID, workerId]);
   return out;
 }
+
+/** The worker id header as `Headers` names it. */
+const WORKER_ID = H.workerId.toLowerCase();

@@ -13,7 +13,8 @@ import type { BodyChunks, BodyReadOptions } from "@svc/shared/http/read_body";
 import type { ProvisioningBody } from "@svc/shared/schemas/router";
 import type { RouterContext, RouterEnv } from "../context.ts";
 import { modelNotFound, requestedProfile, routeModel } from "../pools/resolve.ts";
-import { forward } from "../proxy/forward.ts";
+import { type AnswerShaper, forward } from "../proxy/forward.ts";
+import { bearerToken } from "@svc/shared/http/secrets";
 import { isServing } from "../pools/selection.ts";
 
 /** How often a request waiting for capacity looks again. */
@@ -37,11 +38,13 @@ export type WhenNoCapacity =
   | { kind: "wait"; untilMs: number };
 
 /**
- * Forward a request for `model` and return the worker's answer. What needs no body is decided
- * before any of it is read: 400 (profile), 404 (a model the pool does not serve) and, when asked
- * to provision, 202; the body is read (within the body bounds and the in-flight budget) once a
- * worker is selected for it. An answer given without reading the body closes the connection
- * (shared/http/node_server.ts), so nothing drains an unread body.
+ * Forward a request for `model` and return the worker's answer, through the result cache when
+ * it is on (router/cache/edge.ts: a stored answer, or that of an identical request in flight,
+ * may answer instead). What needs no body is decided before any of it is read: 400 (profile),
+ * 404 (a model the pool does not serve) and, when asked to provision, 202; the body is read
+ * (within the body bounds and the in-flight budget) once a worker is selected for it, or, with
+ * the cache on, once the pool is known to have one. An answer given without reading the body
+ * closes the connection (shared/http/node_server.ts), so nothing drains an unread body.
  */
 export async function routeAndForward(
   ctx: RouterContext,
@@ -51,6 +54,32 @@ export async function routeAndForward(
   whenNoCapacity: WhenNoCapacity,
 ): Promise<Response> {
   const target = resolveTarget(ctx, c, model);
+  // Read at most once, by the cache or by forwarding (however many times a wait forwards).
+  let body: Promise<BodyChunks> | undefined;
+  const bodyOnce = () => body ??= readBody();
+  const send = (shape?: AnswerShaper) =>
+    forwardUntilAnswered(ctx, c, target, bodyOnce, whenNoCapacity, shape);
+  if (!ctx.cache) return await send();
+  return await ctx.cache.answer({
+    req: c.req.raw,
+    pool: target.profile,
+    bundle: target.bundle,
+    tenant: ctx.apiKeys.empty ? "" : bearerToken(c.req.header("authorization")) ?? "",
+    readBody: bodyOnce,
+    send,
+    timeoutMs: ctx.settings.upstreamTimeoutMs,
+  });
+}
+
+/** Forward until a worker answers, or answer for the missing capacity (202, or wait then 503). */
+async function forwardUntilAnswered(
+  ctx: RouterContext,
+  c: Context<RouterEnv>,
+  target: Target,
+  bodyOnce: () => Promise<BodyChunks>,
+  whenNoCapacity: WhenNoCapacity,
+  shape: AnswerShaper | undefined,
+): Promise<Response> {
   const proxyDeps = {
     directory: ctx.directory,
     load: ctx.load,
@@ -61,12 +90,9 @@ export async function routeAndForward(
     spillLoad: ctx.settings.pools.affinitySpillLoad,
   };
   const upstream = { pool: target.profile, bundle: target.bundle, model: target.workerModel };
-  // Read at most once, however many times the wait below forwards again.
-  let body: Promise<BodyChunks> | undefined;
-  const bodyOnce = () => body ??= readBody();
   let recorded = false;
   while (true) {
-    const r = await forward(c.req.raw, bodyOnce, upstream, proxyDeps, c.env?.completed);
+    const r = await forward(c.req.raw, bodyOnce, upstream, proxyDeps, c.env?.completed, shape);
     if (r.kind === "response") {
       c.set("worker", r.worker.id);
       ctx.demand.satisfied(target.profile, target.bundle);

@@ -55,13 +55,18 @@ async function startRouter(server: string): Promise<{ child: Deno.ChildProcess; 
   }
 }
 
-/** Closed-loop load until `untilMs`; returns requests answered 200 and others. */
+/**
+ * Closed-loop load until `untilMs`; returns requests answered 200 and others. Every body differs
+ * (a counter in the text): each request is proxied, none is answered by the result cache or
+ * coalesced with another (the cache is on, as deployed: its keying is part of the cost).
+ */
 async function load(url: string, concurrency: number, untilMs: number) {
-  const body = JSON.stringify({ items: [{ text: "a short text to embed" }] });
   let ok = 0;
   let other = 0;
+  let n = 0;
   await Promise.all(Array.from({ length: concurrency }, async () => {
     while (performance.now() < untilMs) {
+      const body = JSON.stringify({ items: [{ text: `a short text to embed ${n++}` }] });
       const res = await fetch(url, {
         method: "POST",
         headers: { "content-type": "application/json", "x-svc-machine-profile": "cpu" },

@@ -65,6 +65,9 @@ export async function startRouter(): Promise<Service> {
     SVC_PORT: String(port),
     SVC_WORKER_TOKEN: BENCH_FLEET_TOKEN,
     SVC_LOG_LEVEL: "warn",
+    // The router's cost is measured on requests that reach the worker: the bench repeats its
+    // texts, which the result cache would answer itself (and coalesce when in flight together).
+    SVC_RESULT_CACHE_BYTES: "0",
   });
   return await serviceWhenOk(proc, `http://127.0.0.1:${port}`, "/healthz", 30_000);
 }

@@ -15,6 +15,8 @@ export interface FakeModel {
   name: string;
   bundle?: string;
   state?: WorkerStatusSnapshot["models"][number]["state"];
+  /** Announced (register and status) and sent as `X-SVC-Model-Revision` on its answers. */
+  revision?: string;
 }
 
 /** Options of a fake worker. */
@@ -51,6 +53,10 @@ export interface FakeWorker {
   shuttingDown: boolean;
   /** When set, model operations get this error answer (status, `detail`, Retry-After). */
   failWith?: { status: number; detail: Record<string, unknown>; retryAfter?: string };
+  /** When set, model answers carry a `pad` field of this many characters (large answers). */
+  padBytes?: number;
+  /** When set, model answers wait for it (a test releases them); `failWith` is read before. */
+  hold?: Promise<void>;
   logs: { level: string; msg: string; fields?: Record<string, unknown> }[];
   /** Stop the HTTP server only (the link stays: simulates a worker that cannot be reached). */
   stopHttp(): Promise<void>;
@@ -68,7 +74,9 @@ export function startFakeWorker(opts: FakeWorkerOptions): FakeWorker {
   };
   const requests: FakeWorker["requests"] = [];
   const logs: FakeWorker["logs"] = [];
-  const fake: Pick<FakeWorker, "shuttingDown" | "failWith"> = { shuttingDown: false };
+  const fake: Pick<FakeWorker, "shuttingDown" | "failWith" | "padBytes" | "hold"> = {
+    shuttingDown: false,
+  };
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
     async (req) => {
@@ -110,15 +118,24 @@ export function startFakeWorker(opts: FakeWorkerOptions): FakeWorker {
         }
         return Response.json({ name, loaded: m.state === "loaded", state: m.state ?? "available" });
       }
+      // Decided on arrival: a test may change it while this request is held.
+      const failWith = fake.failWith;
       if (opts.delayMs) await new Promise((r) => setTimeout(r, opts.delayMs));
-      if (fake.failWith) {
-        const { status, detail, retryAfter } = fake.failWith;
+      if (fake.hold) await fake.hold;
+      if (failWith) {
+        const { status, detail, retryAfter } = failWith;
         const headers: Record<string, string> = retryAfter ? { "retry-after": retryAfter } : {};
         return Response.json({ detail }, { status, headers });
       }
-      return Response.json({ worker: opts.id, path: url.pathname, body }, {
-        headers: { "x-total-time": "1.00", "x-inference-time": "0.50", "x-trace-id": "t-1" },
-      });
+      const headers: Record<string, string> = {
+        "x-total-time": "1.00",
+        "x-inference-time": "0.50",
+        "x-trace-id": "t-1",
+      };
+      const revision = modelOf(url.pathname, body, state.models)?.revision;
+      if (revision) headers["x-svc-model-revision"] = revision;
+      const pad = fake.padBytes ? { pad: "x".repeat(fake.padBytes) } : {};
+      return Response.json({ worker: opts.id, path: url.pathname, body, ...pad }, { headers });
     },
   );
   const port = server.addr.port;
@@ -139,12 +156,14 @@ export function startFakeWorker(opts: FakeWorkerOptions): FakeWorker {
         name: m.name,
         bundle: m.bundle ?? bundle,
         state: m.state ?? "available",
+        revision: m.revision,
       })),
     status: () => ({
       models: [...state.models.values()].map((m) => ({
         name: m.name,
         state: m.state ?? "available",
         queue_depth: 0,
+        revision: m.revision,
       })),
       queue_depth: state.queueDepth,
       in_flight: state.inFlight,
@@ -175,4 +194,20 @@ export function startFakeWorker(opts: FakeWorkerOptions): FakeWorker {
       await stopHttp();
     },
   });
+}
+
+/** The model a request names: in its path (`/v1/{op}/{model}`) or its JSON body's `model`. */
+function modelOf(
+  path: string,
+  body: string,
+  models: ReadonlyMap<string, FakeModel>,
+): FakeModel | undefined {
+  const m = path.match(/^\/v1\/(?:encode|score|extract)\/(.+)$/);
+  if (m) return models.get(decodeURIComponent(m[1]));
+  try {
+    const named = (JSON.parse(body) as { model?: unknown }).model;
+    return typeof named === "string" ? models.get(named) : undefined;
+  } catch {
+    return undefined;
+  }
 }

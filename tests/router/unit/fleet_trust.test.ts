@@ -193,6 +193,9 @@ Deno.test("fleet trust: only the headers the API defines reach clients", async (
           "retry-after",
           "vary",
           "x-sie-server-version",
+          // The router's result cache says what it did (never from the worker).
+          "x-svc-cache",
+          "x-svc-model-revision",
           "x-svc-server-version",
           "x-svc-worker-id",
           "x-total-time",

@@ -387,8 +387,12 @@ Deno.test("routing: without affinity, load is spread by in-flight requests", asy
     { id: "b", profile: "cpu", models: [DENSE], delayMs: 1000 },
   ]);
   try {
+    // Ten different requests: identical ones in flight together would be coalesced into one.
     const all = await Promise.all(
-      Array.from({ length: 10 }, () => post(`${c.r.url}/v1/encode/fixture/dense`, CPU)),
+      Array.from(
+        { length: 10 },
+        (_, i) => post(`${c.r.url}/v1/encode/fixture/dense`, CPU, JSON.stringify({ i })),
+      ),
     );
     const ids = all.map((r) => r.headers.get("x-svc-worker-id"));
     await Promise.all(all.map((r) => r.body?.cancel()));
