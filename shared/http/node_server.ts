@@ -288,7 +288,10 @@ async function writeResponse(
     return;
   }
   res.statusCode = response.status;
-  for (const [k, v] of response.headers) if (k !== "set-cookie") res.setHeader(k, v);
+  // `forEach`, not `for...of`: Deno's Headers iterator sorts the list again at every step.
+  response.headers.forEach((v, k) => {
+    if (k !== "set-cookie") res.setHeader(k, v);
+  });
   const cookies = response.headers.getSetCookie();
   if (cookies.length > 0) res.setHeader("set-cookie", cookies);
   if (bytes !== undefined) res.setHeader("content-length", bytes.length);

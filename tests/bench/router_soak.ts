@@ -1,11 +1,14 @@
 /**
  * `deno task bench:router-soak`: router memory under sustained load. A real router process
- * (`router/main.ts`, as deployed) proxies closed-loop 1-item encodes to an in-process fake worker
- * for `--seconds` (default 60) at `--concurrency` (default 32); its resident memory and a
- * `/healthz` round trip are sampled every 5 s. Flat means the last samples stay near the first
- * one after warm-up: nothing per request outlives its answer.
+ * (`router/main.ts` with the V8 flags of `deno task router`, as deployed) proxies closed-loop
+ * 1-item encodes to an in-process fake worker for `--seconds` (default 60) at `--concurrency`
+ * (default 32); its resident memory and a `/healthz` round trip are sampled every 5 s. Its idle
+ * memory is taken before the load and again `--idle` seconds (default 30) after it. Flat means
+ * the last samples stay near the first one after warm-up: nothing per request outlives its
+ * answer; and after the load the router gives its memory back.
  *
  *   deno task bench:router-soak [--seconds=60] [--concurrency=32] [--server=node|deno]
+ *     [--idle=30] [--v8-flags=...]   (`--v8-flags=` empty: V8's defaults)
  */
 import { startFakeWorker } from "../router/helpers/fake_worker.ts";
 import { rssMiB, timeGet } from "../hardening/helpers.ts";
@@ -22,10 +25,20 @@ function arg(name: string, fallback: string): string {
   return found ? found.slice(name.length + 3) : fallback;
 }
 
+/** The `--v8-flags` of `deno task router` (deno.json), the flags the router is deployed with. */
+async function routerV8Flags(): Promise<string> {
+  const config = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`));
+  const command: string = config.tasks.router.command;
+  return command.match(/--v8-flags=(\S+)/)?.[1] ?? "";
+}
+
 /** Start the router process; resolves with it and its URL once it listens. */
-async function startRouter(server: string): Promise<{ child: Deno.ChildProcess; url: string }> {
+async function startRouter(
+  server: string,
+  v8Flags: string,
+): Promise<{ child: Deno.ChildProcess; url: string }> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-P=router", "router/main.ts"],
+    args: ["run", "-P=router", ...(v8Flags ? [`--v8-flags=${v8Flags}`] : []), "router/main.ts"],
     cwd: ROOT,
     env: {
       NO_COLOR: "1",
@@ -83,7 +96,9 @@ async function load(url: string, concurrency: number, untilMs: number) {
 const seconds = Number(arg("seconds", "60"));
 const concurrency = Number(arg("concurrency", "32"));
 const server = arg("server", "auto");
-const { child, url } = await startRouter(server);
+const idleSeconds = Number(arg("idle", "30"));
+const v8Flags = arg("v8-flags", await routerV8Flags());
+const { child, url } = await startRouter(server, v8Flags);
 const worker = startFakeWorker({
   routerUrl: url,
   token: TOKEN,
@@ -94,6 +109,7 @@ const worker = startFakeWorker({
 const trim = setInterval(() => worker.requests.length = 0, 500);
 try {
   await waitFor(() => worker.link.connected, "the worker to register", 20_000);
+  const idleBefore = await rssMiB(child.pid);
   const target = `${url}/v1/encode/fixture%2Fdense`;
   await load(target, concurrency, performance.now() + WARMUP_MS);
   const samples: { t: number; rss: number; healthzMs: number }[] = [];
@@ -122,12 +138,15 @@ try {
   const last = samples.at(-1)!.rss;
   const peak = Math.max(...samples.map((s) => s.rss));
   const p = samples.map((s) => s.healthzMs).sort((a, b) => a - b);
+  await new Promise((r) => setTimeout(r, idleSeconds * 1000));
+  const idleAfter = await rssMiB(child.pid);
   console.log(
-    `router RSS under load (${server} server, ${concurrency} clients, ${seconds} s, ` +
-      `${(result.ok / seconds).toFixed(0)} requests/s, ${result.other} not 200): ` +
-      `${first.toFixed(1)} MB after warm-up, ${last.toFixed(1)} MB at the end ` +
-      `(${(last - first).toFixed(1)} MB), peak ${peak.toFixed(1)} MB; /healthz max ` +
-      `${p.at(-1)!.toFixed(1)} ms`,
+    `router RSS under load (${server} server, V8 flags ${v8Flags || "none"}, ${concurrency} ` +
+      `clients, ${seconds} s, ${(result.ok / seconds).toFixed(0)} requests/s, ${result.other} ` +
+      `not 200): idle ${idleBefore.toFixed(1)} MB before; ${first.toFixed(1)} MB after ` +
+      `warm-up, ${last.toFixed(1)} MB at the end (${(last - first).toFixed(1)} MB), peak ` +
+      `${peak.toFixed(1)} MB; ${idleAfter.toFixed(1)} MB ${idleSeconds} s after the load ` +
+      `(${(idleAfter / idleBefore).toFixed(2)}x idle); /healthz max ${p.at(-1)!.toFixed(1)} ms`,
   );
 } finally {
   clearInterval(trim);
