@@ -7,8 +7,11 @@
  * the last samples stay near the first one after warm-up: nothing per request outlives its
  * answer; and after the load the router gives its memory back.
  *
+ * With `--fill-cache` the fake worker names a model revision, so every answer is stored and the
+ * result cache fills to `SVC_RESULT_CACHE_BYTES`: the cache's own memory on top.
+ *
  *   deno task bench:router-soak [--seconds=60] [--concurrency=32] [--server=node|deno]
- *     [--idle=30] [--v8-flags=...]   (`--v8-flags=` empty: V8's defaults)
+ *     [--idle=30] [--v8-flags=...] [--fill-cache]   (`--v8-flags=` empty: V8's defaults)
  */
 import { startFakeWorker } from "../router/helpers/fake_worker.ts";
 import { rssMiB, timeGet } from "../hardening/helpers.ts";
@@ -98,13 +101,18 @@ const concurrency = Number(arg("concurrency", "32"));
 const server = arg("server", "auto");
 const idleSeconds = Number(arg("idle", "30"));
 const v8Flags = arg("v8-flags", await routerV8Flags());
+const fillCache = Deno.args.includes("--fill-cache");
 const { child, url } = await startRouter(server, v8Flags);
 const worker = startFakeWorker({
   routerUrl: url,
   token: TOKEN,
   id: "soak-worker",
   profile: "cpu",
-  models: [{ name: "fixture/dense", state: "loaded" }],
+  models: [{
+    name: "fixture/dense",
+    state: "loaded",
+    revision: fillCache ? "50a450a450a450a450a450a450a450a4" : undefined,
+  }],
 });
 const trim = setInterval(() => worker.requests.length = 0, 500);
 try {
@@ -138,15 +146,19 @@ try {
   const last = samples.at(-1)!.rss;
   const peak = Math.max(...samples.map((s) => s.rss));
   const p = samples.map((s) => s.healthzMs).sort((a, b) => a - b);
+  const metrics = await (await fetch(`${url}/metrics`)).text();
+  const cacheBytes = Number(metrics.match(/^svc_router_cache_bytes (\d+)/m)?.[1] ?? 0);
   await new Promise((r) => setTimeout(r, idleSeconds * 1000));
   const idleAfter = await rssMiB(child.pid);
   console.log(
-    `router RSS under load (${server} server, V8 flags ${v8Flags || "none"}, ${concurrency} ` +
+    `router RSS under load (${server} server, V8 flags ${v8Flags || "none"}, ` +
+      `${fillCache ? "every answer stored, " : ""}${concurrency} ` +
       `clients, ${seconds} s, ${(result.ok / seconds).toFixed(0)} requests/s, ${result.other} ` +
       `not 200): idle ${idleBefore.toFixed(1)} MB before; ${first.toFixed(1)} MB after ` +
       `warm-up, ${last.toFixed(1)} MB at the end (${(last - first).toFixed(1)} MB), peak ` +
       `${peak.toFixed(1)} MB; ${idleAfter.toFixed(1)} MB ${idleSeconds} s after the load ` +
-      `(${(idleAfter / idleBefore).toFixed(2)}x idle); /healthz max ${p.at(-1)!.toFixed(1)} ms`,
+      `(${(idleAfter / idleBefore).toFixed(2)}x idle); result cache ` +
+      `${(cacheBytes / 1048576).toFixed(1)} MB; /healthz max ${p.at(-1)!.toFixed(1)} ms`,
   );
 } finally {
   clearInterval(trim);
