@@ -5,8 +5,8 @@
  * 1. `Cache-Control: no-store` bypasses everything: no lookup, no coalescing, nothing stored.
  *    `no-cache` asks for a fresh answer: no lookup and no coalescing, but the fresh answer
  *    replaces the stored one. Both answer `X-SVC-Cache: bypass`.
- * 2. A pool without a serving worker goes on as before (202 or a wait for capacity): no answer
- *    can be valid there, and such a request never reads its body for nothing.
+ * 2. A request no serving worker of its pool offers a model for goes on as before (202, a wait for
+ *    capacity, 404): no answer can be valid there, and such a request never reads its body.
  * 3. The body is read and the key made (key.ts). A stored answer whose revision a serving worker
  *    of the pool still announces is a hit: its status, headers and body as first sent, plus
  *    `X-SVC-Cache: hit`.
@@ -20,9 +20,9 @@ import { ServiceError } from "@svc/shared/errors";
 import { HeaderNames as H } from "@svc/shared/headers";
 import type { BodyChunks } from "@svc/shared/http/read_body";
 import { MODEL_REVISION_RE } from "@svc/shared/fleet/protocol";
-import type { WorkerDirectory } from "../directory/types.ts";
+import type { WorkerDirectory, WorkerRecord } from "../directory/types.ts";
 import type { RouterMetrics } from "../metrics/router_metrics.ts";
-import { poolHasCapacity } from "../pools/selection.ts";
+import { isServing, modelsOf } from "../pools/selection.ts";
 import { type AnswerShaper, downstreamHeaderPairs } from "../proxy/mod.ts";
 import type { ResultCacheSettings } from "../settings.ts";
 import { captureAnswer, exact } from "./capture.ts";
@@ -45,6 +45,8 @@ export interface CacheRequest {
   req: Request;
   pool: string;
   bundle: string;
+  /** The model as workers announce it (`id` for a served `id:profile`). */
+  model: string;
   /** The credential as presented (`""` without API keys). */
   tenant: string;
   /** The body (read once, whatever the number of calls). */
@@ -79,7 +81,7 @@ export class ResultCache {
   async answer(r: CacheRequest): Promise<Response> {
     const mode = cacheModeOf(r.req.headers.get("cache-control"));
     if (mode === "bypass") return await this.#forward(r, "bypass", undefined, undefined);
-    if (!poolHasCapacity(this.#deps.directory.snapshot(), r.pool, r.bundle)) {
+    if (!offered(this.#deps.directory.snapshot(), r)) {
       return await this.#forward(r, "miss", undefined, undefined);
     }
     const body = await r.readBody();
@@ -168,6 +170,15 @@ export class ResultCache {
       if (!shaped) lead?.land(undefined);
     }
   }
+}
+
+/**
+ * True when a serving worker of the request's pool and bundle offers its model: only then is the
+ * body read for a key. Otherwise the answer (202, a wait for capacity, 404) needs no body, and
+ * forwarding gives it before any of the body is read.
+ */
+function offered(workers: readonly WorkerRecord[], r: CacheRequest): boolean {
+  return workers.some((w) => isServing(w, r.pool, r.bundle) && modelsOf(w).has(r.model));
 }
 
 /**

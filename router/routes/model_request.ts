@@ -43,7 +43,7 @@ export type WhenNoCapacity =
  * may answer instead). What needs no body is decided before any of it is read: 400 (profile),
  * 404 (a model the pool does not serve) and, when asked to provision, 202; the body is read
  * (within the body bounds and the in-flight budget) once a worker is selected for it, or, with
- * the cache on, once the pool is known to have one. An answer given without reading the body
+ * the cache on, once a serving worker offers the model. An answer given without reading the body
  * closes the connection (shared/http/node_server.ts), so nothing drains an unread body.
  */
 export async function routeAndForward(
@@ -64,6 +64,7 @@ export async function routeAndForward(
     req: c.req.raw,
     pool: target.profile,
     bundle: target.bundle,
+    model: target.workerModel,
     tenant: ctx.apiKeys.empty ? "" : bearerToken(c.req.header("authorization")) ?? "",
     readBody: bodyOnce,
     send,
