@@ -157,7 +157,7 @@ export function createRouterMetrics(): RouterMetrics {
     cacheRequests: counter(
       "svc_router_cache_requests_total",
       "Model requests by what the result cache did: hit (stored answer), coalesced (the answer " +
-        "of an identical request in flight), miss (sent to a worker), bypass (Cache-Control)",
+        "of an identical request in flight), miss (passed on to routing), bypass (Cache-Control)",
       ["result"],
     ),
     cacheBytes: gauge(
