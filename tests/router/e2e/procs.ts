@@ -22,9 +22,15 @@ export class Proc {
   #waiters: { re: RegExp; resolve: (m: RegExpMatchArray) => void }[] = [];
   #pumps: Promise<void>[];
 
-  constructor(name: string, args: string[], env: Record<string, string>) {
+  /** `command`: the program (default: this deno; the start tests run `npm`). */
+  constructor(
+    name: string,
+    args: string[],
+    env: Record<string, string>,
+    command = Deno.execPath(),
+  ) {
     this.name = name;
-    this.child = new Deno.Command(Deno.execPath(), {
+    this.child = new Deno.Command(command, {
       args,
       cwd: ROOT,
       env: { NO_COLOR: "1", ...env },
