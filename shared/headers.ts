@@ -6,6 +6,8 @@ export const HeaderNames = {
   inferenceTime: "X-Inference-Time",
   postprocessingTime: "X-Postprocessing-Time",
   traceId: "X-Trace-ID",
+  /** Items of the request the model read only in part (cut to its length); `0` when none. */
+  truncatedItems: "X-Truncated-Items",
   serverVersion: "X-SVC-Server-Version",
   /** The same version under the SIE clients' name: their version-skew warning reads this one. */
   serverVersionSie: "X-SIE-Server-Version",

@@ -45,7 +45,8 @@ export function requestedProfile(
     if (policy.defaultMachineProfile) return policy.defaultMachineProfile;
     throw new ServiceError(
       "INVALID_INPUT",
-      `the ${H.machineProfile} header is required: it names the worker pool (GPU type)`,
+      `the ${H.machineProfile} header is required: it names the worker pool (GPU type); or ` +
+        "set SVC_DEFAULT_MACHINE_PROFILE on the router for requests without it",
     );
   }
   const profile = raw.trim().toLowerCase();

@@ -35,6 +35,7 @@ const PASS_RESPONSE = [
   H.inferenceTime,
   H.postprocessingTime,
   H.traceId,
+  H.truncatedItems,
   H.retryAfter,
 ].map((h) => h.toLowerCase());
 

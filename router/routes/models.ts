@@ -7,6 +7,10 @@ import type { RouterContext, RouterEnv } from "../context.ts";
 import type { WorkerRecord } from "../directory/types.ts";
 import { getModel, listModels } from "../models.ts";
 import { requestedProfile } from "../pools/resolve.ts";
+import { modelsOf } from "../pools/selection.ts";
+import { BUILTIN_CATALOG, catalogById, unresolvedNameError } from "@svc/shared/catalog";
+
+const CATALOG_BY_ID = catalogById(BUILTIN_CATALOG);
 
 /** GET /v1/models */
 export async function handleListModels(
@@ -36,8 +40,26 @@ export async function handleGetModel(
     ctx.fetch,
     ctx.settings.workerApiKey,
   );
-  if (!info) throw new ServiceError("MODEL_NOT_FOUND", `model "${model}" is not in the catalog`);
+  if (!info) throw unknownModel(model, scopedWorkers(ctx, c));
   return Response.json(info);
+}
+
+/**
+ * 404 for a name nobody serves, but 400 for `id:profile` of a model that is served or built in
+ * (its profile is unknown: what a bad `options.profile` answers too).
+ */
+function unknownModel(model: string, workers: readonly WorkerRecord[]): ServiceError {
+  const colon = model.lastIndexOf(":");
+  const id = colon > 0 ? model.slice(0, colon) : "";
+  if (CATALOG_BY_ID.has(id)) return unresolvedNameError(model, CATALOG_BY_ID, '"');
+  if (id && workers.some((w) => modelsOf(w).has(id))) {
+    return new ServiceError(
+      "INVALID_INPUT",
+      `model "${id}" has no profile "${model.slice(colon + 1)}" (GET /v1/models/` +
+        `${encodeURIComponent(id)} lists its profiles)`,
+    );
+  }
+  return new ServiceError("MODEL_NOT_FOUND", `model "${model}" is not in the catalog`);
 }
 
 /** Live workers, restricted to the pool the client named (if it named one). */

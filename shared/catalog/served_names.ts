@@ -3,6 +3,7 @@
  * `id:profile` (e.g. `nomic-ai/nomic-embed-text-v1.5:matryoshka-256`).
  */
 import type { ModelConfig } from "./schema.ts";
+import { ServiceError } from "../errors.ts";
 
 /** Index configs by id. Throws when two configs share an id. */
 export function catalogById(configs: readonly ModelConfig[]): Map<string, ModelConfig> {
@@ -58,4 +59,27 @@ export function resolveServedName(
   const profile = name.slice(colon + 1);
   if (!config || !Object.hasOwn(config.profiles, profile)) return undefined;
   return { config, profile };
+}
+
+/**
+ * The error for a name {@link resolveServedName} does not resolve: a known model with a profile it
+ * lacks (`id:tiny`) is `400 INVALID_INPUT` naming its profiles, as a bad `options.profile` is;
+ * anything else is `404 MODEL_NOT_FOUND`. `quote` is how the caller quotes names in messages.
+ */
+export function unresolvedNameError(
+  name: string,
+  byId: ReadonlyMap<string, ModelConfig>,
+  quote = "'",
+): ServiceError {
+  const colon = name.lastIndexOf(":");
+  const config = colon > 0 ? byId.get(name.slice(0, colon)) : undefined;
+  if (config) {
+    const profiles = Object.keys(config.profiles);
+    return new ServiceError(
+      "INVALID_INPUT",
+      `model ${quote}${config.id}${quote} has no profile ${quote}${name.slice(colon + 1)}${quote}` +
+        (profiles.length ? ` (its profiles: ${profiles.join(", ")})` : " (it declares none)"),
+    );
+  }
+  return new ServiceError("MODEL_NOT_FOUND", `model ${quote}${name}${quote} is not in the catalog`);
 }

@@ -176,6 +176,34 @@ Deno.test("GET /v1/models/{id:profile} reports that profile's dims, as its encod
   }
 });
 
+Deno.test("an unknown profile is a 400 naming the model's profiles, as a name or an option; an unknown model 404", async () => {
+  const w = await startTestWorker();
+  try {
+    const byName = await ENCODE(w.url, "fixture%2Fdense%3Atiny");
+    const info = await fetch(`${w.url}/v1/models/fixture%2Fdense%3Atiny`);
+    const infoBody = await info.json();
+    const byOption = await fetch(`${w.url}/v1/encode/fixture/dense`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json" },
+      body: JSON.stringify({ items: [{ text: "x" }], params: { options: { profile: "tiny" } } }),
+    });
+    const optionBody = await byOption.json();
+    for (const [status, body] of [[byName.status, byName.body], [info.status, infoBody]]) {
+      assert.equal(status, 400);
+      assert.equal(body.detail.code, "INVALID_INPUT");
+      assert.match(body.detail.message, /model 'fixture\/dense' has no profile 'tiny'/);
+      assert.match(body.detail.message, /default, small/);
+    }
+    assert.equal(byOption.status, 400, JSON.stringify(optionBody));
+    assert.equal(optionBody.detail.code, "INVALID_INPUT");
+    const nf = await fetch(`${w.url}/v1/models/nope%2Fnothing%3Atiny`);
+    assert.equal(nf.status, 404);
+    assert.equal((await nf.json()).detail.code, "MODEL_NOT_FOUND");
+  } finally {
+    await w.close();
+  }
+});
+
 Deno.test("SVC_MODEL_FILTER hides models (404 everywhere)", async () => {
   const w = await startTestWorker({ SVC_MODEL_FILTER: "fixture/dense" });
   try {

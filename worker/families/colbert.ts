@@ -69,9 +69,9 @@ class ColbertAdapter extends TextAdapter<ColbertItem> {
     const { prefix, suffix } = tok.template;
     // One extra slot for the marker, which goes right after [CLS].
     const room = Math.max(0, max - prefix.length - suffix.length - 1);
-    const body = item.tokenIds
-      ? item.tokenIds.slice(0, room)
-      : tok.bodyIds((params.prefix ?? "") + (item.text ?? ""), room);
+    const { ids: body, cut } = item.tokenIds
+      ? { ids: item.tokenIds.slice(0, room), cut: item.tokenIds.length > room }
+      : tok.bodyIdsCut((params.prefix ?? "") + (item.text ?? ""), room);
     const marker = isQuery ? this.s.queryMarker : this.s.documentMarker;
     const ids = [...prefix, marker, ...body, ...suffix];
     let attend: number | undefined;
@@ -79,7 +79,7 @@ class ColbertAdapter extends TextAdapter<ColbertItem> {
       attend = this.s.attendToMask ? undefined : ids.length;
       while (ids.length < this.s.queryLength) ids.push(this.s.maskId);
     }
-    return { index, length: ids.length, ids, attend, isQuery };
+    return { index, length: ids.length, ids, attend, isQuery, truncated: cut };
   }
 
   protected postprocess(

@@ -29,18 +29,20 @@ export function pairScore(data: Float32Array, dims: readonly number[], b: number
 
 class RerankerAdapter extends TextAdapter<PairItem> {
   /** Every item of a score request carries the same query: tokenise it once. */
-  readonly #queryIds: (query: string) => number[];
+  readonly #queryIds: (query: string) => { ids: number[]; cut: boolean };
 
   constructor(model: TextModel, private readonly sigmoid: boolean) {
     super(model);
     const tok = model.tokenizer;
-    this.#queryIds = memoLast((q) => tok.bodyIds(q, tok.pairRoom()));
+    this.#queryIds = memoLast((q) => tok.bodyIdsCut(q, tok.pairRoom()));
   }
 
   override prepare(item: WorkItem, index: number, params: WorkParams): PairItem {
     const query = this.#queryIds((params.prefix ?? "") + (item.query ?? ""));
-    const { ids, typeIds } = this.model.tokenizer.encodePair(query, item.text ?? "");
-    return { index, length: ids.length, ids, typeIds: typeIds ?? [] };
+    const pair = this.model.tokenizer.encodePair(query.ids, item.text ?? "");
+    const { ids, typeIds } = pair;
+    const truncated = query.cut || pair.truncated;
+    return { index, length: ids.length, ids, typeIds: typeIds ?? [], truncated };
   }
 
   protected postprocess(

@@ -83,6 +83,8 @@ export interface PreparedItem {
   index: number;
   /** Number of tokens the model will see (after truncation, with special tokens). */
   length: number;
+  /** True when the item's input was cut to the model's length (counted in X-Truncated-Items). */
+  truncated?: boolean;
   /** Set when the item cannot be run; it is answered with this error and skipped. */
   error?: { code: "INVALID_INPUT" | "INFERENCE_ERROR"; message: string };
 }
@@ -105,6 +107,8 @@ export interface ItemOutput {
   fieldSpans?: { text: string; score: number; start: number }[][];
   /** Tokens the model processed for this item (usage, metrics). */
   tokens: number;
+  /** The item's input was cut to the model's length (set by the driver from its PreparedItem). */
+  truncated?: boolean;
   /** Set when this item alone was rejected (e.g. token ids outside the vocabulary). */
   error?: { code: "INVALID_INPUT" | "INFERENCE_ERROR"; message: string };
 }

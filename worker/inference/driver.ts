@@ -60,7 +60,10 @@ export async function driveBatch(
     inferenceMs += r.inferenceMs;
     postprocessingMs += r.postprocessingMs;
     paddedTokens += group.length * group[group.length - 1].length;
-    group.forEach((p, k) => outputs[p.index] = r.outputs[k]);
+    group.forEach((p, k) => {
+      outputs[p.index] = r.outputs[k];
+      if (p.truncated && r.outputs[k]) r.outputs[k].truncated = true;
+    });
   }
   return { outputs, timing: { tokenizationMs, inferenceMs, postprocessingMs }, paddedTokens };
 }

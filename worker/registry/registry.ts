@@ -5,7 +5,7 @@
  * Models run through an injected backend (`runner.ts`), so all of this is testable without ONNX.
  */
 import type { ModelConfig } from "@svc/shared/catalog/schema";
-import { resolveServedName, type ServedModel } from "@svc/shared/catalog";
+import { resolveServedName, type ServedModel, unresolvedNameError } from "@svc/shared/catalog";
 import { type ErrorCode, ServiceError } from "@svc/shared/errors";
 import { deadline } from "@svc/shared/deadline";
 import type { ModelState } from "@svc/shared/schemas/models";
@@ -147,10 +147,10 @@ export class ModelRegistry {
     return true;
   }
 
-  /** Resolve a served name (`id` or `id:profile`); 404 MODEL_NOT_FOUND otherwise. */
+  /** Resolve a served name (`id` or `id:profile`); else 404, or 400 for an unknown profile. */
   resolve(name: string): ServedModel {
     const r = resolveServedName(name, this.#o.catalog);
-    if (!r) throw new ServiceError("MODEL_NOT_FOUND", `model '${name}' is not in the catalog`);
+    if (!r) throw unresolvedNameError(name, this.#o.catalog);
     return r;
   }
 

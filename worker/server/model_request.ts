@@ -13,7 +13,7 @@ import { assertFitsQueue, type RequestResult } from "../scheduler/batcher.ts";
 import type { WorkerContext } from "./context.ts";
 import { gateModel } from "./model_gate.ts";
 import { HeaderNames as H } from "@svc/shared/headers";
-import { makeTiming, timingHeaders, traceIdOf } from "./http_io.ts";
+import { makeTiming, timingHeaders, traceIdOf, truncationHeader } from "./http_io.ts";
 import { modelFromPath } from "@svc/shared/catalog/model_path";
 import { negotiatedAnswer } from "./respond.ts";
 import type { ModelCall } from "./model_call.ts";
@@ -93,6 +93,6 @@ export function answerModelRequest(
     mr.call.header("accept"),
     { model: mr.name, ...payload, timing },
     200,
-    timingHeaders(timing, mr.traceId),
+    { ...timingHeaders(timing, mr.traceId), ...truncationHeader(result.outputs) },
   );
 }

@@ -117,7 +117,12 @@ export function startFakeWorker(opts: FakeWorkerOptions): FakeWorker {
         return Response.json({ detail }, { status, headers });
       }
       return Response.json({ worker: opts.id, path: url.pathname, body }, {
-        headers: { "x-total-time": "1.00", "x-inference-time": "0.50", "x-trace-id": "t-1" },
+        headers: {
+          "x-total-time": "1.00",
+          "x-inference-time": "0.50",
+          "x-trace-id": "t-1",
+          "x-truncated-items": "2",
+        },
       });
     },
   );

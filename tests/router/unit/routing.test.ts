@@ -67,6 +67,7 @@ Deno.test("routing: the header picks the pool; the alias header works; answers p
       assert.equal(res.headers.get("x-svc-server-version"), "0.1.0");
       assert.equal(res.headers.get("x-total-time"), "1.00", "timing headers pass through");
       assert.equal(res.headers.get("x-trace-id"), "t-1");
+      assert.equal(res.headers.get("x-truncated-items"), "2", "and the truncation count");
       assert.equal((await res.json()).worker, want);
     }
   } finally {

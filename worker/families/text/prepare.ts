@@ -32,9 +32,9 @@ export function prepareText(
       };
     }
     const ids = [...prefix, ...item.tokenIds.slice(0, room), ...suffix];
-    return { index, length: ids.length, ids };
+    return { index, length: ids.length, ids, truncated: item.tokenIds.length > room };
   }
   const text = (params.prefix ?? "") + (item.text ?? "");
-  const { ids } = tok.encode(text);
-  return { index, length: ids.length, ids };
+  const { ids, truncated } = tok.encode(text);
+  return { index, length: ids.length, ids, truncated };
 }

@@ -18,7 +18,7 @@ import { truncateDense } from "../../service/matryoshka.ts";
 import type { WorkerContext } from "../context.ts";
 import { gateModel } from "../model_gate.ts";
 import { HeaderNames as H } from "@svc/shared/headers";
-import { makeTiming, timingHeaders, traceIdOf } from "../http_io.ts";
+import { makeTiming, timingHeaders, traceIdOf, truncationHeader } from "../http_io.ts";
 import type { ModelCall } from "../model_call.ts";
 import { runOnModel } from "../model_request.ts";
 import { jsonAnswer } from "../respond.ts";
@@ -67,6 +67,6 @@ export async function handleEmbeddings(
   const usage = { prompt_tokens: result.tokens, total_tokens: result.tokens };
   return jsonAnswer(
     { object: "list", data, model: body.model, usage },
-    timingHeaders(timing, traceId),
+    { ...timingHeaders(timing, traceId), ...truncationHeader(result.outputs) },
   );
 }

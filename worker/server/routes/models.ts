@@ -1,7 +1,6 @@
 /** GET /v1/models and GET /v1/models/{model}: the catalog with live state; never loads a model. */
 import type { ModelConfig } from "@svc/shared/catalog/schema";
-import { resolveServedName } from "@svc/shared/catalog";
-import { ServiceError } from "@svc/shared/errors";
+import { resolveServedName, unresolvedNameError } from "@svc/shared/catalog";
 import { modelInfoOf } from "@svc/shared/catalog/model_info";
 import type { WorkerContext } from "../context.ts";
 import { modelFromPath } from "@svc/shared/catalog/model_path";
@@ -38,6 +37,6 @@ export function listModels(ctx: WorkerContext): Response {
 export function getModel(ctx: WorkerContext, url: string): Response {
   const name = modelFromPath(url, "/v1/models/");
   const served = resolveServedName(name, ctx.registry.catalog);
-  if (!served) throw new ServiceError("MODEL_NOT_FOUND", `model '${name}' is not in the catalog`);
+  if (!served) throw unresolvedNameError(name, ctx.registry.catalog);
   return Response.json(modelInfo(ctx, served.config, name, served.profile));
 }
