@@ -24,6 +24,15 @@ export function renderReadme(text: string): string {
 }
 
 if (import.meta.main) {
+  if (Deno.args.length > 0) {
+    const help = Deno.args.includes("--help") || Deno.args.includes("-h");
+    (help ? console.log : console.error)(
+      "usage: npx deno task config:docs\n\nRewrite the README's configuration tables (between " +
+        "the <!-- settings:ID --> markers)\nfrom the settings schemas; a test fails when they " +
+        "are stale. It takes no options.",
+    );
+    Deno.exit(help ? 0 : 2);
+  }
   const before = await Deno.readTextFile(README);
   const after = renderReadme(before);
   if (after === before) console.log("README.md: configuration reference already up to date");

@@ -15,15 +15,15 @@
  * Settings: every router and worker SVC_* variable applies; in addition the START_SCHEMA ones,
  * and SVC_WORKER_TOKEN is shared by both sides (default: a random token for this run).
  */
-import { ConfigError, type Env } from "@svc/shared/config";
+import { COMMON_FIELDS, ConfigError, type Env, processHelp, serverArgs } from "@svc/shared/config";
 import { listenFailureLine } from "@svc/shared/http/listen_error";
 import { createLogger, type Logger } from "@svc/shared/log";
-import { loadRouterSettings } from "../router/settings.ts";
+import { loadRouterSettings, ROUTER_REFERENCE } from "../router/settings.ts";
 import { type RunningRouter, startRouter } from "../router/server.ts";
 import { createWorker } from "../worker/bootstrap.ts";
-import { WORKER_SETTING_NAMES } from "../worker/config/settings.ts";
+import { WORKER_REFERENCE, WORKER_SETTING_NAMES } from "../worker/config/settings.ts";
 import { ALL_BUNDLES } from "@svc/shared/catalog/bundles";
-import { START_SCHEMA, type StartSettings } from "./start_settings.ts";
+import { START_REFERENCE, START_SCHEMA, type StartSettings } from "./start_settings.ts";
 import { type OfflineModels, prepareOfflineModels } from "./offline_models.ts";
 import { buildGloveInBackground } from "./offline_glove.ts";
 import { launcherGone } from "./launcher_watch.ts";
@@ -135,7 +135,29 @@ function banner(
 }
 
 /** Start router + worker; returns when the worker process lifecycle ends (it exits itself). */
+/** `deno task start --help`. */
+function startHelp(): string {
+  return processHelp({
+    usage: "usage: [SVC_*=value ...] npm start   (or: npx deno task start)",
+    about:
+      "Router on SVC_PORT (8080, on 127.0.0.1 unless SVC_HOST) plus one local worker serving\n" +
+      "every bundle, offline models included; it is ready (/readyz 200, the banner) once its\n" +
+      "worker has registered. Every router and worker setting applies, and these:",
+    sections: [
+      ...START_REFERENCE,
+      { id: "router and worker", fields: COMMON_FIELDS },
+      ...WORKER_REFERENCE,
+      ...ROUTER_REFERENCE,
+    ],
+  });
+}
+
 async function main(): Promise<void> {
+  const asked = serverArgs(Deno.args, startHelp, "deno task start");
+  if (asked) {
+    (asked.code === 0 ? console.log : console.error)(asked.out);
+    Deno.exit(asked.code);
+  }
   // Watched from the first moment: a launcher may go while the stack is still starting.
   const launcherExited = launcherGone();
   const env = Deno.env.toObject();
