@@ -28,7 +28,10 @@ export interface ClientOptions {
   format?: WireFormat;
   /** Bound on one HTTP attempt, answer body included (default 120 s). */
   timeoutMs?: number;
-  /** Waits and retries; the overall budget defaults to 5 minutes. */
+  /**
+   * Waits and retries: a pool with no worker is waited for 60 s (`provisionWaitMs`), a call as a
+   * whole for at most 5 minutes (`budgetMs`).
+   */
   retry?: Partial<RetryPolicy>;
   /** Where the version-skew warning goes (default `console.warn`); given at most once. */
   onWarning?: (message: string) => void;

@@ -3,13 +3,16 @@
 /**
  * Codes the client itself raises (the server's codes come from its error body):
  * `CONNECTION_FAILED` (no answer after the connection retries), `TIMEOUT` (one attempt took longer
- * than `timeoutMs`), `RETRY_BUDGET_EXHAUSTED` (still 202 or a retryable 503 when the overall budget
- * ran out), `BAD_RESPONSE` (an answer that is not the API's shape), `ABORTED` (the caller's signal).
+ * than `timeoutMs`), `RETRY_BUDGET_EXHAUSTED` (still a retryable 503 when the overall budget
+ * ran out), `NO_CAPACITY` (the pool still had no worker after `retry.provisionWaitMs`; the router's
+ * own `/v1/embeddings` code for the same), `BAD_RESPONSE` (an answer that is not the API's shape),
+ * `ABORTED` (the caller's signal).
  */
 export type ClientErrorCode =
   | "CONNECTION_FAILED"
   | "TIMEOUT"
   | "RETRY_BUDGET_EXHAUSTED"
+  | "NO_CAPACITY"
   | "BAD_RESPONSE"
   | "ABORTED";
 

@@ -5,8 +5,15 @@
 
 /** How the client waits and retries. Every wait also stops at the overall budget. */
 export interface RetryPolicy {
-  /** Overall bound on one call, waits included (default 5 minutes: a pool's cold start). */
+  /** Overall bound on one call, waits included (default 5 minutes: a large model's first load). */
   budgetMs: number;
+  /**
+   * How long a call waits for a pool with no worker (answers `202`, or `503 NO_CAPACITY` from
+   * `/v1/embeddings`) before it fails with `NO_CAPACITY` (default 60 s: a worker that is already
+   * starting registers well within it; a pool nobody starts fails within a minute, not five).
+   * Raise it for pools that scale from zero (a GPU machine's cold start takes minutes).
+   */
+  provisionWaitMs: number;
   /** First poll delay after a 202 without `Retry-After` (default 1 s). */
   provisionInitialMs: number;
   /** Growth of the 202 poll delay per poll (default 1.5). */
@@ -26,6 +33,7 @@ export interface RetryPolicy {
 /** Defaults of {@link RetryPolicy}. */
 export const DEFAULT_RETRY: Readonly<RetryPolicy> = {
   budgetMs: 300_000,
+  provisionWaitMs: 60_000,
   provisionInitialMs: 1_000,
   provisionFactor: 1.5,
   provisionMaxDelayMs: 30_000,

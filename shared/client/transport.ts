@@ -79,6 +79,8 @@ export class Transport {
     let polls = 0;
     let connectFailures = 0;
     let last = "";
+    /** When the current run of no-capacity answers began (undefined: capacity, or none yet). */
+    let capacitySince: number | undefined;
     for (;;) {
       let res: Response;
       try {
@@ -93,6 +95,7 @@ export class Transport {
           started,
           last,
           spec.signal,
+          spec,
         );
         continue;
       }
@@ -112,18 +115,32 @@ export class Transport {
       }
       const text = new TextDecoder().decode(bytes);
       if (verdict.kind === "fail") throw errorFromAnswer(res.status, text, retryAfterS);
-      if (verdict.kind === "provisioning") {
-        last = `202 ${provisioningMessage(text)}`;
-        await this.#wait(
-          provisionDelayMs(c.retry, polls++, retryAfterS),
-          started,
-          last,
-          spec.signal,
-        );
-      } else {
-        last = errorFromAnswer(res.status, text, retryAfterS).message;
-        await this.#wait(retryAfterDelayMs(c.retry, verdict.seconds), started, last, spec.signal);
+      const err = verdict.kind === "provisioning"
+        ? undefined
+        : errorFromAnswer(res.status, text, retryAfterS);
+      const noCapacity = verdict.kind === "provisioning" || err?.code === "NO_CAPACITY";
+      if (!noCapacity) capacitySince = undefined;
+      let delay = verdict.kind === "provisioning"
+        ? provisionDelayMs(c.retry, polls++, retryAfterS)
+        : retryAfterDelayMs(c.retry, verdict.seconds);
+      last = err ? err.message : `202 ${provisioningMessage(text)}`;
+      if (noCapacity) {
+        capacitySince ??= c.now();
+        const waited = c.now() - capacitySince;
+        if (waited >= c.retry.provisionWaitMs) {
+          throw new SvcError(
+            "NO_CAPACITY",
+            `${spec.method} ${spec.path}: no worker to serve it after waiting ` +
+              `${(waited / 1000).toFixed(1)} s (retry.provisionWaitMs ${c.retry.provisionWaitMs} ` +
+              `ms): ${capacityFacts(res.status, text)}; start a worker of that pool, or raise ` +
+              "retry.provisionWaitMs for a pool that scales from zero",
+            { status: res.status, retryAfterS },
+          );
+        }
+        // One more look exactly when the wait is up.
+        delay = Math.min(delay, c.retry.provisionWaitMs - waited);
       }
+      await this.#wait(delay, started, last, spec.signal, spec);
     }
   }
 
@@ -189,13 +206,20 @@ export class Transport {
   }
 
   /** Sleep `ms` unless the budget ends first (then RETRY_BUDGET_EXHAUSTED with the last reason). */
-  async #wait(ms: number, started: number, last: string, signal?: AbortSignal): Promise<void> {
+  async #wait(
+    ms: number,
+    started: number,
+    last: string,
+    signal?: AbortSignal,
+    spec?: CallSpec,
+  ): Promise<void> {
     const c = this.#c;
     const left = c.retry.budgetMs - (c.now() - started);
     if (left <= 0) {
+      const what = spec ? `${spec.method} ${spec.path}: ` : "";
       throw new SvcError(
         "RETRY_BUDGET_EXHAUSTED",
-        `gave up after ${
+        `${what}gave up after ${
           Math.round(c.now() - started)
         } ms (retry budget ${c.retry.budgetMs} ms): ${last}`,
       );
@@ -223,6 +247,28 @@ export class Transport {
 
 function aborted(signal?: AbortSignal): SvcError {
   return new SvcError("ABORTED", "the call was aborted", { cause: signal?.reason });
+}
+
+/** What a no-capacity answer says: the pool and bundle with the router's own message. */
+function capacityFacts(status: number, text: string): string {
+  try {
+    const b = JSON.parse(text) as {
+      machine_profile?: unknown;
+      bundle?: unknown;
+      message?: unknown;
+      detail?: { message?: unknown };
+    };
+    const pool = typeof b.machine_profile === "string" ? `pool "${b.machine_profile}"` : "";
+    const bundle = typeof b.bundle === "string" ? ` (bundle "${b.bundle}")` : "";
+    const message = typeof b.message === "string"
+      ? b.message
+      : typeof b.detail?.message === "string"
+      ? b.detail.message
+      : "";
+    return `${status}${pool ? ` for ${pool}${bundle}` : ""}${message ? `, ${message}` : ""}`;
+  } catch {
+    return String(status);
+  }
 }
 
 /** The message of a 202 body, for the budget error. */
