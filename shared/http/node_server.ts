@@ -29,6 +29,7 @@ import { ClientGoneError, errorResponse, ServiceError } from "../errors.ts";
 import { attachBodySource, nodeBodySource } from "./body_source.ts";
 import { type DirectAnswer, type DirectHandler, rawHeaderValue } from "./direct_call.ts";
 import { registerUpgrade, type StreamSocket, type UpgradeOptions } from "./upgrade.ts";
+import { answeredProtocol } from "./ws_auth.ts";
 
 /** What the server tells a handler besides the request (the shape of Deno.serve's). */
 export interface ServeInfo {
@@ -104,6 +105,8 @@ export async function serveNodeHttp(
     noServer: true,
     perMessageDeflate: false,
     maxPayload: MAX_WS_PAYLOAD_BYTES,
+    // Only the dashboards' stream protocol is ever answered: never one that carries a key.
+    handleProtocols: (offered) => answeredProtocol(offered) ?? false,
   });
   // A streamed answer the client stops taking is dropped after the request timeout.
   const stream = opts.streamResponses === true ? opts.requestTimeoutMs : undefined;
@@ -390,6 +393,9 @@ function upgradeOne(
   socket: Duplex,
   head: Uint8Array,
 ): void {
+  // node:http hands an upgrade's socket over with no error listener of its own: a peer that
+  // resets it (Chrome does, after a refused handshake) must not end the process.
+  socket.on("error", () => socket.destroy());
   let accepted = false;
   let request: Request;
   try {
