@@ -22,8 +22,12 @@ import { handleModelOp, MODEL_OPS } from "./routes/model_ops.ts";
 import { handleGetModel, handleListModels } from "./routes/models.ts";
 import { healthz, readyz } from "./routes/probes.ts";
 
-/** Paths that describe the fleet: behind the API keys unless `SVC_STATUS_PUBLIC`. */
-const STATUS_PATHS = ["/", CLUSTER_STATUS_PATH, STATUS_PATH, "/health", "/metrics"] as const;
+/**
+ * Paths that describe the fleet: behind the API keys unless `SVC_STATUS_PUBLIC`. The page (`/`)
+ * is not one: it is static, and its data comes from /ws/cluster-status (a browser sends the key
+ * as a subprotocol, shared/http/ws_auth.ts).
+ */
+const STATUS_PATHS = [CLUSTER_STATUS_PATH, STATUS_PATH, "/health", "/metrics"] as const;
 
 /** Build the router app. */
 export function createRouterApp(ctx: RouterContext): Hono<RouterEnv> {

@@ -39,13 +39,13 @@ const ROUTER_FIELDS = {
   SVC_API_KEYS: list({
     secret: true,
     item: (k) => k.length < 8 || /\s/.test(k) ? "entries must be at least 8 characters" : undefined,
-    doc: "comma-separated client keys; when set, everything but `/healthz` and `/readyz` needs " +
-      "`Authorization: Bearer <key>` (`/v1/*`, and `/health`, `/metrics`, the dashboard and the " +
-      "status streams unless `SVC_STATUS_PUBLIC`). Set but blank refuses to start",
+    doc: "comma-separated client keys; when set, `/v1/*`, `/health`, `/metrics` and the " +
+      "dashboards' status streams need `Authorization: Bearer <key>` (all but `/v1/*` unless " +
+      "`SVC_STATUS_PUBLIC`); probes and the pages stay open. Set but blank refuses to start",
   }),
   SVC_STATUS_PUBLIC: bool({
     default: false,
-    doc: "with `SVC_API_KEYS` set, leave `/health`, `/metrics`, the dashboard (`/`) and " +
+    doc: "with `SVC_API_KEYS` set, leave `/health`, `/metrics` and the dashboards' streams " +
       "`/ws/cluster-status`, `/ws/status` open (they name workers, their URLs and models): only " +
       "for a router whose port is reachable from a private network alone",
   }),

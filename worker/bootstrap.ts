@@ -11,6 +11,7 @@ import { computeThreads } from "./inference/compute_budget.ts";
 import { gpuInventory } from "./telemetry/gpu.ts";
 import { weightStoreFrom } from "./weights/settings.ts";
 import { FetchSummary } from "./weights/fetch_summary.ts";
+import { WeightSourcesState } from "./weights/sources_state.ts";
 import { WorkerMetrics } from "./telemetry/metrics.ts";
 import { createLogger, type Logger } from "@svc/shared/log";
 import { BodyBudget } from "@svc/shared/http/body_budget";
@@ -80,8 +81,10 @@ export async function createWorker(
   const fileCatalog = await loadCatalog(settings.catalog);
   // Each file at debug; one line per model with the totals when its load ends.
   const fetches = new FetchSummary();
+  const weightSources = new WeightSourcesState(settings.weights);
   const weights = weightStoreFrom(settings.weights, (e) => {
     fetches.add(e);
+    if (e.bytes > 0 && e.source !== "local-cache") weightSources.reachable();
     log("debug", "weight file fetched", { ...e });
   });
   const metrics = new WorkerMetrics();
@@ -102,6 +105,12 @@ export async function createWorker(
     lora: settings.lora,
     onEvent: (event, fields) => {
       // Fetches are filed under the model id, an adapter's under the adapter id.
+      if (
+        event === "model_load_failed" &&
+        (fields.error_class === "hub_unreachable" || fields.error_class === "timeout")
+      ) {
+        weightSources.unreachable();
+      }
       if (event === "model_loaded" || event === "model_load_failed") {
         const totals = typeof fields.model === "string" ? fetches.take(fields.model) : undefined;
         if (totals) log("info", "weights fetched", { model: fields.model, ...totals });
@@ -138,7 +147,10 @@ export async function createWorker(
     body: { ...settings.http.body, budget: new BodyBudget(settings.http.maxInflightBodyBytes) },
     bundle: settings.bundle,
     startedAt: Date.now(),
+    weightSources,
   };
+  // Which models' weights are on this machine (stats only), for the pages' "not cached".
+  registry.refreshPresence().catch(() => {});
   const keyCheck = workerKeyCheck(settings.apiKey);
   const app = createWorkerApp(ctx, keyCheck);
   const direct = modelRouteHandler(ctx, keyCheck);

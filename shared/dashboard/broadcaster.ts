@@ -7,6 +7,7 @@
 
 import { errorResponse, ServiceError } from "../errors.ts";
 import { type StreamSocket, upgradeWebSocket } from "../http/upgrade.ts";
+import { answeredProtocol, offeredProtocols } from "../http/ws_auth.ts";
 
 /** Options of {@link Broadcaster}. */
 export interface BroadcasterOptions {
@@ -140,7 +141,11 @@ export function acceptStreamClient(req: Request, path: string, broadcaster: Broa
       new ServiceError("QUEUE_FULL", `too many ${path} clients`, { retryAfterS: 5 }),
     );
   }
-  const { socket, response } = upgradeWebSocket(req, { idleTimeoutS: STREAM_IDLE_TIMEOUT_S });
+  const protocol = answeredProtocol(offeredProtocols(req.headers.get("sec-websocket-protocol")));
+  const { socket, response } = upgradeWebSocket(req, {
+    idleTimeoutS: STREAM_IDLE_TIMEOUT_S,
+    protocol,
+  });
   broadcaster.add(socket);
   return response;
 }

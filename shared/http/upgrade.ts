@@ -18,6 +18,11 @@ export interface StreamSocket {
 export interface UpgradeOptions {
   /** Seconds without a pong before the server drops the client. */
   idleTimeoutS: number;
+  /**
+   * The subprotocol to answer with (one the client offered). The node:http server decides the
+   * same way on its own (ws_auth.ts `answeredProtocol`), so it may ignore this.
+   */
+  protocol?: string;
 }
 
 /** An accepted upgrade: the socket, and the response the handler returns. */
@@ -43,6 +48,9 @@ export function upgradeWebSocket(req: Request, opts: UpgradeOptions): Upgraded {
     acceptors.delete(req);
     return accept(opts);
   }
-  const { socket, response } = Deno.upgradeWebSocket(req, { idleTimeout: opts.idleTimeoutS });
+  const { socket, response } = Deno.upgradeWebSocket(req, {
+    idleTimeout: opts.idleTimeoutS,
+    ...(opts.protocol ? { protocol: opts.protocol } : {}),
+  });
   return { socket, response };
 }

@@ -13,10 +13,11 @@ import {
   startWorkerProcess,
 } from "../observability/helpers/process.ts";
 import { waitForWorkers } from "./helpers.ts";
+import { keyProtocol } from "@svc/shared/http/ws_auth";
 
 const KEY = "router-client-key-7c1e";
 const WORKER_KEY = "worker-api-key-for-tests-51d0";
-const DETAIL_PATHS = ["/health", "/metrics", "/"];
+const DETAIL_PATHS = ["/health", "/metrics"];
 const STREAMS = ["/ws/status", "/ws/cluster-status"];
 
 /** Status of a GET (body discarded). */
@@ -53,10 +54,18 @@ Deno.test({
         assert.equal(await statusOf(r.url + p, auth), 200, p);
         assert.equal(await statusOf(open.url + p), 200, `${p} with SVC_STATUS_PUBLIC`);
       }
+      // The page holds no data: always served, its stream asks for the key.
+      assert.equal(await statusOf(r.url + "/"), 200);
       for (const p of STREAMS) {
         assert.equal(await upgradeStatus(r.url + p), 401, p);
         assert.equal(await upgradeStatus(r.url + p, auth), 101, p);
         assert.equal(await upgradeStatus(open.url + p), 101, `${p} with SVC_STATUS_PUBLIC`);
+        // A browser sends the key as a subprotocol (never in the URL); only svc.status is answered.
+        const offered = { "sec-websocket-protocol": `svc.status, ${keyProtocol(KEY)}` };
+        assert.equal(await upgradeStatus(r.url + p, offered), 101, `${p} key as a subprotocol`);
+        const wrong = { "sec-websocket-protocol": `svc.status, ${keyProtocol("wrong-key-0000")}` };
+        assert.equal(await upgradeStatus(r.url + p, wrong), 401, p);
+        assert.equal(await upgradeStatus(`${r.url}${p}?api_key=${KEY}`), 401, `${p} key in URL`);
       }
       assert.ok(!r.proc.output().includes(KEY), "the key never reaches the log");
     } finally {

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { VERSION } from "@svc/shared/version";
 import { startWorkerProcess } from "../observability/helpers/process.ts";
+import { keyProtocol } from "@svc/shared/http/ws_auth";
 
 const KEY = "worker-key-for-tests-3b9f1c27e5";
 
@@ -29,12 +30,14 @@ Deno.test({
         };
       };
       for (const probe of ["/healthz", "/readyz"]) assert.equal((await get(probe)).status, 200);
+      // The page is static (no data): open, so a browser can show its key form.
+      assert.equal((await get("/")).status, 200);
       const encode: RequestInit = {
         method: "POST",
         headers: { "content-type": "application/json", accept: "application/json" },
         body: JSON.stringify({ items: [{ text: "hello" }] }),
       };
-      for (const path of ["/v1/models", "/metrics", "/"]) {
+      for (const path of ["/v1/models", "/metrics"]) {
         for (const auth of [undefined, "Bearer wrong-key", `Basic ${btoa(`x:${KEY}`)}`, KEY]) {
           const r = await get(path, auth);
           assert.equal(r.status, 401, `${path} with ${auth}`);
@@ -53,6 +56,36 @@ Deno.test({
           assert.equal(r.version, VERSION);
         }
       }
+      // The status stream: the key as a header, or (a browser) as a subprotocol; never in the URL.
+      const upgrade = {
+        upgrade: "websocket",
+        connection: "upgrade",
+        "sec-websocket-version": "13",
+        "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+      };
+      const ws = async (path: string, headers: Record<string, string>) => {
+        const res = await fetch(`${w.url}${path}`, { headers: { ...upgrade, ...headers } });
+        await res.body?.cancel();
+        return { status: res.status, protocol: res.headers.get("sec-websocket-protocol") };
+      };
+      assert.equal((await ws("/ws/status", {})).status, 401);
+      assert.equal((await ws("/ws/status", { authorization: `Bearer ${KEY}` })).status, 101);
+      const viaProtocol = await ws("/ws/status", {
+        "sec-websocket-protocol": `svc.status, ${keyProtocol(KEY)}`,
+      });
+      assert.deepEqual(viaProtocol, { status: 101, protocol: "svc.status" });
+      const wrong = await ws("/ws/status", {
+        "sec-websocket-protocol": `svc.status, ${keyProtocol("not-the-key-0000")}`,
+      });
+      assert.equal(wrong.status, 401);
+      assert.equal((await ws(`/ws/status?key=${KEY}`, {})).status, 401);
+      // A key subprotocol on a plain request is no key.
+      assert.equal(
+        (await get("/metrics", undefined, {
+          headers: { "sec-websocket-protocol": keyProtocol(KEY) },
+        })).status,
+        401,
+      );
       const ok = await get("/v1/encode/fixture/dense", `Bearer ${KEY}`, encode);
       assert.equal(ok.status, 200, ok.text);
       // The key never reaches the log.

@@ -96,6 +96,11 @@ Deno.test({
       const workerId = row.split(/\s+/)[0];
       const health = await (await fetch(`${base}/health`)).json();
       const workerUrl: string = health.workers[0].url;
+      // The memory the router shows is the worker's own (its resident set), not the host's.
+      const metrics = await (await fetch(`${workerUrl}/metrics`)).text();
+      const rss = Number(/^process_resident_memory_bytes (\S+)$/m.exec(metrics)?.[1]);
+      const shown: number = health.workers[0].memory_used_bytes;
+      assert.ok(rss > 0 && Math.abs(shown - rss) < rss / 2, `shown ${shown}, RSS ${rss}`);
       const drain = await runTask("drain", [workerId], env);
       assert.equal(drain.code, 0, drain.stderr);
       assert.match(drain.stdout, new RegExp(`^worker ${workerId} is draining`));

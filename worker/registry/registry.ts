@@ -84,6 +84,8 @@ interface Unit {
   loaded?: LoadedModel & { runner: ModelRunner };
   lastUsed: number;
   inUse: number;
+  /** Whether its files are on this machine (undefined until checked: refreshPresence). */
+  onDisk?: boolean;
 }
 
 /** A started model: its local files, what its runner was started from, the runner. */
@@ -106,6 +108,8 @@ export interface UnitStatus {
   config: ModelConfig;
   /** LoRA adapters loading or loaded on the model (absent: none). */
   loras?: LoraStatus[];
+  /** Whether its weights are on this machine (undefined: not checked yet, or loaded). */
+  onDisk?: boolean;
 }
 
 /** The worker's model registry. */
@@ -174,6 +178,21 @@ export class ModelRegistry {
   /** Every unit's status (one per model and weights variant that has been touched). */
   statuses(): UnitStatus[] {
     return [...this.#units.values()].map((u) => this.#status(u));
+  }
+
+  /**
+   * Note which models not loaded have their weights on this machine (stats of the local cache and
+   * a cluster cache directory only; no download, no network): the pages show the others as
+   * "not cached" with what would fetch them.
+   */
+  async refreshPresence(): Promise<void> {
+    const has = this.#o.weights.hasLocally?.bind(this.#o.weights);
+    if (!has) return;
+    for (const u of [...this.#units.values()]) {
+      if (u.state !== "available" && u.state !== "failed") continue;
+      const { repo, revision } = u.config.hub;
+      u.onDisk = await has(repo, revision, this.#wanted(u)).catch(() => undefined);
+    }
   }
 
   /** Memory in use and available, as eviction sees it (container limit when there is one). */
@@ -405,6 +424,7 @@ export class ModelRegistry {
       };
       u.state = "loaded";
       u.failure = undefined;
+      u.onDisk = true;
       this.#o.onEvent?.("model_loaded", {
         model: u.config.id,
         key: u.key,
@@ -464,6 +484,7 @@ export class ModelRegistry {
       lastError: u.failure?.lastError ?? null,
       config: u.config,
       loras: u.loaded?.loras?.statuses() ?? [],
+      ...(u.onDisk === undefined ? {} : { onDisk: u.onDisk }),
     };
   }
 }

@@ -6,9 +6,13 @@
 import type { MiddlewareHandler } from "hono";
 import { errorResponse, ServiceError } from "@svc/shared/errors";
 import { bearerToken, SecretSet } from "@svc/shared/http/secrets";
+import { presentedAuthorization } from "@svc/shared/http/ws_auth";
 
-/** Paths that stay open: orchestrators probe them without credentials. */
-const OPEN_PATHS = new Set(["/healthz", "/readyz"]);
+/**
+ * Paths that stay open: orchestrators probe them without credentials, and the page (`/`) is
+ * static: its data comes from /ws/status, which needs the key (sent as a subprotocol).
+ */
+const OPEN_PATHS = new Set(["/healthz", "/readyz", "/"]);
 
 /** Headers of the 401 answer. */
 export const UNAUTHORIZED_HEADERS: Readonly<Record<string, string>> = {
@@ -37,7 +41,7 @@ export function unauthorized(): ServiceError {
 export function requireWorkerKey(check: KeyCheck | undefined): MiddlewareHandler {
   if (check === undefined) return async (_c, next) => await next();
   return async (c, next) => {
-    if (OPEN_PATHS.has(c.req.path) || await check(c.req.header("authorization"))) {
+    if (OPEN_PATHS.has(c.req.path) || await check(presentedAuthorization(c.req.raw.headers))) {
       return await next();
     }
     return errorResponse(unauthorized(), UNAUTHORIZED_HEADERS);

@@ -7,6 +7,7 @@ import type { WorkerMetrics } from "../telemetry/metrics.ts";
 import type { Logger } from "@svc/shared/log";
 import type { ServingState } from "./state.ts";
 import type { ImageInputs } from "../service/inputs.ts";
+import type { WeightSourcesState } from "../weights/sources_state.ts";
 
 /** Dependencies of the worker's HTTP app. */
 export interface WorkerContext {
@@ -23,4 +24,6 @@ export interface WorkerContext {
   /** The bundle this worker serves; models of other bundles get 409 DEPENDENCY_CONFLICT. */
   bundle: string;
   startedAt: number;
+  /** What would fetch weights not on this machine (the pages' "not cached" reason). */
+  weightSources?: WeightSourcesState;
 }

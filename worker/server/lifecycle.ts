@@ -8,6 +8,7 @@ import { deadline } from "@svc/shared/deadline";
 import { startFleetLink } from "../fleet/mod.ts";
 import { serveWorkerApp } from "./http_server.ts";
 import { announcedBundle } from "./model_gate.ts";
+import { workerMemory } from "../telemetry/worker_memory.ts";
 
 /** How long the answers to requests cut off at the drain bound get to go out. */
 const ANSWER_BOUND_MS = 2000;
@@ -85,7 +86,13 @@ export async function runWorkerProcess(
       })),
     status: () => {
       const statuses = ctx.registry.statuses();
-      const mem = ctx.registry.memoryUsage();
+      // The worker's own memory (RSS, or the GPUs' on CUDA), never the host's used memory.
+      const mem = workerMemory({
+        device: ctx.registry.deviceName,
+        rssBytes: Deno.memoryUsage().rss,
+        budgetTotalBytes: ctx.registry.memoryUsage().totalBytes,
+        gpus: worker.status.gpus.latest(),
+      });
       return {
         models: statuses.map((s) => ({ name: s.name, state: s.state, queue_depth: s.queueDepth })),
         queue_depth: statuses.reduce((a, s) => a + s.queueDepth, 0),

@@ -18,8 +18,18 @@ export interface ProcessStatus extends ProcessSnapshot {
   draining: boolean;
 }
 
+/**
+ * One model, plus (extension) whether its weights are here: a model that is `available` but whose
+ * files are on no disk of this machine says `weights: "not_cached"` and what would fetch them.
+ */
+export interface WorkerModelStatus extends ModelStatus {
+  weights?: "not_cached";
+  weights_reason?: string;
+}
+
 /** The message the worker sends: the specified fields plus `process` and `images`. */
 export interface WorkerStatusMessage extends StatusMessage {
+  models: WorkerModelStatus[];
   process: ProcessStatus;
   /** Image pool: threads allowed and started, threads busy, images waiting (`queue_depth`). */
   images: ImagePoolStatus;
@@ -36,6 +46,8 @@ export interface StatusInputs {
   metrics: MetricsView;
   process: ProcessStatus;
   images: ImagePoolStatus;
+  /** Why a model whose weights are not on this machine can or cannot get them (one line). */
+  weightsReason?: string;
 }
 
 /** Round to an integer that is never negative (counts, bytes, seconds). */
@@ -65,7 +77,8 @@ function gpuStatus(g: GpuReading, thresholdPct: number): GpuStatus {
  * `last_error` (GET /v1/models/{model} shows it as `failed`, and so does the worker's page). `queue_depth` counts items waiting for a batch (the
  * `svc_queue_depth` gauge); `queue_pending_items` adds the items of the batch being run.
  */
-function modelStatus(s: UnitStatus): ModelStatus {
+function modelStatus(s: UnitStatus, weightsReason: string | undefined): WorkerModelStatus {
+  const notCached = s.state === "available" && s.onDisk === false && weightsReason !== undefined;
   return {
     name: s.name,
     state: s.state === "failed" ? "available" : s.state,
@@ -76,12 +89,13 @@ function modelStatus(s: UnitStatus): ModelStatus {
     last_error: s.lastError,
     config: s.config as unknown as Record<string, unknown>,
     ...(s.loras && s.loras.length > 0 ? { loras: s.loras } : {}),
+    ...(notCached ? { weights: "not_cached" as const, weights_reason: weightsReason } : {}),
   };
 }
 
 /** Build one status message. */
 export function buildStatusMessage(i: StatusInputs): WorkerStatusMessage {
-  const models = i.models.map(modelStatus);
+  const models = i.models.map((s) => modelStatus(s, i.weightsReason));
   return {
     timestamp: i.nowMs / 1000,
     // Same convention as the fleet's machine profile: the first GPU's type, else `cpu`.

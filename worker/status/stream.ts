@@ -19,6 +19,8 @@ export const STATUS_INTERVAL_MS = 200;
 /** The mounted stream. */
 export interface StatusStream {
   broadcaster: Broadcaster;
+  /** The GPU readings the stream shows (the fleet's status frames read them too). */
+  gpus: GpuReadings;
   /** Build one message now (tests, the dashboard's first paint). */
   snapshot(): Promise<WorkerStatusMessage>;
   /** Close every client and stop the ticker. */
@@ -58,6 +60,7 @@ export function mountStatusStream(
         draining: ctx.state.draining,
       },
       images: ctx.images.pool.status(),
+      weightsReason: ctx.weightSources?.reason(),
     });
   const broadcaster = new Broadcaster({
     intervalMs: opts.intervalMs ?? STATUS_INTERVAL_MS,
@@ -72,6 +75,7 @@ export function mountStatusStream(
 
   return {
     broadcaster,
+    gpus,
     snapshot,
     async close() {
       broadcaster.close();

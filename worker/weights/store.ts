@@ -203,6 +203,19 @@ export function createWeightStore(opts: WeightStoreOptions): WeightStore {
       }
     },
 
+    async hasLocally(repo, revision, files) {
+      for (const path of new Set(Object.values(files))) {
+        const ref: WeightFileRef = { repo, revision, path };
+        let here = await isCachedFile(localCachePath(cacheDir, repo, revision, path));
+        for (const source of opts.sources) {
+          if (here) break;
+          here = (await source.localPath?.(ref)) !== undefined;
+        }
+        if (!here) return false;
+      }
+      return true;
+    },
+
     async cacheStamp(repo, revision, files) {
       const paths = [...new Set(Object.values(files))].sort();
       const parts = await Promise.all(paths.map(async (path) => {

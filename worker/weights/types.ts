@@ -69,6 +69,11 @@ export interface WeightStore {
    */
   cacheStamp(repo: string, revision: string, files: Record<string, string>): Promise<string>;
   /**
+   * True when every one of these files is on this machine: in the local cache, or in a source
+   * read in place (a cluster cache directory). Stats only: never downloads, never asks a server.
+   */
+  hasLocally?(repo: string, revision: string, files: Record<string, string>): Promise<boolean>;
+  /**
    * Move the local cache's copies of these files aside (a model that does not load from them may
    * have been cut short or corrupted), so the next `ensureFiles` fetches them again. Returns the
    * repository paths that were moved (none when the files are not in the local cache).
