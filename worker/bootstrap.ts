@@ -9,6 +9,8 @@ import { memoryProbeFor } from "./registry/memory.ts";
 import { threadBackend } from "./inference/thread_backend.ts";
 import { computeThreads } from "./inference/compute_budget.ts";
 import { gpuInventory } from "./telemetry/gpu.ts";
+import { cudaProviderProblem, GPU_SETUP_COMMAND } from "./inference/cuda_provider.ts";
+import { probeCuda } from "./inference/cuda_probe.ts";
 import { weightStoreFrom } from "./weights/settings.ts";
 import { FetchSummary } from "./weights/fetch_summary.ts";
 import { WeightSourcesState } from "./weights/sources_state.ts";
@@ -60,6 +62,28 @@ export interface CreateWorkerOptions {
   secrets?: readonly string[];
   /** Adjusts the logger built from the settings (`deno task start` demotes repeated lines). */
   wrapLog?: (log: Logger) => Logger;
+  /**
+   * Why CUDA cannot be used here, or undefined (default: the provider's files, then a probe
+   * session; tests give their own).
+   */
+  cudaCheck?: () => Promise<string | undefined>;
+}
+
+/** Start-up failed for a reason the operator fixes (printed as one line, exit 2). */
+export class StartupError extends Error {}
+
+/**
+ * Why ONNX Runtime cannot run on CUDA here: its provider's files (the cheap, exact check), then a
+ * session of a one-node graph with the CUDA provider alone (driver, CUDA and cuDNN libraries, a
+ * GPU). Undefined when CUDA works.
+ */
+export async function cudaUnavailable(): Promise<string | undefined> {
+  const files = await cudaProviderProblem();
+  if (files) return files;
+  const probe = await probeCuda();
+  if (probe === undefined) return undefined;
+  return `ONNX Runtime cannot start its CUDA provider (${probe}); check the NVIDIA driver and ` +
+    `the CUDA 12 and cuDNN 9 libraries: ${GPU_SETUP_COMMAND} --check (docs/gpu.md)`;
 }
 
 /**
@@ -91,7 +115,21 @@ export async function createWorker(
   // Only `auto` needs to look for GPUs; nvidia-smi is absent (and skipped) on CPU machines.
   const gpuCount = opts.gpuCount ??
     (settings.device === "auto" ? (await gpuInventory()).length : 0);
-  const device = chooseDevice(settings.device, gpuCount);
+  let device = chooseDevice(settings.device, gpuCount);
+  if (device === "cuda") {
+    // Found now, not as a failure of every model after the worker reported ready.
+    const problem = await (opts.cudaCheck ?? cudaUnavailable)();
+    if (problem !== undefined && settings.device === "cuda") {
+      throw new StartupError(`SVC_DEVICE=cuda, but ${problem}`);
+    }
+    if (problem !== undefined) {
+      log("warn", "SVC_DEVICE=auto: GPU found, running on the CPU", {
+        gpus: gpuCount,
+        reason: problem,
+      });
+      device = "cpu";
+    }
+  }
   const catalog = catalogForDevice(fileCatalog, device, settings.forceFp32);
   const compute = computeThreads(settings.intraOpThreads);
   metrics.computeThreads.set(compute.cpus);

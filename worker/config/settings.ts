@@ -43,8 +43,9 @@ import { DEFAULT_LOAD_FAILURE_COOLDOWN_MS } from "../registry/load_failure.ts";
 const WORKER_FIELDS = {
   SVC_DEVICE: oneOf(["cpu", "cuda", "auto"], {
     default: "auto",
-    doc: "`cpu`, `cuda`, or `auto` (CUDA when a GPU is detected). The CUDA execution provider " +
-      "path is written but **was not run here** (no GPU)",
+    doc: "`cpu`, `cuda`, or `auto`: CUDA when `nvidia-smi` finds a GPU and ONNX Runtime's CUDA " +
+      "provider starts, else the CPU with a warning. `cuda` refuses to start without a " +
+      "provider (`deno task gpu:setup`). See docs/gpu.md: CUDA was **not run here** (no GPU)",
   }),
   SVC_MODELS_DIR: path({
     default: undefined,
