@@ -433,7 +433,11 @@ Deno.test("routing: API keys guard /v1 and the fleet's status, not the probes", 
       assert.equal(res.status, 200, p);
       await res.body?.cancel();
     }
-    for (const p of ["/health", "/metrics", "/"]) {
+    // The page (/) is static and served to all: its stream needs the key (stream_auth.test.ts).
+    const page = await fetch(`${c.r.url}/`);
+    assert.equal(page.status, 200);
+    await page.body?.cancel();
+    for (const p of ["/health", "/metrics"]) {
       const res = await fetch(`${c.r.url}${p}`);
       assert.equal(res.status, 401, p);
       await res.body?.cancel();
