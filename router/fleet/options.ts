@@ -1,0 +1,39 @@
+/** What the fleet hub and its connections are given, and what they need of a worker socket. */
+import type { SecretSet } from "@svc/shared/http/secrets";
+import type { Logger } from "@svc/shared/log";
+import type { WorkerDirectory } from "../directory/types.ts";
+import type { RouterMetrics } from "../metrics/router_metrics.ts";
+import type { Network } from "./networks.ts";
+
+/** Settings of the hub. */
+export interface FleetHubOptions {
+  directory: WorkerDirectory;
+  /** Accepted worker tokens (empty: every worker is refused). */
+  workerTokens: SecretSet;
+  routerId: string;
+  heartbeatIntervalMs: number;
+  statusIntervalMs: number;
+  workerStaleMs: number;
+  /** Most models one worker may announce; further ones are ignored. */
+  maxModelsPerWorker: number;
+  /** Most frames one socket may send per second; beyond it the socket is closed. */
+  maxFramesPerS: number;
+  /** Non-empty: advertised URLs must be IP literals inside one of these networks. */
+  allowedNetworks: readonly Network[];
+  log: Logger;
+  metrics: RouterMetrics;
+  now?: () => number;
+}
+
+/**
+ * What the hub needs of a worker's socket: Deno's WebSocket (under Deno.serve) and a `ws` socket
+ * (under the node:http server) both have it.
+ */
+export interface FleetSocket {
+  readonly readyState: number;
+  send(data: string): void;
+  close(code?: number, reason?: string): void;
+  onmessage: ((ev: { data: unknown }) => void) | null;
+  onclose: ((ev: { code: number }) => void) | null;
+  onerror: (() => void) | null;
+}

@@ -1,0 +1,141 @@
+/**
+ * A worker's register frame, checked and turned into its directory record: protocol, release,
+ * advertised URL, the worker id's claim, and the connection that then holds the id.
+ */
+import { FLEET_PROTOCOL_VERSION, type RegisterMessage } from "@svc/shared/fleet/protocol";
+import { parseVersion, VERSION } from "@svc/shared/version";
+import { modelsFromRegistration, type WorkerRecord } from "../directory/types.ts";
+import type { FleetConnection, HubServices } from "./connection.ts";
+import { hostAllowed } from "./networks.ts";
+import type { FleetHubOptions } from "./options.ts";
+
+/** Register `conn` as the worker `msg` describes, or refuse it (the socket is then closed). */
+export async function register(
+  conn: FleetConnection,
+  msg: RegisterMessage,
+  hub: HubServices,
+): Promise<void> {
+  const o = hub.o;
+  if (conn.record) {
+    conn.refuse("alreadyRegistered", "already registered");
+    return;
+  }
+  if (msg.protocol !== FLEET_PROTOCOL_VERSION) {
+    o.log("warn", "worker speaks another fleet protocol", {
+      worker_id: msg.worker_id,
+      protocol: msg.protocol,
+    });
+    conn.refuse(
+      "protocolMismatch",
+      `router speaks fleet protocol ${FLEET_PROTOCOL_VERSION}, worker ${msg.protocol}`,
+    );
+    return;
+  }
+  conn.registering();
+  if (!sameMinor(msg.version, VERSION)) {
+    o.log("warn", "worker release differs from router release", {
+      worker_id: msg.worker_id,
+      worker_version: msg.version,
+      router_version: VERSION,
+    });
+  }
+  const url = advertisedUrl(msg, o);
+  if (url === undefined) {
+    o.log("warn", "worker advertises a URL outside SVC_WORKER_ALLOWED_NETWORKS", {
+      worker_id: msg.worker_id,
+      url: msg.url,
+    });
+    conn.refuse("urlRefused", "url must be an IP address inside SVC_WORKER_ALLOWED_NETWORKS");
+    return;
+  }
+  const now = hub.now();
+  const record: WorkerRecord = {
+    id: msg.worker_id,
+    conn_id: conn.connId,
+    router_id: o.routerId,
+    url,
+    machine_profile: msg.machine_profile,
+    pool: msg.pool,
+    bundle: msg.bundle,
+    version: msg.version,
+    gpu_count: msg.gpus.count,
+    gpu_types: msg.gpus.types,
+    models: conn.capModels(msg.worker_id, modelsFromRegistration(msg.models)),
+    queue_depth: 0,
+    in_flight: 0,
+    memory_used_bytes: 0,
+    memory_total_bytes: 0,
+    draining: msg.draining,
+    instance_hash: msg.instance_key === undefined ? undefined : await sha256Hex(msg.instance_key),
+    registered_at: now,
+    last_seen: now,
+  };
+  // The id belongs to its live connection: only the same process (same instance key) may
+  // take it over, e.g. after a reconnect before the old socket was noticed dead.
+  if (!(await o.directory.claim(record))) {
+    o.log("warn", "worker id in use by a live connection, refused", {
+      worker_id: record.id,
+      proof: msg.instance_key === undefined ? "none" : "different instance",
+    });
+    conn.refuse(
+      "idInUse",
+      `worker id ${record.id} is held by a live connection of another process`,
+    );
+    return;
+  }
+  conn.record = record;
+  const previous = hub.byWorker.get(record.id);
+  if (previous && previous !== conn) {
+    previous.refuse("replaced", "a newer connection of this worker registered");
+  }
+  hub.byWorker.set(record.id, conn);
+  o.metrics.connections.inc(["registered"]);
+  o.log("info", "worker registered", {
+    worker_id: record.id,
+    url: record.url,
+    machine_profile: record.machine_profile,
+    pool: record.pool,
+    bundle: record.bundle,
+    version: record.version,
+    models: record.models.length,
+    draining: record.draining,
+  });
+  conn.send({
+    type: "registered",
+    protocol: FLEET_PROTOCOL_VERSION,
+    router_version: VERSION,
+    router_id: o.routerId,
+    heartbeat_interval_ms: o.heartbeatIntervalMs,
+    status_interval_ms: o.statusIntervalMs,
+    stale_after_ms: o.workerStaleMs,
+  });
+}
+
+/**
+ * The advertised URL as the router will use it (`scheme://host[:port]`, normalised), or
+ * undefined when it is outside the allowed networks.
+ */
+function advertisedUrl(msg: RegisterMessage, o: FleetHubOptions): string | undefined {
+  const u = new URL(msg.url); // shape checked by the protocol schema
+  if (o.allowedNetworks.length > 0 && !hostAllowed(u.hostname, o.allowedNetworks)) {
+    return undefined;
+  }
+  return `${u.protocol}//${u.host}`;
+}
+
+/** SHA-256 of `text`, hex (instance keys are stored only hashed). */
+async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** True when two releases share major.minor (anything unparsable counts as different). */
+function sameMinor(a: string, b: string): boolean {
+  try {
+    const [am, an] = parseVersion(a);
+    const [bm, bn] = parseVersion(b);
+    return am === bm && an === bn;
+  } catch {
+    return false;
+  }
+}
