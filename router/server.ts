@@ -7,6 +7,9 @@ import type { RouterSettings } from "./settings.ts";
 import { openDirectory } from "./directory/open.ts";
 import type { WorkerDirectory } from "./directory/types.ts";
 import { FleetHub } from "./fleet/hub.ts";
+import { isLoopbackListen } from "./fleet/addresses.ts";
+import { dnsResolver } from "./fleet/advertised_url.ts";
+import type { Network } from "./fleet/networks.ts";
 import { createLogger, type Logger } from "@svc/shared/log";
 import { createRouterMetrics, type RouterMetrics } from "./metrics/router_metrics.ts";
 import { LoadTracker } from "./pools/load.ts";
@@ -36,6 +39,11 @@ export interface StartOptions {
   fetch?: typeof fetch;
   /** Called once the server listens. */
   onListen?: (addr: { hostname: string; port: number }) => void;
+  /**
+   * Networks whose workers are accepted whatever SVC_WORKER_ALLOWED_NETWORKS and the listen
+   * address say (`deno task start`: its own worker on 127.0.0.1).
+   */
+  trustedWorkerNetworks?: Network[];
 }
 
 /** Start a router with `settings`; resolves once it listens. */
@@ -64,7 +72,14 @@ export async function startRouter(
     workerTokens: await SecretSet.create(settings.workerToken ? [settings.workerToken] : []),
     routerId,
     ...settings.fleet,
-    ...settings.fleetLimits,
+    maxModelsPerWorker: settings.fleetLimits.maxModelsPerWorker,
+    maxFramesPerS: settings.fleetLimits.maxFramesPerS,
+    urlPolicy: {
+      allowedNetworks: settings.fleetLimits.allowedNetworks,
+      localStack: isLoopbackListen(settings.listen.host),
+      alsoAllowed: opts.trustedWorkerNetworks ?? [],
+      resolve: dnsResolver(),
+    },
     log,
     metrics,
   });

@@ -93,7 +93,9 @@ const ROUTER_FIELDS = {
   SVC_WORKER_ALLOWED_NETWORKS: list({
     item: cidrProblem,
     doc: "comma-separated CIDR blocks; when set, workers must advertise an IP address inside " +
-      "one of them (host names are refused)",
+      "one of them (host names are refused). Unset: loopback and private addresses are " +
+      "refused unless the router listens on loopback, public ones accepted (host names are " +
+      "resolved at registration). Link-local and cloud metadata addresses are always refused",
   }),
   SVC_MAX_LEARNED_MODELS: int({
     min: 1,

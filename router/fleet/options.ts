@@ -3,7 +3,7 @@ import type { SecretSet } from "@svc/shared/http/secrets";
 import type { Logger } from "@svc/shared/log";
 import type { WorkerDirectory } from "../directory/types.ts";
 import type { RouterMetrics } from "../metrics/router_metrics.ts";
-import type { Network } from "./networks.ts";
+import type { UrlPolicy } from "./advertised_url.ts";
 
 /** Settings of the hub. */
 export interface FleetHubOptions {
@@ -18,8 +18,8 @@ export interface FleetHubOptions {
   maxModelsPerWorker: number;
   /** Most frames one socket may send per second; beyond it the socket is closed. */
   maxFramesPerS: number;
-  /** Non-empty: advertised URLs must be IP literals inside one of these networks. */
-  allowedNetworks: readonly Network[];
+  /** Where workers may point the router (router/fleet/advertised_url.ts). */
+  urlPolicy: UrlPolicy;
   log: Logger;
   metrics: RouterMetrics;
   now?: () => number;

@@ -6,8 +6,7 @@ import { FLEET_PROTOCOL_VERSION, type RegisterMessage } from "@svc/shared/fleet/
 import { parseVersion, VERSION } from "@svc/shared/version";
 import { modelsFromRegistration, type WorkerRecord } from "../directory/types.ts";
 import type { FleetConnection, HubServices } from "./connection.ts";
-import { hostAllowed } from "./networks.ts";
-import type { FleetHubOptions } from "./options.ts";
+import { checkAdvertisedUrl } from "./advertised_url.ts";
 
 /** Register `conn` as the worker `msg` describes, or refuse it (the socket is then closed). */
 export async function register(
@@ -39,15 +38,17 @@ export async function register(
       router_version: VERSION,
     });
   }
-  const url = advertisedUrl(msg, o);
-  if (url === undefined) {
-    o.log("warn", "worker advertises a URL outside SVC_WORKER_ALLOWED_NETWORKS", {
+  const verdict = await checkAdvertisedUrl(msg.url, o.urlPolicy);
+  if (!verdict.ok) {
+    o.log("warn", "worker advertises a URL the router will not use, refused", {
       worker_id: msg.worker_id,
       url: msg.url,
+      reason: verdict.reason,
     });
-    conn.refuse("urlRefused", "url must be an IP address inside SVC_WORKER_ALLOWED_NETWORKS");
+    conn.refuse("urlRefused", verdict.reason);
     return;
   }
+  const url = verdict.url;
   const now = hub.now();
   const record: WorkerRecord = {
     id: msg.worker_id,
@@ -109,18 +110,6 @@ export async function register(
     status_interval_ms: o.statusIntervalMs,
     stale_after_ms: o.workerStaleMs,
   });
-}
-
-/**
- * The advertised URL as the router will use it (`scheme://host[:port]`, normalised), or
- * undefined when it is outside the allowed networks.
- */
-function advertisedUrl(msg: RegisterMessage, o: FleetHubOptions): string | undefined {
-  const u = new URL(msg.url); // shape checked by the protocol schema
-  if (o.allowedNetworks.length > 0 && !hostAllowed(u.hostname, o.allowedNetworks)) {
-    return undefined;
-  }
-  return `${u.protocol}//${u.host}`;
 }
 
 /** SHA-256 of `text`, hex (instance keys are stored only hashed). */
