@@ -8,6 +8,7 @@ import type { RouterMetrics } from "./metrics/router_metrics.ts";
 import type { LoadTracker } from "./pools/load.ts";
 import type { DemandTracker } from "./provisioning.ts";
 import type { RouterSettings } from "./settings.ts";
+import type { WorkerAuth } from "./proxy/worker_auth.ts";
 
 /** Dependencies of the router's HTTP app; built by server.ts (or a test). */
 export interface RouterContext {
@@ -22,6 +23,8 @@ export interface RouterContext {
   routerId: string;
   /** How request bodies are read: size, idle timeout, and this process's in-flight budget. */
   body: BodyReadOptions;
+  /** What the router presents to a worker (its own request key, when workers have one). */
+  workerAuth: WorkerAuth;
   /** Outbound fetch (tests may inject); defaults to the global fetch. */
   fetch?: typeof fetch;
 }

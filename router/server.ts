@@ -9,6 +9,8 @@ import type { WorkerDirectory } from "./directory/types.ts";
 import { FleetHub } from "./fleet/hub.ts";
 import { isLoopbackListen } from "./fleet/addresses.ts";
 import { dnsResolver } from "./fleet/advertised_url.ts";
+import { WorkerKeys } from "@svc/shared/fleet/worker_keys";
+import { workerAuthOf } from "./proxy/worker_auth.ts";
 import type { Network } from "./fleet/networks.ts";
 import { createLogger, type Logger } from "@svc/shared/log";
 import { createRouterMetrics, type RouterMetrics } from "./metrics/router_metrics.ts";
@@ -70,6 +72,9 @@ export async function startRouter(
   const hub = new FleetHub({
     directory,
     workerTokens: await SecretSet.create(settings.workerToken ? [settings.workerToken] : []),
+    workerKeys: settings.workerApiKey === undefined
+      ? undefined
+      : new WorkerKeys(settings.workerApiKey),
     routerId,
     ...settings.fleet,
     maxModelsPerWorker: settings.fleetLimits.maxModelsPerWorker,
@@ -102,6 +107,7 @@ export async function startRouter(
     log,
     routerId,
     body: { ...settings.http.body, budget: new BodyBudget(settings.http.maxInflightBodyBytes) },
+    workerAuth: workerAuthOf(settings.workerApiKey),
     fetch: opts.fetch,
   });
   const server = await serveRouter(

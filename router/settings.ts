@@ -49,6 +49,11 @@ const ROUTER_FIELDS = {
       "`/ws/cluster-status`, `/ws/status` open (they name workers, their URLs and models): only " +
       "for a router whose port is reachable from a private network alone",
   }),
+  SVC_EXPOSE_WORKER_ID: bool({
+    default: false,
+    doc: "send clients `X-SVC-Worker-ID` (which worker answered) on proxied answers: for " +
+      "debugging; worker ids are fleet detail, otherwise shown to admin keys only",
+  }),
   SVC_DEFAULT_MACHINE_PROFILE: slug({
     default: undefined,
     doc: "pool for requests without `X-SVC-MACHINE-PROFILE`; unset makes the header required " +
@@ -273,8 +278,13 @@ export interface RouterSettings {
   apiKeys: string[];
   /** With API keys set, the fleet's status (health, metrics, dashboard, streams) stays open. */
   statusPublic: boolean;
-  /** Sent to workers as `Authorization: Bearer` (`SVC_WORKER_API_KEY`); undefined: none. */
+  /**
+   * The fleet's worker secret (`SVC_WORKER_API_KEY`): workers get keys derived from it and prove
+   * their ids with it; it is never sent. Undefined: workers have no key.
+   */
   workerApiKey: string | undefined;
+  /** Clients see `X-SVC-Worker-ID` on proxied answers. */
+  exposeWorkerId: boolean;
   pools: PoolSettings;
   fleet: FleetTiming;
   fleetLimits: FleetLimits;
@@ -316,6 +326,7 @@ export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []):
     apiKeys: v.SVC_API_KEYS,
     statusPublic: v.SVC_STATUS_PUBLIC,
     workerApiKey: v.SVC_WORKER_API_KEY,
+    exposeWorkerId: v.SVC_EXPOSE_WORKER_ID,
     pools: {
       defaultMachineProfile: v.SVC_DEFAULT_MACHINE_PROFILE,
       machineProfiles: v.SVC_MACHINE_PROFILES,

@@ -1,5 +1,6 @@
 /** What the fleet hub and its connections are given, and what they need of a worker socket. */
 import type { SecretSet } from "@svc/shared/http/secrets";
+import type { WorkerKeys } from "@svc/shared/fleet/worker_keys";
 import type { Logger } from "@svc/shared/log";
 import type { WorkerDirectory } from "../directory/types.ts";
 import type { RouterMetrics } from "../metrics/router_metrics.ts";
@@ -10,6 +11,8 @@ export interface FleetHubOptions {
   directory: WorkerDirectory;
   /** Accepted worker tokens (empty: every worker is refused). */
   workerTokens: SecretSet;
+  /** Derivations of the fleet's worker secret (`SVC_WORKER_API_KEY`): id proofs are checked. */
+  workerKeys: WorkerKeys | undefined;
   routerId: string;
   heartbeatIntervalMs: number;
   statusIntervalMs: number;

@@ -7,6 +7,7 @@ import { parseVersion, VERSION } from "@svc/shared/version";
 import { modelsFromRegistration, type WorkerRecord } from "../directory/types.ts";
 import type { FleetConnection, HubServices } from "./connection.ts";
 import { checkAdvertisedUrl } from "./advertised_url.ts";
+import { identityOf } from "./identity.ts";
 
 /** Register `conn` as the worker `msg` describes, or refuse it (the socket is then closed). */
 export async function register(
@@ -49,9 +50,22 @@ export async function register(
     return;
   }
   const url = verdict.url;
+  const identity = await identityOf(msg, o.workerKeys);
+  if (!identity.ok) {
+    o.log("warn", "worker id proof refused", { worker_id: msg.worker_id });
+    conn.refuse("badIdProof", identity.reason);
+    return;
+  }
+  if (identity.basis === "assigned") {
+    o.log("warn", "worker registers without an id proof; the router assigns its id", {
+      worker_id: identity.id,
+      claimed_id: msg.worker_id,
+      hint: "set the router's SVC_WORKER_API_KEY on the worker too",
+    });
+  }
   const now = hub.now();
   const record: WorkerRecord = {
-    id: msg.worker_id,
+    id: identity.id,
     conn_id: conn.connId,
     router_id: o.routerId,
     url,
@@ -61,7 +75,7 @@ export async function register(
     version: msg.version,
     gpu_count: msg.gpus.count,
     gpu_types: msg.gpus.types,
-    models: conn.capModels(msg.worker_id, modelsFromRegistration(msg.models)),
+    models: conn.capModels(identity.id, modelsFromRegistration(msg.models)),
     queue_depth: 0,
     in_flight: 0,
     memory_used_bytes: 0,
@@ -109,6 +123,7 @@ export async function register(
     heartbeat_interval_ms: o.heartbeatIntervalMs,
     status_interval_ms: o.statusIntervalMs,
     stale_after_ms: o.workerStaleMs,
+    worker_id: record.id,
   });
 }
 

@@ -15,7 +15,8 @@ import type { RouterMetrics } from "../metrics/router_metrics.ts";
 import type { LoadTracker } from "../pools/load.ts";
 import { type Affinity, type SelectionRequest, selectWorker } from "../pools/selection.ts";
 import { UpstreamCancel } from "./cancel.ts";
-import { downstreamHeaders, upstreamHeaders } from "./headers.ts";
+import { downstreamHeaders, setWorkerAuth, upstreamHeaders } from "./headers.ts";
+import type { WorkerAuth } from "./worker_auth.ts";
 
 /** Everything forwarding needs. */
 export interface ProxyDeps {
@@ -25,8 +26,8 @@ export interface ProxyDeps {
   log: Logger;
   upstreamTimeoutMs: number;
   spillLoad: number;
-  /** Sent to workers as `Authorization: Bearer` when set (`SVC_WORKER_API_KEY`). */
-  workerApiKey?: string;
+  /** The `Authorization` each worker is sent (its own key: router/proxy/worker_auth.ts). */
+  workerAuth?: WorkerAuth;
   fetch?: typeof fetch;
 }
 
@@ -37,11 +38,11 @@ export type ForwardResult =
   | { kind: "not_served" };
 
 /** The client's answer from the worker's: its status, allow-listed headers and body. */
-function downstreamResponse(res: Response, worker: WorkerRecord, body: BodyInit | null): Response {
+function downstreamResponse(res: Response, body: BodyInit | null): Response {
   return new Response(body, {
     status: res.status,
     statusText: res.statusText,
-    headers: downstreamHeaders(res.headers, worker.id),
+    headers: downstreamHeaders(res.headers),
   });
 }
 
@@ -71,7 +72,7 @@ export async function forward(
 ): Promise<ForwardResult> {
   const url = new URL(req.url);
   const pathAndQuery = url.pathname + url.search;
-  const headers = upstreamHeaders(req.headers, deps.workerApiKey);
+  const headers = upstreamHeaders(req.headers);
   const exclude = new Set<string>();
   let lastDraining: Response | undefined;
   let lastWorker: WorkerRecord | undefined;
@@ -153,6 +154,7 @@ async function attemptOnce(
   deps.metrics.upstream.inc([worker.id, target.pool, target.bundle, affinity]);
   let res: Response;
   try {
+    setWorkerAuth(headers, await deps.workerAuth?.(worker.id));
     res = await doFetch(worker.url + pathAndQuery, {
       method: req.method,
       headers,
@@ -180,13 +182,13 @@ async function attemptOnce(
     cancel.release();
     deps.metrics.upstreamErrors.inc([worker.id, "draining"]);
     deps.load.coolDown(worker.id);
-    return { kind: "draining", response: downstreamResponse(res, worker, res.body) };
+    return { kind: "draining", response: downstreamResponse(res, res.body) };
   }
   // The deadline keeps covering the body until the client has it; without a delivery signal
   // (an app called outside Deno.serve) it ends with the headers.
   if (delivered) delivered.then(() => cancel.release(), () => cancel.release());
   else cancel.release();
-  return { kind: "ok", response: downstreamResponse(res, worker, res.body) };
+  return { kind: "ok", response: downstreamResponse(res, res.body) };
 }
 
 /**

@@ -1,27 +1,18 @@
 /**
- * Which headers cross the router in each direction. Requests lose hop-by-hop headers and the
- * client's credentials. Answers are built from an allow-list: a worker holds only the fleet's
- * token, so it must not be able to set cookies, CORS grants or redirects on the router's origin.
+ * Which headers cross the router in each direction, both from allow-lists: requests carry only
+ * what the worker's API reads, answers only the headers the API defines. A worker holds only the
+ * fleet's token, so it must not learn the client's credentials, nor set cookies, CORS grants or
+ * redirects on the router's origin.
  */
 import { HeaderNames as H } from "@svc/shared/headers";
 
-/** Request headers never forwarded: hop-by-hop, the client's credentials, and encodings. */
-const DROP_REQUEST = [
-  "connection",
-  "keep-alive",
-  "proxy-authorization",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-  "host",
-  "authorization",
-  "cookie",
-  "content-length",
-  // Deno's fetch decompresses transparently; asking the worker for gzip would only cost CPU.
-  "accept-encoding",
-] as const;
+/**
+ * Request headers a worker is sent: the ones the API reads (body format, answer format, trace id).
+ * Everything else a client sends (cookies, its API key, `x-forwarded-for`, `user-agent`, custom
+ * headers) stays at the router: a worker holds only the fleet token, and may not be the machine
+ * the client meant to trust with them.
+ */
+const PASS_REQUEST = ["content-type", "accept", H.traceId.toLowerCase()] as const;
 
 /**
  * Response headers a worker may send to clients: the ones the API defines (docs/api.md,
@@ -38,30 +29,29 @@ const PASS_RESPONSE = [
   H.retryAfter,
 ].map((h) => h.toLowerCase());
 
-/**
- * Headers sent to the worker: the client's, minus {@link DROP_REQUEST}; `authorization` carries
- * the workers' own API key when one is configured (a bulk copy, then removals: cheaper than a
- * filter).
- */
-export function upstreamHeaders(
-  incoming: Headers,
-  workerApiKey: string | undefined,
-): Headers {
-  const out = new Headers(incoming);
-  for (const k of DROP_REQUEST) out.delete(k);
-  if (workerApiKey !== undefined) out.set("authorization", `Bearer ${workerApiKey}`);
+/** Headers sent to the worker: only the allow-listed ones of the client's request. */
+export function upstreamHeaders(incoming: Headers): Headers {
+  const out = new Headers();
+  for (const k of PASS_REQUEST) {
+    const v = incoming.get(k);
+    if (v !== null) out.set(k, v);
+  }
   return out;
 }
 
+/** Put the worker's own credential on its request (router/proxy/worker_auth.ts), or none. */
+export function setWorkerAuth(headers: Headers, authorization: string | undefined): void {
+  if (authorization === undefined) headers.delete("authorization");
+  else headers.set("authorization", authorization);
+}
+
 /**
- * Headers of the client's answer: only the allow-listed ones of the worker's answer, plus the
- * answering worker's id. Content-Length passes when the body is passed on as the worker sent it
- * (fetch decodes a compressed body, after which the worker's length no longer applies).
+ * Headers of the client's answer: only the allow-listed ones of the worker's answer. Content-Length
+ * passes when the body is passed on as the worker sent it (fetch decodes a compressed body, after
+ * which the worker's length no longer applies). The answering worker's id is not among them: it
+ * is fleet detail (routes add `X-SVC-Worker-ID` only with `SVC_EXPOSE_WORKER_ID`).
  */
-export function downstreamHeaders(
-  upstream: Headers,
-  workerId: string,
-): Headers {
+export function downstreamHeaders(upstream: Headers): Headers {
   const out = new Headers();
   for (const k of PASS_RESPONSE) {
     const v = upstream.get(k);
@@ -69,6 +59,5 @@ export function downstreamHeaders(
   }
   const length = upstream.get("content-length");
   if (length !== null && !upstream.has("content-encoding")) out.set("content-length", length);
-  out.set(H.workerId, workerId);
   return out;
 }

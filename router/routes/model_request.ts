@@ -56,7 +56,7 @@ export async function routeAndForward(
     metrics: ctx.metrics,
     log: ctx.log,
     upstreamTimeoutMs: ctx.settings.upstreamTimeoutMs,
-    workerApiKey: ctx.settings.workerApiKey,
+    workerAuth: ctx.workerAuth,
     spillLoad: ctx.settings.pools.affinitySpillLoad,
     fetch: ctx.fetch,
   };
@@ -69,6 +69,8 @@ export async function routeAndForward(
     const r = await forward(c.req.raw, bodyOnce, upstream, proxyDeps, c.env?.completed);
     if (r.kind === "response") {
       c.set("worker", r.worker.id);
+      // Which worker answered is fleet detail: clients see it only when a setting says so.
+      if (ctx.settings.exposeWorkerId) r.response.headers.set(H.workerId, r.worker.id);
       ctx.demand.satisfied(target.profile, target.bundle);
       return r.response;
     }

@@ -18,7 +18,7 @@ export async function handleListModels(
       scopedWorkers(ctx, c),
       ctx.log,
       ctx.fetch,
-      ctx.settings.workerApiKey,
+      ctx.workerAuth,
     ),
   });
 }
@@ -34,7 +34,7 @@ export async function handleGetModel(
     model,
     ctx.log,
     ctx.fetch,
-    ctx.settings.workerApiKey,
+    ctx.workerAuth,
   );
   if (!info) throw new ServiceError("MODEL_NOT_FOUND", `model "${model}" is not in the catalog`);
   return Response.json(info);

@@ -49,9 +49,13 @@ export const COMMON_FIELDS: { readonly [K in keyof CommonValues]: Setting<Common
     check: workerTokenProblem,
   }),
   SVC_WORKER_API_KEY: secret({
-    doc: "optional key of the workers' HTTP API (at least 16 characters, never logged). Worker: " +
-      "every path but `/healthz` and `/readyz` then needs `Authorization: Bearer <key>`, so it " +
-      "cannot be used around the router. Router: sent to the workers on every request",
+    doc: "the fleet's worker secret, the same on router and workers (at least 16 characters, " +
+      "never logged, never sent). Worker: every path but `/healthz` and `/readyz` needs " +
+      "`Authorization: Bearer` with this key or the worker's own key derived from it, so it " +
+      "cannot be used around the router; its registrations prove its `SVC_WORKER_ID`. Router: " +
+      "sends each worker its own derived key (which opens no other worker), and registers a " +
+      "worker under the id it asks for only with a valid proof (others get an id of the " +
+      "router's)",
     check: (v) => v.length < 16 ? "must be at least 16 characters" : undefined,
   }),
   SVC_MAX_BODY_BYTES: limit(

@@ -2,8 +2,8 @@
  * Issue 16.8 and 16.5 on the router, with real processes: with SVC_API_KEYS set, nothing that
  * describes the fleet is public (/health with worker URLs, /metrics, the dashboard, both status
  * streams) unless SVC_STATUS_PUBLIC says so; the probes stay open; a blank key list refuses to
- * start; and a router given SVC_WORKER_API_KEY reaches workers that require it, while the workers
- * refuse anyone who goes around it.
+ * start; and a router given SVC_WORKER_API_KEY reaches workers that require it (with each worker's
+ * own key derived from it), while the workers refuse anyone who goes around it.
  */
 import assert from "node:assert/strict";
 import {
@@ -89,7 +89,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "router status auth: the router sends SVC_WORKER_API_KEY; the worker refuses others",
+  name:
+    "router status auth: the router reaches workers keyed by SVC_WORKER_API_KEY; the worker refuses others",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {

@@ -377,6 +377,8 @@ export interface FleetSettings {
   pool: string | undefined;
   /** Cap of the reconnect backoff. */
   reconnectMaxMs: number;
+  /** The fleet's worker secret (`SVC_WORKER_API_KEY`): proves the worker id at registration. */
+  secret: string | undefined;
 }
 
 /** The worker's settings, in the slices its subsystems receive. */
@@ -431,6 +433,7 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
     bundle: v.SVC_BUNDLE,
     pool: v.SVC_POOL,
     reconnectMaxMs: v.SVC_ROUTER_RECONNECT_MAX_MS,
+    secret: v.SVC_WORKER_API_KEY,
   };
   return {
     listen: { host: v.SVC_HOST, port: v.SVC_PORT },

@@ -16,6 +16,7 @@ Deno.test("kv: two routers sharing one KV see each other's workers", async () =>
     SVC_KV_REFRESH_MS: "100",
     SVC_WORKER_STALE_MS: "600000",
     SVC_MACHINE_PROFILES: "cpu",
+    SVC_EXPOSE_WORKER_ID: "1", // which router answered is what this test checks
   };
   const a = await startTestRouter(env, { kv });
   const b = await startTestRouter(env, { kv });

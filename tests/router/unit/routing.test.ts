@@ -20,7 +20,8 @@ async function cluster(
   env: Record<string, string>,
   specs: Spec[],
 ): Promise<{ r: TestRouter; ws: FakeWorker[]; close: () => Promise<void> }> {
-  const r = await startTestRouter(env);
+  // Which worker answered is what these tests check: the debug header says it.
+  const r = await startTestRouter({ SVC_EXPOSE_WORKER_ID: "1", ...env });
   const ws = specs.map((s) => startFakeWorker({ routerUrl: r.url, token: TEST_TOKEN, ...s }));
   try {
     await waitFor(() => ws.every((w) => w.link.connected), "workers to register");
