@@ -1,6 +1,7 @@
 /**
  * The router's Hono app: the fleet socket and live page, then middleware (version header, access
- * log and metrics, API keys on /v1/*) around thin routes (router/routes/*).
+ * log and metrics, client and admin rights: router/auth/access.ts) around thin routes
+ * (router/routes/*).
  */
 import { methodNotAllowed } from "@svc/shared/http/method_not_allowed";
 import { Hono } from "hono";
@@ -11,7 +12,8 @@ import type { RouterContext, RouterEnv } from "./context.ts";
 import { CLUSTER_STATUS_PATH, mountDashboard } from "./dashboard/mount.ts";
 import { collectFleetMetrics } from "./metrics/fleet_collector.ts";
 import { accessLog } from "./middleware/access_log.ts";
-import { apiKeyAuth } from "./middleware/api_keys.ts";
+import { allowed, requireRights } from "./middleware/access.ts";
+import { adminRights, clientRights, fleetDetailRights, statusRights } from "./auth/access.ts";
 import { serverVersion } from "./middleware/version.ts";
 import { mountFleetStatus, STATUS_PATH } from "./status/stream.ts";
 import { DRAIN_PATH, handleDrainWorker } from "./routes/admin.ts";
@@ -22,8 +24,10 @@ import { handleModelOp, MODEL_OPS } from "./routes/model_ops.ts";
 import { handleGetModel, handleListModels } from "./routes/models.ts";
 import { healthz, readyz } from "./routes/probes.ts";
 
-/** Paths that describe the fleet: behind the API keys unless `SVC_STATUS_PUBLIC`. */
-const STATUS_PATHS = ["/", CLUSTER_STATUS_PATH, STATUS_PATH, "/health", "/metrics"] as const;
+/** Paths that are fleet detail (worker ids, URLs, load): admin rights or `SVC_STATUS_PUBLIC`. */
+const FLEET_DETAIL_PATHS = [CLUSTER_STATUS_PATH, "/metrics"] as const;
+/** Status paths for clients: their answer leaves fleet detail out unless the client may see it. */
+const CLIENT_STATUS_PATHS = [STATUS_PATH, "/health"] as const;
 
 /** Build the router app. */
 export function createRouterApp(ctx: RouterContext): Hono<RouterEnv> {
@@ -32,10 +36,13 @@ export function createRouterApp(ctx: RouterContext): Hono<RouterEnv> {
 
   // Every answer carries the version, the dashboard page included; a WebSocket's 101 stays as is.
   app.use("*", serverVersion());
-  // What describes the fleet (worker URLs, models, load) is for key holders once keys are set.
-  if (!ctx.settings.statusPublic) {
-    for (const path of STATUS_PATHS) app.use(path, apiKeyAuth(ctx.apiKeys));
+  // What describes the fleet (worker ids and URLs, models, load) is for admins; the dashboard
+  // page (GET /) carries no data and stays open.
+  for (const path of FLEET_DETAIL_PATHS) {
+    app.use(path, requireRights(ctx.access, fleetDetailRights));
   }
+  for (const path of CLIENT_STATUS_PATHS) app.use(path, requireRights(ctx.access, statusRights));
+  const detail = (c: Context<RouterEnv>) => allowed(ctx.access, fleetDetailRights, c);
   // The fleet socket comes before the access log: it is authenticated with the worker token, not
   // with client API keys, and is not an API request.
   app.get(FLEET_PATH, (c) => ctx.hub.handleUpgrade(c.req.raw, addrOf(c)));
@@ -49,7 +56,7 @@ export function createRouterApp(ctx: RouterContext): Hono<RouterEnv> {
     profiles: ctx.settings.pools,
   });
   // The workers' status stream, fleet-wide (not an API request either).
-  mountFleetStatus(app, { directory: ctx.directory, metrics: ctx.metrics, log: ctx.log });
+  mountFleetStatus(app, { directory: ctx.directory, metrics: ctx.metrics, log: ctx.log, detail });
   app.use("*", accessLog(ctx));
 
   app.onError((err, c) => {
@@ -66,10 +73,11 @@ export function createRouterApp(ctx: RouterContext): Hono<RouterEnv> {
   // Probes stay open even when API keys are configured (/health and /metrics: see above).
   app.get("/healthz", () => healthz());
   app.get("/readyz", () => readyz(ctx));
-  app.get("/health", () => health(ctx));
+  app.get("/health", async (c) => health(ctx, await detail(c)));
   app.get("/metrics", () => metrics(ctx));
 
-  app.use("/v1/*", apiKeyAuth(ctx.apiKeys));
+  app.use("/v1/*", requireRights(ctx.access, clientRights));
+  app.use("/v1/admin/*", requireRights(ctx.access, adminRights));
   for (const op of MODEL_OPS) app.post(`/v1/${op}/*`, (c) => handleModelOp(ctx, c, op));
   app.post("/v1/embeddings", (c) => handleEmbeddings(ctx, c));
   app.get("/v1/models", (c) => handleListModels(ctx, c));

@@ -1,6 +1,6 @@
 /** Everything the router's routes and middleware receive, passed explicitly (no globals). */
 import type { Logger } from "@svc/shared/log";
-import type { SecretSet } from "@svc/shared/http/secrets";
+import type { AccessPolicy } from "./auth/access.ts";
 import type { BodyReadOptions } from "@svc/shared/http/read_body";
 import type { WorkerDirectory } from "./directory/types.ts";
 import type { FleetHub } from "./fleet/hub.ts";
@@ -15,7 +15,8 @@ export interface RouterContext {
   settings: RouterSettings;
   directory: WorkerDirectory;
   hub: FleetHub;
-  apiKeys: SecretSet;
+  /** Who may use the API, act as an operator and see fleet detail. */
+  access: AccessPolicy;
   metrics: RouterMetrics;
   demand: DemandTracker;
   load: LoadTracker;

@@ -66,6 +66,13 @@ export async function startRouter(
     log,
     opts.kv,
   );
+  if (settings.adminKeys.length === 0 && !isLoopbackListen(settings.listen.host)) {
+    log(
+      "warn",
+      "SVC_ADMIN_KEYS is not set: admin actions and fleet detail are refused (set it " +
+        "to drain workers and read /health in full, /metrics and the dashboard)",
+    );
+  }
   if (settings.workerToken === undefined) {
     log("warn", "SVC_WORKER_TOKEN is not set: every worker connection will be refused");
   }
@@ -100,7 +107,12 @@ export async function startRouter(
     settings,
     directory,
     hub,
-    apiKeys: await SecretSet.create(settings.apiKeys),
+    access: {
+      apiKeys: await SecretSet.create(settings.apiKeys),
+      adminKeys: await SecretSet.create(settings.adminKeys),
+      localStack: isLoopbackListen(settings.listen.host),
+      statusPublic: settings.statusPublic,
+    },
     metrics,
     demand,
     load: new LoadTracker(),
@@ -126,6 +138,11 @@ export async function startRouter(
     server: server.kind,
     directory: directory.kind,
     client_auth: settings.apiKeys.length > 0 ? "api-keys" : "open",
+    admin_auth: settings.adminKeys.length > 0
+      ? "admin-keys"
+      : isLoopbackListen(settings.listen.host)
+      ? "local"
+      : "none",
     default_machine_profile: settings.pools.defaultMachineProfile,
   });
   let closing: Promise<void> | undefined;

@@ -39,15 +39,26 @@ const ROUTER_FIELDS = {
   SVC_API_KEYS: list({
     secret: true,
     item: (k) => k.length < 8 || /\s/.test(k) ? "entries must be at least 8 characters" : undefined,
-    doc: "comma-separated client keys; when set, everything but `/healthz` and `/readyz` needs " +
-      "`Authorization: Bearer <key>` (`/v1/*`, and `/health`, `/metrics`, the dashboard and the " +
-      "status streams unless `SVC_STATUS_PUBLIC`). Set but blank refuses to start",
+    doc: "comma-separated client keys; when set, the API (`/v1/*`), `/health` (its summary) and " +
+      "`/ws/status` need `Authorization: Bearer <key>`; `/healthz`, `/readyz` and the dashboard " +
+      "page stay open. A client key is not an admin key (`SVC_ADMIN_KEYS`). Set but blank " +
+      "refuses to start",
+  }),
+  SVC_ADMIN_KEYS: list({
+    secret: true,
+    item: (k) =>
+      k.length < 16 || /\s/.test(k) ? "entries must be at least 16 characters" : undefined,
+    doc: "comma-separated admin keys (`Authorization: Bearer <key>`): operator actions " +
+      "(`/v1/admin/*`, `deno task drain`) and fleet detail (`/health` in full with worker ids " +
+      "and URLs, `/metrics`, `/ws/cluster-status`, the dashboard's data). A client key gets " +
+      "403 there. Unset: only a router listening on loopback grants them, to clients on the " +
+      "same machine. An admin key also works as a client key. Set but blank refuses to start",
   }),
   SVC_STATUS_PUBLIC: bool({
     default: false,
-    doc: "with `SVC_API_KEYS` set, leave `/health`, `/metrics`, the dashboard (`/`) and " +
-      "`/ws/cluster-status`, `/ws/status` open (they name workers, their URLs and models): only " +
-      "for a router whose port is reachable from a private network alone",
+    doc: "show fleet detail (`/health` in full, `/metrics`, `/ws/cluster-status`, `/ws/status`: " +
+      "worker ids, URLs and models) to everyone, without keys; admin actions still need an " +
+      "admin key. Only for a router whose port is reachable from a private network alone",
   }),
   SVC_EXPOSE_WORKER_ID: bool({
     default: false,
@@ -276,6 +287,8 @@ export interface RouterSettings {
   workerToken: string | undefined;
   /** Client API keys; empty means the API is open. */
   apiKeys: string[];
+  /** Admin keys (operator actions, fleet detail); empty: only a local stack grants those. */
+  adminKeys: string[];
   /** With API keys set, the fleet's status (health, metrics, dashboard, streams) stays open. */
   statusPublic: boolean;
   /**
@@ -311,11 +324,13 @@ export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []):
   const v = SCHEMA.load(env);
   // A key variable that is present but holds no key is a mistake (an empty secret, a template
   // left unfilled), never a wish for an open API: refuse rather than serve without keys.
-  if (env.SVC_API_KEYS !== undefined && v.SVC_API_KEYS.length === 0) {
-    throw new ConfigError([{
-      name: "SVC_API_KEYS",
-      message: "is set but holds no key (unset it to run without client keys)",
-    }]);
+  for (const name of ["SVC_API_KEYS", "SVC_ADMIN_KEYS"] as const) {
+    if (env[name] !== undefined && v[name].length === 0) {
+      throw new ConfigError([{
+        name,
+        message: "is set but holds no key (unset it to run without such keys)",
+      }]);
+    }
   }
   const unknown = unknownSettingsWarning(env, [...SCHEMA.names, ...alsoKnown]);
   const extra = parseExtraModels(v.SVC_EXTRA_MODELS);
@@ -324,6 +339,7 @@ export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []):
     server: v.SVC_ROUTER_SERVER,
     workerToken: v.SVC_WORKER_TOKEN,
     apiKeys: v.SVC_API_KEYS,
+    adminKeys: v.SVC_ADMIN_KEYS,
     statusPublic: v.SVC_STATUS_PUBLIC,
     workerApiKey: v.SVC_WORKER_API_KEY,
     exposeWorkerId: v.SVC_EXPOSE_WORKER_ID,

@@ -16,6 +16,8 @@ export const ERROR_STATUS = {
   SHUTTING_DOWN: 503,
   NO_CAPACITY: 503,
   UNAUTHORIZED: 401,
+  /** Valid credentials without the right (a client key on an admin route). */
+  FORBIDDEN: 403,
   METHOD_NOT_ALLOWED: 405,
   REQUEST_TIMEOUT: 408,
   BAD_GATEWAY: 502,

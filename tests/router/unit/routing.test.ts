@@ -401,7 +401,10 @@ Deno.test("routing: without affinity, load is spread by in-flight requests", asy
 });
 
 Deno.test("routing: API keys guard /v1 and the fleet's status, not the probes", async () => {
-  const c = await cluster({ SVC_API_KEYS: "first-key-123,second-key-456" }, [{
+  const c = await cluster({
+    SVC_API_KEYS: "first-key-123,second-key-456",
+    SVC_ADMIN_KEYS: "admin-key-0123456789",
+  }, [{
     id: "w",
     profile: "cpu",
     models: [DENSE],
@@ -433,18 +436,23 @@ Deno.test("routing: API keys guard /v1 and the fleet's status, not the probes", 
       assert.equal(res.status, 200, p);
       await res.body?.cancel();
     }
-    for (const p of ["/health", "/metrics", "/"]) {
-      const res = await fetch(`${c.r.url}${p}`);
-      assert.equal(res.status, 401, p);
+    // The dashboard page carries no data: open. /health needs a client key (its summary),
+    // /metrics names workers: an admin key (a client key is refused with 403).
+    const status = async (p: string, key?: string) => {
+      const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
+      const res = await fetch(`${c.r.url}${p}`, { headers });
       await res.body?.cancel();
-      const keyed = await fetch(`${c.r.url}${p}`, {
-        headers: { authorization: "Bearer second-key-456" },
-      });
-      assert.equal(keyed.status, 200, p);
-      await keyed.body?.cancel();
-    }
+      return res.status;
+    };
+    assert.equal(await status("/"), 200);
+    assert.equal(await status("/health"), 401);
+    assert.equal(await status("/health", "second-key-456"), 200);
+    assert.equal(await status("/metrics"), 401);
+    assert.equal(await status("/metrics", "second-key-456"), 403);
+    assert.equal(await status("/metrics", "admin-key-0123456789"), 200);
     const logs = JSON.stringify(c.r.logs);
     assert.ok(!logs.includes("first-key-123") && !logs.includes("wrong-key-000"));
+    assert.ok(!logs.includes("admin-key-0123456789"));
   } finally {
     await c.close();
   }
