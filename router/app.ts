@@ -8,6 +8,7 @@ import { Hono } from "hono";
 import type { Context } from "hono";
 import { errorResponse, ServiceError, toServiceError } from "@svc/shared/errors";
 import { FLEET_PATH } from "@svc/shared/fleet/protocol";
+import { StreamSlots } from "@svc/shared/dashboard/broadcaster";
 import type { RouterContext, RouterEnv } from "./context.ts";
 import { CLUSTER_STATUS_PATH, mountDashboard } from "./dashboard/mount.ts";
 import { collectFleetMetrics } from "./metrics/fleet_collector.ts";
@@ -43,6 +44,8 @@ export function createRouterApp(ctx: RouterContext): Hono<RouterEnv> {
   }
   for (const path of CLIENT_STATUS_PATHS) app.use(path, requireRights(ctx.access, statusRights));
   const detail = (c: Context<RouterEnv>) => allowed(ctx.access, fleetDetailRights, c);
+  // One cap on status subscribers for all of the router's streams.
+  const slots = new StreamSlots(ctx.settings.http.maxStreamClients);
   // The fleet socket comes before the access log: it is authenticated with the worker token, not
   // with client API keys, and is not an API request.
   app.get(FLEET_PATH, (c) => ctx.hub.handleUpgrade(c.req.raw, addrOf(c)));
@@ -54,9 +57,18 @@ export function createRouterApp(ctx: RouterContext): Hono<RouterEnv> {
     log: ctx.log,
     routerId: ctx.routerId,
     profiles: ctx.settings.pools,
+    limits: ctx.settings.views,
+    slots,
   });
   // The workers' status stream, fleet-wide (not an API request either).
-  mountFleetStatus(app, { directory: ctx.directory, metrics: ctx.metrics, log: ctx.log, detail });
+  mountFleetStatus(app, {
+    directory: ctx.directory,
+    metrics: ctx.metrics,
+    log: ctx.log,
+    detail,
+    limits: ctx.settings.views,
+    slots,
+  });
   app.use("*", accessLog(ctx));
 
   app.onError((err, c) => {

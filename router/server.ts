@@ -86,6 +86,7 @@ export async function startRouter(
     ...settings.fleet,
     maxModelsPerWorker: settings.fleetLimits.maxModelsPerWorker,
     maxFramesPerS: settings.fleetLimits.maxFramesPerS,
+    caps: settings.fleetLimits.caps,
     urlPolicy: {
       allowedNetworks: settings.fleetLimits.allowedNetworks,
       localStack: isLoopbackListen(settings.listen.host),

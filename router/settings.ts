@@ -32,6 +32,8 @@ import { SLUG_RE } from "@svc/shared/fleet/protocol";
 import { DEFAULT_LEARNED, type LearnedLimits } from "./directory/types.ts";
 import { cidrProblem, type Network, parseCidr } from "./fleet/networks.ts";
 import { parseExtraModels } from "./pools/extra_models.ts";
+import type { FleetCaps } from "./fleet/budget.ts";
+import type { ViewLimits } from "./views/bounds.ts";
 import type { ServerKind } from "./http_server.ts";
 
 /** Router-only settings. */
@@ -105,6 +107,43 @@ const ROUTER_FIELDS = {
     default: 50,
     doc: "most fleet frames one worker socket may send per second; beyond it the socket is " +
       "closed (4429)",
+  }),
+  SVC_FLEET_MAX_CONNECTIONS: int({
+    min: 1,
+    max: 100_000,
+    default: 512,
+    doc: "fleet sockets the router holds at once, registered or not; beyond it new worker " +
+      "connections get `503` (each worker holds one)",
+  }),
+  SVC_FLEET_MAX_MODELS: int({
+    min: 1,
+    max: 10_000_000,
+    default: 20_000,
+    doc: "models all registered workers together may announce; a registration past it is " +
+      "refused, and status frames past it close the workers announcing the most first",
+  }),
+  SVC_FLEET_MAX_STATUS_BYTES_PER_S: int({
+    min: 64 * 1024,
+    max: 1 << 30,
+    default: 8 * 1024 * 1024,
+    shown: "`8388608` (8 MiB)",
+    doc: "bytes of fleet frames (status, registrations, heartbeats) per second, all sockets " +
+      "together; past it the sockets that sent the most this second are closed first and " +
+      "registrations wait (a worker's status frame is a few KB)",
+  }),
+  SVC_FLEET_VIEW_MAX_WORKERS: int({
+    min: 1,
+    max: 100_000,
+    default: 500,
+    doc: "workers listed in `/health`, `/ws/cluster-status` (the dashboard) and per model on " +
+      "`/ws/status`; the counts stay whole and `truncated` says what was left out",
+  }),
+  SVC_FLEET_VIEW_MAX_MODELS: int({
+    min: 1,
+    max: 1_000_000,
+    default: 1000,
+    doc: "model entries in those views: the fleet's model list, and all workers' model lists " +
+      "together (so a fleet view stays about a megabyte at most)",
   }),
   SVC_WORKER_ALLOWED_NETWORKS: list({
     item: cidrProblem,
@@ -197,6 +236,9 @@ const SCHEMA = settingsSchema({ ...COMMON_FIELDS, ...ROUTER_FIELDS }, (v, issue)
   checkCommon(v, issue);
   const extra = parseExtraModels(v.SVC_EXTRA_MODELS);
   if (!extra.ok) issue("SVC_EXTRA_MODELS", extra.problem);
+  if (v.SVC_FLEET_MAX_MODELS < v.SVC_WORKER_MAX_MODELS) {
+    issue("SVC_FLEET_MAX_MODELS", "must be at least SVC_WORKER_MAX_MODELS");
+  }
   if (v.SVC_WORKER_STALE_MS < 2 * v.SVC_HEARTBEAT_INTERVAL_MS) {
     issue("SVC_WORKER_STALE_MS", "must be at least twice SVC_HEARTBEAT_INTERVAL_MS");
   }
@@ -250,6 +292,8 @@ export interface FleetLimits {
   maxFramesPerS: number;
   /** Non-empty: advertised URLs must be IP literals inside one of these. */
   allowedNetworks: Network[];
+  /** What all fleet sockets together may cost. */
+  caps: FleetCaps;
 }
 
 /** Answers for a pool without capacity, and the demand signal. */
@@ -301,6 +345,8 @@ export interface RouterSettings {
   pools: PoolSettings;
   fleet: FleetTiming;
   fleetLimits: FleetLimits;
+  /** How much of the fleet its views (health, dashboard, status stream) list. */
+  views: ViewLimits;
   /** Bound on one proxied request, from send to the last byte of the answer. */
   upstreamTimeoutMs: number;
   provisioning: ProvisioningSettings;
@@ -358,7 +404,13 @@ export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []):
       maxModelsPerWorker: v.SVC_WORKER_MAX_MODELS,
       maxFramesPerS: v.SVC_WORKER_MAX_FRAMES_PER_S,
       allowedNetworks: v.SVC_WORKER_ALLOWED_NETWORKS.map((c) => parseCidr(c)!),
+      caps: {
+        maxConnections: v.SVC_FLEET_MAX_CONNECTIONS,
+        maxModels: v.SVC_FLEET_MAX_MODELS,
+        maxBytesPerS: v.SVC_FLEET_MAX_STATUS_BYTES_PER_S,
+      },
     },
+    views: { maxWorkers: v.SVC_FLEET_VIEW_MAX_WORKERS, maxModels: v.SVC_FLEET_VIEW_MAX_MODELS },
     upstreamTimeoutMs: v.SVC_UPSTREAM_TIMEOUT_MS,
     provisioning: {
       retryAfterS: v.SVC_PROVISION_RETRY_AFTER_S,

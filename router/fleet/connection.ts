@@ -12,6 +12,8 @@ import {
 import type { WorkerModel, WorkerRecord } from "../directory/types.ts";
 import type { FleetHubOptions, FleetSocket } from "./options.ts";
 import { type RefusalKind, REFUSALS } from "./refusals.ts";
+import type { FleetBudget, Talker } from "./budget.ts";
+import { byteLength, mergeModels, nextTurn } from "./frames.ts";
 import { register } from "./registration.ts";
 
 /** A socket must register within this time. */
@@ -28,18 +30,29 @@ export interface HubServices {
   readonly byWorker: Map<string, FleetConnection>;
   /** Forget a connection that has ended. */
   forget(conn: FleetConnection): void;
+  /** What all fleet sockets together may cost (connections, models, bytes per second). */
+  readonly budget: FleetBudget;
+  /** Drop a refused socket whose peer has not finished the close handshake soon after. */
+  terminateLater(socket: FleetSocket): void;
 }
 
 /** One worker socket, from upgrade to close. */
-export class FleetConnection {
+export class FleetConnection implements Talker {
   readonly socket: FleetSocket;
   readonly connId: string = crypto.randomUUID();
   record: WorkerRecord | undefined;
   lastFrameAt: number;
+  /** Sweeps in a row that found the socket silent (a stalled router's first look does not count). */
+  silentSweeps = 0;
   /** Frames are handled one after another (directory writes are async). */
   chain: Promise<void> = Promise.resolve();
   closed = false;
+  /** The socket is being closed: frames that still arrive are ignored. */
+  refused = false;
+  windowBytes = 0;
+  announced = 0;
   readonly #hub: HubServices;
+  #queued = 0;
   #regTimer: ReturnType<typeof setTimeout> | undefined;
   /** Start of the current one-second frame window, and frames received in it. */
   #windowStart: number;
@@ -52,6 +65,7 @@ export class FleetConnection {
     this.#hub = hub;
     this.lastFrameAt = hub.now();
     this.#windowStart = hub.now();
+    hub.budget.join(this);
     this.#regTimer = setTimeout(() => {
       if (this.record || this.closed) return;
       this.refuse("registrationTimeout", "no register frame in time");
@@ -66,10 +80,18 @@ export class FleetConnection {
   }
 
   #received(data: unknown): void {
-    if (this.closed) return;
+    if (this.closed || this.refused) return;
     const o = this.#hub.o;
     const now = this.#hub.now();
     this.lastFrameAt = now;
+    const budget = this.#hub.budget;
+    const bytes = typeof data === "string" ? data.length : byteLength(data);
+    this.#closeBiggest(budget.frame(this, bytes), "SVC_FLEET_MAX_STATUS_BYTES_PER_S", "sent");
+    if (this.refused) return;
+    if (!this.record && budget.bytesFull) {
+      this.refuse("fleetFull", "the fleet is over SVC_FLEET_MAX_STATUS_BYTES_PER_S: retry later");
+      return;
+    }
     // Counted before queueing: a flood must not build up a backlog of frames to handle.
     if (now - this.#windowStart >= 1000) {
       this.#windowStart = now;
@@ -86,11 +108,18 @@ export class FleetConnection {
       );
       return;
     }
+    // At most a second's worth of frames waits: a socket the router cannot keep up with goes.
+    if (this.#queued >= o.maxFramesPerS) {
+      this.refuse("rateLimited", "frames arrive faster than the router handles them");
+      return;
+    }
+    this.#queued++;
     // One frame per event-loop turn: a burst of frames queued behind a slow one would
     // otherwise run back to back in one microtask checkpoint, starving HTTP requests.
-    this.chain = this.chain.then(nextTurn).then(() => this.#onFrame(data)).catch(
-      (err) => o.log("error", "fleet frame handling failed", { error: String(err) }),
-    );
+    this.chain = this.chain.then(nextTurn).then(() => {
+      this.#queued--;
+      return this.#onFrame(data);
+    }).catch((err) => o.log("error", "fleet frame handling failed", { error: String(err) }));
   }
 
   async #onFrame(data: unknown): Promise<void> {
@@ -162,7 +191,32 @@ export class FleetConnection {
       o.log("info", "worker draining", { worker_id: record.id, reason: "status" });
     }
     this.record = record;
+    this.announce(record.models.length);
+    if (this.refused) return;
     await o.directory.put(record);
+  }
+
+  /**
+   * The worker now announces `count` models; past the fleet's cap the workers announcing the most
+   * are closed first (possibly this one).
+   */
+  announce(count: number): void {
+    this.#closeBiggest(this.#hub.budget.announce(this, count), "SVC_FLEET_MAX_MODELS", "announced");
+  }
+
+  /** Close the sockets the budget named (the biggest first) as over the cap `setting`. */
+  #closeBiggest(talkers: Talker[], setting: string, what: "sent" | "announced"): void {
+    for (const t of talkers) {
+      const conn = t as FleetConnection;
+      this.#hub.o.log("warn", "the fleet is over a cap; closing its biggest talker", {
+        worker_id: conn.record?.id,
+        cap: setting,
+        [what === "sent" ? "bytes_this_second" : "models"]: what === "sent"
+          ? conn.windowBytes
+          : conn.announced,
+      });
+      conn.refuse("fleetFull", `the fleet is over ${setting} and this socket ${what} the most`);
+    }
   }
 
   /** Mark the worker draining on an operator's request (status frames cannot undo it). */
@@ -188,10 +242,14 @@ export class FleetConnection {
 
   /** Tell the worker why (error frame), close the socket, and forget it. */
   refuse(kind: RefusalKind, message: string): void {
+    this.refused = true;
+    this.#hub.budget.leave(this);
     const r = REFUSALS[kind];
     if ("metric" in r) this.#hub.o.metrics.connections.inc([r.metric]);
     this.send({ type: "error", code: r.code, message });
     this.closeSocket(r.close, r.code);
+    // A peer that ignores the close and keeps sending would still cost reading its frames.
+    this.#hub.terminateLater(this.socket);
     this.chain = this.chain.then(() => this.drop(message));
   }
 
@@ -209,6 +267,7 @@ export class FleetConnection {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.#regTimer);
+    this.#hub.budget.leave(this);
     this.#hub.forget(this);
     const rec = this.record;
     if (!rec) return;
@@ -216,32 +275,4 @@ export class FleetConnection {
     const removed = await this.#hub.o.directory.remove(rec.id, this.connId);
     this.#hub.o.log("info", "worker removed", { worker_id: rec.id, why, removed });
   }
-}
-
-/**
- * Apply a status frame's model states to the registered list (unknown names join the bundle):
- * one pass over each list. The caller caps the result, so repeated frames of new names cannot
- * grow a worker's list (and every later merge) without bound.
- */
-export function mergeModels(
-  prev: readonly WorkerModel[],
-  msg: Pick<StatusMessage, "models">,
-  bundle: string,
-): WorkerModel[] {
-  const byName = new Map(msg.models.map((m) => [m.name, m]));
-  const out: WorkerModel[] = prev.map((m) => {
-    const s = byName.get(m.name);
-    if (!s) return m;
-    byName.delete(m.name);
-    return { name: m.name, bundle: m.bundle, state: s.state, queue_depth: s.queue_depth };
-  });
-  for (const s of byName.values()) {
-    out.push({ name: s.name, bundle, state: s.state, queue_depth: s.queue_depth });
-  }
-  return out;
-}
-
-/** Resolves on a later turn of the event loop (after pending I/O callbacks). */
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 0));
 }

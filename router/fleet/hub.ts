@@ -10,6 +10,7 @@ import { bearerToken } from "@svc/shared/http/secrets";
 import { upgradeWebSocket } from "@svc/shared/http/upgrade";
 import type { WorkerRecord } from "../directory/types.ts";
 import { FleetConnection, type HubServices } from "./connection.ts";
+import { FleetBudget } from "./budget.ts";
 import type { FleetHubOptions, FleetSocket } from "./options.ts";
 
 export { REGISTRATION_TIMEOUT_MS } from "./connection.ts";
@@ -17,6 +18,10 @@ export type { FleetHubOptions } from "./options.ts";
 
 /** Seconds without a pong before the server drops a fleet socket (Deno.serve's default). */
 const FLEET_IDLE_TIMEOUT_S = 120;
+/** A refused socket still open this long after its close frame is dropped. */
+const CLOSE_GRACE_MS = 1000;
+/** `readyState` of a closed socket. */
+const CLOSED = 3;
 
 /** Accepts worker sockets and mirrors their state into the directory. */
 export class FleetHub {
@@ -25,6 +30,8 @@ export class FleetHub {
   readonly #conns = new Set<FleetConnection>();
   readonly #byWorker = new Map<string, FleetConnection>();
   readonly #services: HubServices;
+  /** Timers that drop refused sockets whose close handshake does not finish. */
+  readonly #closing = new Set<ReturnType<typeof setTimeout>>();
   readonly #sweep: ReturnType<typeof setInterval>;
 
   constructor(opts: FleetHubOptions) {
@@ -35,6 +42,14 @@ export class FleetHub {
       now: this.#now,
       byWorker: this.#byWorker,
       forget: (conn) => this.#conns.delete(conn),
+      budget: new FleetBudget(opts.caps, this.#now),
+      terminateLater: (socket) => {
+        const t = setTimeout(() => {
+          this.#closing.delete(t);
+          if (socket.readyState !== CLOSED) socket.terminate?.();
+        }, CLOSE_GRACE_MS);
+        this.#closing.add(t);
+      },
     };
     const every = Math.max(25, Math.min(250, Math.floor(opts.workerStaleMs / 4)));
     this.#sweep = setInterval(() => this.#sweepSilent(), every);
@@ -71,16 +86,39 @@ export class FleetHub {
       });
       return errorResponse(new ServiceError("UNAUTHORIZED", "a valid worker token is required"));
     }
+    if (this.#services.budget.connectionsFull) {
+      this.#o.metrics.connections.inc(["fleet_full"]);
+      this.#o.log("warn", "worker connection refused: the fleet is at its connection cap", {
+        remote,
+        max_connections: this.#o.caps.maxConnections,
+      });
+      return errorResponse(
+        new ServiceError(
+          "QUEUE_FULL",
+          `the router holds SVC_FLEET_MAX_CONNECTIONS (${this.#o.caps.maxConnections}) fleet ` +
+            "sockets already",
+          { retryAfterS: 5 },
+        ),
+      );
+    }
     const { socket, response } = upgradeWebSocket(req, { idleTimeoutS: FLEET_IDLE_TIMEOUT_S });
     this.#conns.add(new FleetConnection(socket as unknown as FleetSocket, this.#services));
     return response;
   }
 
-  /** Close sockets that have been silent longer than the stale bound. */
+  /**
+   * Close sockets that have been silent longer than the stale bound, on two sweeps in a row: a
+   * router that was too busy to read its sockets (a stalled event loop) sees everyone silent on
+   * its first look; the frames waiting meanwhile are read before the next sweep.
+   */
   #sweepSilent(): void {
     const now = this.#now();
     for (const conn of this.#conns) {
-      if (conn.closed || now - conn.lastFrameAt <= this.#o.workerStaleMs) continue;
+      if (conn.closed || now - conn.lastFrameAt <= this.#o.workerStaleMs) {
+        conn.silentSweeps = 0;
+        continue;
+      }
+      if (++conn.silentSweeps < 2) continue;
       this.#o.log("warn", "worker silent, removing", {
         worker_id: conn.record?.id,
         silent_ms: now - conn.lastFrameAt,
@@ -94,6 +132,8 @@ export class FleetHub {
   /** Close every socket (router shutdown) so workers reconnect elsewhere at once. */
   async close(): Promise<void> {
     clearInterval(this.#sweep);
+    for (const t of this.#closing) clearTimeout(t);
+    this.#closing.clear();
     const pending: Promise<void>[] = [];
     for (const conn of [...this.#conns]) {
       conn.closeSocket(CLOSE_CODES.goingAway, "router shutting down");

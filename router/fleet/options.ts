@@ -5,6 +5,7 @@ import type { Logger } from "@svc/shared/log";
 import type { WorkerDirectory } from "../directory/types.ts";
 import type { RouterMetrics } from "../metrics/router_metrics.ts";
 import type { UrlPolicy } from "./advertised_url.ts";
+import type { FleetCaps } from "./budget.ts";
 
 /** Settings of the hub. */
 export interface FleetHubOptions {
@@ -23,6 +24,8 @@ export interface FleetHubOptions {
   maxFramesPerS: number;
   /** Where workers may point the router (router/fleet/advertised_url.ts). */
   urlPolicy: UrlPolicy;
+  /** What all fleet sockets together may cost (router/fleet/budget.ts). */
+  caps: FleetCaps;
   log: Logger;
   metrics: RouterMetrics;
   now?: () => number;
@@ -39,4 +42,6 @@ export interface FleetSocket {
   onmessage: ((ev: { data: unknown }) => void) | null;
   onclose: ((ev: { code: number }) => void) | null;
   onerror: (() => void) | null;
+  /** Drop the connection without the close handshake (`ws`; absent under Deno.serve). */
+  terminate?(): void;
 }

@@ -43,6 +43,8 @@ export const REFUSALS = {
   idInUse: { code: "ID_IN_USE", close: CLOSE_CODES.idInUse, metric: "id_in_use" },
   /** A newer connection of the same worker registered. */
   replaced: { code: "REPLACED", close: CLOSE_CODES.replaced },
+  /** The fleet is at an aggregate cap (connections, models, frame bytes per second). */
+  fleetFull: { code: "FLEET_FULL", close: CLOSE_CODES.fleetFull, metric: "fleet_full" },
   /** An id proof that does not match the worker id (not made with the fleet's worker secret). */
   badIdProof: { code: "BAD_ID_PROOF", close: CLOSE_CODES.badIdProof, metric: "bad_id_proof" },
 } as const satisfies Record<string, Refusal>;

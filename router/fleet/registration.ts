@@ -63,6 +63,16 @@ export async function register(
       hint: "set the router's SVC_WORKER_API_KEY on the worker too",
     });
   }
+  const models = conn.capModels(identity.id, modelsFromRegistration(msg.models));
+  if (!hub.budget.fits(conn, models.length)) {
+    o.log("warn", "fleet models at the cap; registration refused", {
+      worker_id: identity.id,
+      models: models.length,
+      max_models: hub.budget.caps.maxModels,
+    });
+    conn.refuse("fleetFull", "the fleet announces SVC_FLEET_MAX_MODELS models already");
+    return;
+  }
   const now = hub.now();
   const record: WorkerRecord = {
     id: identity.id,
@@ -75,7 +85,7 @@ export async function register(
     version: msg.version,
     gpu_count: msg.gpus.count,
     gpu_types: msg.gpus.types,
-    models: conn.capModels(identity.id, modelsFromRegistration(msg.models)),
+    models,
     queue_depth: 0,
     in_flight: 0,
     memory_used_bytes: 0,
@@ -98,7 +108,9 @@ export async function register(
     );
     return;
   }
-  conn.record = record;
+  conn.record = record; // from here on, dropping the connection removes the record
+  if (!conn.refused) conn.announce(models.length);
+  if (conn.refused) return; // closed meanwhile (the fleet's caps)
   const previous = hub.byWorker.get(record.id);
   if (previous && previous !== conn) {
     previous.refuse("replaced", "a newer connection of this worker registered");

@@ -4,7 +4,12 @@
  * Once a second, not every 200 ms like a worker: the directory changes at status-frame pace.
  */
 import type { Context, Env, Hono } from "hono";
-import { acceptStreamClient, Broadcaster } from "@svc/shared/dashboard/broadcaster";
+import {
+  acceptStreamClient,
+  Broadcaster,
+  type StreamSlots,
+} from "@svc/shared/dashboard/broadcaster";
+import { boundStatus, type ViewLimits } from "../views/bounds.ts";
 import { BUILTIN_CATALOG, catalogById } from "@svc/shared/catalog";
 import type { Logger } from "@svc/shared/log";
 import { metricsView } from "@svc/shared/status/metrics_view";
@@ -28,6 +33,10 @@ export interface FleetStatusDeps<E extends Env> {
    * Others get the same message without it.
    */
   detail: (c: Context<E>) => Promise<boolean>;
+  /** How much of the fleet a message lists. */
+  limits: ViewLimits;
+  /** The subscriber cap the router's streams share. */
+  slots: StreamSlots;
   /** Stream period (tests shorten it). */
   intervalMs?: number;
 }
@@ -50,15 +59,19 @@ export function mountFleetStatus<E extends Env>(
   const stream = (detail: boolean) =>
     new Broadcaster({
       intervalMs: deps.intervalMs ?? FLEET_STATUS_INTERVAL_MS,
+      slots: deps.slots,
       build: async () => {
         await deps.directory.refresh(); // KV directories: see workers held by other isolates
-        const message = buildFleetStatus({
-          nowMs: Date.now(),
-          server,
-          workers: deps.directory.snapshot(),
-          catalog,
-          metrics: await metricsView(deps.metrics.registry.registry, isRequestSeries),
-        });
+        const message = boundStatus(
+          buildFleetStatus({
+            nowMs: Date.now(),
+            server,
+            workers: deps.directory.snapshot(),
+            catalog,
+            metrics: await metricsView(deps.metrics.registry.registry, isRequestSeries),
+          }),
+          deps.limits,
+        );
         return JSON.stringify(detail ? message : withoutWorkers(message));
       },
       onError: (err) => deps.log("error", "fleet status failed", { error: String(err) }),

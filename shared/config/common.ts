@@ -26,6 +26,7 @@ export interface CommonValues {
   SVC_BODY_IDLE_TIMEOUT_MS: number;
   SVC_HEADERS_TIMEOUT_MS: number;
   SVC_REQUEST_TIMEOUT_MS: number;
+  SVC_MAX_STATUS_SUBSCRIBERS: number;
 }
 
 /** A limit setting from the codec's default and bound of `key`. */
@@ -101,6 +102,14 @@ export const COMMON_FIELDS: { readonly [K in keyof CommonValues]: Setting<Common
     doc: "a request not received whole (headers and body) within this long gets 408 and is " +
       "closed, however slowly it trickles (worker; router on node:http)",
   }),
+  SVC_MAX_STATUS_SUBSCRIBERS: int({
+    min: 1,
+    max: 100_000,
+    default: 64,
+    doc: "WebSocket status subscribers at once, all streams of the process together " +
+      "(`/ws/status`, the router's `/ws/cluster-status`); beyond it `503 QUEUE_FULL`. Each gets " +
+      "the one frame of a tick; one that does not read skips ticks",
+  }),
 };
 
 /** Checks between common settings (run by each process's schema). */
@@ -135,6 +144,8 @@ export interface HttpSettings {
   maxInflightBodyBytes: number;
   headersTimeoutMs: number;
   requestTimeoutMs: number;
+  /** WebSocket status subscribers at once, all streams of the process together. */
+  maxStreamClients: number;
 }
 
 /** The HTTP slice of parsed settings. */
@@ -144,6 +155,7 @@ export function httpSettingsOf(v: CommonValues): HttpSettings {
     maxInflightBodyBytes: v.SVC_MAX_INFLIGHT_BODY_BYTES,
     headersTimeoutMs: v.SVC_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: v.SVC_REQUEST_TIMEOUT_MS,
+    maxStreamClients: v.SVC_MAX_STATUS_SUBSCRIBERS,
   };
 }
 

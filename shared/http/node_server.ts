@@ -405,7 +405,12 @@ function upgradeOne(
     if (!ws) throw new ServiceError("INVALID_INPUT", "WebSocket handshake refused");
     accepted = true;
     keepAlive(ws, o.idleTimeoutS);
-    return { socket: ws as unknown as StreamSocket, response: new Response(null) };
+    const w = ws;
+    // A frame shared by many clients is sent as is: `ws` queues the same bytes for each.
+    const shared = Object.assign(w, {
+      sendText: (data: Uint8Array) => w.send(data, { binary: false }),
+    });
+    return { socket: shared as unknown as StreamSocket, response: new Response(null) };
   });
   const info: ServeInfo = { remoteAddr: remoteOf(incoming), completed: Promise.resolve() };
   Promise.resolve()

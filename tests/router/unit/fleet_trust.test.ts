@@ -233,9 +233,10 @@ Deno.test("fleet trust: a socket flooding frames is closed; the router stays res
 });
 
 Deno.test("fleet trust: status frames naming thousands of new models stay bounded and linear", async () => {
-  // Frame cap lifted: this measures the merge, not the rate limit.
+  // Frame and byte caps lifted: this measures the merge, not the rate limits.
   const r = await startTestRouter({
     SVC_WORKER_MAX_FRAMES_PER_S: "10000",
+    SVC_FLEET_MAX_STATUS_BYTES_PER_S: String(1 << 30),
     SVC_WORKER_MAX_MODELS: "1000",
     SVC_MAX_LEARNED_MODELS: "3000",
     SVC_WORKER_STALE_MS: "60000",
