@@ -9,6 +9,7 @@ import type { Context } from "hono";
 import { errorResponse, ServiceError, toServiceError } from "@svc/shared/errors";
 import { FLEET_PATH } from "@svc/shared/fleet/protocol";
 import { StreamSlots } from "@svc/shared/dashboard/broadcaster";
+import { browserGuard } from "@svc/shared/http/browser_middleware";
 import type { RouterContext, RouterEnv } from "./context.ts";
 import { CLUSTER_STATUS_PATH, mountDashboard } from "./dashboard/mount.ts";
 import { collectFleetMetrics } from "./metrics/fleet_collector.ts";
@@ -37,6 +38,8 @@ export function createRouterApp(ctx: RouterContext): Hono<RouterEnv> {
 
   // Every answer carries the version, the dashboard page included; a WebSocket's 101 stays as is.
   app.use("*", serverVersion());
+  // What a web page may make the router do: bodies, Origin, Host on loopback, CORS.
+  app.use("*", browserGuard(ctx.settings.browser));
   // What describes the fleet (worker ids and URLs, models, load) is for admins; the dashboard
   // page (GET /) carries no data and stays open.
   for (const path of FLEET_DETAIL_PATHS) {

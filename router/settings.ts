@@ -4,8 +4,10 @@
  * environment.
  */
 import type { InputLimits } from "@svc/shared/codec/limits";
+import type { BrowserPolicy } from "@svc/shared/http/browser_guard";
 import {
   bool,
+  browserPolicyOf,
   checkCommon,
   COMMON_FIELDS,
   ConfigError,
@@ -355,6 +357,8 @@ export interface RouterSettings {
   limits: InputLimits;
   /** Body reading and connection bounds, the same settings the worker reads. */
   http: HttpSettings;
+  /** How browsers are treated (CORS, Origin, Host), the same settings the worker reads. */
+  browser: BrowserPolicy;
   log: LogSettings;
   /** Secret values (tokens, keys) that must never appear in a log line. */
   secrets: string[];
@@ -432,6 +436,7 @@ export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []):
     },
     limits: limitsOf(v),
     http: httpSettingsOf(v),
+    browser: browserPolicyOf(v),
     log: logSettingsOf(v),
     secrets: SCHEMA.secretsOf(v),
     warnings: unknown ? [unknown] : [],

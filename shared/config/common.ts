@@ -6,7 +6,8 @@ import { DEFAULT_LIMITS, type InputLimits, LIMIT_MAX } from "../codec/limits.ts"
 import { workerTokenProblem } from "../fleet/protocol.ts";
 import { LOG_LEVELS, type LogLevel } from "../log/level.ts";
 import type { BodyReadOptions } from "../http/read_body.ts";
-import { bool, int, millis, oneOf, secret, type Setting, str } from "./fields.ts";
+import { bool, int, list, millis, oneOf, secret, type Setting, str } from "./fields.ts";
+import { type BrowserPolicy, corsOriginProblem, normaliseOrigins } from "../http/browser_guard.ts";
 
 /** Values of {@link COMMON_FIELDS}. */
 export interface CommonValues {
@@ -27,6 +28,7 @@ export interface CommonValues {
   SVC_HEADERS_TIMEOUT_MS: number;
   SVC_REQUEST_TIMEOUT_MS: number;
   SVC_MAX_STATUS_SUBSCRIBERS: number;
+  SVC_CORS_ORIGINS: string[];
 }
 
 /** A limit setting from the codec's default and bound of `key`. */
@@ -102,6 +104,13 @@ export const COMMON_FIELDS: { readonly [K in keyof CommonValues]: Setting<Common
     doc: "a request not received whole (headers and body) within this long gets 408 and is " +
       "closed, however slowly it trickles (worker; router on node:http)",
   }),
+  SVC_CORS_ORIGINS: list({
+    item: corsOriginProblem,
+    doc: "web origins (`https://app.example.com`, `http://localhost:3000`) whose pages may call " +
+      "the API and open the status streams from a browser (CORS grants and preflights; `*`: " +
+      "any origin). Unset: CORS is off, and POSTs and WebSocket upgrades carrying another " +
+      "origin's `Origin` are refused (403)",
+  }),
   SVC_MAX_STATUS_SUBSCRIBERS: int({
     min: 1,
     max: 100_000,
@@ -168,4 +177,15 @@ export interface LogSettings {
 /** The logging slice of parsed settings. */
 export function logSettingsOf(v: CommonValues): LogSettings {
   return { json: v.SVC_LOG_JSON, level: v.SVC_LOG_LEVEL };
+}
+
+/**
+ * How the process treats browsers: `SVC_CORS_ORIGINS`, and whether it listens on loopback only
+ * (then `Host` must name this machine).
+ */
+export function browserPolicyOf(v: CommonValues): BrowserPolicy {
+  const host = v.SVC_HOST.toLowerCase();
+  const localOnly = host === "localhost" || host === "::1" || host === "[::1]" ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+  return { allowedOrigins: normaliseOrigins(v.SVC_CORS_ORIGINS), localOnly };
 }

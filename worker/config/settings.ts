@@ -6,8 +6,10 @@
 import { WORKER_ID_RE } from "@svc/shared/fleet/protocol";
 import type { InputLimits } from "@svc/shared/codec/limits";
 import { MAX_IMAGES_PER_ITEM } from "@svc/shared/schemas/item";
+import type { BrowserPolicy } from "@svc/shared/http/browser_guard";
 import {
   bool,
+  browserPolicyOf,
   checkCommon,
   COMMON_FIELDS,
   decimal,
@@ -403,6 +405,8 @@ export interface WorkerSettings {
   images: ImageSettings;
   /** Connection and body-reading bounds of the HTTP server. */
   http: HttpSettings;
+  /** How browsers are treated (CORS, Origin, Host on loopback). */
+  browser: BrowserPolicy;
   log: LogSettings;
   /** The bundle this worker serves. */
   bundle: string;
@@ -482,6 +486,7 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
       maxQueue: v.SVC_MAX_IMAGE_QUEUE,
     },
     http: httpSettingsOf(v),
+    browser: browserPolicyOf(v),
     log: logSettingsOf(v),
     bundle: v.SVC_BUNDLE,
     apiKey: v.SVC_WORKER_API_KEY,

@@ -36,7 +36,7 @@ Deno.test("kv: two routers sharing one KV see each other's workers", async () =>
     // B routes to the worker whose socket is on A; B also knows the fixture model's bundle.
     const res = await fetch(`${b.url}/v1/encode/fixture%2Fdense`, {
       method: "POST",
-      headers: { "x-svc-machine-profile": "cpu" },
+      headers: { "content-type": "application/json", "x-svc-machine-profile": "cpu" },
       body: "{}",
     });
     assert.equal(res.status, 200);
@@ -63,7 +63,7 @@ Deno.test("kv: two routers sharing one KV see each other's workers", async () =>
     // The learned bundle survives: an empty pool answers 202, not 404.
     const p = await fetch(`${b.url}/v1/encode/fixture%2Fdense`, {
       method: "POST",
-      headers: { "x-svc-machine-profile": "cpu" },
+      headers: { "content-type": "application/json", "x-svc-machine-profile": "cpu" },
       body: "{}",
     });
     assert.equal(p.status, 202);

@@ -48,7 +48,7 @@ function post(url: string, headers: Record<string, string> = {}, body = "{}"): P
   });
 }
 
-const CPU = { "x-svc-machine-profile": "cpu" };
+const CPU = { "x-svc-machine-profile": "cpu", "content-type": "application/json" };
 const DENSE = { name: "fixture/dense" };
 
 Deno.test("routing: the header picks the pool; the alias header works; answers pass through", async () => {
@@ -107,13 +107,17 @@ Deno.test("routing: path, body and headers are forwarded; credentials are not", 
 Deno.test("routing: no header → 400 unless a default profile is configured", async () => {
   const c = await cluster({}, [{ id: "w", profile: "cpu", models: [DENSE] }]);
   try {
-    const res = await getJson(`${c.r.url}/v1/encode/fixture/dense`, { method: "POST", body: "{}" });
+    const res = await getJson(`${c.r.url}/v1/encode/fixture/dense`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
     assert.equal(res.status, 400);
     assert.equal(res.body.detail.code, "INVALID_INPUT");
     assert.match(res.body.detail.message, /X-SVC-MACHINE-PROFILE/);
     const bad = await getJson(`${c.r.url}/v1/encode/fixture/dense`, {
       method: "POST",
-      headers: { "x-svc-machine-profile": "no good" },
+      headers: { "content-type": "application/json", "x-svc-machine-profile": "no good" },
       body: "{}",
     });
     assert.equal(bad.status, 400);
@@ -152,7 +156,7 @@ Deno.test("routing: unknown model → 404; catalog model without a pool → 202 
     // Built-in catalog model, no worker anywhere: the router still knows its bundle.
     const p = await getJson(`${c.r.url}/v1/encode/BAAI%2Fbge-small-en-v1.5`, {
       method: "POST",
-      headers: { "x-svc-machine-profile": "h100" },
+      headers: { "content-type": "application/json", "x-svc-machine-profile": "h100" },
       body: "{}",
     });
     assert.equal(p.status, 202);
@@ -165,7 +169,7 @@ Deno.test("routing: unknown model → 404; catalog model without a pool → 202 
     // Fixture model learned from a cpu worker, asked of an empty pool.
     const q = await getJson(`${c.r.url}/v1/encode/fixture/dense`, {
       method: "POST",
-      headers: { "x-svc-machine-profile": "l4" },
+      headers: { "content-type": "application/json", "x-svc-machine-profile": "l4" },
       body: "{}",
     });
     assert.equal(q.status, 202);
@@ -229,7 +233,7 @@ Deno.test("routing: a model of another bundle goes to that bundle's pool of the 
     // l4 has no extract pool: 202 for the extract bundle, never the default-bundle l4 worker.
     const p = await getJson(`${c.r.url}/v1/extract/fixture/gliner`, {
       method: "POST",
-      headers: { "x-svc-machine-profile": "l4" },
+      headers: { "content-type": "application/json", "x-svc-machine-profile": "l4" },
       body: "{}",
     });
     assert.equal(p.status, 202);
