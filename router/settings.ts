@@ -127,11 +127,12 @@ const ROUTER_FIELDS = {
   SVC_FLEET_MAX_STATUS_BYTES_PER_S: int({
     min: 64 * 1024,
     max: 1 << 30,
-    default: 8 * 1024 * 1024,
-    shown: "`8388608` (8 MiB)",
+    default: 4 * 1024 * 1024,
+    shown: "`4194304` (4 MiB)",
     doc: "bytes of fleet frames (status, registrations, heartbeats) per second, all sockets " +
-      "together; past it the sockets that sent the most this second are closed first and " +
-      "registrations wait (a worker's status frame is a few KB)",
+      "together; past it the sockets that sent the most this second are closed first, and new " +
+      "fleet sockets get `503` until the second is over (a worker's status frame is a few KB " +
+      "a second: raise it for fleets of a thousand workers)",
   }),
   SVC_FLEET_VIEW_MAX_WORKERS: int({
     min: 1,

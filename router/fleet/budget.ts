@@ -30,6 +30,8 @@ export class FleetBudget {
   readonly #now: () => number;
   #windowStart: number;
   #windowBytes = 0;
+  /** This second's frames went over the byte cap: new sockets wait for the next second. */
+  #tripped = false;
   #announced = 0;
 
   constructor(caps: FleetCaps, now: () => number) {
@@ -67,10 +69,14 @@ export class FleetBudget {
     t.announced = 0;
   }
 
-  /** True while this second's frames are over the byte cap (registrations are refused). */
+  /**
+   * True once this second's frames went over the byte cap, until the second is over: new sockets
+   * and registrations are refused meanwhile (sockets that redial at once would otherwise cost a
+   * register frame each, read in full, however many are refused).
+   */
   get bytesFull(): boolean {
     this.#roll();
-    return this.#windowBytes > this.caps.maxBytesPerS;
+    return this.#tripped || this.#windowBytes > this.caps.maxBytesPerS;
   }
 
   /**
@@ -84,6 +90,7 @@ export class FleetBudget {
     this.#windowBytes += bytes;
     const out: Talker[] = [];
     let total = this.#windowBytes;
+    if (total > this.caps.maxBytesPerS) this.#tripped = true;
     while (total > this.caps.maxBytesPerS) {
       const biggest = this.#biggest((x) => x.windowBytes, out);
       if (!biggest) break;
@@ -131,6 +138,7 @@ export class FleetBudget {
     if (now - this.#windowStart < 1000) return;
     this.#windowStart = now;
     this.#windowBytes = 0;
+    this.#tripped = false;
     for (const t of this.#talkers) t.windowBytes = 0;
   }
 }

@@ -123,7 +123,8 @@ export class FleetConnection implements Talker {
   }
 
   async #onFrame(data: unknown): Promise<void> {
-    if (this.closed) return;
+    // Frames queued before a refusal are dropped unread: that is what the refusal saves.
+    if (this.closed || this.refused) return;
     const o = this.#hub.o;
     const decoded = decodeWorkerMessage(data);
     if (!decoded.ok) {
@@ -248,7 +249,13 @@ export class FleetConnection implements Talker {
     if ("metric" in r) this.#hub.o.metrics.connections.inc([r.metric]);
     this.send({ type: "error", code: r.code, message });
     this.closeSocket(r.close, r.code);
-    // A peer that ignores the close and keeps sending would still cost reading its frames.
+    // A peer that keeps sending (a flood, frames already on the way) would still cost reading
+    // its frames: stop reading, and drop the socket if the close does not complete soon.
+    try {
+      this.socket.pauseReading?.();
+    } catch {
+      // Already gone.
+    }
     this.#hub.terminateLater(this.socket);
     this.chain = this.chain.then(() => this.drop(message));
   }

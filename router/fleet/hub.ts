@@ -30,8 +30,8 @@ export class FleetHub {
   readonly #conns = new Set<FleetConnection>();
   readonly #byWorker = new Map<string, FleetConnection>();
   readonly #services: HubServices;
-  /** Timers that drop refused sockets whose close handshake does not finish. */
-  readonly #closing = new Set<ReturnType<typeof setTimeout>>();
+  /** Timers that drop refused sockets whose close handshake does not finish, and the sockets. */
+  readonly #closing = new Map<ReturnType<typeof setTimeout>, FleetSocket>();
   readonly #sweep: ReturnType<typeof setInterval>;
 
   constructor(opts: FleetHubOptions) {
@@ -48,7 +48,7 @@ export class FleetHub {
           this.#closing.delete(t);
           if (socket.readyState !== CLOSED) socket.terminate?.();
         }, CLOSE_GRACE_MS);
-        this.#closing.add(t);
+        this.#closing.set(t, socket);
       },
     };
     const every = Math.max(25, Math.min(250, Math.floor(opts.workerStaleMs / 4)));
@@ -86,20 +86,16 @@ export class FleetHub {
       });
       return errorResponse(new ServiceError("UNAUTHORIZED", "a valid worker token is required"));
     }
-    if (this.#services.budget.connectionsFull) {
+    const budget = this.#services.budget;
+    if (budget.connectionsFull || budget.bytesFull) {
+      // Refused before the upgrade: no register frame is read while the fleet is over a cap.
       this.#o.metrics.connections.inc(["fleet_full"]);
-      this.#o.log("warn", "worker connection refused: the fleet is at its connection cap", {
-        remote,
-        max_connections: this.#o.caps.maxConnections,
-      });
-      return errorResponse(
-        new ServiceError(
-          "QUEUE_FULL",
-          `the router holds SVC_FLEET_MAX_CONNECTIONS (${this.#o.caps.maxConnections}) fleet ` +
-            "sockets already",
-          { retryAfterS: 5 },
-        ),
-      );
+      const why = budget.connectionsFull
+        ? `the router holds SVC_FLEET_MAX_CONNECTIONS (${this.#o.caps.maxConnections}) fleet ` +
+          "sockets already"
+        : "the fleet's frames are over SVC_FLEET_MAX_STATUS_BYTES_PER_S this second";
+      this.#o.log("debug", "worker connection refused: the fleet is at a cap", { remote, why });
+      return errorResponse(new ServiceError("QUEUE_FULL", why, { retryAfterS: 1 }));
     }
     const { socket, response } = upgradeWebSocket(req, { idleTimeoutS: FLEET_IDLE_TIMEOUT_S });
     this.#conns.add(new FleetConnection(socket as unknown as FleetSocket, this.#services));
@@ -132,7 +128,10 @@ export class FleetHub {
   /** Close every socket (router shutdown) so workers reconnect elsewhere at once. */
   async close(): Promise<void> {
     clearInterval(this.#sweep);
-    for (const t of this.#closing) clearTimeout(t);
+    for (const [t, socket] of this.#closing) {
+      clearTimeout(t);
+      if (socket.readyState !== CLOSED) socket.terminate?.();
+    }
     this.#closing.clear();
     const pending: Promise<void>[] = [];
     for (const conn of [...this.#conns]) {

@@ -44,4 +44,6 @@ export interface FleetSocket {
   onerror: (() => void) | null;
   /** Drop the connection without the close handshake (`ws`; absent under Deno.serve). */
   terminate?(): void;
+  /** Stop reading from the peer (`ws`; absent under Deno.serve, where reading is cheap). */
+  pauseReading?(): void;
 }

@@ -409,6 +409,9 @@ function upgradeOne(
     // A frame shared by many clients is sent as is: `ws` queues the same bytes for each.
     const shared = Object.assign(w, {
       sendText: (data: Uint8Array) => w.send(data, { binary: false }),
+      // Stop reading a peer that is being closed (its frames would cost unmasking and decoding);
+      // what the server still writes (an error, the close frame) goes out.
+      pauseReading: () => (w as unknown as { _socket?: { pause(): void } })._socket?.pause(),
     });
     return { socket: shared as unknown as StreamSocket, response: new Response(null) };
   });

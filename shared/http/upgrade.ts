@@ -15,6 +15,8 @@ export interface StreamSocket {
    * `ws` under the node:http server), so many clients share one encoded frame.
    */
   sendText?(data: Uint8Array): void;
+  /** Stop reading from the peer (a socket being closed; `ws` under the node:http server). */
+  pauseReading?(): void;
   close(code?: number, reason?: string): void;
   addEventListener(type: "open" | "close" | "error", listener: () => void): void;
 }
