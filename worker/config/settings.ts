@@ -6,6 +6,7 @@
 import { WORKER_ID_RE } from "@svc/shared/fleet/protocol";
 import type { InputLimits } from "@svc/shared/codec/limits";
 import { MAX_IMAGES_PER_ITEM } from "@svc/shared/schemas/item";
+import { loraAllowProblem } from "../lora/allow.ts";
 import type { BrowserPolicy } from "@svc/shared/http/browser_guard";
 import {
   bool,
@@ -173,6 +174,21 @@ const WORKER_FIELDS = {
       "LoRA adapter may have; a larger one is a `400`, before it is downloaded when the hub or " +
       "an http cluster cache states its size",
   }),
+  SVC_LORA_DISK_BYTES: int({
+    min: 2 * 1024 * 1024,
+    max: 1024 * 1024 * 1024 * 1024,
+    default: 2 * 1024 * 1024 * 1024,
+    shown: "`2147483648` (2 GiB)",
+    doc: "LoRA adapter files kept in `SVC_CACHE_DIR`, all models together; past it the files " +
+      "of the least recently used adapters are deleted (a loaded adapter keeps serving). At " +
+      "least `SVC_MAX_LORA_BYTES` plus 1 MiB",
+  }),
+  SVC_LORA_ALLOW: list({
+    item: loraAllowProblem,
+    doc: "hub owners (`org`) and repositories (`org/name`) whose LoRA adapters clients may name " +
+      "in `options.lora_id` (any other is a `400`, before any download); unset: any public " +
+      "repository, including ones a client uploaded",
+  }),
   SVC_INTRA_OP_THREADS: int({
     min: 0,
     max: 256,
@@ -304,6 +320,9 @@ const SCHEMA = settingsSchema(
   { ...COMMON_FIELDS, ...WORKER_FIELDS, ...IMAGE_FIELDS, ...FLEET_FIELDS },
   (v, issue) => {
     checkCommon(v, issue);
+    if (v.SVC_LORA_DISK_BYTES < v.SVC_MAX_LORA_BYTES + 1024 * 1024) {
+      issue("SVC_LORA_DISK_BYTES", "must be at least SVC_MAX_LORA_BYTES plus 1 MiB");
+    }
     if (v.SVC_ROUTER_URL !== undefined && v.SVC_WORKER_TOKEN === undefined) {
       issue("SVC_WORKER_TOKEN", "is required when SVC_ROUTER_URL is set");
     }
@@ -350,6 +369,10 @@ export interface LoraSettings {
   waitMs: number;
   /** Largest adapter weights file accepted. */
   maxAdapterBytes: number;
+  /** Adapter files kept on disk, all models together. */
+  diskBytes: number;
+  /** Adapter owners and repositories clients may name (empty: any). */
+  allow: string[];
 }
 
 /** Image preprocessing: pool size and the bounds of image inputs. */
@@ -475,6 +498,8 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
       maxPerModel: v.SVC_MAX_LORAS_PER_MODEL,
       waitMs: v.SVC_LORA_WAIT_MS,
       maxAdapterBytes: v.SVC_MAX_LORA_BYTES,
+      diskBytes: v.SVC_LORA_DISK_BYTES,
+      allow: v.SVC_LORA_ALLOW,
     },
     limits: limitsOf(v),
     images: {

@@ -16,7 +16,9 @@ import { filesSize, type MemoryProbe } from "./memory.ts";
 import { failureRemembered, type LoadFailure, loadFailure } from "./load_failure.ts";
 import type { ModelBackend, ModelRunner, RunnerSpec } from "./runner.ts";
 import { supportsLora } from "../families/kinds.ts";
-import { type LoraStatus, LoraStore } from "../lora/store.ts";
+import { ADAPTER_FILES, type LoraStatus, LoraStore } from "../lora/store.ts";
+import { LoraDiskBudget } from "../lora/disk_budget.ts";
+import { loraAllowList } from "../lora/allow.ts";
 import { LoraLabels } from "../lora/labels.ts";
 
 export type { ModelState };
@@ -39,6 +41,10 @@ export interface RegistryLoraOptions {
   maxPerModel: number;
   /** Largest adapter weights file (SVC_MAX_LORA_BYTES). */
   maxAdapterBytes: number;
+  /** Adapter files kept on disk, all models together (SVC_LORA_DISK_BYTES; absent: no bound). */
+  diskBytes?: number;
+  /** Adapter repositories and owners clients may name (SVC_LORA_ALLOW; empty or absent: any). */
+  allow?: readonly string[];
 }
 
 /** Adapter ids that may be metric label values, process-wide (see lora/labels.ts). */
@@ -111,6 +117,10 @@ export interface UnitStatus {
 /** The worker's model registry. */
 export class ModelRegistry {
   readonly #o: RegistryOptions;
+  /** `SVC_LORA_ALLOW` as a check, shared by every model's adapters. */
+  readonly #loraAllowed: ((id: string) => boolean) | undefined;
+  /** `SVC_LORA_DISK_BYTES`, shared by every model's adapters. */
+  readonly #loraDisk: LoraDiskBudget | undefined;
   readonly #units = new Map<string, Unit>();
   readonly #now: () => number;
   /** Label values of adapters in metrics: a bounded set. */
@@ -122,6 +132,15 @@ export class ModelRegistry {
     this.#o = { ...opts, catalog };
     this.#now = opts.now ?? (() => performance.now());
     for (const c of catalog.values()) this.#unit(c, c.files.model);
+    const lora = opts.lora;
+    this.#loraAllowed = loraAllowList(lora?.allow ?? []);
+    this.#loraDisk = lora?.diskBytes === undefined ? undefined : new LoraDiskBudget({
+      maxBytes: lora.diskBytes,
+      weights: opts.weights,
+      files: { ...ADAPTER_FILES },
+      marker: ADAPTER_FILES.weights,
+      onEvent: (event, fields) => opts.onEvent?.(event, fields),
+    });
   }
 
   /** An entry as this worker runs it (the CPU item cap applied). */
@@ -445,6 +464,8 @@ export class ModelRegistry {
       maxLoaded: lora.maxPerModel,
       maxAdapterBytes: lora.maxAdapterBytes,
       failureCooldownMs: this.#o.loadFailureCooldownMs,
+      allowed: this.#loraAllowed,
+      disk: this.#loraDisk,
       now: this.#now,
       onEvent: (event, fields) => {
         if (event === "lora_loaded") this.loraLabels.admit(String(fields.lora));

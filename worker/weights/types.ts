@@ -79,4 +79,17 @@ export interface WeightStore {
    * adapter that does not fit its model): client-chosen ids must not fill the disk.
    */
   discard?(repo: string, revision: string, files: Record<string, string>): Promise<void>;
+  /**
+   * Bytes the local cache holds of these files (0 for files read in place from a cluster cache
+   * directory, or absent): what keeping them costs `SVC_CACHE_DIR`.
+   */
+  cachedBytes?(repo: string, revision: string, files: Record<string, string>): Promise<number>;
+  /**
+   * Repositories whose local cache holds `path` at `revision`, with its size and modification
+   * time: what an earlier process left there (LoRA adapters, for their disk budget).
+   */
+  listCached?(
+    revision: string,
+    path: string,
+  ): Promise<{ repo: string; bytes: number; mtimeMs: number }[]>;
 }
