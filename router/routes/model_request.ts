@@ -77,7 +77,7 @@ export async function routeAndForward(
     if (r.kind === "not_served") throw notServed(target);
     if (whenNoCapacity.kind === "provision") return provisioning(ctx, target);
     if (!recorded) {
-      ctx.demand.record(target.profile, target.bundle, target.model);
+      ctx.demand.record(target.profile, target.bundle, target.model, target.guessed);
       recorded = true;
     }
     const left = whenNoCapacity.untilMs - Date.now();
@@ -134,7 +134,7 @@ function capacityNote(ctx: RouterContext): string {
 
 /** 202 with Retry-After, the demand recorded. */
 function provisioning(ctx: RouterContext, t: Target): Response {
-  const entry = ctx.demand.record(t.profile, t.bundle, t.model);
+  const entry = ctx.demand.record(t.profile, t.bundle, t.model, t.guessed);
   const retry = ctx.settings.provisioning.retryAfterS;
   const body: ProvisioningBody = {
     status: "provisioning",

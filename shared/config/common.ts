@@ -8,6 +8,7 @@ import { LOG_LEVELS, type LogLevel } from "../log/level.ts";
 import type { BodyReadOptions } from "../http/read_body.ts";
 import { bool, int, list, millis, oneOf, secret, type Setting, str } from "./fields.ts";
 import { type BrowserPolicy, corsOriginProblem, normaliseOrigins } from "../http/browser_guard.ts";
+import type { PeerCaps } from "../http/peer_limits.ts";
 
 /** Values of {@link COMMON_FIELDS}. */
 export interface CommonValues {
@@ -29,6 +30,8 @@ export interface CommonValues {
   SVC_REQUEST_TIMEOUT_MS: number;
   SVC_MAX_STATUS_SUBSCRIBERS: number;
   SVC_CORS_ORIGINS: string[];
+  SVC_MAX_CONNECTIONS_PER_PEER: number;
+  SVC_MAX_INFLIGHT_PER_PEER: number;
 }
 
 /** A limit setting from the codec's default and bound of `key`. */
@@ -111,6 +114,25 @@ export const COMMON_FIELDS: { readonly [K in keyof CommonValues]: Setting<Common
       "any origin). Unset: CORS is off, and POSTs and WebSocket upgrades carrying another " +
       "origin's `Origin` are refused (403)",
   }),
+  SVC_MAX_CONNECTIONS_PER_PEER: int({
+    min: 0,
+    max: 1_000_000,
+    default: 0,
+    shown: "`0` (off)",
+    doc: "open connections from one client address (an IPv6 /64); past it new ones are closed " +
+      "at once. For a server on a public endpoint (e.g. `256`); leave off behind a proxy or load " +
+      "balancer (every client has its address) and on workers behind the router. The router " +
+      "under `Deno.serve` cannot count connections",
+  }),
+  SVC_MAX_INFLIGHT_PER_PEER: int({
+    min: 0,
+    max: 1_000_000,
+    default: 0,
+    shown: "`0` (off)",
+    doc: "requests in flight from one client address (an IPv6 /64); past it `429` with " +
+      "`Retry-After: 1`. For a public endpoint (e.g. `64`); off behind a proxy and on workers " +
+      "behind the router",
+  }),
   SVC_MAX_STATUS_SUBSCRIBERS: int({
     min: 1,
     max: 100_000,
@@ -155,6 +177,8 @@ export interface HttpSettings {
   requestTimeoutMs: number;
   /** WebSocket status subscribers at once, all streams of the process together. */
   maxStreamClients: number;
+  /** Per-peer caps (0: off). */
+  peers: PeerCaps;
 }
 
 /** The HTTP slice of parsed settings. */
@@ -165,6 +189,10 @@ export function httpSettingsOf(v: CommonValues): HttpSettings {
     headersTimeoutMs: v.SVC_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: v.SVC_REQUEST_TIMEOUT_MS,
     maxStreamClients: v.SVC_MAX_STATUS_SUBSCRIBERS,
+    peers: {
+      maxConnections: v.SVC_MAX_CONNECTIONS_PER_PEER,
+      maxInflight: v.SVC_MAX_INFLIGHT_PER_PEER,
+    },
   };
 }
 
