@@ -19,6 +19,7 @@ import { listenFailureLine } from "@svc/shared/http/listen_error";
 import { createLogger, type Logger } from "@svc/shared/log";
 import { loadRouterSettings } from "../router/settings.ts";
 import { type RunningRouter, startRouter } from "../router/server.ts";
+import { parseCidr } from "../router/fleet/networks.ts";
 import { createWorker, type WorkerInstance } from "../worker/bootstrap.ts";
 import { WORKER_SETTING_NAMES } from "../worker/config/settings.ts";
 import { ALL_BUNDLES } from "@svc/shared/catalog/bundles";
@@ -193,6 +194,8 @@ async function main(): Promise<void> {
         }),
         "router",
       ),
+      // Its own worker, on this machine's loopback, even when the router listens on 0.0.0.0.
+      trustedWorkerNetworks: [parseCidr("127.0.0.1/32")!],
     });
   } catch (err) {
     const { host, port } = routerSettings.listen;

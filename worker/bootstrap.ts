@@ -181,7 +181,7 @@ export async function createWorker(
     bundle: settings.bundle,
     startedAt: Date.now(),
   };
-  const keyCheck = workerKeyCheck(settings.apiKey);
+  const keyCheck = workerKeyCheck(settings.apiKey, settings.fleet?.workerId);
   const app = createWorkerApp(ctx, keyCheck);
   const direct = modelRouteHandler(ctx, keyCheck);
   app.get("/metrics", async () => {

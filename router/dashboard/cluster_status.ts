@@ -13,6 +13,7 @@ import { buildHealth } from "../health.ts";
 import type { RouterMetrics } from "../metrics/router_metrics.ts";
 import type { PoolSettings } from "../settings.ts";
 import { forwardedTo, RateTracker } from "./rates.ts";
+import { boundView, type ViewLimits } from "../views/bounds.ts";
 
 /** One worker on the fleet page. */
 export interface ClusterWorker extends WorkerHealth {
@@ -47,6 +48,8 @@ export interface ClusterInputs {
   profiles: Pick<PoolSettings, "defaultMachineProfile" | "machineProfiles">;
   metrics: RouterMetrics;
   nowMs: number;
+  /** How much of the fleet the message lists (unbounded when absent). */
+  limits?: ViewLimits;
 }
 
 /** Round a rate for display (two decimals). */
@@ -60,7 +63,7 @@ export class ClusterStatusBuilder {
 
   /** The message for `i`. */
   build(i: ClusterInputs): ClusterStatus {
-    const health = buildHealth({
+    const full = buildHealth({
       workers: i.workers,
       demand: i.demand,
       routerId: i.routerId,
@@ -68,6 +71,7 @@ export class ClusterStatusBuilder {
       profiles: i.profiles,
       now: i.nowMs,
     });
+    const health = i.limits ? boundView(full, i.limits) : full;
     const totals = new Map(i.workers.map((w) => [w.id, forwardedTo(i.metrics, w)]));
     const rates = this.#rates.sample(totals, i.nowMs);
     const workers: ClusterWorker[] = health.workers.map((w) => ({

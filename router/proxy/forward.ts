@@ -21,8 +21,9 @@ import type { RouterMetrics } from "../metrics/router_metrics.ts";
 import type { LoadTracker } from "../pools/load.ts";
 import { type Affinity, type SelectionRequest, selectWorker } from "../pools/selection.ts";
 import { UpstreamCancel } from "./cancel.ts";
-import { downstreamHeaders, upstreamHeaders } from "./headers.ts";
+import { downstreamHeaders, upstreamHeaders, withWorkerAuth } from "./headers.ts";
 import { sendUpstream, type UpstreamOutcome } from "./upstream.ts";
+import type { WorkerAuth } from "./worker_auth.ts";
 
 /** Everything forwarding needs. */
 export interface ProxyDeps {
@@ -32,8 +33,8 @@ export interface ProxyDeps {
   log: Logger;
   upstreamTimeoutMs: number;
   spillLoad: number;
-  /** Sent to workers as `Authorization: Bearer` when set (`SVC_WORKER_API_KEY`). */
-  workerApiKey?: string;
+  /** The `Authorization` each worker is sent (its own key: router/proxy/worker_auth.ts). */
+  workerAuth?: WorkerAuth;
 }
 
 /** Outcome of a forward. */
@@ -46,11 +47,11 @@ export type ForwardResult =
 type WorkerAnswer = Extract<UpstreamOutcome, { kind: "answer" }>;
 
 /** The client's answer from the worker's: its status, allow-listed headers and body. */
-function downstreamResponse(res: WorkerAnswer, worker: WorkerRecord): Response {
+function downstreamResponse(res: WorkerAnswer): Response {
   return new Response(res.body as BodyInit | null, {
     status: res.status,
     statusText: res.statusText,
-    headers: downstreamHeaders(res.headers, worker.id),
+    headers: downstreamHeaders(res.headers),
   });
 }
 
@@ -87,7 +88,7 @@ export async function forward(
 ): Promise<ForwardResult> {
   const url = new URL(req.url);
   const pathAndQuery = url.pathname + url.search;
-  const headers = upstreamHeaders(req.headers, deps.workerApiKey);
+  const headers = upstreamHeaders(req.headers);
   const exclude = new Set<string>();
   let lastDraining: Response | undefined;
   let lastWorker: WorkerRecord | undefined;
@@ -138,7 +139,7 @@ export async function forward(
     if (r.kind === "timeout") {
       throw new ServiceError(
         "GATEWAY_TIMEOUT",
-        `worker ${worker.id} did not answer within ${deps.upstreamTimeoutMs} ms`,
+        `the worker did not answer within ${deps.upstreamTimeoutMs} ms (SVC_UPSTREAM_TIMEOUT_MS)`,
       );
     }
     if (r.kind === "dropped") {
@@ -180,7 +181,7 @@ async function attemptOnce(
     base: worker.url,
     method: req.method,
     path: pathAndQuery,
-    headers,
+    headers: withWorkerAuth(headers, await deps.workerAuth?.(worker.id)),
     body,
     signal: cancel.signal,
   });
@@ -217,13 +218,13 @@ async function attemptOnce(
     cancel.release();
     deps.metrics.upstreamErrors.inc([worker.id, "draining"]);
     deps.load.coolDown(worker.id);
-    return { kind: "draining", response: downstreamResponse(res, worker) };
+    return { kind: "draining", response: downstreamResponse(res) };
   }
   // The deadline keeps covering the body until the client has it; without a delivery signal
   // (an app called outside Deno.serve) it ends with the headers.
   if (delivered) delivered.then(() => cancel.release(), () => cancel.release());
   else cancel.release();
-  return { kind: "ok", response: downstreamResponse(res, worker) };
+  return { kind: "ok", response: downstreamResponse(res) };
 }
 
 /**

@@ -57,7 +57,7 @@ export async function routeAndForward(
     metrics: ctx.metrics,
     log: ctx.log,
     upstreamTimeoutMs: ctx.settings.upstreamTimeoutMs,
-    workerApiKey: ctx.settings.workerApiKey,
+    workerAuth: ctx.workerAuth,
     spillLoad: ctx.settings.pools.affinitySpillLoad,
   };
   const upstream = { pool: target.profile, bundle: target.bundle, model: target.workerModel };
@@ -69,13 +69,15 @@ export async function routeAndForward(
     const r = await forward(c.req.raw, bodyOnce, upstream, proxyDeps, c.env?.completed);
     if (r.kind === "response") {
       c.set("worker", r.worker.id);
+      // Which worker answered is fleet detail: clients see it only when a setting says so.
+      if (ctx.settings.exposeWorkerId) r.response.headers.set(H.workerId, r.worker.id);
       ctx.demand.satisfied(target.profile, target.bundle);
       return r.response;
     }
     if (r.kind === "not_served") throw notServed(ctx, target);
     if (whenNoCapacity.kind === "provision") return provisioning(ctx, target);
     if (!recorded) {
-      ctx.demand.record(target.profile, target.bundle, target.model);
+      ctx.demand.record(target.profile, target.bundle, target.model, target.guessed);
       recorded = true;
     }
     const left = whenNoCapacity.untilMs - Date.now();
@@ -155,7 +157,7 @@ function capacityNote(ctx: RouterContext): string {
 
 /** 202 with Retry-After, the demand recorded. */
 function provisioning(ctx: RouterContext, t: Target): Response {
-  const entry = ctx.demand.record(t.profile, t.bundle, t.model);
+  const entry = ctx.demand.record(t.profile, t.bundle, t.model, t.guessed);
   const retry = ctx.settings.provisioning.retryAfterS;
   const body: ProvisioningBody = {
     status: "provisioning",

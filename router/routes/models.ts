@@ -17,7 +17,7 @@ export async function handleListModels(
     scopedWorkers(ctx, c),
     ctx.log,
     ctx.fetch,
-    ctx.settings.workerApiKey,
+    ctx.workerAuth,
   );
   return Response.json(modelListBody(models));
 }
@@ -33,7 +33,7 @@ export async function handleGetModel(
     model,
     ctx.log,
     ctx.fetch,
-    ctx.settings.workerApiKey,
+    ctx.workerAuth,
   );
   if (!info) throw modelNotFound(model, ctx.directory, ctx.settings.pools.extraModels);
   return Response.json(info);

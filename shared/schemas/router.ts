@@ -142,3 +142,29 @@ export interface PoolInfo {
   /** Ids of its registered workers. */
   workers: string[];
 }
+
+/**
+ * One worker as `/health` shows it to a client without fleet detail rights: what the SIE clients
+ * read for capacity (profile, GPUs, state, loaded models), never its id, URL, load or memory.
+ */
+export type ClientWorkerHealth = Omit<
+  WorkerHealth,
+  | "id"
+  | "url"
+  | "version"
+  | "queue_depth"
+  | "in_flight"
+  | "memory_used_bytes"
+  | "memory_total_bytes"
+  | "models"
+  | "registered_at"
+  | "last_seen_ms_ago"
+>;
+
+/** `/health` for a client without fleet detail rights (`view: "summary"`). */
+export interface ClientHealthBody
+  extends Omit<HealthBody, "router_id" | "directory" | "workers" | "pending_demand"> {
+  /** `summary`: worker ids, URLs, load and pending demand need an admin key. */
+  view: "summary";
+  workers: ClientWorkerHealth[];
+}

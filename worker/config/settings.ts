@@ -6,8 +6,11 @@
 import { WORKER_ID_RE } from "@svc/shared/fleet/protocol";
 import type { InputLimits } from "@svc/shared/codec/limits";
 import { MAX_IMAGES_PER_ITEM } from "@svc/shared/schemas/item";
+import { loraAllowProblem } from "../lora/allow.ts";
+import type { BrowserPolicy } from "@svc/shared/http/browser_guard";
 import {
   bool,
+  browserPolicyOf,
   checkCommon,
   COMMON_FIELDS,
   decimal,
@@ -183,6 +186,21 @@ const WORKER_FIELDS = {
       "LoRA adapter may have; a larger one is a `400`, before it is downloaded when the hub or " +
       "an http cluster cache states its size, else as soon as its download passes the bound " +
       "(nothing past it is written, the partial file is deleted)",
+  }),
+  SVC_LORA_DISK_BYTES: int({
+    min: 2 * 1024 * 1024,
+    max: 1024 * 1024 * 1024 * 1024,
+    default: 2 * 1024 * 1024 * 1024,
+    shown: "`2147483648` (2 GiB)",
+    doc: "LoRA adapter files kept in `SVC_CACHE_DIR`, all models together; past it the files " +
+      "of the least recently used adapters are deleted (a loaded adapter keeps serving). At " +
+      "least `SVC_MAX_LORA_BYTES` plus 1 MiB",
+  }),
+  SVC_LORA_ALLOW: list({
+    item: loraAllowProblem,
+    doc: "hub owners (`org`) and repositories (`org/name`) whose LoRA adapters clients may name " +
+      "in `options.lora_id` (any other is a `400`, before any download); unset: any public " +
+      "repository, including ones a client uploaded",
   }),
   SVC_INTRA_OP_THREADS: int({
     min: 0,
@@ -384,6 +402,9 @@ const SCHEMA = settingsSchema(
   { ...COMMON_FIELDS, ...WORKER_FIELDS, ...IMAGE_FIELDS, ...COST_FIELDS, ...FLEET_FIELDS },
   (v, issue) => {
     checkCommon(v, issue);
+    if (v.SVC_LORA_DISK_BYTES < v.SVC_MAX_LORA_BYTES + 1024 * 1024) {
+      issue("SVC_LORA_DISK_BYTES", "must be at least SVC_MAX_LORA_BYTES plus 1 MiB");
+    }
     if (v.SVC_ROUTER_URL !== undefined && v.SVC_WORKER_TOKEN === undefined) {
       issue("SVC_WORKER_TOKEN", "is required when SVC_ROUTER_URL is set");
     }
@@ -436,6 +457,10 @@ export interface LoraSettings {
   waitMs: number;
   /** Largest adapter weights file accepted. */
   maxAdapterBytes: number;
+  /** Adapter files kept on disk, all models together. */
+  diskBytes: number;
+  /** Adapter owners and repositories clients may name (empty: any). */
+  allow: string[];
 }
 
 /** Image preprocessing: pool size and the bounds of image inputs. */
@@ -471,6 +496,8 @@ export interface FleetSettings {
   pool: string | undefined;
   /** Cap of the reconnect backoff. */
   reconnectMaxMs: number;
+  /** The fleet's worker secret (`SVC_WORKER_API_KEY`): proves the worker id at registration. */
+  secret: string | undefined;
 }
 
 /** The worker's settings, in the slices its subsystems receive. */
@@ -504,6 +531,8 @@ export interface WorkerSettings {
   maxMaxSimOps: number;
   /** Connection and body-reading bounds of the HTTP server. */
   http: HttpSettings;
+  /** How browsers are treated (CORS, Origin, Host on loopback). */
+  browser: BrowserPolicy;
   log: LogSettings;
   /** The bundle this worker serves. */
   bundle: string;
@@ -541,6 +570,7 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
     bundle: v.SVC_BUNDLE,
     pool: v.SVC_POOL,
     reconnectMaxMs: v.SVC_ROUTER_RECONNECT_MAX_MS,
+    secret: v.SVC_WORKER_API_KEY,
   };
   return {
     listen: { host: v.SVC_HOST, port: v.SVC_PORT },
@@ -580,6 +610,8 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
       maxPerModel: v.SVC_MAX_LORAS_PER_MODEL,
       waitMs: v.SVC_LORA_WAIT_MS,
       maxAdapterBytes: v.SVC_MAX_LORA_BYTES,
+      diskBytes: v.SVC_LORA_DISK_BYTES,
+      allow: v.SVC_LORA_ALLOW,
     },
     limits: limitsOf(v),
     images: {
@@ -600,6 +632,7 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
     },
     maxMaxSimOps: v.SVC_MAX_MAXSIM_OPS,
     http: httpSettingsOf(v),
+    browser: browserPolicyOf(v),
     log: logSettingsOf(v),
     bundle: v.SVC_BUNDLE,
     apiKey: v.SVC_WORKER_API_KEY,

@@ -17,6 +17,7 @@ import {
 import { deadline } from "@svc/shared/deadline";
 import type { Logger } from "@svc/shared/log";
 import { VERSION } from "@svc/shared/version";
+import { WorkerKeys } from "@svc/shared/fleet/worker_keys";
 import { backoffDelay } from "./backoff.ts";
 import type { FleetConfig } from "./config.ts";
 import { LinkSession, type SessionHost } from "./session.ts";
@@ -99,6 +100,8 @@ export class FleetLinkImpl implements FleetLink {
   #closed = false;
   #seq = 0;
   #machine: MachineFacts | undefined;
+  /** Proof of the worker id under the fleet's worker secret (none without the secret). */
+  #idProof: string | undefined;
   /** Settles a pending drain(): true on the router's ack, false when the socket ended. */
   #drainAnswer: ((acked: boolean) => void) | null = null;
   #wake: (() => void) | null = null;
@@ -129,6 +132,10 @@ export class FleetLinkImpl implements FleetLink {
 
   async #run(): Promise<void> {
     this.#machine = await this.#deps.detect();
+    const secret = this.#cfg.secret;
+    if (secret !== undefined) {
+      this.#idProof = await new WorkerKeys(secret).idProof(this.#cfg.workerId);
+    }
     let attempt = 0;
     while (!this.#closed) {
       this.#session = new LinkSession(this.#host);
@@ -183,6 +190,7 @@ export class FleetLinkImpl implements FleetLink {
       models,
       draining: this.#draining,
       instance_key: this.#instanceKey,
+      ...(this.#idProof === undefined ? {} : { id_proof: this.#idProof }),
     };
   }
 
@@ -225,6 +233,13 @@ export class FleetLinkImpl implements FleetLink {
 
   #onRegistered(msg: RegisteredMessage): void {
     this.#failuresInARow = 0;
+    if (msg.worker_id !== undefined && msg.worker_id !== this.#cfg.workerId) {
+      this.#deps.log("warn", "the router registered this worker under an id of its own", {
+        worker_id: msg.worker_id,
+        asked_for: this.#cfg.workerId,
+        hint: "the router has SVC_WORKER_API_KEY: set the same key on this worker",
+      });
+    }
     this.#deps.log("info", "registered with the router", {
       router: this.#cfg.routerWsUrl,
       router_id: msg.router_id,

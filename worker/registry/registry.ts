@@ -19,7 +19,9 @@ import { failureRemembered, type LoadFailure, loadFailure } from "./load_failure
 import type { ModelBackend, ModelRunner, RunnerSpec } from "./runner.ts";
 import { supportsLora } from "../families/kinds.ts";
 import type { ExtractBudget } from "../families/extract_budget.ts";
-import { type LoraStatus, LoraStore } from "../lora/store.ts";
+import { ADAPTER_FILES, type LoraStatus, LoraStore } from "../lora/store.ts";
+import { LoraDiskBudget } from "../lora/disk_budget.ts";
+import { loraAllowList } from "../lora/allow.ts";
 import { LoraLabels } from "../lora/labels.ts";
 import { DeferredEntries, type DeferredEntry } from "./deferred.ts";
 
@@ -43,6 +45,10 @@ export interface RegistryLoraOptions {
   maxPerModel: number;
   /** Largest adapter weights file (SVC_MAX_LORA_BYTES). */
   maxAdapterBytes: number;
+  /** Adapter files kept on disk, all models together (SVC_LORA_DISK_BYTES; absent: no bound). */
+  diskBytes?: number;
+  /** Adapter repositories and owners clients may name (SVC_LORA_ALLOW; empty or absent: any). */
+  allow?: readonly string[];
 }
 
 /** Adapter ids that may be metric label values, process-wide (see lora/labels.ts). */
@@ -125,6 +131,10 @@ export interface UnitStatus {
 /** The worker's model registry. */
 export class ModelRegistry {
   readonly #o: RegistryOptions;
+  /** `SVC_LORA_ALLOW` as a check, shared by every model's adapters. */
+  readonly #loraAllowed: ((id: string) => boolean) | undefined;
+  /** `SVC_LORA_DISK_BYTES`, shared by every model's adapters. */
+  readonly #loraDisk: LoraDiskBudget | undefined;
   readonly #units = new Map<string, Unit>();
   /** The max_sequence_length each entry declares (the model's), before the CPU item cap. */
   readonly #declaredLength = new Map<string, number>();
@@ -145,6 +155,15 @@ export class ModelRegistry {
       cooldownMs: opts.loadFailureCooldownMs,
       now: this.#now,
       onEvent: opts.onEvent,
+    });
+    const lora = opts.lora;
+    this.#loraAllowed = loraAllowList(lora?.allow ?? []);
+    this.#loraDisk = lora?.diskBytes === undefined ? undefined : new LoraDiskBudget({
+      maxBytes: lora.diskBytes,
+      weights: opts.weights,
+      files: { ...ADAPTER_FILES },
+      marker: ADAPTER_FILES.weights,
+      onEvent: (event, fields) => opts.onEvent?.(event, fields),
     });
   }
 
@@ -521,6 +540,8 @@ export class ModelRegistry {
       maxLoaded: lora.maxPerModel,
       maxAdapterBytes: lora.maxAdapterBytes,
       failureCooldownMs: this.#o.loadFailureCooldownMs,
+      allowed: this.#loraAllowed,
+      disk: this.#loraDisk,
       now: this.#now,
       onEvent: (event, fields) => {
         if (event === "lora_loaded") this.loraLabels.admit(String(fields.lora));

@@ -15,6 +15,7 @@ import {
   errorAnswer,
 } from "@svc/shared/http/direct_call";
 import { readSourceLimited } from "@svc/shared/http/read_body";
+import { browserProblem, corsHeaders } from "@svc/shared/http/browser_guard";
 import { HeaderNames as H, serverVersionHeaders } from "@svc/shared/headers";
 import { VERSION } from "@svc/shared/version";
 import { type KeyCheck, unauthorized, UNAUTHORIZED_HEADERS } from "./api_key.ts";
@@ -108,6 +109,9 @@ async function serve(
   path: string,
   dialect: ErrorDialect,
 ): Promise<DirectAnswer> {
+  const browser = ctx.settings.browser;
+  const refused = browserProblem(req.method, req.header, browser);
+  if (refused) return versioned(errorAnswer(refused));
   if (keyCheck && !await keyCheck(req.header("authorization"))) {
     return versioned(errorAnswer(unauthorized(), UNAUTHORIZED_HEADERS, dialect));
   }
@@ -128,8 +132,12 @@ async function serve(
     traceId: answer.headers[H.traceId],
     facts,
   };
+  // CORS grants only for a page's request (the hot path of other clients stays as it was).
+  const shown = req.header("origin") === undefined
+    ? answer
+    : { ...answer, headers: { ...answer.headers, ...corsHeaders(req.header, browser) } };
   return {
-    ...versioned(answer),
+    ...versioned(shown),
     afterWrite: () => {
       try {
         recordRequest(ctx, finished);

@@ -6,7 +6,7 @@
 import type { Hono } from "hono";
 import type { WorkerContext } from "../server/context.ts";
 import { metricsView } from "@svc/shared/status/metrics_view";
-import { acceptStreamClient, Broadcaster } from "@svc/shared/dashboard/broadcaster";
+import { acceptStreamClient, Broadcaster, StreamSlots } from "@svc/shared/dashboard/broadcaster";
 import { GpuReadings } from "./gpu_readings.ts";
 import { buildStatusMessage, type WorkerStatusMessage } from "./message.ts";
 import { readServerFacts } from "@svc/shared/status/server_facts";
@@ -62,6 +62,7 @@ export function mountStatusStream(
     });
   const broadcaster = new Broadcaster({
     intervalMs: opts.intervalMs ?? STATUS_INTERVAL_MS,
+    slots: new StreamSlots(ctx.settings.http.maxStreamClients),
     build: async () => JSON.stringify(await snapshot()),
     onError: (err) =>
       ctx.log("error", "status message failed", {

@@ -99,4 +99,17 @@ export interface WeightStore {
    * copy cut short, not a file that can never load.
    */
   unchecked?(repo: string, revision: string, files: Record<string, string>): string[];
+  /**
+   * Bytes the local cache holds of these files (0 for files read in place from a cluster cache
+   * directory, or absent): what keeping them costs `SVC_CACHE_DIR`.
+   */
+  cachedBytes?(repo: string, revision: string, files: Record<string, string>): Promise<number>;
+  /**
+   * Repositories whose local cache holds `path` at `revision`, with its size and modification
+   * time: what an earlier process left there (LoRA adapters, for their disk budget).
+   */
+  listCached?(
+    revision: string,
+    path: string,
+  ): Promise<{ repo: string; bytes: number; mtimeMs: number }[]>;
 }

@@ -193,7 +193,7 @@ Deno.test("router: svc_* request series beside svc_router_*, /health and /ws/sta
     }
     const unknown = await fetch(`${url}/v1/encode/no%2Fsuch`, {
       method: "POST",
-      headers: { "x-svc-machine-profile": "cpu" },
+      headers: { "content-type": "application/json", "x-svc-machine-profile": "cpu" },
       body: "{}",
     });
     assert.equal(unknown.status, 404);
