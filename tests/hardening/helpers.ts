@@ -158,7 +158,7 @@ export async function assertSlowBodiesCheap(
 /**
  * A fake worker process on node:http (tests/router/helpers/socket_worker_main.ts) registered with
  * `routerUrl` as `id` in pool cpu: it answers with the length and byte sum of each body, and exits
- * on a request carrying `X-Test-Poison`.
+ * on a request whose trace id is `poison`.
  */
 export function socketWorkerProcess(routerUrl: string, id: string): Proc {
   return spawnDeno(["run", "-P=router", "tests/router/helpers/socket_worker_main.ts"], {
