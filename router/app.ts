@@ -26,7 +26,9 @@ import {
   handleDeletePool,
   handleGetPool,
   handleListPools,
+  handleRenewPool,
   POOL_PATH,
+  POOL_RENEW_PATH,
   POOLS_PATH,
 } from "./routes/pools.ts";
 
@@ -57,7 +59,12 @@ export function createRouterApp(ctx: RouterContext): Hono<RouterEnv> {
     profiles: ctx.settings.pools,
   });
   // The workers' status stream, fleet-wide (not an API request either).
-  mountFleetStatus(app, { directory: ctx.directory, metrics: ctx.metrics, log: ctx.log });
+  mountFleetStatus(app, {
+    directory: ctx.directory,
+    metrics: ctx.metrics,
+    log: ctx.log,
+    routerId: ctx.routerId,
+  });
   app.use("*", accessLog(ctx));
 
   app.onError((err, c) => {
@@ -90,6 +97,7 @@ export function createRouterApp(ctx: RouterContext): Hono<RouterEnv> {
   app.post(POOLS_PATH, (c) => handleCreatePool(ctx, c));
   app.get(POOL_PATH, (c) => handleGetPool(ctx, c));
   app.delete(POOL_PATH, (c) => handleDeletePool(ctx, c));
+  app.post(POOL_RENEW_PATH, (c) => handleRenewPool(ctx, c));
   return app;
 }
 

@@ -28,6 +28,8 @@ export interface FleetStatusDeps {
   directory: WorkerDirectory;
   metrics: RouterMetrics;
   log: Logger;
+  /** The router's id (the messages' `name`). */
+  routerId?: string;
   /** Stream period (tests shorten it). */
   intervalMs?: number;
 }
@@ -57,6 +59,7 @@ export function mountFleetStatus<E extends Env>(app: Hono<E>, deps: FleetStatusD
       const forwarded = new Map(workers.map((w) => [w.id, forwardedTo(deps.metrics, w)]));
       return JSON.stringify(buildFleetStatus({
         nowMs,
+        routerId: deps.routerId ?? "router",
         server,
         workers,
         catalog,
