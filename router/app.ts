@@ -30,7 +30,9 @@ import {
   handleDeletePool,
   handleGetPool,
   handleListPools,
+  handleRenewPool,
   POOL_PATH,
+  POOL_RENEW_PATH,
   POOLS_PATH,
 } from "./routes/pools.ts";
 
@@ -79,6 +81,7 @@ export function createRouterApp(ctx: RouterContext): Hono<RouterEnv> {
     detail,
     limits: ctx.settings.views,
     slots,
+    routerId: ctx.routerId,
   });
   app.use("*", accessLog(ctx));
 
@@ -109,10 +112,12 @@ export function createRouterApp(ctx: RouterContext): Hono<RouterEnv> {
   app.get("/v1/models", (c) => handleListModels(ctx, c));
   app.get("/v1/models/*", (c) => handleGetModel(ctx, c));
   app.post(DRAIN_PATH, (c) => handleDrainWorker(ctx, c));
-  app.get(POOLS_PATH, () => handleListPools(ctx));
-  app.post(POOLS_PATH, (c) => handleCreatePool(ctx, c));
-  app.get(POOL_PATH, (c) => handleGetPool(ctx, c));
+  // Worker ids and URLs in a pool are fleet detail: named only for callers with those rights.
+  app.get(POOLS_PATH, async (c) => handleListPools(ctx, await detail(c)));
+  app.post(POOLS_PATH, async (c) => handleCreatePool(ctx, c, await detail(c)));
+  app.get(POOL_PATH, async (c) => handleGetPool(ctx, c, await detail(c)));
   app.delete(POOL_PATH, (c) => handleDeletePool(ctx, c));
+  app.post(POOL_RENEW_PATH, (c) => handleRenewPool(ctx, c));
   return app;
 }
 

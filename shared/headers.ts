@@ -15,8 +15,9 @@ export const HeaderNames = {
   /** Spelling used by the SIE client libraries; accepted as an alias. */
   machineProfileAlias: "X-SIE-MACHINE-PROFILE",
   /**
-   * The SIE clients' pool header. Pools here are machine profiles (`/v1/pools`), so it names one
-   * the same way `X-SVC-MACHINE-PROFILE` does.
+   * The SIE clients' pool header (their `gpu: "pool/gpu"`): it names the pool the way
+   * `X-SVC-MACHINE-PROFILE` does, and that header beside it then names the GPU type
+   * (router/pools/resolve.ts).
    */
   siePool: "X-SIE-Pool",
   retryAfter: "Retry-After",

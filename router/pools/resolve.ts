@@ -30,18 +30,19 @@ export interface ProfilePolicy {
 const LISTED_PROFILES = 20;
 
 /**
- * The pool a request targets: `X-SVC-MACHINE-PROFILE` (or the SIE clients' alias, or their
- * `X-SIE-Pool`: pools are machine profiles here), else the configured default; without either,
- * 400 saying the header is required. Profiles are an allow-list: configured ones
- * (`SVC_MACHINE_PROFILES`, the default) and pools of registered workers. Anything else is a 400
- * naming the accepted ones, before it can create demand (and webhook posts) or metric series.
+ * The pool a request targets: `X-SVC-MACHINE-PROFILE` (or the SIE clients' alias), else the
+ * configured default; without either, 400 saying the header is required. The SIE clients' pool
+ * (`X-SIE-Pool`, or `pool/gpu` in the profile header) is honoured too, see {@link namedPool}.
+ * Pools are an allow-list: configured ones (`SVC_MACHINE_PROFILES`, the default) and pools of
+ * registered workers. Anything else is a 400 naming the accepted ones, before it can create
+ * demand (and webhook posts) or metric series.
  */
 export function requestedProfile(
   headers: Headers,
   policy: ProfilePolicy,
   workers: readonly WorkerRecord[],
 ): string {
-  const named = namedProfile(headers);
+  const named = namedPool(headers, policy, workers);
   if (named === undefined) {
     if (policy.defaultMachineProfile) return policy.defaultMachineProfile;
     throw new ServiceError(
@@ -49,10 +50,7 @@ export function requestedProfile(
       `the ${H.machineProfile} header is required: it names the worker pool (GPU type)`,
     );
   }
-  const { profile, header } = named;
-  if (!SLUG_RE.test(profile)) {
-    throw new ServiceError("INVALID_INPUT", `${header} is not a valid profile name`);
-  }
+  const { profile } = named;
   if (isAccepted(profile, policy, workers)) return profile;
   throw new ServiceError("INVALID_INPUT", unknownProfileMessage(profile, policy, workers));
 }
@@ -67,26 +65,58 @@ export function isAccepted(
     workers.some((w) => w.pool === profile);
 }
 
+/** The pool every worker belongs to in the SIE gateway: naming it asks for no pool. */
+const SIE_SHARED_POOL = "default";
+
 /**
- * The profile the request's headers name (lower-cased), and the header that named it; undefined
- * when none does. `X-SIE-Pool` and a machine-profile header naming two pools is a 400.
+ * The pool the request's headers name (lower-cased), and the header that named it; undefined
+ * when none does. Workers are routed by pool; the machine-profile header names the pool, as the
+ * API defines it, unless the SIE clients' pool comes with it: they send `gpu: "pool/l4"` as
+ * `X-SIE-Pool: pool` and `X-SIE-MACHINE-PROFILE: l4` (or the profile header as `pool/l4`, as
+ * their gateway also reads it). The pool then routes, and the profile must be the machine
+ * profile of the pool's registered workers (a 400 otherwise: a worker of another GPU type is
+ * never chosen silently). `X-SIE-Pool: default`, the SIE gateway's pool of every worker, names
+ * no pool unless a pool of that name is accepted here.
  */
-function namedProfile(headers: Headers): { profile: string; header: string } | undefined {
+function namedPool(
+  headers: Headers,
+  policy: ProfilePolicy,
+  workers: readonly WorkerRecord[],
+): { profile: string } | undefined {
   const read = (name: string) => {
     const v = headers.get(name)?.trim().toLowerCase();
     return v ? v : undefined;
   };
-  const profile = read(H.machineProfile) ?? read(H.machineProfileAlias);
-  const pool = read(H.siePool);
-  if (profile !== undefined && pool !== undefined && profile !== pool) {
-    throw new ServiceError(
-      "INVALID_INPUT",
-      `${H.siePool} and ${H.machineProfile} name different pools; pools are machine profiles ` +
-        `here, so send one of them`,
-    );
+  let profile = read(H.machineProfile) ?? read(H.machineProfileAlias);
+  let pool = read(H.siePool);
+  const slash = profile?.indexOf("/") ?? -1;
+  if (profile !== undefined && slash >= 0) {
+    pool = profile.slice(0, slash).trim() || pool;
+    profile = profile.slice(slash + 1).trim() || undefined;
   }
-  if (profile !== undefined) return { profile, header: H.machineProfile };
-  return pool === undefined ? undefined : { profile: pool, header: H.siePool };
+  if (pool !== undefined && !SLUG_RE.test(pool)) {
+    throw new ServiceError("INVALID_INPUT", `${H.siePool} is not a valid pool name`);
+  }
+  if (profile !== undefined && !SLUG_RE.test(profile)) {
+    throw new ServiceError("INVALID_INPUT", `${H.machineProfile} is not a valid profile name`);
+  }
+  if (pool === SIE_SHARED_POOL && !isAccepted(pool, policy, workers)) pool = undefined;
+  if (pool === undefined) {
+    return profile === undefined ? undefined : { profile };
+  }
+  if (profile !== undefined && profile !== pool) {
+    const runs = [...new Set(workers.filter((w) => w.pool === pool).map((w) => w.machine_profile))];
+    if (runs.some((p) => p !== profile)) {
+      const listed = runs.sort().map((p) => `"${p}"`).join(", ");
+      throw new ServiceError(
+        "INVALID_INPUT",
+        `${H.siePool} "${pool}" and ${H.machineProfile} "${profile}" disagree: ` +
+          `the pool's workers run machine profile ${listed}; send the pool alone, or ` +
+          `"pool/gpu" with its GPU type`,
+      );
+    }
+  }
+  return { profile: pool };
 }
 
 /** The 400 for a profile nobody configured or registered: what is accepted instead. */

@@ -43,6 +43,8 @@ export interface FleetStatusDeps<E extends Env> {
   limits: ViewLimits;
   /** The subscriber cap the router's streams share. */
   slots: StreamSlots;
+  /** The router's id (the messages' `name`). */
+  routerId?: string;
   /** Stream period (tests shorten it). */
   intervalMs?: number;
 }
@@ -82,6 +84,7 @@ export function mountFleetStatus<E extends Env>(
     const message = boundStatus(
       buildFleetStatus({
         nowMs,
+        routerId: deps.routerId ?? "router",
         server,
         workers,
         catalog,

@@ -21,6 +21,7 @@ export function clientHealth(body: HealthBody): ClientHealthBody {
 export function clientWorker(w: WorkerHealth): ClientWorkerHealth {
   const {
     id: _id,
+    name: _name,
     url: _url,
     version: _version,
     queue_depth: _q,

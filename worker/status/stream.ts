@@ -8,7 +8,7 @@ import type { WorkerContext } from "../server/context.ts";
 import { metricsView } from "@svc/shared/status/metrics_view";
 import { acceptStreamClient, Broadcaster, StreamSlots } from "@svc/shared/dashboard/broadcaster";
 import { GpuReadings } from "./gpu_readings.ts";
-import { buildStatusMessage, type WorkerStatusMessage } from "./message.ts";
+import { buildStatusMessage, type WorkerIdentity, type WorkerStatusMessage } from "./message.ts";
 import { readServerFacts } from "@svc/shared/status/server_facts";
 
 /** Path of the status stream. */
@@ -38,6 +38,7 @@ export function mountStatusStream(
   opts: StatusStreamOptions = {},
 ): StatusStream {
   const server = readServerFacts(ctx.startedAt);
+  const identity = identityOf(ctx);
   const gpus = opts.gpus ?? new GpuReadings({
     onError: (err) =>
       ctx.log("warn", "GPU readings failed; status reports the last ones", {
@@ -48,6 +49,8 @@ export function mountStatusStream(
     buildStatusMessage({
       nowMs: Date.now(),
       server,
+      identity,
+      ready: ctx.state.ready,
       gpus: await gpus.current(),
       memoryThresholdPct: ctx.settings.scheduling.memoryThresholdPercent,
       models: ctx.registry.statuses(),
@@ -79,5 +82,22 @@ export function mountStatusStream(
       broadcaster.close();
       await gpus.settle();
     },
+  };
+}
+
+/** Who the worker is: its fleet settings, else the host name and the served bundle. */
+function identityOf(ctx: WorkerContext): WorkerIdentity {
+  const fleet = ctx.settings.fleet;
+  let host = "";
+  try {
+    host = Deno.env.get("HOSTNAME") ?? "";
+  } catch {
+    // No env permission: the name stays empty.
+  }
+  return {
+    name: fleet?.workerId ?? host,
+    bundle: ctx.bundle,
+    machineProfile: fleet?.machineProfile,
+    pool: fleet?.pool,
   };
 }

@@ -63,7 +63,8 @@ Deno.test("admin rights: a client key cannot drain; clients see the summary, adm
     assert.equal(summary.status, 200);
     assert.equal(summary.body.view, "summary");
     assert.equal(summary.body.type, "gateway");
-    assert.deepEqual(summary.body.cluster, { worker_count: 1, gpu_count: 0, models_loaded: 1 });
+    const { worker_count, gpu_count, models_loaded } = summary.body.cluster;
+    assert.deepEqual([worker_count, gpu_count, models_loaded], [1, 0, 1]);
     assert.deepEqual(summary.body.live_gpu_types, ["cpu"]);
     assert.ok(Array.isArray(summary.body.configured_gpu_types));
     assert.equal(summary.body.workers.length, 1);
@@ -76,6 +77,23 @@ Deno.test("admin rights: a client key cannot drain; clients see the summary, adm
     const full = await getJson(`${r.url}/health`, { headers: bearer(ADMIN) });
     assert.deepEqual(full.body.workers.map((x: { id: string; url: string }) => [x.id, x.url]), [
       ["gpu-1", w.url],
+    ]);
+    // Pools: a client sees its workers counted and typed, an admin named and located.
+    const pool = await getJson(`${r.url}/v1/pools/cpu`, { headers: bearer(CLIENT) });
+    assert.equal(pool.status, 200);
+    assert.equal(pool.body.worker_count, 1);
+    assert.deepEqual(pool.body.status.assigned_workers, [{
+      name: "worker-1",
+      url: "",
+      gpu: "cpu",
+    }]);
+    const pools = JSON.stringify(
+      (await getJson(`${r.url}/v1/pools`, { headers: bearer(CLIENT) })).body,
+    );
+    assert.ok(!pools.includes("gpu-1") && !pools.includes(w.url), "no worker id or URL in pools");
+    const adminPool = await getJson(`${r.url}/v1/pools/cpu`, { headers: bearer(ADMIN) });
+    assert.deepEqual(adminPool.body.status.assigned_workers, [
+      { name: "gpu-1", url: w.url, gpu: "cpu" },
     ]);
     for (const path of ["/metrics", "/ws/cluster-status"]) {
       const res = await fetch(`${r.url}${path}`, { headers: bearer(CLIENT) });
