@@ -20,7 +20,8 @@ import { listenFailureLine } from "@svc/shared/http/listen_error";
 import { createLogger, type Logger } from "@svc/shared/log";
 import { loadRouterSettings, ROUTER_REFERENCE } from "../router/settings.ts";
 import { type RunningRouter, startRouter } from "../router/server.ts";
-import { createWorker } from "../worker/bootstrap.ts";
+import { parseCidr } from "../router/fleet/networks.ts";
+import { createWorker, type WorkerInstance } from "../worker/bootstrap.ts";
 import { WORKER_REFERENCE, WORKER_SETTING_NAMES } from "../worker/config/settings.ts";
 import { ALL_BUNDLES } from "@svc/shared/catalog/bundles";
 import { START_REFERENCE, START_SCHEMA, type StartSettings } from "./start_settings.ts";
@@ -77,6 +78,8 @@ async function offlineModels(env: Env, start: StartSettings): Promise<OfflineMod
  * and the worker's access line (the router's is the one line per request).
  */
 const QUIET = new Set([
+  // The banner sums up each SVC_MODELS model (the worker's line lists every detected setting).
+  "model_configured",
   "router listening",
   "worker listening",
   "worker ready",
@@ -109,11 +112,38 @@ async function registered(router: RunningRouter): Promise<boolean> {
   return false;
 }
 
+/** One line per SVC_MODELS entry: what it was configured as, or why it could not be. */
+function userModelLines(worker: WorkerInstance, apiUrl: string): string[] {
+  const { registry } = worker.ctx;
+  const pending = new Map(registry.pendingEntries().map((p) => [p.id, p]));
+  return worker.settings.catalog.entries.map((e) => {
+    const p = pending.get(e.id);
+    if (p) {
+      return p.state === "failed"
+        ? `SVC_MODELS: ${e.id} failed: ${p.lastError?.message}`
+        : `SVC_MODELS: ${e.id} is still being configured`;
+    }
+    const c = registry.catalog.get(e.id);
+    if (!c) return `SVC_MODELS: ${e.id} is not served`;
+    const dims = Object.entries(c.dims)
+      .map(([k, v]) => k === "dense" ? `${v} dims` : `${v} ${k} dims`).join(", ");
+    const what = [
+      c.family,
+      c.pooling !== "none" ? `${c.pooling} pooling` : undefined,
+      dims || undefined,
+      `max ${c.max_sequence_length} tokens`,
+    ].filter(Boolean).join(", ");
+    return `SVC_MODELS: ${e.id} ready (${what}); what was read from which file: GET ` +
+      `${apiUrl}/v1/models/${e.id}`;
+  });
+}
+
 /** The first lines a person reads: where the API and the dashboard are, and what is ready. */
 function banner(
   router: RunningRouter,
   offline: OfflineModels | undefined,
   start: StartSettings,
+  worker: WorkerInstance,
 ): string[] {
   const lines = [
     `API:       ${router.url}/v1/  (e.g. POST ${router.url}/v1/encode/fixture/dense)`,
@@ -130,11 +160,11 @@ function banner(
   } else {
     lines.push("offline models: off (SVC_OFFLINE_MODELS=0 or SVC_MODELS_DIR set)");
   }
+  lines.push(...userModelLines(worker, router.url));
   lines.push("built-in catalog models load from the model hub on first use (GET /v1/models)");
   return lines.map((l) => `start: ${l}`);
 }
 
-/** Start router + worker; returns when the worker process lifecycle ends (it exits itself). */
 /** `deno task start --help`. */
 function startHelp(): string {
   return processHelp({
@@ -152,6 +182,7 @@ function startHelp(): string {
   });
 }
 
+/** Start router + worker; returns when the worker process lifecycle ends (it exits itself). */
 async function main(): Promise<void> {
   const asked = serverArgs(Deno.args, startHelp, "deno task start");
   if (asked) {
@@ -191,6 +222,8 @@ async function main(): Promise<void> {
         }),
         "router",
       ),
+      // Its own worker, on this machine's loopback, even when the router listens on 0.0.0.0.
+      trustedWorkerNetworks: [parseCidr("127.0.0.1/32")!],
     });
   } catch (err) {
     const { host, port } = routerSettings.listen;
@@ -252,7 +285,7 @@ async function main(): Promise<void> {
   });
   const shown = registered(router).then((ok) => {
     if (!ok) console.log("start: the local worker has not registered yet; requests answer 202");
-    for (const line of banner(router, offline, start)) console.log(line);
+    for (const line of banner(router, offline, start, worker)) console.log(line);
   });
   // After the banner, so that the worker is up before the CPU-heavy build starts.
   // It never throws: a failure is one line and the fixtures stay served.

@@ -16,10 +16,24 @@ export const ERROR_STATUS = {
   SHUTTING_DOWN: 503,
   NO_CAPACITY: 503,
   UNAUTHORIZED: 401,
+  /** Valid credentials without the right (a client key on an admin route). */
+  FORBIDDEN: 403,
   METHOD_NOT_ALLOWED: 405,
+  /** A request body that is not JSON or msgpack. */
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  /** More connections or requests in flight from one peer than the server allows. */
+  TOO_MANY_REQUESTS: 429,
   REQUEST_TIMEOUT: 408,
   BAD_GATEWAY: 502,
+  /**
+   * Router: the worker received the request whole, then dropped the connection without an
+   * answer (it may have crashed). Not retried anywhere, and no Retry-After: the request may be
+   * what killed the worker.
+   */
+  WORKER_LOST: 502,
   GATEWAY_TIMEOUT: 504,
+  /** An operation this deployment does not offer (e.g. creating pools at run time). */
+  NOT_IMPLEMENTED: 501,
   INFERENCE_ERROR: 500,
   INTERNAL_ERROR: 500,
 } as const;
@@ -35,6 +49,7 @@ export const DEFAULT_RETRY_AFTER_S: Partial<Record<ErrorCode, number>> = {
   QUEUE_FULL: 1,
   SHUTTING_DOWN: 5,
   NO_CAPACITY: 10,
+  TOO_MANY_REQUESTS: 1,
 };
 
 /** Fields some errors add to `detail` (MODEL_LOAD_FAILED: `error_class`, `attempts`, `permanent`). */
@@ -94,21 +109,74 @@ export function toServiceError(err: unknown): ServiceError {
   return new ServiceError("INTERNAL_ERROR", "unexpected server error");
 }
 
+/**
+ * The error envelope a route's clients read. Every error body carries `detail`; the compatible
+ * routes add what their clients' SDKs read beside it: OpenAI's `{"error": {message, type, param,
+ * code}}` on `/v1/embeddings` (the `openai` SDK shows "N status code (no body)" without it) and
+ * Cohere's top-level `message` on the rerank and embed routes.
+ */
+export type ErrorDialect = "native" | "openai" | "cohere";
+
+/** Paths whose clients speak another API's errors (the same on worker and router). */
+const DIALECT_PATHS: ReadonlyMap<string, ErrorDialect> = new Map([
+  ["/v1/embeddings", "openai"],
+  ["/v1/rerank", "cohere"],
+  ["/v2/rerank", "cohere"],
+  ["/v1/embed", "cohere"],
+  ["/v2/embed", "cohere"],
+]);
+
+/** The error envelope of a request path. */
+export function errorDialectOf(path: string): ErrorDialect {
+  return DIALECT_PATHS.get(path) ?? "native";
+}
+
+/** OpenAI's error `type` for an HTTP status. */
+function openAiErrorType(status: number): string {
+  if (status === 401) return "authentication_error";
+  if (status === 429) return "rate_limit_error";
+  return status >= 500 ? "server_error" : "invalid_request_error";
+}
+
+/** The JSON body of `err` in `dialect`: `{detail}`, plus the dialect's own fields. */
+export function errorBodyOf(err: ServiceError, dialect: ErrorDialect = "native"): object {
+  const body = err.toBody();
+  switch (dialect) {
+    case "native":
+      return body;
+    case "cohere":
+      return { message: err.message, ...body };
+    case "openai":
+      return {
+        error: {
+          message: err.message,
+          type: openAiErrorType(err.status),
+          // The one field an error can name without parsing its message.
+          param: err.code === "MODEL_NOT_FOUND" ? "model" : null,
+          code: err.code.toLowerCase(),
+        },
+        ...body,
+      };
+  }
+}
+
 /** Status, headers and JSON text of the answer for an error. */
 export function errorParts(
   err: ServiceError,
   extraHeaders: Readonly<Record<string, string>> = {},
+  dialect: ErrorDialect = "native",
 ): { status: number; headers: Record<string, string>; text: string } {
   const headers: Record<string, string> = { "content-type": "application/json", ...extraHeaders };
   if (err.retryAfterS !== undefined) headers["retry-after"] = String(err.retryAfterS);
-  return { status: err.status, headers, text: JSON.stringify(err.toBody()) };
+  return { status: err.status, headers, text: JSON.stringify(errorBodyOf(err, dialect)) };
 }
 
 /** Build an HTTP Response (JSON) for an error. */
 export function errorResponse(
   err: ServiceError,
   extraHeaders: Readonly<Record<string, string>> = {},
+  dialect: ErrorDialect = "native",
 ): Response {
-  const { status, headers, text } = errorParts(err, extraHeaders);
+  const { status, headers, text } = errorParts(err, extraHeaders, dialect);
   return new Response(text, { status, headers });
 }

@@ -16,7 +16,18 @@ export const HeaderNames = {
   machineProfile: "X-SVC-MACHINE-PROFILE",
   /** Spelling used by the SIE client libraries; accepted as an alias. */
   machineProfileAlias: "X-SIE-MACHINE-PROFILE",
+  /**
+   * The SIE clients' pool header (their `gpu: "pool/gpu"`): it names the pool the way
+   * `X-SVC-MACHINE-PROFILE` does, and that header beside it then names the GPU type
+   * (router/pools/resolve.ts).
+   */
+  siePool: "X-SIE-Pool",
   retryAfter: "Retry-After",
+  /**
+   * Router → client on `WORKER_LOST`: `false` tells the OpenAI client libraries not to retry
+   * the 502 (they retry every 5xx unless told).
+   */
+  shouldRetry: "X-Should-Retry",
 } as const;
 
 /** Media types the codec negotiates. */

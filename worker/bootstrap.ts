@@ -11,7 +11,9 @@ import { computeThreads } from "./inference/compute_budget.ts";
 import { gpuInventory } from "./telemetry/gpu.ts";
 import { cudaProviderProblem, GPU_SETUP_COMMAND } from "./inference/cuda_provider.ts";
 import { probeCuda } from "./inference/cuda_probe.ts";
-import { weightStoreFrom } from "./weights/settings.ts";
+import { repoListerFrom, weightStoreFrom } from "./weights/settings.ts";
+import { userModelEntry } from "./catalog/user_models.ts";
+import type { DeferredEntry } from "./registry/deferred.ts";
 import { FetchSummary } from "./weights/fetch_summary.ts";
 import { WeightSourcesState } from "./weights/sources_state.ts";
 import { WorkerMetrics } from "./telemetry/metrics.ts";
@@ -39,7 +41,10 @@ export interface WorkerInstance {
   ctx: WorkerContext;
   /** The /ws/status stream. */
   status: StatusStream;
-  /** Load every `SVC_PRELOAD_MODELS` model, then mark the worker ready. */
+  /**
+   * Configure every `SVC_MODELS` entry from its files, load every `SVC_PRELOAD_MODELS` model,
+   * then mark the worker ready.
+   */
   preload(): Promise<void>;
   /** Close status clients, stop telemetry timers, unload every model. */
   close(): Promise<void>;
@@ -130,6 +135,29 @@ export async function createWorker(
       device = "cpu";
     }
   }
+  // SVC_MODELS: each entry is configured from its own files once the registry exists. A
+  // directory (or an entry with explicit settings) replaces a catalog entry of the same id; a
+  // bare hub id the catalog already has is served from its curated entry.
+  const deferred: DeferredEntry[] = [];
+  const lister = repoListerFrom(settings.weights);
+  for (const entry of settings.catalog.entries) {
+    if (
+      entry.kind === "hub" && fileCatalog.has(entry.id) && Object.keys(entry.options).length === 0
+    ) {
+      log("info", "SVC_MODELS entry is a catalog model: served from its catalog entry", {
+        model: entry.id,
+      });
+      continue;
+    }
+    fileCatalog.delete(entry.id);
+    deferred.push(userModelEntry(entry, {
+      store: weights,
+      lister,
+      workerBundle: settings.bundle,
+      device,
+      forceFp32: settings.forceFp32,
+    }));
+  }
   const catalog = catalogForDevice(fileCatalog, device, settings.forceFp32);
   const compute = computeThreads(settings.intraOpThreads);
   metrics.computeThreads.set(compute.cpus);
@@ -141,6 +169,8 @@ export async function createWorker(
     backend: threadBackend({ device, intraOpThreads: compute.cpus }),
     memoryProbe: memoryProbeFor(),
     lora: settings.lora,
+    deferred,
+    extractBudget: settings.extract,
     onEvent: (event, fields) => {
       // Fetches are filed under the model id, an adapter's under the adapter id.
       if (
@@ -157,22 +187,34 @@ export async function createWorker(
         if (totals) log("info", "weights fetched", { lora: fields.lora, ...totals });
       }
       log(
-        event === "model_load_failed" ? "error" : event === "lora_load_failed" ? "warn" : "info",
+        event === "model_load_failed"
+          ? "error"
+          : event === "lora_load_failed"
+          ? "warn"
+          : event === "model_configuring"
+          ? "debug"
+          : "info",
         event,
         fields,
       );
     },
-    onBatch: (model, s) => {
-      metrics.batchSize.observe({ model }, s.size);
-      metrics.tokens.inc({ model }, s.tokens);
-      metrics.paddedTokens.inc({ model }, s.paddedTokens);
-    },
+    onBatch: (model, s) => metrics.observeBatch(model, s.size, s.tokens, s.paddedTokens),
   });
   const imagePool = new ImagePool({
     threads: settings.images.workers,
+    perRequest: settings.images.workersPerRequest,
     maxQueue: settings.images.maxQueue,
-    limits: { maxPixels: settings.images.maxPixels },
+    decodeTimeoutMs: settings.images.decodeTimeoutMs,
+    limits: {
+      maxPixels: settings.images.maxPixels,
+      maxAspectRatio: settings.images.maxAspectRatio,
+      maxJpegScans: settings.images.maxJpegScans,
+    },
     onFailure: (error) => log("error", "image preprocessing failed", { error }),
+    onAbandoned: (abandoned) =>
+      log("warn", "image decode overran SVC_IMAGE_DECODE_TIMEOUT_MS; its thread is set aside", {
+        abandoned,
+      }),
   });
   const ctx: WorkerContext = {
     settings,
@@ -189,7 +231,7 @@ export async function createWorker(
   };
   // Which models' weights are on this machine (stats only), for the pages' "not cached".
   registry.refreshPresence().catch(() => {});
-  const keyCheck = workerKeyCheck(settings.apiKey);
+  const keyCheck = workerKeyCheck(settings.apiKey, settings.fleet?.workerId);
   const app = createWorkerApp(ctx, keyCheck);
   const direct = modelRouteHandler(ctx, keyCheck);
   app.get("/metrics", async () => {
@@ -206,8 +248,12 @@ export async function createWorker(
     ctx,
     status,
     async preload() {
+      // SVC_MODELS entries are read before the worker says it is ready (and before it joins
+      // the fleet, whose registration lists them).
+      await registry.settled();
       for (const name of settings.preload) {
         try {
+          await registry.settle(name, 3_600_000);
           await registry.acquire(registry.resolve(name), 3_600_000);
         } catch (err) {
           log("error", "preload failed", { model: name, error: (err as Error).message });

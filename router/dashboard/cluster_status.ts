@@ -3,7 +3,7 @@
  * workers with their models and states, queue depths, memory) plus a timestamp and request
  * rates, so the live page needs one stream and no other calls.
  *
- *   { timestamp, ...HealthBody, requests_per_s,
+ *   { timestamp, ...HealthBody, requests_per_s, cluster: {...HealthBody.cluster, total_qps},
  *     workers: [{ ...WorkerHealth, requests_per_s, requests_total }],
  *     pools:   [{ ...PoolHealth, requests_per_s, queue_depth }] }
  */
@@ -13,6 +13,7 @@ import { buildHealth } from "../health.ts";
 import type { RouterMetrics } from "../metrics/router_metrics.ts";
 import type { PoolSettings } from "../settings.ts";
 import { forwardedTo, RateTracker } from "./rates.ts";
+import { boundView, type ViewLimits } from "../views/bounds.ts";
 
 /** One worker on the fleet page. */
 export interface ClusterWorker extends WorkerHealth {
@@ -28,10 +29,12 @@ export interface ClusterPool extends PoolHealth {
 }
 
 /** One message of the fleet stream. */
-export interface ClusterStatus extends Omit<HealthBody, "workers" | "pools"> {
+export interface ClusterStatus extends Omit<HealthBody, "workers" | "pools" | "cluster"> {
   /** Unix seconds. */
   timestamp: number;
   requests_per_s: number;
+  /** /health's `cluster`, plus `total_qps` (the same number as `requests_per_s`). */
+  cluster: HealthBody["cluster"] & { total_qps: number };
   pools: ClusterPool[];
   workers: ClusterWorker[];
 }
@@ -45,6 +48,8 @@ export interface ClusterInputs {
   profiles: Pick<PoolSettings, "defaultMachineProfile" | "machineProfiles">;
   metrics: RouterMetrics;
   nowMs: number;
+  /** How much of the fleet the message lists (unbounded when absent). */
+  limits?: ViewLimits;
 }
 
 /** Round a rate for display (two decimals). */
@@ -58,7 +63,7 @@ export class ClusterStatusBuilder {
 
   /** The message for `i`. */
   build(i: ClusterInputs): ClusterStatus {
-    const health = buildHealth({
+    const full = buildHealth({
       workers: i.workers,
       demand: i.demand,
       routerId: i.routerId,
@@ -66,6 +71,7 @@ export class ClusterStatusBuilder {
       profiles: i.profiles,
       now: i.nowMs,
     });
+    const health = i.limits ? boundView(full, i.limits) : full;
     const totals = new Map(i.workers.map((w) => [w.id, forwardedTo(i.metrics, w)]));
     const rates = this.#rates.sample(totals, i.nowMs);
     const workers: ClusterWorker[] = health.workers.map((w) => ({
@@ -81,10 +87,12 @@ export class ClusterStatusBuilder {
         requests_per_s: round(members.reduce((a, w) => a + w.requests_per_s, 0)),
       };
     });
+    const total = round(workers.reduce((a, w) => a + w.requests_per_s, 0));
     return {
       ...health,
       timestamp: i.nowMs / 1000,
-      requests_per_s: round(workers.reduce((a, w) => a + w.requests_per_s, 0)),
+      requests_per_s: total,
+      cluster: { ...health.cluster, total_qps: total },
       pools,
       workers,
     };

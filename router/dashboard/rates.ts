@@ -37,3 +37,31 @@ export class RateTracker {
     return rates;
   }
 }
+
+/**
+ * Per-second rates of cumulative counts over a sliding window, for streams that sample more
+ * often than requests arrive (a 200 ms tick would read 5 req/s as 0, 5, 0...). Keys not in a
+ * sample are forgotten.
+ */
+export class WindowRates {
+  readonly #history = new Map<string, { count: number; at: number }[]>();
+
+  constructor(private readonly windowMs = 2000) {}
+
+  /** The rate of each key over the window that ends now (0 until a second sample). */
+  sample(counts: ReadonlyMap<string, number>, nowMs: number): Map<string, number> {
+    const rates = new Map<string, number>();
+    for (const [key, count] of counts) {
+      const h = this.#history.get(key) ?? [];
+      h.push({ count, at: nowMs });
+      // Keep the newest sample at least a window old, as the window's start.
+      while (h.length > 2 && nowMs - h[1].at >= this.windowMs) h.shift();
+      this.#history.set(key, h);
+      const first = h[0];
+      const dt = (nowMs - first.at) / 1000;
+      rates.set(key, dt > 0 ? Math.max(0, count - first.count) / dt : 0);
+    }
+    for (const key of this.#history.keys()) if (!counts.has(key)) this.#history.delete(key);
+    return rates;
+  }
+}

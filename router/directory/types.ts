@@ -3,7 +3,7 @@
  * One interface, two implementations: process memory (one router process) and Deno KV (many
  * router isolates on Deno Deploy, each holding some of the workers' sockets).
  */
-import type { FleetModel, ModelState } from "@svc/shared/fleet/protocol";
+import type { FleetHistogram, FleetModel, ModelState } from "@svc/shared/fleet/protocol";
 
 /** One model on one worker: registration data merged with the latest status. */
 export interface WorkerModel {
@@ -11,6 +11,11 @@ export interface WorkerModel {
   bundle: string;
   state: ModelState;
   queue_depth: number;
+  /** From status frames, when the worker sends them (see FleetModelStatus). */
+  device?: string | null;
+  memory_bytes?: number;
+  tokens_total?: number;
+  batch_sizes?: FleetHistogram;
 }
 
 /** Everything the router knows about one registered worker. Plain JSON (stored in KV as is). */

@@ -1,7 +1,7 @@
 /**
  * The collector run before each `/metrics` exposition: worker counts per (pool, profile, bundle,
- * state) and pending demand are computed from the directory, and per-worker series of workers
- * that left are dropped.
+ * state), pending demand and the workers' model series are computed from the directory, and
+ * per-worker series of workers that left are dropped.
  */
 import type { WorkerDirectory } from "../directory/types.ts";
 import type { DemandTracker } from "../provisioning.ts";
@@ -32,5 +32,6 @@ export function collectFleetMetrics(
     for (const d of demand.pending(workers)) {
       metrics.pendingDemand.set([d.machine_profile, d.bundle], d.pending);
     }
+    metrics.models.collect(workers);
   });
 }

@@ -2,6 +2,7 @@
 import { VERSION } from "@svc/shared/version";
 import { DURATION_SERIES, REQUESTS_SERIES } from "@svc/shared/status/request_series";
 import { MetricsRegistry, SeriesCounter, SeriesGauge, SeriesHistogram } from "./series.ts";
+import { FleetModelSeries } from "./fleet_models.ts";
 
 /** Latency buckets (seconds): sub-millisecond router overhead up to multi-minute model loads. */
 const LATENCY_BUCKETS = [
@@ -40,9 +41,14 @@ export interface RouterMetrics {
    * saw it through the router, the other phases from the worker's timing headers.
    */
   svcDuration: SeriesHistogram;
+  /**
+   * The workers' model series (`svc_queue_depth`, `svc_model_loaded`, `svc_model_memory_bytes`,
+   * `svc_tokens_processed_total`, `svc_batch_size`), from their status; filled by a collector.
+   */
+  models: FleetModelSeries;
   /** labels: worker_id, pool, bundle, affinity (loaded | loading | none) */
   upstream: SeriesCounter;
-  /** labels: worker_id, kind (unreachable | timeout | draining) */
+  /** labels: worker_id, kind (unreachable | dropped | timeout | draining) */
   upstreamErrors: SeriesCounter;
   /** labels: reason */
   retries: SeriesCounter;
@@ -59,6 +65,8 @@ export interface RouterMetrics {
   connections: SeriesCounter;
   /** labels: result (ok | error) */
   webhook: SeriesCounter;
+  /** Request-body bytes held against `SVC_MAX_INFLIGHT_BODY_BYTES`; set by a collector. */
+  bodyBytesHeld: SeriesGauge;
 }
 
 /** Create the router's metrics in a fresh registry. */
@@ -100,6 +108,7 @@ export function createRouterMetrics(): RouterMetrics {
       ...DURATION_SERIES,
       labelNames: DURATION_SERIES.labelNames,
     }),
+    models: new FleetModelSeries(registry),
     upstream: counter("svc_router_upstream_requests_total", "Requests forwarded to workers", [
       "worker_id",
       "pool",
@@ -136,6 +145,10 @@ export function createRouterMetrics(): RouterMetrics {
       "svc_router_provision_webhook_total",
       "Demand notices posted to the webhook",
       ["result"],
+    ),
+    bodyBytesHeld: gauge(
+      "svc_router_body_bytes_held",
+      "Request-body bytes the router holds (read, waiting, or being forwarded until answered)",
     ),
   };
 }

@@ -152,6 +152,90 @@ export class SeriesHistogram extends Series<client.Histogram> {
   }
 }
 
+/** prom-client's undeclared reader of a metric's values (see SummedHistogram). */
+interface PromStringSource {
+  getForPromString(this: client.Histogram): Promise<Record<string, unknown>>;
+}
+
+/**
+ * A histogram whose cumulative counts are added from outside, not observed one value at a time:
+ * the router's `svc_batch_size` sums what its workers report. Exposed like any prom-client
+ * histogram (text and JSON), so /metrics and the status stream read it the same way.
+ */
+export class SummedHistogram {
+  readonly #book = new Map<
+    string,
+    { labels: LabelValues; counts: number[]; sum: number; count: number }
+  >();
+  readonly #bounds: readonly number[];
+  readonly #labelNames: readonly string[];
+
+  constructor(registry: client.Registry, spec: MetricSpec & { buckets: readonly number[] }) {
+    this.#bounds = [...spec.buckets];
+    this.#labelNames = spec.labelNames ?? [];
+    const book = this.#book;
+    const bounds = this.#bounds;
+    const labelsOf = (values: LabelValues) => this.#labelsOf(values);
+    const name = spec.name;
+    // prom-client (15, pinned) reads a histogram's values through its undeclared
+    // getForPromString, for the text exposition and for get() alike: answer from the book.
+    const ownValues = (client.Histogram.prototype as unknown as PromStringSource).getForPromString;
+    class Summed extends client.Histogram {
+      async getForPromString() {
+        const base = await ownValues.call(this);
+        const values: {
+          value: number;
+          labels: Record<string, string>;
+          sharedLabels: Record<string, string>;
+          metricName: string;
+        }[] = [];
+        const row = (value: number, labels: Record<string, string>, suffix: string) =>
+          values.push({ value, labels, sharedLabels: {}, metricName: `${name}_${suffix}` });
+        for (const s of book.values()) {
+          const labels = labelsOf(s.labels);
+          bounds.forEach((le, i) => row(s.counts[i] ?? 0, { ...labels, le: String(le) }, "bucket"));
+          row(s.count, { ...labels, le: "+Inf" }, "bucket");
+          row(s.sum, labels, "sum");
+          row(s.count, labels, "count");
+        }
+        return { ...base, values };
+      }
+    }
+    new Summed({
+      name,
+      help: spec.help,
+      labelNames: [...this.#labelNames],
+      buckets: [...bounds],
+      registers: [registry],
+    });
+  }
+
+  #labelsOf(values: LabelValues): Record<string, string> {
+    const out: Record<string, string> = {};
+    this.#labelNames.forEach((n, i) => out[n] = values[i] ?? "");
+    return out;
+  }
+
+  /** Add cumulative counts per bound, a sum and a count to one series (capped like the others). */
+  add(labels: LabelValues, counts: readonly number[], sum: number, count: number): void {
+    const key = labels.join("\u0000");
+    let s = this.#book.get(key);
+    if (!s) {
+      if (this.#book.size >= MAX_SERIES_PER_METRIC) return;
+      s = { labels: [...labels], counts: this.#bounds.map(() => 0), sum: 0, count: 0 };
+      this.#book.set(key, s);
+    }
+    for (let i = 0; i < s.counts.length; i++) s.counts[i] += counts[i] ?? 0;
+    s.sum += sum;
+    s.count += count;
+  }
+
+  /** Observations of one series so far. */
+  count(labels: LabelValues): number {
+    return this.#book.get(labels.join("\u0000"))?.count ?? 0;
+  }
+}
+
 /** A prom-client registry whose collectors run just before each exposition. */
 export class MetricsRegistry {
   /** The prom-client registry the series register in. */

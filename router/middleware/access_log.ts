@@ -8,11 +8,10 @@ import { apiEndpointOf, type Phase } from "@svc/shared/status/request_series";
 
 /** Metric/log label of a path: a bounded set, whatever the client sends. */
 export function endpointLabel(path: string): string {
-  if (path.startsWith("/v1/encode/")) return "encode";
-  if (path.startsWith("/v1/score/")) return "score";
-  if (path.startsWith("/v1/extract/")) return "extract";
-  if (path === "/v1/embeddings") return "embeddings";
+  const op = apiEndpointOf(path);
+  if (op) return op;
   if (path === "/v1/models") return "models";
+  if (path === "/v1/pools" || path.startsWith("/v1/pools/")) return "pools";
   if (path.startsWith("/v1/models/")) return "model";
   if (path === "/healthz" || path === "/readyz" || path === "/health") return path.slice(1);
   if (path === "/metrics") return "metrics";

@@ -1,10 +1,11 @@
 /**
  * What this router process knows about worker load beyond the workers' own reports: requests it
  * has in flight to each worker (fresher than a status frame that is up to a second old), and
- * workers that just failed a connection (skipped briefly, before their socket is seen to drop).
+ * workers that just failed a connection, refused or dropped with a request on it (skipped
+ * briefly, while their fleet socket may still be seen open).
  */
 
-/** How long a worker that refused a connection is skipped. */
+/** How long a worker that refused or dropped a connection is skipped. */
 export const COOLDOWN_MS = 2000;
 
 /** Per-process in-flight counts and cooldowns. */
@@ -35,7 +36,7 @@ export class LoadTracker {
     };
   }
 
-  /** Skip `workerId` for a short while (it refused a connection). */
+  /** Skip `workerId` for a short while (it refused or dropped a connection). */
   coolDown(workerId: string, ms: number = COOLDOWN_MS): void {
     this.#cooldownUntil.set(workerId, this.#now() + ms);
   }

@@ -1,4 +1,5 @@
 /** Request → (pool, bundle): the machine-profile header picks the pool, the model its bundle. */
+import { notInCatalogMessage } from "@svc/shared/catalog/suggest";
 import { BUILTIN_CATALOG, catalogById, resolveServedName } from "@svc/shared/catalog";
 import { modelBundles } from "@svc/shared/catalog/bundles";
 import { isSafeModelId } from "@svc/shared/catalog/schema";
@@ -30,18 +31,19 @@ const LISTED_PROFILES = 20;
 
 /**
  * The pool a request targets: `X-SVC-MACHINE-PROFILE` (or the SIE clients' alias), else the
- * configured default; without either, 400 saying the header is required. Profiles are an
- * allow-list: configured ones (`SVC_MACHINE_PROFILES`, the default) and pools of registered
- * workers. Anything else is a 400 naming the accepted ones, before it can create demand (and
- * webhook posts) or metric series.
+ * configured default; without either, 400 saying the header is required. The SIE clients' pool
+ * (`X-SIE-Pool`, or `pool/gpu` in the profile header) is honoured too, see {@link namedPool}.
+ * Pools are an allow-list: configured ones (`SVC_MACHINE_PROFILES`, the default) and pools of
+ * registered workers. Anything else is a 400 naming the accepted ones, before it can create
+ * demand (and webhook posts) or metric series.
  */
 export function requestedProfile(
   headers: Headers,
   policy: ProfilePolicy,
   workers: readonly WorkerRecord[],
 ): string {
-  const raw = headers.get(H.machineProfile) ?? headers.get(H.machineProfileAlias);
-  if (raw === null || raw.trim() === "") {
+  const named = namedPool(headers, policy, workers);
+  if (named === undefined) {
     if (policy.defaultMachineProfile) return policy.defaultMachineProfile;
     throw new ServiceError(
       "INVALID_INPUT",
@@ -49,17 +51,73 @@ export function requestedProfile(
         "set SVC_DEFAULT_MACHINE_PROFILE on the router for requests without it",
     );
   }
-  const profile = raw.trim().toLowerCase();
-  if (!SLUG_RE.test(profile)) {
+  const { profile } = named;
+  if (isAccepted(profile, policy, workers)) return profile;
+  throw new ServiceError("INVALID_INPUT", unknownProfileMessage(profile, policy, workers));
+}
+
+/** True when `profile` is configured (or the default) or the pool of a registered worker. */
+export function isAccepted(
+  profile: string,
+  policy: ProfilePolicy,
+  workers: readonly WorkerRecord[],
+): boolean {
+  return profile === policy.defaultMachineProfile || policy.machineProfiles.includes(profile) ||
+    workers.some((w) => w.pool === profile);
+}
+
+/** The pool every worker belongs to in the SIE gateway: naming it asks for no pool. */
+const SIE_SHARED_POOL = "default";
+
+/**
+ * The pool the request's headers name (lower-cased), and the header that named it; undefined
+ * when none does. Workers are routed by pool; the machine-profile header names the pool, as the
+ * API defines it, unless the SIE clients' pool comes with it: they send `gpu: "pool/l4"` as
+ * `X-SIE-Pool: pool` and `X-SIE-MACHINE-PROFILE: l4` (or the profile header as `pool/l4`, as
+ * their gateway also reads it). The pool then routes, and the profile must be the machine
+ * profile of the pool's registered workers (a 400 otherwise: a worker of another GPU type is
+ * never chosen silently). `X-SIE-Pool: default`, the SIE gateway's pool of every worker, names
+ * no pool unless a pool of that name is accepted here.
+ */
+function namedPool(
+  headers: Headers,
+  policy: ProfilePolicy,
+  workers: readonly WorkerRecord[],
+): { profile: string } | undefined {
+  const read = (name: string) => {
+    const v = headers.get(name)?.trim().toLowerCase();
+    return v ? v : undefined;
+  };
+  let profile = read(H.machineProfile) ?? read(H.machineProfileAlias);
+  let pool = read(H.siePool);
+  const slash = profile?.indexOf("/") ?? -1;
+  if (profile !== undefined && slash >= 0) {
+    pool = profile.slice(0, slash).trim() || pool;
+    profile = profile.slice(slash + 1).trim() || undefined;
+  }
+  if (pool !== undefined && !SLUG_RE.test(pool)) {
+    throw new ServiceError("INVALID_INPUT", `${H.siePool} is not a valid pool name`);
+  }
+  if (profile !== undefined && !SLUG_RE.test(profile)) {
     throw new ServiceError("INVALID_INPUT", `${H.machineProfile} is not a valid profile name`);
   }
-  if (
-    profile === policy.defaultMachineProfile || policy.machineProfiles.includes(profile) ||
-    workers.some((w) => w.pool === profile)
-  ) {
-    return profile;
+  if (pool === SIE_SHARED_POOL && !isAccepted(pool, policy, workers)) pool = undefined;
+  if (pool === undefined) {
+    return profile === undefined ? undefined : { profile };
   }
-  throw new ServiceError("INVALID_INPUT", unknownProfileMessage(profile, policy, workers));
+  if (profile !== undefined && profile !== pool) {
+    const runs = [...new Set(workers.filter((w) => w.pool === pool).map((w) => w.machine_profile))];
+    if (runs.some((p) => p !== profile)) {
+      const listed = runs.sort().map((p) => `"${p}"`).join(", ");
+      throw new ServiceError(
+        "INVALID_INPUT",
+        `${H.siePool} "${pool}" and ${H.machineProfile} "${profile}" disagree: ` +
+          `the pool's workers run machine profile ${listed}; send the pool alone, or ` +
+          `"pool/gpu" with its GPU type`,
+      );
+    }
+  }
+  return { profile: pool };
 }
 
 /** The 400 for a profile nobody configured or registered: what is accepted instead. */
@@ -139,4 +197,29 @@ export function routeModel(
     };
   }
   return isRoutableName(name) ? { bundle: FALLBACK_BUNDLE, model: name, guessed: true } : undefined;
+}
+
+/**
+ * Every model name the router knows: what live workers announce, what workers reported before
+ * (remembered), `SVC_EXTRA_MODELS`, and the built-in catalog's served names.
+ */
+export function* knownModelNames(
+  directory: WorkerDirectory,
+  extra: ReadonlyMap<string, string> = new Map(),
+): Generator<string> {
+  for (const w of directory.snapshot()) for (const m of w.models) yield m.name;
+  yield* directory.learnedBundles().keys();
+  yield* extra.keys();
+  yield* CATALOG_BUNDLES.keys();
+}
+
+/** The router's 404 for a model name: it names the closest names the router knows. */
+export function modelNotFound(
+  model: string,
+  directory: WorkerDirectory,
+  extra: ReadonlyMap<string, string> = new Map(),
+  why = "is not in the catalog",
+): ServiceError {
+  const base = notInCatalogMessage(model, knownModelNames(directory, extra), '"');
+  return new ServiceError("MODEL_NOT_FOUND", base.replace("is not in the catalog", why));
 }

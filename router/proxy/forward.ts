@@ -1,21 +1,29 @@
 /**
  * Forwarding one API request to a worker: pick the worker, send the buffered body, stream the
- * answer back. A worker that cannot be reached, or that answers 503 because it is shutting down,
- * costs one retry on another eligible worker; a timeout is not retried (the work may be running).
- * Every other answer is the worker's and reaches the client (status, body, the API's headers): 503 `MODEL_LOADING` with
- * its Retry-After (the client retries), and 502 `MODEL_LOAD_FAILED` at once, never retried here:
- * the catalog, hub and cluster cache that decided it are shared by the pool, and a retry would
- * start another doomed load. Selection ranks a worker whose load failed last, so later requests
- * go to workers without the failure when there are any.
+ * answer back. A worker that never received the request whole (the connection refused, or closed
+ * with part of it unsent or unread), or that answers 503 because it is shutting down, costs one retry
+ * on another eligible worker. A worker that received it whole and then dropped the connection
+ * without an answer is not retried anywhere: the request may be what killed it (a poison request
+ * retried takes down the next worker too), so the client gets 502 `WORKER_LOST` and the worker is
+ * skipped while any other can serve. A timeout is not retried either (the work may be running).
+ * Every other answer is the worker's and reaches the client (status, body, the API's headers): 503
+ * `MODEL_LOADING` with its Retry-After (the client retries), and 502 `MODEL_LOAD_FAILED` at once,
+ * never retried here: the catalog, hub and cluster cache that decided it are shared by the pool,
+ * and a retry would start another doomed load. Selection ranks a worker whose load failed last,
+ * so later requests go to workers without the failure when there are any.
  */
-import { ServiceError } from "@svc/shared/errors";
+import { errorResponse, ServiceError } from "@svc/shared/errors";
+import { HeaderNames as H } from "@svc/shared/headers";
+import type { BodyChunks } from "@svc/shared/http/read_body";
 import type { Logger } from "@svc/shared/log";
 import type { WorkerDirectory, WorkerRecord } from "../directory/types.ts";
 import type { RouterMetrics } from "../metrics/router_metrics.ts";
 import type { LoadTracker } from "../pools/load.ts";
 import { type Affinity, type SelectionRequest, selectWorker } from "../pools/selection.ts";
 import { UpstreamCancel } from "./cancel.ts";
-import { downstreamHeaders, upstreamHeaders } from "./headers.ts";
+import { downstreamHeaders, upstreamHeaders, withWorkerAuth } from "./headers.ts";
+import { sendUpstream, type UpstreamOutcome } from "./upstream.ts";
+import type { WorkerAuth } from "./worker_auth.ts";
 
 /** Everything forwarding needs. */
 export interface ProxyDeps {
@@ -25,9 +33,8 @@ export interface ProxyDeps {
   log: Logger;
   upstreamTimeoutMs: number;
   spillLoad: number;
-  /** Sent to workers as `Authorization: Bearer` when set (`SVC_WORKER_API_KEY`). */
-  workerApiKey?: string;
-  fetch?: typeof fetch;
+  /** The `Authorization` each worker is sent (its own key: router/proxy/worker_auth.ts). */
+  workerAuth?: WorkerAuth;
 }
 
 /** Outcome of a forward. */
@@ -36,12 +43,15 @@ export type ForwardResult =
   | { kind: "no_capacity" }
   | { kind: "not_served" };
 
+/** A worker's answer, as the router received it. */
+type WorkerAnswer = Extract<UpstreamOutcome, { kind: "answer" }>;
+
 /** The client's answer from the worker's: its status, allow-listed headers and body. */
-function downstreamResponse(res: Response, worker: WorkerRecord, body: BodyInit | null): Response {
-  return new Response(body, {
+function downstreamResponse(res: WorkerAnswer): Response {
+  return new Response(res.body as BodyInit | null, {
     status: res.status,
     statusText: res.statusText,
-    headers: downstreamHeaders(res.headers, worker.id),
+    headers: downstreamHeaders(res.headers),
   });
 }
 
@@ -49,12 +59,19 @@ function downstreamResponse(res: Response, worker: WorkerRecord, body: BodyInit 
 type Attempt =
   | { kind: "ok"; response: Response }
   | { kind: "unreachable" }
+  | { kind: "dropped" }
   | { kind: "draining"; response: Response }
   | { kind: "timeout" }
   | { kind: "client_gone" };
 
 /** The request body, read when first asked for (a request with no worker to go to never reads it). */
-export type BodyReader = () => Promise<Uint8Array<ArrayBuffer> | null>;
+export type BodyReader = () => Promise<BodyChunks | null>;
+
+/**
+ * Headers of the `WORKER_LOST` answer: the OpenAI client libraries retry a 502 unless told not to,
+ * and a retried poison request would take down the next worker.
+ */
+const NO_RETRY = { [H.shouldRetry]: "false" } as const;
 
 /**
  * Forward `req` to a worker of `target`, retrying once when allowed. The body is read only once a
@@ -71,7 +88,7 @@ export async function forward(
 ): Promise<ForwardResult> {
   const url = new URL(req.url);
   const pathAndQuery = url.pathname + url.search;
-  const headers = upstreamHeaders(req.headers, deps.workerApiKey);
+  const headers = upstreamHeaders(req.headers);
   const exclude = new Set<string>();
   let lastDraining: Response | undefined;
   let lastWorker: WorkerRecord | undefined;
@@ -90,13 +107,14 @@ export async function forward(
     lastWorker = worker;
     // Counted from the choice on, before any await: requests routed meanwhile see this one.
     const done = deps.load.begin(worker.id);
-    let body: Uint8Array<ArrayBuffer> | null;
+    let body: BodyChunks | null;
     try {
       body = await readBody();
     } catch (err) {
       done();
       throw err;
     }
+    headers["content-length"] = String(body?.length ?? 0);
     const r = await attemptOnce(
       req,
       body,
@@ -121,8 +139,17 @@ export async function forward(
     if (r.kind === "timeout") {
       throw new ServiceError(
         "GATEWAY_TIMEOUT",
-        `worker ${worker.id} did not answer within ${deps.upstreamTimeoutMs} ms`,
+        `the worker did not answer within ${deps.upstreamTimeoutMs} ms (SVC_UPSTREAM_TIMEOUT_MS)`,
       );
+    }
+    if (r.kind === "dropped") {
+      const lost = new ServiceError(
+        "WORKER_LOST",
+        "the worker serving this request dropped the connection before answering (it may have " +
+          "crashed); the request was not retried on another worker because it may be what " +
+          "crashed the first: check it before sending it again",
+      );
+      return { kind: "response", response: errorResponse(lost, NO_RETRY), worker };
     }
     exclude.add(worker.id);
     deps.metrics.retries.inc([r.kind]);
@@ -136,8 +163,8 @@ export async function forward(
 
 async function attemptOnce(
   req: Request,
-  body: Uint8Array<ArrayBuffer> | null,
-  headers: Headers,
+  body: BodyChunks | null,
+  headers: Readonly<Record<string, string>>,
   pathAndQuery: string,
   worker: WorkerRecord,
   affinity: Affinity,
@@ -147,20 +174,20 @@ async function attemptOnce(
   /** Ends the worker's in-flight count (begun when it was chosen). */
   done: () => void,
 ): Promise<Attempt> {
-  const doFetch = deps.fetch ?? fetch;
   // The client going away cancels the worker's request too (it drops work of gone clients).
   const cancel = new UpstreamCancel(req.signal, deps.upstreamTimeoutMs);
   deps.metrics.upstream.inc([worker.id, target.pool, target.bundle, affinity]);
-  let res: Response;
-  try {
-    res = await doFetch(worker.url + pathAndQuery, {
-      method: req.method,
-      headers,
-      body: body && body.byteLength > 0 ? body : undefined,
-      signal: cancel.signal,
-      redirect: "manual",
-    });
-  } catch (err) {
+  const res = await sendUpstream({
+    base: worker.url,
+    method: req.method,
+    path: pathAndQuery,
+    headers: withWorkerAuth(headers, await deps.workerAuth?.(worker.id)),
+    body,
+    signal: cancel.signal,
+  });
+  // Counted until the answer's headers arrive: inference is over by then, only bytes remain.
+  done();
+  if (res.kind !== "answer") {
     cancel.release();
     if (cancel.cause === "client_gone" || req.signal.aborted) return { kind: "client_gone" };
     if (cancel.cause === "timeout") {
@@ -168,39 +195,48 @@ async function attemptOnce(
       deps.log("warn", "worker timed out", { worker_id: worker.id, path: pathAndQuery });
       return { kind: "timeout" };
     }
-    deps.metrics.upstreamErrors.inc([worker.id, "unreachable"]);
+    // Skipped while any other worker can serve: a dead worker's socket may stay registered for
+    // a moment, and a live one that drops connections is not the first choice either.
     deps.load.coolDown(worker.id);
-    deps.log("warn", "worker unreachable", { worker_id: worker.id, error: (err as Error).name });
+    if (res.kind === "dropped") {
+      deps.metrics.upstreamErrors.inc([worker.id, "dropped"]);
+      deps.log("warn", "worker dropped a request it had received; not retried elsewhere", {
+        worker_id: worker.id,
+        path: pathAndQuery,
+        error: res.error,
+      });
+      return { kind: "dropped" };
+    }
+    deps.metrics.upstreamErrors.inc([worker.id, "unreachable"]);
+    deps.log("warn", "worker unreachable: the request did not reach it whole", {
+      worker_id: worker.id,
+      error: res.kind === "not_delivered" ? res.error : "aborted",
+    });
     return { kind: "unreachable" };
-  } finally {
-    // Counted until the answer's headers arrive: inference is over by then, only bytes remain.
-    done();
   }
-  if (res.status === 503 && (await isShuttingDown(res))) {
+  if (res.status === 503 && isShuttingDown(res)) {
     cancel.release();
     deps.metrics.upstreamErrors.inc([worker.id, "draining"]);
     deps.load.coolDown(worker.id);
-    return { kind: "draining", response: downstreamResponse(res, worker, res.body) };
+    return { kind: "draining", response: downstreamResponse(res) };
   }
   // The deadline keeps covering the body until the client has it; without a delivery signal
   // (an app called outside Deno.serve) it ends with the headers.
   if (delivered) delivered.then(() => cancel.release(), () => cancel.release());
   else cancel.release();
-  return { kind: "ok", response: downstreamResponse(res, worker, res.body) };
+  return { kind: "ok", response: downstreamResponse(res) };
 }
 
 /**
- * True when a 503 says the worker is shutting down (its body is then consumed; the caller uses
- * a rebuilt response). Other 503s (queue full, model loading) are the worker's answer to keep.
+ * True when a 503 says the worker is shutting down. Other 503s (queue full, model loading) are
+ * the worker's answer to keep. Error answers are small, so they arrive whole.
  */
-async function isShuttingDown(res: Response): Promise<boolean> {
-  const copy = res.clone();
+function isShuttingDown(res: WorkerAnswer): boolean {
+  if (!(res.body instanceof Uint8Array)) return false;
   try {
-    const body = await copy.json() as { detail?: { code?: string } };
+    const body = JSON.parse(new TextDecoder().decode(res.body)) as { detail?: { code?: string } };
     return body?.detail?.code === "SHUTTING_DOWN";
   } catch {
     return false;
-  } finally {
-    await copy.body?.cancel().catch(() => {});
   }
 }

@@ -1,27 +1,19 @@
 /**
- * Which headers cross the router in each direction. Requests lose hop-by-hop headers and the
- * client's credentials. Answers are built from an allow-list: a worker holds only the fleet's
- * token, so it must not be able to set cookies, CORS grants or redirects on the router's origin.
+ * Which headers cross the router in each direction, both from allow-lists: requests carry only
+ * what the worker's API reads, answers only the headers the API defines. A worker holds only the
+ * fleet's token, so it must not learn the client's credentials, nor set cookies, CORS grants or
+ * redirects on the router's origin.
  */
+import type { IncomingHttpHeaders } from "node:http";
 import { HeaderNames as H } from "@svc/shared/headers";
 
-/** Request headers never forwarded: hop-by-hop, the client's credentials, and encodings. */
-const DROP_REQUEST = [
-  "connection",
-  "keep-alive",
-  "proxy-authorization",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-  "host",
-  "authorization",
-  "cookie",
-  "content-length",
-  // Deno's fetch decompresses transparently; asking the worker for gzip would only cost CPU.
-  "accept-encoding",
-] as const;
+/**
+ * Request headers a worker is sent: the ones the API reads (body format, answer format, trace id).
+ * Everything else a client sends (cookies, its API key, `x-forwarded-for`, `user-agent`, custom
+ * headers) stays at the router: a worker holds only the fleet token, and may not be the machine
+ * the client meant to trust with them.
+ */
+const PASS_REQUEST = ["content-type", "accept", H.traceId.toLowerCase()] as const;
 
 /**
  * Response headers a worker may send to clients: the ones the API defines (docs/api.md,
@@ -29,6 +21,9 @@ const DROP_REQUEST = [
  */
 const PASS_RESPONSE = [
   "content-type",
+  // With the bytes as sent: only a worker that ignores `Accept-Encoding: identity` sets it.
+  "content-encoding",
+  "content-length",
   H.totalTime,
   H.queueTime,
   H.tokenizationTime,
@@ -40,36 +35,38 @@ const PASS_RESPONSE = [
 ].map((h) => h.toLowerCase());
 
 /**
- * Headers sent to the worker: the client's, minus {@link DROP_REQUEST}; `authorization` carries
- * the workers' own API key when one is configured (a bulk copy, then removals: cheaper than a
- * filter).
+ * Headers sent to the worker, as node:http takes them: only the allow-listed ones of the
+ * client's request, with `Accept-Encoding: identity` (answers pass through as the worker sent
+ * them, so a compressed one would reach a client that may not have asked for that coding).
  */
-export function upstreamHeaders(
-  incoming: Headers,
-  workerApiKey: string | undefined,
-): Headers {
-  const out = new Headers(incoming);
-  for (const k of DROP_REQUEST) out.delete(k);
-  if (workerApiKey !== undefined) out.set("authorization", `Bearer ${workerApiKey}`);
+export function upstreamHeaders(incoming: Headers): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of PASS_REQUEST) {
+    const v = incoming.get(k);
+    if (v !== null) out[k] = v;
+  }
+  out["accept-encoding"] = "identity";
   return out;
 }
 
+/** `headers` with the worker's own credential (router/proxy/worker_auth.ts), when it has one. */
+export function withWorkerAuth(
+  headers: Readonly<Record<string, string>>,
+  authorization: string | undefined,
+): Readonly<Record<string, string>> {
+  return authorization === undefined ? headers : { ...headers, authorization };
+}
+
 /**
- * Headers of the client's answer: only the allow-listed ones of the worker's answer, plus the
- * answering worker's id. Content-Length passes when the body is passed on as the worker sent it
- * (fetch decodes a compressed body, after which the worker's length no longer applies).
+ * Headers of the client's answer: only the allow-listed ones of the worker's answer (whose body
+ * passes on byte for byte, so its length and coding stay true). The answering worker's id is not
+ * among them: it is fleet detail (routes add `X-SVC-Worker-ID` only with `SVC_EXPOSE_WORKER_ID`).
  */
-export function downstreamHeaders(
-  upstream: Headers,
-  workerId: string,
-): Headers {
+export function downstreamHeaders(upstream: IncomingHttpHeaders): Headers {
   const out = new Headers();
   for (const k of PASS_RESPONSE) {
-    const v = upstream.get(k);
-    if (v !== null) out.set(k, v);
+    const v = upstream[k];
+    if (typeof v === "string") out.set(k, v);
   }
-  const length = upstream.get("content-length");
-  if (length !== null && !upstream.has("content-encoding")) out.set("content-length", length);
-  out.set(H.workerId, workerId);
   return out;
 }

@@ -1,6 +1,7 @@
 /**
- * Operator actions under /v1/admin, behind the API keys like every /v1 path; with no keys set only
- * a client on the router's own machine may take them (router/admin_access.ts).
+ * Operator actions under /v1/admin, behind admin rights (router/auth/access.ts: an admin key, or
+ * a local stack asked from its own machine): a client key is refused, since it would let any
+ * client take workers out of service.
  * `POST /v1/admin/workers/{id}/drain`: the router stops sending new requests to that worker; work
  * already there finishes. Used by `deno task drain`.
  */
@@ -8,7 +9,6 @@ import type { Context } from "hono";
 import { invalidInput, ServiceError } from "@svc/shared/errors";
 import { WORKER_ID_RE } from "@svc/shared/fleet/protocol";
 import type { RouterContext, RouterEnv } from "../context.ts";
-import { adminRefusal } from "../admin_access.ts";
 
 /** The drain route's path pattern (Hono syntax). */
 export const DRAIN_PATH = "/v1/admin/workers/:id/drain";
@@ -18,11 +18,6 @@ export async function handleDrainWorker(
   ctx: RouterContext,
   c: Context<RouterEnv>,
 ): Promise<Response> {
-  const refused = adminRefusal(ctx.apiKeys, {
-    headers: c.req.raw.headers,
-    remoteHostname: c.env?.remoteAddr?.hostname,
-  });
-  if (refused) throw refused;
   const id = c.req.param("id") ?? "";
   if (!WORKER_ID_RE.test(id)) throw invalidInput("invalid worker id");
   const record = await ctx.hub.drainWorker(id);

@@ -9,9 +9,10 @@ import type { Context } from "hono";
 import { ALL_BUNDLES } from "@svc/shared/catalog/bundles";
 import { ServiceError } from "@svc/shared/errors";
 import { HeaderNames as H } from "@svc/shared/headers";
+import type { BodyChunks, BodyReadOptions } from "@svc/shared/http/read_body";
 import type { ProvisioningBody } from "@svc/shared/schemas/router";
 import type { RouterContext, RouterEnv } from "../context.ts";
-import { requestedProfile, routeModel } from "../pools/resolve.ts";
+import { modelNotFound, requestedProfile, routeModel } from "../pools/resolve.ts";
 import { forward } from "../proxy/forward.ts";
 import { isServing } from "../pools/selection.ts";
 
@@ -46,7 +47,7 @@ export async function routeAndForward(
   ctx: RouterContext,
   c: Context<RouterEnv>,
   model: string,
-  readBody: () => Promise<Uint8Array<ArrayBuffer>>,
+  readBody: () => Promise<BodyChunks>,
   whenNoCapacity: WhenNoCapacity,
 ): Promise<Response> {
   const target = resolveTarget(ctx, c, model);
@@ -56,26 +57,27 @@ export async function routeAndForward(
     metrics: ctx.metrics,
     log: ctx.log,
     upstreamTimeoutMs: ctx.settings.upstreamTimeoutMs,
-    workerApiKey: ctx.settings.workerApiKey,
+    workerAuth: ctx.workerAuth,
     spillLoad: ctx.settings.pools.affinitySpillLoad,
-    fetch: ctx.fetch,
   };
   const upstream = { pool: target.profile, bundle: target.bundle, model: target.workerModel };
   // Read at most once, however many times the wait below forwards again.
-  let body: Promise<Uint8Array<ArrayBuffer>> | undefined;
+  let body: Promise<BodyChunks> | undefined;
   const bodyOnce = () => body ??= readBody();
   let recorded = false;
   while (true) {
     const r = await forward(c.req.raw, bodyOnce, upstream, proxyDeps, c.env?.completed);
     if (r.kind === "response") {
       c.set("worker", r.worker.id);
+      // Which worker answered is fleet detail: clients see it only when a setting says so.
+      if (ctx.settings.exposeWorkerId) r.response.headers.set(H.workerId, r.worker.id);
       ctx.demand.satisfied(target.profile, target.bundle);
       return r.response;
     }
-    if (r.kind === "not_served") throw notServed(target);
+    if (r.kind === "not_served") throw notServed(ctx, target);
     if (whenNoCapacity.kind === "provision") return provisioning(ctx, target);
     if (!recorded) {
-      ctx.demand.record(target.profile, target.bundle, target.model);
+      ctx.demand.record(target.profile, target.bundle, target.model, target.guessed);
       recorded = true;
     }
     const left = whenNoCapacity.untilMs - Date.now();
@@ -93,6 +95,29 @@ export async function routeAndForward(
 }
 
 /**
+ * Run `handle` with body-read options whose bytes stay in the in-flight budget until the answer
+ * is complete: sent, or abandoned by the client (`completed` of the server). A body waiting for
+ * capacity, or held while the worker answers (for a retry), is memory like one still arriving.
+ * Without `completed` (an app called directly) the hold ends when the handler does.
+ */
+export async function withBodyHold(
+  ctx: RouterContext,
+  c: Context<RouterEnv>,
+  handle: (body: BodyReadOptions) => Promise<Response>,
+): Promise<Response> {
+  const budget = ctx.body.budget;
+  if (!budget) return await handle(ctx.body);
+  const hold = budget.hold();
+  const completed = c.env?.completed;
+  try {
+    return await handle({ ...ctx.body, budget: undefined, hold });
+  } finally {
+    if (completed) completed.then(() => hold.release(), () => hold.release());
+    else hold.release();
+  }
+}
+
+/**
  * Pool from the header (recorded for the access log), bundle from the model: a name nobody knows
  * goes to the fallback bundle (`guessed`); 404 only for a name that cannot be a model id.
  */
@@ -102,7 +127,7 @@ function resolveTarget(ctx: RouterContext, c: Context<RouterEnv>, model: string)
   c.set("profile", profile);
   const route = routeModel(model, ctx.directory, ctx.settings.pools.extraModels);
   if (route === undefined) {
-    throw new ServiceError("MODEL_NOT_FOUND", `model "${model}" is not in the catalog`);
+    throw modelNotFound(model, ctx.directory, ctx.settings.pools.extraModels);
   }
   // Labelled only once the name is known: metric label values stay bounded.
   if (!route.guessed) c.set("model", model);
@@ -132,7 +157,7 @@ function capacityNote(ctx: RouterContext): string {
 
 /** 202 with Retry-After, the demand recorded. */
 function provisioning(ctx: RouterContext, t: Target): Response {
-  const entry = ctx.demand.record(t.profile, t.bundle, t.model);
+  const entry = ctx.demand.record(t.profile, t.bundle, t.model, t.guessed);
   const retry = ctx.settings.provisioning.retryAfterS;
   const body: ProvisioningBody = {
     status: "provisioning",
@@ -151,14 +176,18 @@ function provisioning(ctx: RouterContext, t: Target): Response {
   });
 }
 
-/** 404 for a model its pool does not offer (filtered out on those workers, or unknown). */
-function notServed(t: Target): ServiceError {
-  if (t.guessed) {
-    return new ServiceError("MODEL_NOT_FOUND", `model "${t.model}" is not in the catalog`);
-  }
-  return new ServiceError(
-    "MODEL_NOT_FOUND",
-    `model "${t.model}" is not served by the workers of pool "${t.profile}" (bundle "${t.bundle}")`,
+/**
+ * 404 for a model its pool does not offer (filtered out on those workers, or unknown), naming
+ * the closest model names the router knows.
+ */
+function notServed(ctx: RouterContext, t: Target): ServiceError {
+  return modelNotFound(
+    t.model,
+    ctx.directory,
+    ctx.settings.pools.extraModels,
+    t.guessed
+      ? "is not in the catalog"
+      : `is not served by the workers of pool "${t.profile}" (bundle "${t.bundle}")`,
   );
 }
 

@@ -1,12 +1,13 @@
 /** GET /v1/models and /v1/models/{model}: the catalog as the live fleet (or the named pool) sees it. */
 import type { Context } from "hono";
 import { modelFromPath } from "@svc/shared/catalog/model_path";
+import { modelListBody } from "@svc/shared/catalog/model_info";
 import { ServiceError } from "@svc/shared/errors";
 import { HeaderNames as H } from "@svc/shared/headers";
 import type { RouterContext, RouterEnv } from "../context.ts";
 import type { WorkerRecord } from "../directory/types.ts";
 import { getModel, listModels } from "../models.ts";
-import { requestedProfile } from "../pools/resolve.ts";
+import { modelNotFound, requestedProfile } from "../pools/resolve.ts";
 import { modelsOf } from "../pools/selection.ts";
 import { BUILTIN_CATALOG, catalogById, unresolvedNameError } from "@svc/shared/catalog";
 
@@ -17,14 +18,13 @@ export async function handleListModels(
   ctx: RouterContext,
   c: Context<RouterEnv>,
 ): Promise<Response> {
-  return Response.json({
-    models: await listModels(
-      scopedWorkers(ctx, c),
-      ctx.log,
-      ctx.fetch,
-      ctx.settings.workerApiKey,
-    ),
-  });
+  const models = await listModels(
+    scopedWorkers(ctx, c),
+    ctx.log,
+    ctx.fetch,
+    ctx.workerAuth,
+  );
+  return Response.json(modelListBody(models));
 }
 
 /** GET /v1/models/{model} (raw or percent-encoded, `id:profile` accepted) */
@@ -38,17 +38,22 @@ export async function handleGetModel(
     model,
     ctx.log,
     ctx.fetch,
-    ctx.settings.workerApiKey,
+    ctx.workerAuth,
   );
-  if (!info) throw unknownModel(model, scopedWorkers(ctx, c));
+  if (!info) throw unknownModel(ctx, model, scopedWorkers(ctx, c));
   return Response.json(info);
 }
 
 /**
- * 404 for a name nobody serves, but 400 for `id:profile` of a model that is served or built in
- * (its profile is unknown: what a bad `options.profile` answers too).
+ * 404 for a name nobody serves (naming the closest known names), but 400 for `id:profile` of a
+ * model that is served or built in (its profile is unknown: what a bad `options.profile` answers
+ * too).
  */
-function unknownModel(model: string, workers: readonly WorkerRecord[]): ServiceError {
+function unknownModel(
+  ctx: RouterContext,
+  model: string,
+  workers: readonly WorkerRecord[],
+): ServiceError {
   const colon = model.lastIndexOf(":");
   const id = colon > 0 ? model.slice(0, colon) : "";
   if (CATALOG_BY_ID.has(id)) return unresolvedNameError(model, CATALOG_BY_ID, '"');
@@ -59,12 +64,13 @@ function unknownModel(model: string, workers: readonly WorkerRecord[]): ServiceE
         `${encodeURIComponent(id)} lists its profiles)`,
     );
   }
-  return new ServiceError("MODEL_NOT_FOUND", `model "${model}" is not in the catalog`);
+  return modelNotFound(model, ctx.directory, ctx.settings.pools.extraModels);
 }
 
 /** Live workers, restricted to the pool the client named (if it named one). */
 function scopedWorkers(ctx: RouterContext, c: Context<RouterEnv>): WorkerRecord[] {
-  const named = c.req.header(H.machineProfile) ?? c.req.header(H.machineProfileAlias);
+  const named = c.req.header(H.machineProfile) ?? c.req.header(H.machineProfileAlias) ??
+    c.req.header(H.siePool);
   const all = ctx.directory.snapshot();
   if (!named) return [...all];
   const profile = requestedProfile(c.req.raw.headers, ctx.settings.pools, all);

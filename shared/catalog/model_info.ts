@@ -1,14 +1,30 @@
 /** The ModelInfo document of a catalog entry: one builder for worker and router. */
 import type { LoraInfo, ModelInfo, ModelState } from "../schemas/models.ts";
 import type { ErrorCode } from "../errors.ts";
-import type { ModelConfig, OutputKind } from "./schema.ts";
+import type { DetectionRecord, ModelConfig, OutputKind } from "./schema.ts";
 import { hasAdapter } from "./served_families.ts";
 
 /**
  * ModelInfo plus the extras both sides send: `family`, `bundle`, and `servable` (false for an
- * entry that is listed but whose family this release cannot run: requests to it answer 400).
+ * entry that is listed but whose family this release cannot run: requests to it answer 400);
+ * `detected` for an entry configured from its repository's files (`SVC_MODELS`).
  */
-export type CatalogModelInfo = ModelInfo & { family: string; bundle: string; servable: boolean };
+export type CatalogModelInfo = ModelInfo & {
+  family: string;
+  bundle: string;
+  servable: boolean;
+  detected?: DetectedInfo;
+};
+
+/**
+ * What `/v1/models/{model}` shows of a detected entry: where it came from, the files it runs (by
+ * role, as this worker runs them), and each setting with the file and field it was read from.
+ */
+export interface DetectedInfo {
+  source: DetectionRecord["source"];
+  files: Record<string, string>;
+  settings: DetectionRecord["settings"];
+}
 
 /** Embedding outputs: a model with any of them can also score (by similarity). */
 const EMBEDDING_OUTPUTS: ReadonlySet<OutputKind> = new Set(["dense", "sparse", "multivector"]);
@@ -50,6 +66,10 @@ export function modelInfoOf(
     state?: ModelState;
     lastError?: { code: ErrorCode; message: string } | null;
     loras?: LoraInfo[];
+    /** The model's own max_sequence_length, when `config` holds a lower run length. */
+    maxSequenceLength?: number;
+    /** The longest item a worker runs (`max_item_tokens`); absent where nothing runs it. */
+    maxItemTokens?: number;
   } = {},
 ): CatalogModelInfo {
   const profiles: ModelInfo["profiles"] = {};
@@ -68,7 +88,8 @@ export function modelInfoOf(
     outputs: operationsOf(config.outputs),
     dims,
     loaded: state === "loaded",
-    max_sequence_length: config.max_sequence_length,
+    max_sequence_length: live.maxSequenceLength ?? config.max_sequence_length,
+    ...(live.maxItemTokens === undefined ? {} : { max_item_tokens: live.maxItemTokens }),
     profiles,
     state,
     last_error: live.lastError ?? null,
@@ -76,5 +97,80 @@ export function modelInfoOf(
     bundle: config.bundle,
     servable: hasAdapter(config.family),
     ...(live.loras && live.loras.length > 0 ? { loras: live.loras } : {}),
+    ...(config.detected
+      ? {
+        detected: {
+          source: config.detected.source,
+          files: config.files,
+          settings: config.detected.settings,
+        },
+      }
+      : {}),
+  };
+}
+
+/** An `SVC_MODELS` entry whose configuration is not known yet (being read, or unreadable). */
+export interface PendingEntryFacts {
+  id: string;
+  bundle: string;
+  /** `loading` while its files are read, `failed` when they do not say how to serve it. */
+  state: "loading" | "failed";
+  lastError: { code: ErrorCode; message: string } | null;
+  source: DetectionRecord["source"];
+}
+
+/**
+ * ModelInfo of a pending entry: listed with its state and reason, nothing served yet (no
+ * inputs, outputs or profiles; `family` is `unknown` until its files said what it is).
+ */
+export function pendingModelInfo(p: PendingEntryFacts): CatalogModelInfo {
+  return {
+    name: p.id,
+    inputs: [],
+    outputs: [],
+    dims: {},
+    loaded: false,
+    max_sequence_length: 0,
+    profiles: {},
+    state: p.state,
+    last_error: p.lastError,
+    family: "unknown",
+    bundle: p.bundle,
+    servable: false,
+    detected: { source: p.source, files: {}, settings: {} },
+  };
+}
+
+/** An entry of OpenAI's model list (`openai.models.list()` reads these from `data`). */
+export interface OpenAiModelEntry {
+  id: string;
+  object: "model";
+  /** Unix seconds; this process's start (when it began serving the model). */
+  created: number;
+  /** The organisation part of the id (`BAAI` for `BAAI/bge-m3`), else `local`. */
+  owned_by: string;
+}
+
+const STARTED_S = Math.floor(Date.now() / 1000);
+
+/**
+ * `GET /v1/models` body: the service's `models` list, with OpenAI's `object: "list"` and `data`
+ * beside it (additive: clients of either API read their own fields).
+ */
+export function modelListBody<M extends { name: string }>(
+  models: M[],
+): { models: M[]; object: "list"; data: OpenAiModelEntry[] } {
+  return {
+    models,
+    object: "list",
+    data: models.map((m) => {
+      const slash = m.name.indexOf("/");
+      return {
+        id: m.name,
+        object: "model",
+        created: STARTED_S,
+        owned_by: slash > 0 ? m.name.slice(0, slash) : "local",
+      };
+    }),
   };
 }

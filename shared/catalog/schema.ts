@@ -37,6 +37,14 @@ export const OUTPUT_KINDS = [
 ] as const;
 export type OutputKind = typeof OUTPUT_KINDS[number];
 
+/**
+ * How a dense encoder turns token vectors into one vector: the mean of the attended tokens, the
+ * first token (`cls`), the element-wise maximum (`max`), the last attended token (`last_token`,
+ * decoder embedding models), or none (the graph pools itself, or the family does not pool).
+ */
+export const POOLINGS = ["mean", "cls", "max", "last_token", "none"] as const;
+export type Pooling = typeof POOLINGS[number];
+
 /** Model ids look like `org/name` or `org/name:profile`; never a path, a URL or `..`. */
 export const MODEL_ID_RE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}(\/[A-Za-z0-9][A-Za-z0-9_.-]{0,95})?$/;
 
@@ -88,7 +96,7 @@ export interface ModelConfig {
   /** Dimension per output type (dense: H, sparse: vocab size, multivector: token dim). */
   dims: Record<string, number>;
   max_sequence_length: number;
-  pooling: "mean" | "cls" | "none";
+  pooling: Pooling;
   normalize: boolean;
   /** Matryoshka sizes the model was trained for (informative; any N ≤ dims is accepted). */
   matryoshka_dims?: number[];
@@ -110,6 +118,25 @@ export interface ModelConfig {
   /** Family-specific settings (score activation, label maps, ColBERT marker ids, thresholds...). */
   family_options: Record<string, unknown>;
   description: string;
+  /**
+   * Set on entries configured from a repository's own files (`SVC_MODELS`): where the model came
+   * from and, for each setting, the value and the file (and field) it was read from.
+   */
+  detected?: DetectionRecord;
+}
+
+/** One setting of a detected entry: its value and where it came from (`file field`). */
+export interface DetectedSetting {
+  value: unknown;
+  from: string;
+}
+
+/** What was read from a repository to configure an entry (see ModelConfig.detected). */
+export interface DetectionRecord {
+  /** A hub repository at a revision (through the weight store), or a directory read in place. */
+  source: { kind: "hub"; repo: string; revision: string } | { kind: "directory" };
+  /** Setting name → value and origin (family, pooling, normalize, dims, prompts, files...). */
+  settings: Record<string, DetectedSetting>;
 }
 
 /** Fields of a catalog file that have defaults. */
@@ -163,7 +190,7 @@ export const ModelConfigSchema: z.ZodType<ModelConfig, ModelConfigInput> = z.obj
   outputs: z.array(z.enum(OUTPUT_KINDS)).min(1),
   dims: z.record(z.string(), z.number().int().positive()).default({}),
   max_sequence_length: z.number().int().positive().max(131072),
-  pooling: z.enum(["mean", "cls", "none"]).default("mean"),
+  pooling: z.enum(POOLINGS).default("mean"),
   normalize: z.boolean().default(true),
   matryoshka_dims: z.array(z.number().int().positive()).optional(),
   prompts: z.object({ query: z.string().optional(), document: z.string().optional() }).default({}),
@@ -175,6 +202,13 @@ export const ModelConfigSchema: z.ZodType<ModelConfig, ModelConfigInput> = z.obj
   verified_offline: z.boolean().default(false),
   family_options: z.record(z.string(), z.unknown()).default({}),
   description: z.string().default(""),
+  detected: z.object({
+    source: z.discriminatedUnion("kind", [
+      z.object({ kind: z.literal("hub"), repo: z.string(), revision: z.string() }),
+      z.object({ kind: z.literal("directory") }),
+    ]),
+    settings: z.record(z.string(), z.object({ value: z.unknown(), from: z.string() })),
+  }).optional(),
 });
 
 /** True when `revision` is a full commit hash (files can never change under it). */

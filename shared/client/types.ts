@@ -136,7 +136,11 @@ export interface DetectedObject {
   bbox: number[];
 }
 
-/** One extract result: the lists relevant to the model and params. */
+/**
+ * One extract result. This release's servers send `id` (`item-{i}` for an item sent without one)
+ * and all four lists (empty when the model fills none), `data` with a schema; the fields stay
+ * optional for servers of earlier releases.
+ */
 export interface ExtractResult {
   id?: string;
   entities?: Entity[];

@@ -33,7 +33,8 @@ function allNumbers(a: unknown[]): boolean {
 /**
  * Check every list and string of a decoded body against the limits, iteratively (no recursion).
  * Lists made only of numbers (token ids) are exempt from `maxItems`; image `data` given as base64
- * in JSON is exempt from `maxStringLength` (both are bounded by the body size). Running this before
+ * in JSON, and `data:` URIs in an `images` list (Cohere's embed), are exempt from
+ * `maxStringLength` (both are bounded by the body size). Running this before
  * schema validation also keeps validation cost, and the number of reported issues, bounded.
  * Returns true when a string (or key) holds U+FFFD, the decoder's mark for invalid UTF-8: a
  * msgpack body is then checked strictly (a genuine U+FFFD is allowed).
@@ -64,10 +65,14 @@ export function enforceLimits(root: unknown, limits: InputLimits): boolean {
             `(SVC_MAX_ITEMS)`,
         );
       }
+      // Cohere's embed sends images as data URIs in a top-level `images` list.
+      const imageUris = path?.key === "images";
       for (let i = 0; i < value.length; i++) {
         const v: unknown = value[i];
         if (typeof v === "string") {
-          if (v.length > maxStringLength) throw tooLong(v, path, i, "string");
+          if (v.length > maxStringLength && !(imageUris && v.startsWith("data:"))) {
+            throw tooLong(v, path, i, "string");
+          }
           seen(v);
         } else if (typeof v === "object" && v !== null && !ArrayBuffer.isView(v) && !isNdArray(v)) {
           stack.push({ value: v, path: { parent: path, key: i } });

@@ -21,8 +21,8 @@ export const KEY_STORAGE_ITEM = "svc.api-key";
 /**
  * Browser script: open a WebSocket to `path` on this host, call the page's `render(message)` for
  * every frame, show the state in `#conn`, and reconnect with capped exponential backoff. When the
- * handshake is refused for want of a key (a check of the path says 401), it shows a form that
- * takes an API key into `sessionStorage` and sends it as a subprotocol (`svc.bearer.<base64url>`,
+ * handshake is refused for want of a key (a check of the path says 401, or 403 for a key without
+ * the rights), it shows a form that takes a key into `sessionStorage` and sends it as a subprotocol (`svc.bearer.<base64url>`,
  * next to `svc.status`, which the server answers with): never in a URL, never in a cookie.
  */
 export function liveSocketScript(path: string): string {
@@ -73,20 +73,27 @@ function retry() {
   conn.textContent = "disconnected"; conn.className = "pill down";
   setTimeout(connect, delay); delay = Math.min(delay * 2, 5000);
 }
-/** Why a handshake failed: a 401 asks for a key; anything else (down, restarting) retries. */
+/**
+ * Why a handshake failed: a 401 asks for a key, a 403 for another one (a client key where an admin
+ * key is needed), with the server's reason; anything else (down, restarting) retries.
+ */
 async function refused(key) {
+  let why = "";
   try {
     const res = await fetch(STREAM_PATH, {
       headers: key ? { authorization: "Bearer " + key } : {},
       cache: "no-store",
     });
-    if (res.status !== 401) return retry();
+    if (res.status !== 401 && res.status !== 403) return retry();
+    if (res.status === 403) {
+      try { why = (await res.json()).detail.message || ""; } catch (e) { /* not JSON */ }
+    }
   } catch (e) { return retry(); }
   try { sessionStorage.removeItem(KEY_ITEM); } catch (e) { /* nothing stored */ }
-  keyForm(key
-    ? "That key was refused. Enter a valid API key."
-    : "This page needs an API key (the router's SVC_API_KEYS, a worker's SVC_WORKER_API_KEY); " +
-      "it is kept in this browser tab only.");
+  keyForm((key
+    ? "That key was refused. Enter a valid key."
+    : "This page needs a key (the router's admin key, SVC_ADMIN_KEYS; a worker's " +
+      "SVC_WORKER_API_KEY); it is kept in this browser tab only.") + (why ? " (" + why + ")" : ""));
 }
 function connect() {
   const key = storedKey();

@@ -7,7 +7,7 @@
  * metrics, listings, the status stream, errors for unknown paths) still goes to the fetch
  * handler.
  */
-import { errorParts, type ServiceError } from "../errors.ts";
+import { type ErrorDialect, errorParts, type ServiceError } from "../errors.ts";
 import type { BodySource } from "./body_source.ts";
 
 /** A request as the server hands it to a {@link DirectHandler}. */
@@ -47,8 +47,9 @@ const utf8 = new TextEncoder();
 export function errorAnswer(
   err: ServiceError,
   extraHeaders: Readonly<Record<string, string>> = {},
+  dialect: ErrorDialect = "native",
 ): DirectAnswer {
-  const { status, headers, text } = errorParts(err, extraHeaders);
+  const { status, headers, text } = errorParts(err, extraHeaders, dialect);
   return { status, headers, body: utf8.encode(text) };
 }
 

@@ -10,6 +10,13 @@ export interface StreamSocket {
   readonly readyState: number;
   readonly bufferedAmount: number;
   send(data: string): void;
+  /**
+   * Send UTF-8 bytes as a text message without copying them (present where the socket can:
+   * `ws` under the node:http server), so many clients share one encoded frame.
+   */
+  sendText?(data: Uint8Array): void;
+  /** Stop reading from the peer (a socket being closed; `ws` under the node:http server). */
+  pauseReading?(): void;
   close(code?: number, reason?: string): void;
   addEventListener(type: "open" | "close" | "error", listener: () => void): void;
 }

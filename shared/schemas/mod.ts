@@ -10,4 +10,5 @@ export * from "./error_body.ts";
 export * from "./models.ts";
 export * from "./status.ts";
 export * from "./openai.ts";
+export * from "./cohere.ts";
 export * from "./router.ts";

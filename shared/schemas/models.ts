@@ -53,7 +53,14 @@ export interface ModelInfo {
   dims: Record<string, number>;
   /** True when the model is in (GPU) memory. */
   loaded: boolean;
+  /** The model's maximum tokens per input. */
   max_sequence_length: number;
+  /**
+   * The longest item this worker runs, in tokens; longer items are truncated. On a CPU worker
+   * `SVC_CPU_MAX_ITEM_TOKENS` may lower it below `max_sequence_length`. Absent from catalog
+   * entries the router describes without a worker.
+   */
+  max_item_tokens?: number;
   profiles: Record<string, ProfileInfo>;
   state?: ModelState;
   last_error?: { code: ErrorCode; message: string } | null;
@@ -69,6 +76,7 @@ export const ModelInfoSchema: z.ZodType<ModelInfo, ModelInfo> = z.object({
   dims: z.record(z.string(), Count),
   loaded: z.boolean(),
   max_sequence_length: Count,
+  max_item_tokens: Count.optional(),
   profiles: z.record(z.string(), ProfileInfoSchema),
   state: z.enum(MODEL_STATES).optional(),
   last_error: z.object({ code: ErrorCodeSchema, message: z.string() }).nullable().optional(),

@@ -21,8 +21,47 @@ export const DURATION_SERIES = {
   buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
 };
 
-/** The endpoint label of a model-operation path (`encode`, `score`, `extract`, `embeddings`). */
+/**
+ * The endpoint label of a model-operation path: `encode`, `score`, `extract`, `embeddings`, and
+ * `rerank` / `embed` for Cohere's routes (both API versions under one label).
+ */
 export function apiEndpointOf(path: string): string | undefined {
-  const m = /^\/v1\/(encode|score|extract|embeddings)(\/|$)/.exec(path);
+  const m = /^\/v1\/(encode|score|extract|embeddings)(\/|$)/.exec(path) ??
+    /^\/v[12]\/(rerank|embed)$/.exec(path);
   return m?.[1];
 }
+
+/** Upper bounds of `svc_batch_size` (items per inference batch). */
+export const BATCH_SIZE_BUCKETS: readonly number[] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
+
+/**
+ * The worker's model series, which the router serves too (summed over its workers): name, help
+ * and labels defined once.
+ */
+export const MODEL_SERIES = {
+  batchSize: {
+    name: "svc_batch_size",
+    help: "Items per inference batch",
+    labelNames: ["model"] as const,
+  },
+  tokens: {
+    name: "svc_tokens_processed_total",
+    help: "Tokens run through models (without padding)",
+    labelNames: ["model"] as const,
+  },
+  queueDepth: {
+    name: "svc_queue_depth",
+    help: "Items waiting per model",
+    labelNames: ["model"] as const,
+  },
+  modelLoaded: {
+    name: "svc_model_loaded",
+    help: "1 when the model is loaded, 0 otherwise",
+    labelNames: ["model", "device"] as const,
+  },
+  modelMemory: {
+    name: "svc_model_memory_bytes",
+    help: "Memory held by the model's weights",
+    labelNames: ["model", "device"] as const,
+  },
+};

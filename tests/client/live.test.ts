@@ -170,7 +170,8 @@ Deno.test({
         ]);
         assert.equal(scored.query_id, "q");
         assert.deepEqual(scored.scores.map((s) => s.rank), [0, 1]);
-        assert.deepEqual(scored.scores.map((s) => s.item_id).sort(), ["a", null].sort());
+        // The string item has no id: it is answered as `item-{i}`.
+        assert.deepEqual(scored.scores.map((s) => s.item_id).sort(), ["a", "item-1"]);
         const extracted = await client.extract("fixture/gliner", [{
           id: "x",
           text: "Alice lives in Paris.",

@@ -10,7 +10,8 @@
  *   into `null`), 401 (anonymous) / 404 `RepoNotFound`, gated repos 401 without a token and 403
  *   with a wrong one (`X-Error-Code: GatedRepo`), JSON `{error}` bodies.
  * - `GET /api/models/{repo}`, `/api/models/{repo}/revision/{rev}`, `/api/models/{repo}/tree/{rev}[/{path}]`.
- * - `GET|HEAD /_static/{org}/{name}/{path}`: plain static files (an http cluster cache, no auth).
+ * - `GET|HEAD /_static/{org}/{name}/{path}`: plain static files (an http cluster cache, no auth);
+ *   with `chunkedStatic`, sent chunked with no length, ETag or ranges.
  *
  * Any revision serves the same files (the layout has no revisions); the commit id is a stable fake.
  */
@@ -37,6 +38,11 @@ export interface FakeHubOptions {
   gated?: Record<string, string>;
   /** Answer resolve requests with a 302 to a signed same-origin `/_cdn/` URL, like LFS files. */
   redirect?: boolean;
+  /**
+   * Send `/_static` files chunked, with no `Content-Length`, `ETag` or range support, as a proxy
+   * that streams them would: a body cut short by an `error` fault then ends like a whole file.
+   */
+  chunkedStatic?: boolean;
 }
 
 /** One request as the fake hub saw it (no headers: tokens are never recorded). */
@@ -158,6 +164,7 @@ async function route(ctx: Ctx, req: Request, segs: string[], url: URL): Promise<
   }
   if (segs[0] === "_static" && segs.length >= 4) {
     const file = layoutPath(root, `${segs[1]}/${segs[2]}`, segs.slice(3));
+    if (ctx.opts.chunkedStatic) return serveChunked(ctx, req, url, file);
     return serveFile(ctx, req, url, file, {});
   }
   if (segs[0] === "_cdn" && segs.length >= 5) {
@@ -262,6 +269,20 @@ async function serveFile(
   }
   if (length === 0) return new Response(null, { status, headers });
   return new Response(fileBody(file, start, end, fault, ctx.stalls), { status, headers });
+}
+
+/** A file as a stream of unknown length (chunked): no size, tag or range to check it by. */
+async function serveChunked(ctx: Ctx, req: Request, url: URL, file: string): Promise<Response> {
+  const info = await statOrNull(file);
+  if (!info?.isFile) return hubError(404, "EntryNotFound", "file not found");
+  const headers = new Headers({ "content-type": "application/octet-stream" });
+  if (req.method === "HEAD") return new Response(null, { status: 200, headers });
+  const fault = takeFault(ctx, url.pathname);
+  if (fault?.mode === "stall-headers") {
+    await ctx.stalls.wait();
+    return hubError(503, "Stalled", "released at shutdown");
+  }
+  return new Response(fileBody(file, 0, info.size - 1, fault, ctx.stalls), { headers });
 }
 
 function takeFault(ctx: Ctx, pathname: string): Fault | undefined {

@@ -7,6 +7,9 @@ import assert from "node:assert/strict";
 import { VERSION } from "@svc/shared/version";
 import { startWorkerProcess } from "../observability/helpers/process.ts";
 import { keyProtocol } from "@svc/shared/http/ws_auth";
+import { WorkerKeys } from "@svc/shared/fleet/worker_keys";
+import { Hono } from "hono";
+import { requireWorkerKey, workerKeyCheck } from "../../worker/server/api_key.ts";
 
 const KEY = "worker-key-for-tests-3b9f1c27e5";
 
@@ -94,4 +97,23 @@ Deno.test({
       await w.proc.stop();
     }
   },
+});
+
+Deno.test("worker API key: a fleet worker's stream takes its own derived key as a subprotocol", async () => {
+  // What the worker's app runs before every route (worker/server/app.ts), for worker gpu-1.
+  const app = new Hono();
+  app.use("*", requireWorkerKey(workerKeyCheck(KEY, "gpu-1")));
+  app.get("/ws/status", (c) => c.text("accepted"));
+  const keys = new WorkerKeys(KEY);
+  const upgrade = (key: string) =>
+    app.request("/ws/status", {
+      headers: {
+        upgrade: "websocket",
+        connection: "upgrade",
+        "sec-websocket-protocol": `svc.status, ${keyProtocol(key)}`,
+      },
+    });
+  assert.equal((await upgrade(await keys.requestKey("gpu-1"))).status, 200, "its own key");
+  assert.equal((await upgrade(KEY)).status, 200, "the fleet's worker secret");
+  assert.equal((await upgrade(await keys.requestKey("gpu-2"))).status, 401, "another's key");
 });

@@ -36,7 +36,13 @@ const listDir = (rel: string): string[] =>
 /** Variables the deployment files may set: our settings, plus the hub token. */
 const IS_SETTING_NAME = /^(SVC_[A-Z0-9_]+|HF_TOKEN)$/;
 /** Secret settings: never a literal in a manifest, always from a Secret or an env file. */
-const SECRETS = new Set(["SVC_WORKER_TOKEN", "HF_TOKEN", "SVC_API_KEYS"]);
+const SECRETS = new Set([
+  "SVC_WORKER_TOKEN",
+  "HF_TOKEN",
+  "SVC_API_KEYS",
+  "SVC_ADMIN_KEYS",
+  "SVC_WORKER_API_KEY",
+]);
 /** A token that passes both sides' validation, used where a file leaves a secret to the user. */
 const TEST_TOKEN = "0123456789abcdef0123456789abcdef";
 

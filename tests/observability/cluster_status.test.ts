@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import type { WorkerRecord } from "../../router/directory/types.ts";
 import { ClusterStatusBuilder } from "../../router/dashboard/cluster_status.ts";
 import { createRouterMetrics } from "../../router/metrics/router_metrics.ts";
+import { assertShape, CLUSTER_STATUS_MESSAGE } from "../compat/client/sie_shapes.ts";
 
 function record(id: string, over: Partial<WorkerRecord> = {}): WorkerRecord {
   return {
@@ -62,6 +63,18 @@ Deno.test("cluster status: workers, pools, models and per-worker request rates",
   assert.equal(w1.requests_per_s, 5);
   assert.equal(w2.requests_per_s, 1);
   assert.equal(second.requests_per_s, 6);
+  assert.equal(second.cluster.total_qps, 6, "the SIE clients' name for the fleet rate");
+  assertShape(second, CLUSTER_STATUS_MESSAGE, "/ws/cluster-status");
+  assert.deepEqual(
+    [second.cluster.worker_count, second.cluster.gpu_count, second.cluster.models_loaded],
+    [1, 1, 1],
+    "the SIE clients' numbers count serving workers",
+  );
+  assert.deepEqual(
+    second.models.map((m) => [m.name, m.state, m.worker_count, m.gpu_types, m.total_queue_depth]),
+    [["m/a", "loaded", 1, ["l4"], 6], ["m/b", "available", 0, [], 0]],
+  );
+  assert.deepEqual([w1.gpu, w1.healthy, w2.healthy], [w1.machine_profile, true, false]);
   assert.equal(w2.state, "draining");
   assert.deepEqual(w1.models, [{ name: "m/a", state: "loaded", queue_depth: 3 }]);
   assert.equal(w1.memory_total_bytes, 4000);

@@ -139,7 +139,8 @@ Deno.test({
 });
 
 /** Chrome's own console lines for a refused handshake or check (expected while no key is set). */
-const REFUSAL = /status of 401|Unexpected response code: 401|WebSocket connection to .* failed/;
+const REFUSAL =
+  /status of 40[13]|Unexpected response code: 40[13]|WebSocket connection to .* failed/;
 
 Deno.test({
   name: "dashboard (browser): with API keys, the pages take a key into sessionStorage, never a URL",
@@ -147,10 +148,13 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    const KEY = "dash-client-key-4f2a9c";
+    const CLIENT_KEY = "dash-client-key-4f2a9c";
+    // The fleet page's data is fleet detail: an admin key opens it, a client key does not.
+    const KEY = "dash-admin-key-0c61d8e2";
     const WORKER_KEY = "dash-worker-key-7e1b03d5";
     const router = await startRouterProcess({
-      SVC_API_KEYS: KEY,
+      SVC_API_KEYS: CLIENT_KEY,
+      SVC_ADMIN_KEYS: KEY,
       SVC_WORKER_API_KEY: WORKER_KEY,
     });
     let worker: Service | undefined;
@@ -181,12 +185,17 @@ Deno.test({
       // No key yet: the page says so and shows no fleet.
       await page.goto(`${router.url}/`);
       await waitForText(page, "[data-testid=connection]", /key needed/);
-      await waitForText(page, "#keymsg", /needs an API key/);
+      await waitForText(page, "#keymsg", /needs a key .*SVC_ADMIN_KEYS/);
       assert.equal(await page.textContent("[data-testid=worker-count]"), "–");
       // A wrong key is refused and forgotten.
       await page.fill("[data-testid=key-input]", "not-the-key-0000");
       await page.click("[data-testid=key-submit]");
       await waitForText(page, "#keymsg", /refused/);
+      // A client key is a key, but not for this page: refused, with the server's reason.
+      await page.fill("[data-testid=key-input]", CLIENT_KEY);
+      await page.click("[data-testid=key-submit]");
+      await waitForText(page, "#keymsg", /refused.*not an admin key/);
+      assert.equal(await page.textContent("[data-testid=worker-count]"), "–");
       // The right key: live, the key kept in this tab's sessionStorage.
       await page.fill("[data-testid=key-input]", KEY);
       await page.click("[data-testid=key-submit]");
@@ -210,7 +219,7 @@ Deno.test({
       await waitForText(page, "[data-testid=connection]", /live/);
       await waitForText(page, 'tr[data-model="fixture/dense"]', /available/);
 
-      for (const k of [KEY, WORKER_KEY]) {
+      for (const k of [KEY, CLIENT_KEY, WORKER_KEY]) {
         assert.ok(!urls.some((u) => u.includes(k)), "a key never goes in a URL");
         assert.ok(!router.proc.output().includes(k), "nor in the router's log");
         assert.ok(!worker.proc.output().includes(k), "nor in the worker's log");

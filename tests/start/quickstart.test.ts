@@ -8,7 +8,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Proc, ROOT } from "../router/e2e/procs.ts";
-import { curlExamples } from "./readme_examples.ts";
+import { curlExamples, svcModelsLine } from "./readme_examples.ts";
+import { sentenceTransformersExport } from "../user_models/repos.ts";
 import { deadline } from "@svc/shared/deadline";
 import { taskArgs } from "./tasks.ts";
 import { firstRunEnv, stackUrl } from "./stack.ts";
@@ -23,17 +24,33 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async () => {
-    const examples = curlExamples(await Deno.readTextFile(join(ROOT, "README.md")));
+    const readme = await Deno.readTextFile(join(ROOT, "README.md"));
+    const examples = curlExamples(readme);
     const sections = new Set(examples.map((e) => e.section));
-    for (const s of ["Quickstart", "Encode", "Score", "Entities"]) assert.ok(sections.has(s), s);
+    const required = [
+      "Quickstart",
+      "Encode",
+      "Score",
+      "Entities",
+      OWN_MODEL,
+      "Cohere-compatible rerank and embed",
+    ];
+    for (const s of required) assert.ok(sections.has(s), s);
     const xdg = await Deno.makeTempDir({ prefix: "svc-quickstart-" });
     const args = await startArgs();
-    let proc = new Proc("start", args, firstRunEnv(xdg));
+    // "Serve your own model" as written: its SVC_MODELS value, run from a folder holding the
+    // directory it names, laid out as the export on the line before it writes it.
+    const own = await ownModelFolder(readme, xdg);
+    let proc = new Proc("start", args, firstRunEnv(xdg, own.env));
     try {
       const url = await stackUrl(proc);
       assert.ok(proc.lines.some((l) => l.includes("first start: writing the offline")));
       const ready = proc.lines.find((l) => l.startsWith("start: offline models ready"))!;
       assert.match(ready, /fixture\/dense.*fixture\/reranker.*fixture\/gliner/);
+      // The banner's later lines may arrive in a later chunk than the one stackUrl waited for.
+      const id = own.id.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+      const [mine] = await proc.waitForLine(new RegExp(`^start: SVC_MODELS: ${id} .*$`), 5_000);
+      assert.match(mine, /ready \(dense, /);
       for (const ex of examples) {
         const res = await fetch(url + ex.path, {
           method: ex.method,
@@ -149,6 +166,26 @@ Deno.test({
     }
   },
 });
+
+/** The README section whose example serves a directory of the user's. */
+const OWN_MODEL = "Serve your own model";
+
+/**
+ * The folder a reader runs the README's `SVC_MODELS=ID=./DIR npm start` in (npm and deno task
+ * say it in INIT_CWD), holding DIR as the export command writes it; the environment to start with.
+ */
+async function ownModelFolder(
+  readme: string,
+  under: string,
+): Promise<{ id: string; env: Record<string, string> }> {
+  const value = svcModelsLine(readme, OWN_MODEL);
+  assert.ok(value, `no "SVC_MODELS=… npm start" line under "${OWN_MODEL}"`);
+  const m = /^([^=]+)=(\.\/[^;,]+)$/.exec(value);
+  assert.ok(m, `the example serves one relative directory: ${value}`);
+  const cwd = join(under, "reader");
+  await sentenceTransformersExport(join(cwd, m[2]));
+  return { id: m[1], env: { SVC_MODELS: value, INIT_CWD: cwd } };
+}
 
 /** Copy a directory tree. */
 async function copyDir(from: string, to: string): Promise<void> {

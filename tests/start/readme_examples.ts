@@ -92,3 +92,17 @@ export function recipe(
     });
   return { text, commands };
 }
+
+/**
+ * The `SVC_MODELS=… npm start` line of a section of a markdown document (its value as written),
+ * or undefined when the section has none.
+ */
+export function svcModelsLine(markdown: string, section: string): string | undefined {
+  let current = "";
+  for (const line of markdown.split("\n")) {
+    if (/^#{1,6} /.test(line)) current = line.replace(/^#+ /, "");
+    const m = /^SVC_MODELS=(\S+) npm start\b/.exec(line.trim());
+    if (m && current === section) return m[1];
+  }
+  return undefined;
+}

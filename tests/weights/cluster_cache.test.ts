@@ -74,6 +74,47 @@ Deno.test("cluster cache (http): static files under <base>/<org>/<name>/<path>",
   });
 });
 
+Deno.test("cluster cache (http): a file sent without a length is fetched but marked unchecked until replaced", async () => {
+  await withTempDir(async (tmp) => {
+    const files = tinyModel(54);
+    await writeRepo(join(tmp, "cluster"), REPO, files);
+    const chunked = await startFakeHub({ root: join(tmp, "cluster"), chunkedStatic: true });
+    const sized = await startFakeHub({ root: join(tmp, "cluster") });
+    try {
+      const cacheDir = join(tmp, "cache");
+      const store = createWeightStore({
+        cacheDir,
+        sources: [createClusterCacheSource({ location: chunked.staticUrl, timeoutMs: 5000 })],
+      });
+      const paths = await within(10_000, store.ensureFiles(REPO, "main", TINY_FILES));
+      for (const [role, path] of Object.entries(TINY_FILES)) {
+        assert.deepEqual(await Deno.readFile(paths[role]), files[path]);
+      }
+      assert.deepEqual(store.unchecked!(REPO, "main", TINY_FILES).sort(), [
+        "config.json",
+        "onnx/model.onnx",
+        "tokenizer.json",
+      ]);
+      // Moved aside: no longer this store's copy.
+      await store.quarantine!(REPO, "main", { model: TINY_FILES.model });
+      assert.deepEqual(store.unchecked!(REPO, "main", TINY_FILES).sort(), [
+        "config.json",
+        "tokenizer.json",
+      ]);
+      // The same files from a cache that states their length are checked copies.
+      const checked = createWeightStore({
+        cacheDir: join(tmp, "cache2"),
+        sources: [createClusterCacheSource({ location: sized.staticUrl, timeoutMs: 5000 })],
+      });
+      await within(10_000, checked.ensureFiles(REPO, "main", TINY_FILES));
+      assert.deepEqual(checked.unchecked!(REPO, "main", TINY_FILES), []);
+    } finally {
+      await chunked.close();
+      await sized.close();
+    }
+  });
+});
+
 Deno.test("cacheStamp: changes when a file appears in, or is replaced in, the local cache or a cluster cache directory; never fetches", async () => {
   await withTempDir(async (tmp) => {
     const hub = spySource("hub");

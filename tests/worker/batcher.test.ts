@@ -282,6 +282,40 @@ Deno.test("a failed batch fails its requests with INFERENCE_ERROR; the batcher k
   await b.whenIdle();
 });
 
+Deno.test("a request refused by one item's error: its other items never run, nor wait", async () => {
+  const ran: string[] = [];
+  let abandonedSeen: number[] = [];
+  // One item per batch; item "bad" is refused by the thread (an item over a work bound).
+  const b = make((its, _params, abandoned) => {
+    ran.push(...its.map((i) => i.text!));
+    return new Promise((resolve) =>
+      setTimeout(() => {
+        abandonedSeen = [...(abandoned ?? [])];
+        resolve({
+          outputs: its.map((it) =>
+            it.text === "bad"
+              ? { tokens: 0, error: { code: "INVALID_INPUT" as const, message: "too costly" } }
+              : { tokens: 1 }
+          ),
+          timing: { tokenizationMs: 0, inferenceMs: 0, postprocessingMs: 0 },
+          paddedTokens: 0,
+        });
+      }, 5)
+    );
+  }, { maxBatchItems: 1 });
+  const refused = b.submit([{ text: "bad" }, { text: "a" }, { text: "b" }, { text: "c" }], P);
+  await assert.rejects(refused, (e: unknown) => {
+    assert.ok(e instanceof ServiceError && e.code === "INVALID_INPUT");
+    return true;
+  });
+  await b.whenIdle();
+  // Before: "a", "b" and "c" ran one by one after the request had been answered 400. Now "a",
+  // dispatched as "bad" finished (the thread never waits), is flagged for the thread to skip.
+  assert.deepEqual(ran, ["bad", "a"]);
+  assert.deepEqual(abandonedSeen, [1]);
+  assert.equal(b.queueDepth, 0);
+});
+
 Deno.test("once the token rate is learned, a batch's token budget holds items by their real size", async () => {
   // The thread's counts: one token per 8 characters, plus two specials.
   const g = gatedRunner((it) => 2 + Math.ceil((it.text?.length ?? 0) / 8));

@@ -103,3 +103,44 @@ Deno.test("embeddings: token-id inputs, empty input, unknown model, non-dense mo
     await w.close();
   }
 });
+
+Deno.test("openai client: errors carry OpenAI's envelope beside detail; models.list() lists the catalog", async () => {
+  const w = await startTestWorker();
+  try {
+    const client = new OpenAI({ apiKey: "unused", baseURL: `${w.url}/v1`, maxRetries: 0 });
+    const err = await client.embeddings.create({ model: "x/unknown", input: "a" }).then(
+      () => assert.fail("an unknown model is an error"),
+      (e) => e,
+    );
+    assert.ok(err instanceof OpenAI.NotFoundError, String(err));
+    assert.equal(err.status, 404);
+    assert.match(err.message, /^404 model 'x\/unknown' is not in the catalog/);
+    assert.equal(err.code, "model_not_found");
+    assert.equal(err.param, "model");
+    assert.equal(err.type, "invalid_request_error");
+    const bad = await client.embeddings.create({ model: "fixture/sparse", input: "a" }).then(
+      () => assert.fail("a model without dense output is an error"),
+      (e) => e,
+    );
+    assert.equal(bad.status, 400);
+    assert.match(bad.message, /has no dense output/);
+    // The native body stays beside the envelope.
+    const raw = await postJson(`${w.url}/v1/embeddings`, { model: "x/unknown", input: "a" });
+    assert.equal(raw.body.detail.code, "MODEL_NOT_FOUND");
+    assert.equal(raw.body.error.message, raw.body.detail.message);
+
+    const ids: string[] = [];
+    for await (const m of client.models.list()) {
+      assert.equal(m.object, "model");
+      assert.equal(typeof m.created, "number");
+      assert.equal(m.owned_by, "fixture");
+      ids.push(m.id);
+    }
+    const listed = await (await fetch(`${w.url}/v1/models`)).json();
+    assert.deepEqual(ids, listed.models.map((m: { name: string }) => m.name));
+    assert.ok(ids.includes("fixture/dense"));
+    assert.equal(listed.object, "list");
+  } finally {
+    await w.close();
+  }
+});

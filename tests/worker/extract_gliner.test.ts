@@ -91,8 +91,8 @@ Deno.test("extract gliner: entities match direct ONNX runs; offsets exact; ids e
     assert.match(r.headers.get("x-inference-time") ?? "", /^\d+\.\d\d$/);
     let total = 0;
     for (const [i, item] of (r.body.items as Json[]).entries()) {
-      if (i === 1) assert.equal("id" in item, false, "missing id stays missing");
-      else assert.equal(item.id, `t${i}`);
+      // An item sent without an id is answered as `item-{i}`, as the SIE server does.
+      assert.equal(item.id, i === 1 ? "item-1" : `t${i}`);
       assertOffsets(TEXTS[i], item.entities);
       assertSameEntities(item.entities, await expectedEntities(TEXTS[i], LABELS), `item ${i}`);
       total += item.entities.length;
@@ -115,6 +115,23 @@ Deno.test("extract gliner: threshold 0 finds a superset; labels required; bad pa
       want,
       "threshold 0",
     );
+    // The SIE TypeScript client sends its threshold as params.threshold: the same option.
+    assertSameEntities(
+      (await extract(w, [TEXTS[1]], { labels: LABELS, threshold: 0 }))[0],
+      want,
+      "params.threshold 0",
+    );
+    assertSameEntities(
+      (await extract(w, [TEXTS[1]], {
+        labels: LABELS,
+        threshold: 0.99,
+        options: { threshold: 0 },
+      }))[
+        0
+      ],
+      want,
+      "options.threshold wins",
+    );
 
     const post = (body: Json) => postJson(`${w.url}${URL_PATH}`, body);
     const cases: [string, Json][] = [
@@ -132,12 +149,22 @@ Deno.test("extract gliner: threshold 0 finds a superset; labels required; bad pa
         params: { labels: LABELS, options: { threshold: 2 } },
       }],
       ["item without text", { items: [{ id: "a" }], params: { labels: LABELS } }],
+      ["bad params.threshold", {
+        items: [{ text: "a" }],
+        params: { labels: LABELS, threshold: 2 },
+      }],
+      ["params.threshold not a number", {
+        items: [{ text: "a" }],
+        params: { labels: LABELS, threshold: "high" },
+      }],
     ];
     for (const [what, body] of cases) {
       const r = await post(body);
       assert.equal(r.status, 400, what);
       assert.equal(r.body.detail.code, "INVALID_INPUT", what);
     }
+    const high = await post({ items: [{ text: "a" }], params: { labels: LABELS, threshold: 2 } });
+    assert.match(high.body.detail.message, /params\.threshold must be a number from 0 to 1/);
     const noLabels = await post({ items: [{ text: "a" }] });
     assert.match(noLabels.body.detail.message, /labels/);
     // Within the limits, yet a prompt that leaves no room for text in 256 tokens.

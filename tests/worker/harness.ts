@@ -1,4 +1,5 @@
 /** Test harness: an in-process worker over the generated fixtures, on 127.0.0.1 and a free port. */
+import assert from "node:assert/strict";
 import { ensureFixtures } from "../fixtures/mod.ts";
 import { createWorker, type WorkerInstance } from "../../worker/bootstrap.ts";
 import { createLogger } from "@svc/shared/log";
@@ -106,4 +107,18 @@ export async function postJson(
     // Keep the raw text for assertions.
   }
   return { status: res.status, headers: res.headers, body: parsed };
+}
+
+/** The lists every extract result carries, in the order they are sent. */
+export const EXTRACT_LISTS = ["entities", "relations", "classifications", "objects"] as const;
+
+/**
+ * Assert an extract result's keys: `id`, the four lists and `data` when a schema was sent; the
+ * lists the model does not fill (not in `filled`) are empty.
+ */
+export function assertExtractKeys(item: Json, filled: readonly string[], data = false): void {
+  assert.deepEqual(Object.keys(item), ["id", ...EXTRACT_LISTS, ...(data ? ["data"] : [])]);
+  for (const list of EXTRACT_LISTS) {
+    if (!filled.includes(list)) assert.deepEqual(item[list], [], `${list} is empty`);
+  }
 }

@@ -30,8 +30,15 @@ Deno.test("a CPU worker truncates an item to SVC_CPU_MAX_ITEM_TOKENS (reference 
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.usage.prompt_tokens, 16);
     assert.ok(maxDiff(r.body.data[0].embedding, want) < 1e-4);
-    // ModelInfo reports the length this worker truncates at.
+    // ModelInfo reports the model's length, and the length this worker truncates at beside it.
     const info = await (await fetch(`${w.url}/v1/models/fixture%2Fdense`)).json();
-    assert.equal(info.max_sequence_length, 16);
+    assert.equal(info.max_sequence_length, 128);
+    assert.equal(info.max_item_tokens, 16);
+    const listed = await (await fetch(`${w.url}/v1/models`)).json();
+    const entry = listed.models.find((m: { name: string }) => m.name === "fixture/dense");
+    assert.deepEqual([entry.max_sequence_length, entry.max_item_tokens], [128, 16]);
+    // So does the status the stream reports.
+    const status = w.instance.ctx.registry.statuses().find((s) => s.name === "fixture/dense");
+    assert.deepEqual([status?.config.max_sequence_length, status?.maxItemTokens], [128, 16]);
   }, { SVC_CPU_MAX_ITEM_TOKENS: "16" });
 });

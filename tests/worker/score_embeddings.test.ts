@@ -91,7 +91,7 @@ Deno.test("score dense: cosine of the query (query prompt) and documents (docume
     const [q] = await encode(w, "fixture/dense", [QUERY], "dense", { input_type: "query" });
     const d = await encode(w, "fixture/dense", DOCS, "dense", { input_type: "document" });
     const want = d.map((v) => cosine(q.values, v.values));
-    assertClose(byDoc(body, ["a", null, "c"]), want, "dense");
+    assertClose(byDoc(body, ["a", "item-1", "c"]), want, "dense");
     // The prompts matter: with none on either side the scores differ.
     const [qPlain] = await encode(w, "fixture/dense", [QUERY], "dense", {});
     assert.ok(Math.abs(cosine(qPlain.values, d[0].values) - want[0]) > 1e-4);
@@ -100,7 +100,7 @@ Deno.test("score dense: cosine of the query (query prompt) and documents (docume
     const ins = await score(w, "fixture/dense", { instruction: "find: " });
     const [qi] = await encode(w, "fixture/dense", [QUERY], "dense", {}, "find: ");
     assertClose(
-      byDoc(ins, ["a", null, "c"]),
+      byDoc(ins, ["a", "item-1", "c"]),
       d.map((v) => cosine(qi.values, v.values)),
       "instruction",
     );
@@ -111,7 +111,7 @@ Deno.test("score dense: cosine of the query (query prompt) and documents (docume
     const ds = await encode(w, "fixture/dense:small", DOCS, "dense", { input_type: "document" });
     assert.equal(qs.values.length, 16);
     assertClose(
-      byDoc(small, ["a", null, "c"]),
+      byDoc(small, ["a", "item-1", "c"]),
       ds.map((v) => cosine(qs.values, v.values)),
       "small",
     );
@@ -123,7 +123,7 @@ Deno.test("score sparse and multi-vector: dot product and MaxSim with ColBERT ma
     const sp = await score(w, "fixture/sparse");
     const [sq] = await encode(w, "fixture/sparse", [QUERY], "sparse", { input_type: "query" });
     const sd = await encode(w, "fixture/sparse", DOCS, "sparse", { input_type: "document" });
-    assertClose(byDoc(sp, ["a", null, "c"]), sd.map((v) => sparseDot(sq, v)), "sparse");
+    assertClose(byDoc(sp, ["a", "item-1", "c"]), sd.map((v) => sparseDot(sq, v)), "sparse");
 
     const cb = await score(w, "fixture/colbert");
     const [cq] = await encode(w, "fixture/colbert", [QUERY], "multivector", {
@@ -132,7 +132,7 @@ Deno.test("score sparse and multi-vector: dot product and MaxSim with ColBERT ma
     const cd = await encode(w, "fixture/colbert", DOCS, "multivector", { input_type: "document" });
     assert.equal(cq.num_tokens, 32, "the query side is padded with [MASK] to 32 tokens");
     const want = cd.map((v) => maxSim(cq, v));
-    assertClose(byDoc(cb, ["a", null, "c"]), want, "colbert");
+    assertClose(byDoc(cb, ["a", "item-1", "c"]), want, "colbert");
     // Markers matter: the query encoded as a document scores differently.
     const [asDoc] = await encode(w, "fixture/colbert", [QUERY], "multivector", {
       input_type: "document",

@@ -6,8 +6,11 @@
 import { WORKER_ID_RE } from "@svc/shared/fleet/protocol";
 import type { InputLimits } from "@svc/shared/codec/limits";
 import { MAX_IMAGES_PER_ITEM } from "@svc/shared/schemas/item";
+import { loraAllowProblem } from "../lora/allow.ts";
+import type { BrowserPolicy } from "@svc/shared/http/browser_guard";
 import {
   bool,
+  browserPolicyOf,
   checkCommon,
   COMMON_FIELDS,
   decimal,
@@ -38,6 +41,8 @@ import { DEFAULT_HTTP_TIMEOUT_MS } from "../weights/http.ts";
 import { DEFAULT_IDLE_TIMEOUT_MS } from "../weights/atomic_file.ts";
 import { DEFAULT_MAX_PARALLEL } from "../weights/store.ts";
 import { DEFAULT_LOAD_FAILURE_COOLDOWN_MS } from "../registry/load_failure.ts";
+import { type ModelEntry, modelEntryProblem, parseModelEntries } from "../catalog/model_entries.ts";
+import { DEFAULT_EXTRACT_BUDGET, type ExtractBudget } from "../families/extract_budget.ts";
 
 /** Worker-only settings of a standalone worker. */
 const WORKER_FIELDS = {
@@ -51,6 +56,14 @@ const WORKER_FIELDS = {
     default: undefined,
     doc: "directory of extra catalog entries (`*.json`), added to the built-in catalog (same id " +
       "replaces)",
+  }),
+  SVC_MODELS: list({
+    item: modelEntryProblem,
+    doc: "models to serve besides the catalog, each configured from its own files (family, " +
+      "pooling, lengths, prompts, labels: see docs/catalog.md), comma-separated: a hub " +
+      "repository `org/name[@revision]` (fetched like catalog weights) or `ID=DIRECTORY` (a " +
+      "local directory laid out like a hub repository, read in place, never the hub). " +
+      "`;key=value` after an entry says what its files do not (`acme/e5=/srv/e5;pooling=mean`)",
   }),
   SVC_CACHE_DIR: path({
     default: undefined,
@@ -86,7 +99,8 @@ const WORKER_FIELDS = {
     doc: "files of one model downloaded at once",
   }),
   SVC_MODEL_FILTER: list({
-    doc: "comma-separated ids or globs (`BAAI/*`); other models answer 404",
+    doc: "comma-separated ids or globs (`BAAI/*`); other catalog models answer 404 " +
+      "(`SVC_MODELS` entries are served whatever it says)",
   }),
   SVC_PRELOAD_MODELS: list({
     doc: "comma-separated models loaded before `/readyz` turns 200",
@@ -145,8 +159,9 @@ const WORKER_FIELDS = {
     max: 86_400_000,
     default: DEFAULT_LOAD_FAILURE_COOLDOWN_MS,
     doc: "a failed load is answered `502 MODEL_LOAD_FAILED` at once for this long; then a " +
-      "transient cause (hub unreachable, timeout) is retried by the next request, a permanent " +
-      "one (not found, gated, incompatible graph) only once the model's cached files change",
+      "transient cause (hub unreachable, timeout, a file that does not load from a copy whose " +
+      "source stated neither size nor hash) is retried by the next request, a permanent one " +
+      "(not found, gated, incompatible graph) only once the model's cached files change",
   }),
   SVC_MAX_LORAS_PER_MODEL: int({
     min: 1,
@@ -170,7 +185,23 @@ const WORKER_FIELDS = {
     shown: "`268435456` (256 MiB)",
     doc: "largest `adapter_model.safetensors` (and bound of `adapter_config.json`, 1 MiB) a " +
       "LoRA adapter may have; a larger one is a `400`, before it is downloaded when the hub or " +
-      "an http cluster cache states its size",
+      "an http cluster cache states its size, else as soon as its download passes the bound " +
+      "(nothing past it is written, the partial file is deleted)",
+  }),
+  SVC_LORA_DISK_BYTES: int({
+    min: 2 * 1024 * 1024,
+    max: 1024 * 1024 * 1024 * 1024,
+    default: 2 * 1024 * 1024 * 1024,
+    shown: "`2147483648` (2 GiB)",
+    doc: "LoRA adapter files kept in `SVC_CACHE_DIR`, all models together; past it the files " +
+      "of the least recently used adapters are deleted (a loaded adapter keeps serving). At " +
+      "least `SVC_MAX_LORA_BYTES` plus 1 MiB",
+  }),
+  SVC_LORA_ALLOW: list({
+    item: loraAllowProblem,
+    doc: "hub owners (`org`) and repositories (`org/name`) whose LoRA adapters clients may name " +
+      "in `options.lora_id` (any other is a `400`, before any download); unset: any public " +
+      "repository, including ones a client uploaded",
   }),
   SVC_INTRA_OP_THREADS: int({
     min: 0,
@@ -184,7 +215,8 @@ const WORKER_FIELDS = {
   SVC_FORCE_FP32: bool({
     default: false,
     doc: "`1` ignores the per-device files of catalog entries (`device_files`, e.g. the int8 " +
-      "graph picked on CPU) and runs every model's `files.model`",
+      "graph picked on CPU, also the quantised variant an `SVC_MODELS` repository carries) and " +
+      "runs every model's `files.model`",
   }),
   SVC_MAX_RUN_TOKENS: int({
     min: 0,
@@ -228,6 +260,15 @@ const IMAGE_FIELDS = {
     doc: "threads that decode, resize and normalise images (started on first use; never the " +
       "main thread)",
   }),
+  SVC_IMAGE_WORKERS_PER_REQUEST: int({
+    min: 0,
+    max: 64,
+    default: 0,
+    shown: "`0` (auto)",
+    doc: "images of one request prepared at once; auto is one thread fewer than " +
+      "`SVC_IMAGE_WORKERS` (at least one), so another request always finds a thread. Waiting " +
+      "images of different requests take turns",
+  }),
   SVC_MAX_IMAGE_BYTES: int({
     min: 1,
     max: 1024 * 1024 * 1024,
@@ -241,6 +282,31 @@ const IMAGE_FIELDS = {
     max: 268_402_689,
     default: 40_000_000,
     doc: "most pixels (width × height, read from the header before decoding) of one image",
+  }),
+  SVC_MAX_IMAGE_ASPECT_RATIO: int({
+    min: 1,
+    max: 1_000_000,
+    default: 100,
+    doc: "longest edge over shortest edge of one image, read from the header: a 1×40,000,000 " +
+      "PNG (7.5 s to decode, 77 KB) is refused before decoding. A model whose resize would " +
+      "still leave a side under one pixel refuses the image too",
+  }),
+  SVC_MAX_JPEG_SCANS: int({
+    min: 1,
+    max: 1_000_000,
+    default: 256,
+    doc: "scans of one JPEG, counted from its markers before decoding (a progressive decoder " +
+      "passes over the whole image once per scan: 10,000 repeated scans took 35 s). Ordinary " +
+      "progressive JPEGs have about 10",
+  }),
+  SVC_IMAGE_DECODE_TIMEOUT_MS: millis({
+    min: 1,
+    max: 3_600_000,
+    default: 10_000,
+    doc: "longest time one image may take on its thread; past it the request is a `400` at " +
+      "once. The decoder's native work cannot be interrupted: its thread is set aside until it " +
+      "ends and a fresh one takes its place, while the threads working and set aside number " +
+      "under twice `SVC_IMAGE_WORKERS`",
   }),
   SVC_MAX_IMAGES_PER_ITEM: int({
     min: 1,
@@ -260,6 +326,40 @@ const IMAGE_FIELDS = {
     max: 1_000_000,
     default: 256,
     doc: "images waiting for a preprocessing thread; beyond it `503 QUEUE_FULL` at once",
+  }),
+};
+
+/**
+ * What one request may make the worker compute, where items multiply (extract labels × windows,
+ * MaxSim query × item tokens): families/extract_budget.ts, service/embedding_score.ts.
+ */
+const COST_FIELDS = {
+  SVC_MAX_EXTRACT_ITEM_TOKENS: int({
+    min: 256,
+    max: 1 << 30,
+    default: DEFAULT_EXTRACT_BUDGET.maxItemTokens,
+    doc: "most tokens a model may read for one extract item, every run of it together: GLiNER " +
+      "reads the label prompt with each window of the text, and a multitask model reads it again " +
+      "per prompt of heads × relation types (counted for the most heads the item can have); NLI " +
+      "reads one (text, hypothesis) pair per label. Counted once the item is tokenised, before " +
+      "its batch runs; a larger item is a `400` naming this setting",
+  }),
+  SVC_MAX_SPANS_PER_LABEL: int({
+    min: 1,
+    max: 1_048_576,
+    default: DEFAULT_EXTRACT_BUDGET.maxSpansPerLabel,
+    doc: "candidate spans a span model (GLiNER) keeps per label and item, the best-scoring, " +
+      "across all windows: memory stays labels × this whatever `options.threshold` is, and a " +
+      "label yields at most this many entities, relation tails or schema values per item",
+  }),
+  SVC_MAX_MAXSIM_OPS: int({
+    min: 1_000_000,
+    max: Number.MAX_SAFE_INTEGER,
+    default: 4_000_000_000,
+    doc: "most multiply-adds of one multi-vector (MaxSim) score request: query tokens × the " +
+      "items' tokens × dimensions, counted once they are encoded; beyond it a `400` naming this " +
+      "setting. Computed on the main thread in slices that let other requests and probes in " +
+      "(about 0.5-1 G multiply-adds a second per core)",
   }),
 };
 
@@ -300,11 +400,19 @@ const FLEET_FIELDS = {
 };
 
 const SCHEMA = settingsSchema(
-  { ...COMMON_FIELDS, ...WORKER_FIELDS, ...IMAGE_FIELDS, ...FLEET_FIELDS },
+  { ...COMMON_FIELDS, ...WORKER_FIELDS, ...IMAGE_FIELDS, ...COST_FIELDS, ...FLEET_FIELDS },
   (v, issue) => {
     checkCommon(v, issue);
+    if (v.SVC_LORA_DISK_BYTES < v.SVC_MAX_LORA_BYTES + 1024 * 1024) {
+      issue("SVC_LORA_DISK_BYTES", "must be at least SVC_MAX_LORA_BYTES plus 1 MiB");
+    }
     if (v.SVC_ROUTER_URL !== undefined && v.SVC_WORKER_TOKEN === undefined) {
       issue("SVC_WORKER_TOKEN", "is required when SVC_ROUTER_URL is set");
+    }
+    try {
+      parseModelEntries(v.SVC_MODELS, "/");
+    } catch (err) {
+      issue("SVC_MODELS", (err as Error).message);
     }
   },
 );
@@ -316,6 +424,7 @@ export const WORKER_SETTING_NAMES: readonly string[] = SCHEMA.names;
 export const WORKER_REFERENCE: readonly ReferenceSection[] = [
   { id: "worker", fields: WORKER_FIELDS },
   { id: "worker-images", fields: IMAGE_FIELDS },
+  { id: "worker-cost", fields: COST_FIELDS },
   { id: "worker-fleet", fields: FLEET_FIELDS },
 ];
 
@@ -349,14 +458,24 @@ export interface LoraSettings {
   waitMs: number;
   /** Largest adapter weights file accepted. */
   maxAdapterBytes: number;
+  /** Adapter files kept on disk, all models together. */
+  diskBytes: number;
+  /** Adapter owners and repositories clients may name (empty: any). */
+  allow: string[];
 }
 
 /** Image preprocessing: pool size and the bounds of image inputs. */
 export interface ImageSettings {
   /** Threads of the image pool. */
   workers: number;
+  /** Images of one request prepared at once; 0: one thread fewer than `workers`. */
+  workersPerRequest: number;
+  /** Time one image may take on its thread. */
+  decodeTimeoutMs: number;
   maxBytes: number;
   maxPixels: number;
+  maxAspectRatio: number;
+  maxJpegScans: number;
   maxPerItem: number;
   maxPerRequest: number;
   /** Images waiting for a pool thread. */
@@ -378,6 +497,8 @@ export interface FleetSettings {
   pool: string | undefined;
   /** Cap of the reconnect backoff. */
   reconnectMaxMs: number;
+  /** The fleet's worker secret (`SVC_WORKER_API_KEY`): proves the worker id at registration. */
+  secret: string | undefined;
 }
 
 /** The worker's settings, in the slices its subsystems receive. */
@@ -385,7 +506,12 @@ export interface WorkerSettings {
   listen: ListenSettings;
   /** `auto` means CUDA when a GPU was detected. */
   device: "cpu" | "cuda" | "auto";
-  catalog: { modelsDir: string | undefined; filter: string[] | undefined };
+  catalog: {
+    modelsDir: string | undefined;
+    filter: string[] | undefined;
+    /** `SVC_MODELS`: models configured from their own files (served whatever the filter says). */
+    entries: ModelEntry[];
+  };
   /** Models loaded before the worker reports ready. */
   preload: string[];
   weights: WeightSettings;
@@ -400,8 +526,14 @@ export interface WorkerSettings {
   lora: LoraSettings;
   limits: InputLimits;
   images: ImageSettings;
+  /** What one extract item may cost its model. */
+  extract: ExtractBudget;
+  /** Most multiply-adds of one multi-vector score request (SVC_MAX_MAXSIM_OPS). */
+  maxMaxSimOps: number;
   /** Connection and body-reading bounds of the HTTP server. */
   http: HttpSettings;
+  /** How browsers are treated (CORS, Origin, Host on loopback). */
+  browser: BrowserPolicy;
   log: LogSettings;
   /** The bundle this worker serves. */
   bundle: string;
@@ -423,6 +555,13 @@ export interface WorkerSettings {
 export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []): WorkerSettings {
   const v = SCHEMA.load(env);
   const unknown = unknownSettingsWarning(env, [...SCHEMA.names, ...alsoKnown]);
+  // Relative directories are the user's: npm and deno task run in the project's folder and say
+  // where they were started in INIT_CWD.
+  const baseDir = env.INIT_CWD?.startsWith("/") ? env.INIT_CWD : Deno.cwd();
+  const entries = parseModelEntries(v.SVC_MODELS, baseDir);
+  const directories = new Map(
+    entries.flatMap((e) => e.kind === "directory" ? [[e.id, e.path] as const] : []),
+  );
   const fleet: FleetSettings | null = v.SVC_ROUTER_URL === undefined ? null : {
     routerWsUrl: fleetUrlOf(v.SVC_ROUTER_URL),
     token: v.SVC_WORKER_TOKEN!,
@@ -432,6 +571,7 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
     bundle: v.SVC_BUNDLE,
     pool: v.SVC_POOL,
     reconnectMaxMs: v.SVC_ROUTER_RECONNECT_MAX_MS,
+    secret: v.SVC_WORKER_API_KEY,
   };
   return {
     listen: { host: v.SVC_HOST, port: v.SVC_PORT },
@@ -439,6 +579,7 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
     catalog: {
       modelsDir: v.SVC_MODELS_DIR,
       filter: v.SVC_MODEL_FILTER.length > 0 ? v.SVC_MODEL_FILTER : undefined,
+      entries,
     },
     preload: v.SVC_PRELOAD_MODELS,
     weights: {
@@ -450,6 +591,7 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
       idleTimeoutMs: v.SVC_WEIGHTS_IDLE_TIMEOUT_MS,
       maxParallel: v.SVC_WEIGHTS_MAX_PARALLEL,
       hubDisabled: v.SVC_HUB_DISABLED,
+      directories,
     },
     intraOpThreads: v.SVC_INTRA_OP_THREADS,
     forceFp32: v.SVC_FORCE_FP32,
@@ -469,17 +611,29 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
       maxPerModel: v.SVC_MAX_LORAS_PER_MODEL,
       waitMs: v.SVC_LORA_WAIT_MS,
       maxAdapterBytes: v.SVC_MAX_LORA_BYTES,
+      diskBytes: v.SVC_LORA_DISK_BYTES,
+      allow: v.SVC_LORA_ALLOW,
     },
     limits: limitsOf(v),
     images: {
       workers: v.SVC_IMAGE_WORKERS,
+      workersPerRequest: v.SVC_IMAGE_WORKERS_PER_REQUEST,
+      decodeTimeoutMs: v.SVC_IMAGE_DECODE_TIMEOUT_MS,
       maxBytes: v.SVC_MAX_IMAGE_BYTES,
       maxPixels: v.SVC_MAX_IMAGE_PIXELS,
+      maxAspectRatio: v.SVC_MAX_IMAGE_ASPECT_RATIO,
+      maxJpegScans: v.SVC_MAX_JPEG_SCANS,
       maxPerItem: v.SVC_MAX_IMAGES_PER_ITEM,
       maxPerRequest: v.SVC_MAX_IMAGES_PER_REQUEST,
       maxQueue: v.SVC_MAX_IMAGE_QUEUE,
     },
+    extract: {
+      maxItemTokens: v.SVC_MAX_EXTRACT_ITEM_TOKENS,
+      maxSpansPerLabel: v.SVC_MAX_SPANS_PER_LABEL,
+    },
+    maxMaxSimOps: v.SVC_MAX_MAXSIM_OPS,
     http: httpSettingsOf(v),
+    browser: browserPolicyOf(v),
     log: logSettingsOf(v),
     bundle: v.SVC_BUNDLE,
     apiKey: v.SVC_WORKER_API_KEY,

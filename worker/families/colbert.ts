@@ -8,7 +8,7 @@ import type { AdapterContext, ItemOutput, ModelAdapter, WorkItem, WorkParams } f
 import type { TokenTensors } from "./text/tensors.ts";
 import { l2Normalize } from "./text/pooling.ts";
 import { outputF32 } from "./onnx_session.ts";
-import type { TextItem } from "./text/prepare.ts";
+import { textBody, type TextItem } from "./text/prepare.ts";
 import { loadTextModel, TextAdapter, type TextModel } from "./text/base.ts";
 import { COLBERT_OUTPUTS } from "./output_names.ts";
 
@@ -69,9 +69,17 @@ class ColbertAdapter extends TextAdapter<ColbertItem> {
     const { prefix, suffix } = tok.template;
     // One extra slot for the marker, which goes right after [CLS].
     const room = Math.max(0, max - prefix.length - suffix.length - 1);
-    const { ids: body, cut } = item.tokenIds
-      ? { ids: item.tokenIds.slice(0, room), cut: item.tokenIds.length > room }
-      : tok.bodyIdsCut((params.prefix ?? "") + (item.text ?? ""), room);
+    let body: number[];
+    let cut: boolean;
+    if (item.tokenIds) {
+      body = item.tokenIds.slice(0, room);
+      cut = item.tokenIds.length > room;
+    } else {
+      const t = textBody(tok, params.prefix ?? "", item.text ?? "", room, params);
+      if ("error" in t) return { index, length: 0, ids: [], isQuery, error: t.error };
+      body = t.ids;
+      cut = t.truncated;
+    }
     const marker = isQuery ? this.s.queryMarker : this.s.documentMarker;
     const ids = [...prefix, marker, ...body, ...suffix];
     let attend: number | undefined;

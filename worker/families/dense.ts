@@ -2,7 +2,8 @@
 import type ort from "onnxruntime-node";
 import type { AdapterContext, ItemOutput, ModelAdapter } from "./types.ts";
 import type { TokenTensors } from "./text/tensors.ts";
-import { clsPool, l2Normalize, meanPool } from "./text/pooling.ts";
+import { clsPool, l2Normalize, lastTokenPool, maxPool, meanPool } from "./text/pooling.ts";
+import type { Pooling } from "@svc/shared/catalog/schema";
 import { outputF32 } from "./onnx_session.ts";
 import type { TextItem } from "./text/prepare.ts";
 import { loadTextModel, TextAdapter, type TextModel } from "./text/base.ts";
@@ -16,7 +17,7 @@ export async function createDenseAdapter(ctx: AdapterContext): Promise<ModelAdap
 class DenseAdapter extends TextAdapter {
   constructor(
     model: TextModel,
-    private readonly pooling: "mean" | "cls" | "none",
+    private readonly pooling: Pooling,
     private readonly normalize: boolean,
   ) {
     super(model);
@@ -37,6 +38,10 @@ class DenseAdapter extends TextAdapter {
         const dim = dims[2];
         v = this.pooling === "cls"
           ? clsPool(data, b, t.seq, dim)
+          : this.pooling === "max"
+          ? maxPool(data, t.attentionMask, b, t.seq, dim)
+          : this.pooling === "last_token"
+          ? lastTokenPool(data, t.attentionMask, b, t.seq, dim)
           : meanPool(data, t.attentionMask, b, t.seq, dim);
       }
       if (this.normalize) l2Normalize(v);

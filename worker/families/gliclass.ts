@@ -14,6 +14,7 @@ import type {
 } from "./types.ts";
 import { padTokens } from "./text/tensors.ts";
 import { outputF32, runTimed, tokenFeeds } from "./onnx_session.ts";
+import { assertFinite } from "./finite.ts";
 import type { TextItem } from "./text/prepare.ts";
 import { readJsonFile, type TextTokenizer } from "./text/tokenizer.ts";
 import { loadTextModel, type TextModel } from "./text/base.ts";
@@ -147,6 +148,7 @@ class GliclassAdapter implements ModelAdapter<GliclassItem> {
     const t0 = performance.now();
     const labels = params.labels ?? [];
     const { data, dims } = outputF32(out, ["logits"]);
+    assertFinite(data, "logits");
     if (dims.length !== 2 || dims[1] !== labels.length) {
       throw new Error(`GLiClass logits [${dims}] do not match ${labels.length} labels`);
     }

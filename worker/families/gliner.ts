@@ -5,17 +5,24 @@
  * token limit) are read in overlapping windows whose spans are merged. The same reading serves
  * structured data (spans per schema field, `fieldLabels`) and, on multitask models, relations
  * (a second pass prompted with `"{head} <> {relation}"` labels, see `gliner/relations.ts`).
+ *
+ * What an item costs is known once it is tokenised (`gliner/cost.ts`): every window under every
+ * prompt. An item over `SVC_MAX_EXTRACT_ITEM_TOKENS` (its relation pass counted for the most heads
+ * it can have) is refused before its batch runs; each label keeps its best spans only
+ * (`gliner/top_spans.ts`); an item whose client left stops at its next ONNX run.
  */
 import type {
   AdapterContext,
   ItemOutput,
   ModelAdapter,
   PreparedItem,
+  RunControl,
   RunResult,
   WorkItem,
   WorkParams,
 } from "./types.ts";
 import { outputF32, runTimed } from "./onnx_session.ts";
+import { assertFinite } from "./finite.ts";
 import { loadTextModel, type TextModel } from "./text/base.ts";
 import { planSubBatches } from "../scheduler/sub_batches.ts";
 import { type GlinerSettings, loadGlinerSettings } from "./gliner/config.ts";
@@ -32,7 +39,22 @@ import {
   type SpanCandidate,
   toEntities,
 } from "./gliner/decode.ts";
-import { assembleRelations, relationHeads, relationLabels } from "./gliner/relations.ts";
+import {
+  assembleRelations,
+  MAX_RELATION_HEADS,
+  relationHeads,
+  relationLabels,
+} from "./gliner/relations.ts";
+import { type LabelPack, packLabels, type PassShape, passTokens } from "./gliner/cost.ts";
+import { type SpanSink, TopSpans } from "./gliner/top_spans.ts";
+import { DEFAULT_EXTRACT_BUDGET, type ExtractBudget, itemOverBudget } from "./extract_budget.ts";
+
+/**
+ * Tokens a head entity is assumed to take when a relation pass is costed before the heads are
+ * known (most entity mentions are one or two words); a pass whose real heads are longer is cut
+ * to the bound by dropping its lowest-scoring heads.
+ */
+const ASSUMED_HEAD_TOKENS = 2;
 
 /** An item split into words and window rows; `length` counts the tokens of all its rows. */
 interface GlinerItem extends PreparedItem {
@@ -41,6 +63,8 @@ interface GlinerItem extends PreparedItem {
   /** Sub-word ids of each word (the relation pass builds new rows from them). */
   wordIds: number[][];
   rows: GlinerRow[];
+  /** Relation heads the client named (else the first pass's entities are the heads). */
+  heads?: string[];
 }
 
 /** A row waiting for the model, with the position of its item in the group. */
@@ -51,11 +75,24 @@ interface RowRef extends PreparedItem {
 /** A label prompt ready for rows, or why the labels cannot be used. */
 type PromptPlan = { prompt: RowPrompt; leadTokens: number } | { error: string };
 
+/** The relation pass's instruction and the token budget of each of its label prompts. */
+interface RelationLead {
+  leadIds: number[][];
+  leadTokens: number;
+  /** Most tokens of one relation prompt: half of what the instruction leaves. */
+  budget: number;
+}
+
 /** Build the GLiNER adapter. */
 export async function createGlinerAdapter(ctx: AdapterContext): Promise<ModelAdapter<GlinerItem>> {
   const model = await loadTextModel(ctx);
   const settings = await loadGlinerSettings(ctx, model.tokenizer);
-  return new GlinerAdapter(model, settings, ctx.runTokenBudget);
+  return new GlinerAdapter(
+    model,
+    settings,
+    ctx.runTokenBudget,
+    ctx.extractBudget ?? DEFAULT_EXTRACT_BUDGET,
+  );
 }
 
 /** Span-level exports take the spans as inputs; token-level ones (multitask) do not. */
@@ -75,6 +112,8 @@ class GlinerAdapter implements ModelAdapter<GlinerItem> {
     private readonly s: GlinerSettings,
     /** Most padded tokens in one ONNX run: a long text's windows are run in slices. */
     private readonly tokenBudget: number,
+    /** Bounds of one item's work. */
+    private readonly budget: ExtractBudget,
   ) {
     this.#reserved = new Set([s.entId, s.sepId]);
     this.#layout = layoutOf(model);
@@ -94,6 +133,22 @@ class GlinerAdapter implements ModelAdapter<GlinerItem> {
     }
     return undefined;
   });
+
+  /** The relation pass's instruction, tokenised once per batch. */
+  readonly #relationLead = memoLast((lead): RelationLead => {
+    const tok = this.model.tokenizer;
+    const leadIds = splitWords(lead).map((w) => tok.bodyIds(w.text, tok.maxLength));
+    const leadTokens = leadIds.reduce((n, w) => n + w.length, 0);
+    const budget = Math.max(2, Math.floor((this.#room(0) - leadTokens) / 2));
+    return { leadIds, leadTokens, budget };
+  });
+
+  /** Tokens of `<> {relation}` per relation type (the part of a relation label past its head). */
+  readonly #relationTokens = memoLast((key): number[] =>
+    (JSON.parse(key) as string[]).map((r) =>
+      this.model.tokenizer.bodyIds(`<> ${r}`, this.model.tokenizer.maxLength).length
+    )
+  );
 
   /** Words and tokens of a label prompt plus lead words, checked against the model's limits. */
   #plan(labels: readonly string[], lead: string, labelOffset = 0): PromptPlan {
@@ -126,6 +181,39 @@ class GlinerAdapter implements ModelAdapter<GlinerItem> {
     return tok.maxLength - tok.template.prefix.length - tok.template.suffix.length - promptTokens;
   }
 
+  /** The row arithmetic of a pass whose rows start with `lead` (cost.ts). */
+  #shape(lead: { leadIds: readonly (readonly number[])[]; leadTokens: number }): PassShape {
+    const tok = this.model.tokenizer;
+    return {
+      maxLength: tok.maxLength,
+      templateTokens: tok.template.prefix.length + tok.template.suffix.length,
+      maxWords: this.s.maxWords,
+      overlap: this.s.maxWidth - 1,
+      leadWords: lead.leadIds.length,
+      leadTokens: lead.leadTokens,
+    };
+  }
+
+  /**
+   * Tokens of an item's relation pass before its heads are known: the most heads it can have
+   * (distinct entity texts, at most MAX_RELATION_HEADS), each assumed ASSUMED_HEAD_TOKENS long.
+   */
+  #relationEstimate(
+    wordTokens: readonly number[],
+    relations: readonly string[],
+    lead: RelationLead,
+  ): { tokens: number; heads: number; prompts: number; rows: number } {
+    const heads = Math.min(MAX_RELATION_HEADS, wordTokens.length);
+    const rel = this.#relationTokens(JSON.stringify(relations));
+    // Relation-major like relationLabels: `<<ENT>>`, the head, then `<> {relation}`.
+    const sizes = rel.flatMap((r) =>
+      new Array<number>(heads).fill(1 + Math.min(ASSUMED_HEAD_TOKENS + r, lead.budget - 2))
+    );
+    const packs = packLabels(sizes, lead.budget);
+    const cost = passTokens(wordTokens, packs.map((p) => p.tokens), this.#shape(lead));
+    return { ...cost, heads, prompts: packs.length };
+  }
+
   /** Window rows of a text under one prompt. */
   #rows(wordIds: readonly number[][], plan: { prompt: RowPrompt; leadTokens: number }) {
     const room = this.#room(plan.prompt.ids.length);
@@ -151,19 +239,27 @@ class GlinerAdapter implements ModelAdapter<GlinerItem> {
       rows: [],
       error: { code: "INVALID_INPUT", message },
     });
+    const relations = params.entityLabels && params.labels ? params.labels : undefined;
+    // An item that names its entities (mentions) needs no entity pass, unless schema fields are
+    // read in that pass too.
+    const named = relations && item.heads?.length && !params.fieldLabels?.length
+      ? item.heads
+      : undefined;
     const labels = firstPassLabels(params);
-    if (labels.length === 0) return fail("GLiNER models need params.labels (entity types)");
+    if (!named && labels.length === 0) {
+      return fail("GLiNER models need params.labels (entity types)");
+    }
     // In relation mode the instruction belongs to the relation pass.
     const lead = params.entityLabels ? "" : params.prompt ?? "";
-    const plan = this.#firstPass(JSON.stringify([lead, ...labels]));
-    if ("error" in plan) return fail(plan.error);
-    if (params.entityLabels) {
+    const plan = named ? undefined : this.#firstPass(JSON.stringify([lead, ...labels]));
+    if (plan && "error" in plan) return fail(plan.error);
+    if (relations) {
       // Relation types go into the second pass's labels: check them now.
-      const bad = this.#badLabel(JSON.stringify(params.labels ?? []));
+      const bad = this.#badLabel(JSON.stringify(relations));
       if (bad) return fail(bad);
     }
     const words = splitWords(text);
-    const room = this.#room(plan.prompt.ids.length);
+    const room = this.#room(plan ? plan.prompt.ids.length : 0);
     // Texts repeat words a lot: tokenise each distinct word once.
     const cache = new Map<string, number[]>();
     const wordIds = words.map((w) => {
@@ -171,21 +267,66 @@ class GlinerAdapter implements ModelAdapter<GlinerItem> {
       if (!ids) cache.set(w.text, ids = tok.bodyIds(w.text, room));
       return ids;
     });
-    const rows = this.#rows(wordIds, plan);
+    const rows = plan ? this.#rows(wordIds, plan) : [];
     const length = rows.reduce((n, r) => n + r.ids.length, 0);
-    return { index, length, text, words, wordIds, rows };
+    let cost = length;
+    let what = plan
+      ? `${plural(rows.length, "window")} of ${plural(plan.prompt.labels, "label")}`
+      : "";
+    if (named && relations) {
+      // The heads are known: the relation pass is costed exactly, and refused whole rather
+      // than cut (the client named every one of these entities).
+      const bad = this.#badLabel(JSON.stringify(named));
+      if (bad) return fail(bad);
+      const rel = this.#namedRelationCost(wordIds, named, relations, params);
+      cost += rel.tokens;
+      what = `${plural(named.length, "entity", "entities")} × ` +
+        `${plural(relations.length, "relation type")} in ${plural(rel.prompts, "prompt")}, ` +
+        `${plural(rel.rows, "window")} in all`;
+    } else if (relations && rows.length > 0) {
+      const lead = this.#relationLead(params.prompt ?? this.s.relationPrompt);
+      const rel = this.#relationEstimate(wordIds.map((ids) => ids.length), relations, lead);
+      cost += rel.tokens;
+      what += ` for entities, then up to ${rel.heads} heads × ${relations.length} ` +
+        `relation types in ${rel.prompts} prompts, ${rel.rows} windows in all`;
+    }
+    if (cost > this.budget.maxItemTokens) return fail(itemOverBudget(cost, this.budget, what));
+    return { index, length, text, words, wordIds, rows, heads: item.heads };
   }
 
-  /** Run rows in token-budgeted slices; spans found go to `found[row's item]`. */
+  /** Tokens of the relation pass over the heads a client named: their prompts × the windows. */
+  #namedRelationCost(
+    wordIds: readonly number[][],
+    heads: readonly string[],
+    relations: readonly string[],
+    params: WorkParams,
+  ): { tokens: number; prompts: number; rows: number } {
+    const lead = this.#relationLead(params.prompt ?? this.s.relationPrompt);
+    const plans = this.#chunks(relationLabels(heads, relations), lead, new Map());
+    const cost = passTokens(
+      wordIds.map((ids) => ids.length),
+      plans.map((p) => p.prompt.ids.length),
+      this.#shape(lead),
+    );
+    return { ...cost, prompts: plans.length };
+  }
+
+  /**
+   * Run rows in token-budgeted slices; spans found go to `found[row's item]`. Rows of items whose
+   * client went away (`gone`) are dropped from every slice not yet run.
+   */
   async #runRows(
     refs: RowRef[],
     threshold: number,
-    found: SpanCandidate[][],
+    found: SpanSink[],
+    gone: (g: number) => boolean,
   ): Promise<{ inferenceMs: number; postprocessingMs: number }> {
     refs.sort((a, b) => a.length - b.length);
     let inferenceMs = 0;
     let postprocessingMs = 0;
-    for (const slice of planSubBatches(refs, this.tokenBudget)) {
+    for (const planned of planSubBatches(refs, this.tokenBudget)) {
+      const slice = planned.filter((r) => !gone(r.index));
+      if (slice.length === 0) continue;
       const rows = slice.map((r) => r.row);
       const feeds = glinerFeeds(this.model.session, rows, this.s.maxWidth);
       const { out, ms } = await runTimed(this.model.session, feeds);
@@ -193,6 +334,8 @@ class GlinerAdapter implements ModelAdapter<GlinerItem> {
       const t0 = performance.now();
       const { data, dims } = outputF32(out, ["logits"]);
       this.#checkDims(dims, rows);
+      // A NaN logit would fall below any threshold: an empty answer instead of an error.
+      assertFinite(data, "logits");
       slice.forEach((r, b) =>
         collectSpans(
           this.#layout,
@@ -222,25 +365,28 @@ class GlinerAdapter implements ModelAdapter<GlinerItem> {
     }
   }
 
-  async run(group: GlinerItem[], params: WorkParams): Promise<RunResult> {
+  async run(group: GlinerItem[], params: WorkParams, control?: RunControl): Promise<RunResult> {
     const threshold = params.threshold ?? this.s.threshold;
-    const found: SpanCandidate[][] = group.map(() => []);
+    const gone = (g: number) => control?.gone(group[g].index) ?? false;
+    const found = group.map(() => new TopSpans(this.budget.maxSpansPerLabel));
     const refs = group.flatMap((item, g) =>
       item.rows.map((row): RowRef => ({ index: g, length: row.ids.length, row }))
     );
-    const timing = await this.#runRows(refs, threshold, found);
+    const timing = await this.#runRows(refs, threshold, found, gone);
     const t0 = performance.now();
     const entityLabels = params.entityLabels ?? params.labels ?? [];
     const fieldLabels = params.fieldLabels ?? [];
     const outputs: ItemOutput[] = group.map((item, g) => {
+      if (gone(g)) return { tokens: item.length };
       const n = entityLabels.length;
-      const entitySpans = greedyFlat(found[g].filter((s) => s.label < n), item.words.length);
+      const spans = found[g].spans();
+      const entitySpans = greedyFlat(spans.filter((s) => s.label < n), item.words.length);
       const out: ItemOutput = {
         entities: toEntities(entitySpans, item.words, entityLabels, item.text),
         tokens: item.length,
       };
       if (fieldLabels.length > 0) {
-        const fields = found[g].filter((s) => s.label >= n).map((s) => ({
+        const fields = spans.filter((s) => s.label >= n).map((s) => ({
           ...s,
           label: s.label - n,
         }));
@@ -256,7 +402,7 @@ class GlinerAdapter implements ModelAdapter<GlinerItem> {
     });
     timing.postprocessingMs += performance.now() - t0;
     if (params.entityLabels && params.labels) {
-      const more = await this.#relations(group, outputs, params.labels, params, threshold);
+      const more = await this.#relations(group, outputs, params.labels, params, threshold, gone);
       timing.inferenceMs += more.inferenceMs;
       timing.postprocessingMs += more.postprocessingMs;
     }
@@ -270,27 +416,35 @@ class GlinerAdapter implements ModelAdapter<GlinerItem> {
     relations: readonly string[],
     params: WorkParams,
     threshold: number,
+    gone: (g: number) => boolean,
   ): Promise<{ inferenceMs: number; postprocessingMs: number }> {
     const t0 = performance.now();
-    const tok = this.model.tokenizer;
-    const usable = (text: string) => tok.reservedTokenIn(text, this.#reserved) === undefined;
-    const heads = group.map((_, g) => relationHeads(outputs[g].entities ?? [], usable));
-    const lead = params.prompt ?? this.s.relationPrompt;
+    const lead = this.#relationLead(params.prompt ?? this.s.relationPrompt);
     const refs: RowRef[] = [];
-    group.forEach((item, g) => {
-      if (heads[g].length === 0) return;
-      for (const plan of this.#chunks(relationLabels(heads[g], relations), lead)) {
+    const heads = group.map((item, g): string[] => {
+      if (gone(g)) return [];
+      const { heads, plans } = this.#relationPrompts(item, outputs[g], relations, lead);
+      for (const plan of plans) {
         for (const row of this.#rows(item.wordIds, plan)) {
           refs.push({ index: g, length: row.ids.length, row });
+          // The item's usage counts every token the model reads for it.
+          outputs[g].tokens += row.ids.length;
         }
       }
+      return heads;
     });
-    const found: SpanCandidate[][] = group.map(() => []);
+    const found = group.map(() => new TopSpans(this.budget.maxSpansPerLabel));
     const prepMs = performance.now() - t0;
-    const timing = await this.#runRows(refs, threshold, found);
+    const timing = await this.#runRows(refs, threshold, found, gone);
     const t1 = performance.now();
     group.forEach((item, g) => {
-      const spans = greedyFlat(found[g], item.words.length);
+      if (gone(g)) return;
+      // The entities a client named are the only tails; spans of other text never compete.
+      const named = item.heads ? new Set(item.heads) : undefined;
+      const candidates = named
+        ? found[g].spans().filter((s) => named.has(spanText(item, s)))
+        : found[g].spans();
+      const spans = greedyFlat(candidates, item.words.length);
       outputs[g].relations = heads[g].length === 0
         ? []
         : assembleRelations(spans, (s) => spanText(item, s), heads[g], relations);
@@ -300,32 +454,58 @@ class GlinerAdapter implements ModelAdapter<GlinerItem> {
   }
 
   /**
-   * Split generated labels into prompts that leave at least half of the model's tokens (after
-   * the instruction) for text; each prompt is read with every window of the text.
+   * An item's heads and relation prompts. Its heads are its distinct entity texts (the best
+   * MAX_RELATION_HEADS); when their prompts would take the item past its token bound (heads longer
+   * than prepare assumed), the lowest-scoring heads are dropped until the pass fits.
    */
-  #chunks(labels: readonly string[], lead: string): { prompt: RowPrompt; leadTokens: number }[] {
+  #relationPrompts(
+    item: GlinerItem,
+    out: ItemOutput,
+    relations: readonly string[],
+    lead: RelationLead,
+  ): { heads: string[]; plans: { prompt: RowPrompt; leadTokens: number }[] } {
     const tok = this.model.tokenizer;
-    const leadIds = splitWords(lead).map((w) => tok.bodyIds(w.text, tok.maxLength));
-    const leadTokens = leadIds.reduce((n, w) => n + w.length, 0);
-    const budget = Math.max(2, Math.floor((this.#room(0) - leadTokens) / 2));
-    const plans: { prompt: RowPrompt; leadTokens: number }[] = [];
-    let ids: number[] = [];
-    let count = 0;
-    const flush = (offset: number) => {
-      if (count === 0) return;
-      ids.push(this.s.sepId);
-      plans.push({ prompt: { ids, labels: count, labelOffset: offset, leadIds }, leadTokens });
-      ids = [];
-      count = 0;
-    };
-    labels.forEach((label, i) => {
-      const labelIds = [this.s.entId, ...tok.bodyIds(label, budget - 2)];
-      if (count > 0 && ids.length + labelIds.length + 1 > budget) flush(i - count);
-      ids.push(...labelIds);
-      count++;
+    const usable = (text: string) => tok.reservedTokenIn(text, this.#reserved) === undefined;
+    const labelIds = new Map<string, number[]>();
+    const wordTokens = item.wordIds.map((ids) => ids.length);
+    const shape = this.#shape(lead);
+    for (let max = MAX_RELATION_HEADS; max > 0; max--) {
+      // Heads the client named (item metadata) come first, else the first pass's entities.
+      const heads = item.heads
+        ? item.heads.filter(usable).slice(0, max)
+        : relationHeads(out.entities ?? [], usable, max);
+      if (heads.length === 0) break;
+      const plans = this.#chunks(relationLabels(heads, relations), lead, labelIds);
+      const cost = passTokens(wordTokens, plans.map((p) => p.prompt.ids.length), shape).tokens;
+      if (item.length + cost <= this.budget.maxItemTokens) return { heads, plans };
+    }
+    return { heads: [], plans: [] };
+  }
+
+  /**
+   * Split generated labels into prompts that leave at least half of the model's tokens (after
+   * the instruction) for text; each prompt is read with every window of the text. `cache` holds
+   * label tokens already computed.
+   */
+  #chunks(
+    labels: readonly string[],
+    lead: RelationLead,
+    cache: Map<string, number[]>,
+  ): { prompt: RowPrompt; leadTokens: number }[] {
+    const tok = this.model.tokenizer;
+    const labelIds = labels.map((label) => {
+      let ids = cache.get(label);
+      if (!ids) cache.set(label, ids = [this.s.entId, ...tok.bodyIds(label, lead.budget - 2)]);
+      return ids;
     });
-    flush(labels.length - count);
-    return plans;
+    return packLabels(labelIds.map((ids) => ids.length), lead.budget).map((p: LabelPack) => {
+      const ids = labelIds.slice(p.first, p.first + p.count).flat();
+      ids.push(this.s.sepId);
+      return {
+        prompt: { ids, labels: p.count, labelOffset: p.first, leadIds: lead.leadIds },
+        leadTokens: lead.leadTokens,
+      };
+    });
   }
 
   async dispose(): Promise<void> {
@@ -336,6 +516,11 @@ class GlinerAdapter implements ModelAdapter<GlinerItem> {
 /** Labels of the first pass: entity types (or a relation model's entity labels), then fields. */
 function firstPassLabels(params: WorkParams): string[] {
   return [...(params.entityLabels ?? params.labels ?? []), ...(params.fieldLabels ?? [])];
+}
+
+/** `n thing` or `n things` (or `n {many}`). */
+function plural(n: number, thing: string, many = `${thing}s`): string {
+  return `${n} ${n === 1 ? thing : many}`;
 }
 
 /** The text a span covers. */

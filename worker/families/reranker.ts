@@ -38,10 +38,15 @@ class RerankerAdapter extends TextAdapter<PairItem> {
   }
 
   override prepare(item: WorkItem, index: number, params: WorkParams): PairItem {
+    const tok = this.model.tokenizer;
     const query = this.#queryIds((params.prefix ?? "") + (item.query ?? ""));
-    const pair = this.model.tokenizer.encodePair(query.ids, item.text ?? "");
+    // A cap on the document's tokens (Cohere's max_tokens_per_doc) applies before the pair's.
+    const doc = params.maxTokens === undefined
+      ? { ids: item.text ?? "", cut: false }
+      : tok.bodyIdsCut(item.text ?? "", Math.min(params.maxTokens, tok.pairRoom()));
+    const pair = tok.encodePair(query.ids, doc.ids);
     const { ids, typeIds } = pair;
-    const truncated = query.cut || pair.truncated;
+    const truncated = query.cut || doc.cut || pair.truncated === true;
     return { index, length: ids.length, ids, typeIds: typeIds ?? [], truncated };
   }
 

@@ -15,10 +15,14 @@ import type {
 } from "./types.ts";
 import type { TokenTensors } from "./text/tensors.ts";
 import { outputF32 } from "./onnx_session.ts";
+import { assertFinite } from "./finite.ts";
 import type { TextItem } from "./text/prepare.ts";
 import { readJsonFile } from "./text/tokenizer.ts";
 import { loadTextModel, TextAdapter, type TextModel } from "./text/base.ts";
 import { tokenizeWithOffsets, type TokenSpans } from "./text/word_offsets.ts";
+import { labelList } from "./labels.ts";
+
+export { labelList };
 
 /** An entity as the API returns it. */
 export type TokenEntity = NonNullable<ItemOutput["entities"]>[number];
@@ -52,19 +56,6 @@ export async function createTokenClassificationAdapter(
     labels,
     typeof threshold === "number" ? threshold : 0,
   );
-}
-
-/** Labels by class id from an id2label list or `{"0": "O", ...}` map; undefined when absent. */
-export function labelList(raw: unknown): string[] | undefined {
-  if (Array.isArray(raw)) return raw.every((l) => typeof l === "string") ? raw : undefined;
-  if (!raw || typeof raw !== "object") return undefined;
-  const out: string[] = [];
-  for (const [k, v] of Object.entries(raw)) {
-    if (!/^\d+$/.test(k) || typeof v !== "string") return undefined;
-    out[Number(k)] = v;
-  }
-  // Array.from turns holes (a missing class id) into undefined, which `every` then rejects.
-  return out.length > 0 && Array.from(out).every((l) => typeof l === "string") ? out : undefined;
 }
 
 /**
@@ -163,6 +154,8 @@ class TokenClassificationAdapter extends TextAdapter<TaggedItem> {
     t: TokenTensors,
   ): ItemOutput[] {
     const { data, dims } = outputF32(out, ["logits"]);
+    // A NaN logit would fall below the threshold: an empty answer instead of an error.
+    assertFinite(data, "logits");
     const classes = dims[dims.length - 1];
     if (classes !== this.labels.length) {
       throw new Error(`model has ${classes} classes but id2label names ${this.labels.length}`);

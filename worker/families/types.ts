@@ -5,6 +5,7 @@
  */
 import type { ModelConfig } from "@svc/shared/catalog/schema";
 import type { OutputType } from "@svc/shared/schemas/encode";
+import type { ExtractBudget } from "./extract_budget.ts";
 
 /** Which API operation a batch serves. */
 export type Op = "encode" | "score" | "extract";
@@ -32,6 +33,11 @@ export interface WorkItem {
   pixels?: PixelInput[];
   /** Score only: the query paired with `text`. */
   query?: string;
+  /**
+   * Extract on a relations model: the relation heads the client named (its entity mentions);
+   * absent: the entities the first pass finds are the heads.
+   */
+  heads?: string[];
 }
 
 /**
@@ -70,6 +76,16 @@ export interface WorkParams {
   multiLabel?: boolean;
   /** Extract: score threshold. */
   threshold?: number;
+  /**
+   * Most tokens of an item's own text (its prompt not counted), below the model's limit; for a
+   * reranker, of the document. Absent: the model's limit alone.
+   */
+  maxTokens?: number;
+  /**
+   * What happens to a text longer than its room: absent, its end is dropped; `start`, its start;
+   * `none`, the item is an error (400).
+   */
+  truncate?: "start" | "none";
   /**
    * The LoRA adapter (hub repository id) the batch runs with; absent: the base model. Part of
    * the batch key, so a batch never mixes adapters.
@@ -113,12 +129,21 @@ export interface ItemOutput {
   error?: { code: "INVALID_INPUT" | "INFERENCE_ERROR"; message: string };
 }
 
+/** What a family may ask about its batch while it runs. */
+export interface RunControl {
+  /**
+   * True once the client of batch item `index` (a PreparedItem's `index`) went away: a family
+   * that runs an item in several ONNX runs (windows, label pairs) skips its runs not yet started.
+   */
+  gone(index: number): boolean;
+}
+
 /** A loaded model: one per inference thread. */
 export interface ModelAdapter<P extends PreparedItem = PreparedItem> {
   /** Tokenise one item (with truncation to the model's max length). */
   prepare(item: WorkItem, index: number, params: WorkParams): P;
   /** Build tensors for a group of prepared items, run the session, post-process. */
-  run(group: P[], params: WorkParams): Promise<RunResult>;
+  run(group: P[], params: WorkParams, control?: RunControl): Promise<RunResult>;
   /** Release the ONNX sessions. */
   dispose(): Promise<void>;
 }
@@ -145,6 +170,8 @@ export interface AdapterContext {
   intraOpThreads: number;
   /** Most padded tokens in one ONNX run (families that cut their own runs respect it too). */
   runTokenBudget: number;
+  /** Bounds of one extract item's work (extract families; absent: the defaults). */
+  extractBudget?: ExtractBudget;
   /**
    * The model graph built in memory (a LoRA adapter merged into `files.model`), run instead of
    * the file. Only the text families of `LORA_FAMILIES` read it.

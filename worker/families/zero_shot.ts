@@ -10,18 +10,21 @@ import type {
   ItemOutput,
   ModelAdapter,
   PreparedItem,
+  RunControl,
   RunResult,
   WorkItem,
   WorkParams,
 } from "./types.ts";
 import { outputF32, runTimed, tokenFeeds } from "./onnx_session.ts";
+import { assertFinite } from "./finite.ts";
 import { loadTextModel, type TextModel } from "./text/base.ts";
 import { readJsonFile } from "./text/tokenizer.ts";
 import { padTokens } from "./text/tensors.ts";
 import { memoLast } from "./text/memo.ts";
 import { planSubBatches } from "../scheduler/sub_batches.ts";
-import { labelList } from "./token_classification.ts";
+import { labelList } from "./labels.ts";
 import { type NliHeads, nliHeads, rankLabels, sigmoid, softmax } from "./classification.ts";
+import { DEFAULT_EXTRACT_BUDGET, type ExtractBudget, itemOverBudget } from "./extract_budget.ts";
 
 /** The template transformers' pipeline uses when none is given. */
 export const DEFAULT_HYPOTHESIS_TEMPLATE = "This example is {}.";
@@ -53,7 +56,12 @@ export async function createZeroShotAdapter(ctx: AdapterContext): Promise<ModelA
   );
   const labels = fromConfig ?? labelList(ctx.config.family_options.id2label);
   if (!labels) throw new Error(`model '${ctx.config.id}' has no id2label (config.json)`);
-  return new ZeroShotAdapter(await loadTextModel(ctx), nliHeads(labels), ctx.runTokenBudget);
+  return new ZeroShotAdapter(
+    await loadTextModel(ctx),
+    nliHeads(labels),
+    ctx.runTokenBudget,
+    ctx.extractBudget ?? DEFAULT_EXTRACT_BUDGET,
+  );
 }
 
 /** The hypothesis of a label: the instruction (if any), then the template filled in. */
@@ -72,6 +80,8 @@ class ZeroShotAdapter implements ModelAdapter<NliItem> {
     private readonly heads: NliHeads,
     /** Most padded tokens in one ONNX run: an item's pairs are run in slices. */
     private readonly tokenBudget: number,
+    /** Bounds of one item's work: its pairs are items × labels of the request. */
+    private readonly budget: ExtractBudget,
   ) {
     const tok = model.tokenizer;
     this.#hypotheses = memoLast((key) => {
@@ -108,10 +118,16 @@ class ZeroShotAdapter implements ModelAdapter<NliItem> {
       truncated ||= pair.truncated === true;
       return { ids: pair.ids, typeIds: pair.typeIds ?? [] };
     });
-    return { index, length: pairs.reduce((n, p) => n + p.ids.length, 0), pairs, truncated };
+    const length = pairs.reduce((n, p) => n + p.ids.length, 0);
+    if (length > this.budget.maxItemTokens) {
+      return fail(
+        itemOverBudget(length, this.budget, `${pairs.length} text-hypothesis pairs, one per label`),
+      );
+    }
+    return { index, length, pairs, truncated };
   }
 
-  async run(group: NliItem[], params: WorkParams): Promise<RunResult> {
+  async run(group: NliItem[], params: WorkParams, control?: RunControl): Promise<RunResult> {
     const refs: PairRef[] = group.flatMap((item, g) =>
       item.pairs.map((pair, label) => ({ index: g, length: pair.ids.length, label, pair }))
     );
@@ -120,12 +136,17 @@ class ZeroShotAdapter implements ModelAdapter<NliItem> {
     const contra = group.map((item) => new Array<number>(item.pairs.length));
     let inferenceMs = 0;
     let postprocessingMs = 0;
-    for (const slice of planSubBatches(refs, this.tokenBudget)) {
+    // The pairs of an item whose client left are dropped from every run not yet started.
+    const gone = (g: number) => control?.gone(group[g].index) ?? false;
+    for (const planned of planSubBatches(refs, this.tokenBudget)) {
+      const slice = planned.filter((r) => !gone(r.index));
+      if (slice.length === 0) continue;
       const t = padTokens(slice.map((r) => r.pair));
       const { out, ms } = await runTimed(this.model.session, tokenFeeds(this.model.session, t));
       inferenceMs += ms;
       const t0 = performance.now();
       const { data, dims } = outputF32(out, ["logits"]);
+      assertFinite(data, "logits");
       const classes = dims[dims.length - 1];
       const { entailment, contradiction } = this.heads;
       if (dims.length !== 2 || Math.max(entailment, contradiction) >= classes) {
@@ -142,6 +163,7 @@ class ZeroShotAdapter implements ModelAdapter<NliItem> {
     const t0 = performance.now();
     const labels = params.labels ?? [];
     const outputs: ItemOutput[] = group.map((item, g) => {
+      if (gone(g)) return { tokens: item.length };
       const scores = params.multiLabel
         ? entail[g].map((e, k) => sigmoid(e - contra[g][k])) // softmax over [contradiction, entailment]
         : softmax(entail[g]);

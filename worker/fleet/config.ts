@@ -20,6 +20,8 @@ export interface FleetConfig {
   pool: string | undefined;
   /** Cap of the reconnect backoff. */
   reconnectMaxMs: number;
+  /** The fleet's worker secret, when the worker has one: its registrations carry an id proof. */
+  secret?: string;
 }
 
 /** The link's configuration for a worker listening on `port` (the loopback default URL). */

@@ -6,6 +6,7 @@
 import {
   CLOSE_CODES,
   FLEET_PROTOCOL_VERSION,
+  type FleetHistogram,
   type FleetModel,
   MODEL_STATES,
   type ModelState,
@@ -16,13 +17,23 @@ import {
 import { deadline } from "@svc/shared/deadline";
 import type { Logger } from "@svc/shared/log";
 import { VERSION } from "@svc/shared/version";
+import { WorkerKeys } from "@svc/shared/fleet/worker_keys";
 import { backoffDelay } from "./backoff.ts";
 import type { FleetConfig } from "./config.ts";
 import { LinkSession, type SessionHost } from "./session.ts";
 
 /** Live state of the worker, sampled for every status frame. */
 export interface WorkerStatusSnapshot {
-  models: { name: string; state: ModelState; queue_depth: number }[];
+  models: {
+    name: string;
+    state: ModelState;
+    queue_depth: number;
+    device?: string | null;
+    memory_bytes?: number;
+    /** Cumulative tokens and batch-size histogram (see FleetModelStatus). */
+    tokens_total?: number;
+    batch_sizes?: FleetHistogram;
+  }[];
   queue_depth: number;
   in_flight: number;
   memory_used_bytes: number;
@@ -89,6 +100,8 @@ export class FleetLinkImpl implements FleetLink {
   #closed = false;
   #seq = 0;
   #machine: MachineFacts | undefined;
+  /** Proof of the worker id under the fleet's worker secret (none without the secret). */
+  #idProof: string | undefined;
   /** Settles a pending drain(): true on the router's ack, false when the socket ended. */
   #drainAnswer: ((acked: boolean) => void) | null = null;
   #wake: (() => void) | null = null;
@@ -119,6 +132,10 @@ export class FleetLinkImpl implements FleetLink {
 
   async #run(): Promise<void> {
     this.#machine = await this.#deps.detect();
+    const secret = this.#cfg.secret;
+    if (secret !== undefined) {
+      this.#idProof = await new WorkerKeys(secret).idProof(this.#cfg.workerId);
+    }
     let attempt = 0;
     while (!this.#closed) {
       this.#session = new LinkSession(this.#host);
@@ -173,6 +190,7 @@ export class FleetLinkImpl implements FleetLink {
       models,
       draining: this.#draining,
       instance_key: this.#instanceKey,
+      ...(this.#idProof === undefined ? {} : { id_proof: this.#idProof }),
     };
   }
 
@@ -191,6 +209,19 @@ export class FleetLinkImpl implements FleetLink {
         name: m.name,
         state: toState(m.state),
         queue_depth: count(m.queue_depth),
+        // A device name the router would refuse (not a slug) is sent as unknown.
+        ...(m.device === undefined
+          ? {}
+          : { device: m.device !== null && SLUG_RE.test(m.device) ? m.device : null }),
+        ...(m.memory_bytes === undefined ? {} : { memory_bytes: count(m.memory_bytes) }),
+        ...(m.tokens_total === undefined ? {} : { tokens_total: count(m.tokens_total) }),
+        ...(m.batch_sizes === undefined ? {} : {
+          batch_sizes: {
+            counts: m.batch_sizes.counts.map(count),
+            sum: count(m.batch_sizes.sum),
+            count: count(m.batch_sizes.count),
+          },
+        }),
       })),
       queue_depth: count(s.queue_depth),
       in_flight: count(s.in_flight),
@@ -202,6 +233,13 @@ export class FleetLinkImpl implements FleetLink {
 
   #onRegistered(msg: RegisteredMessage): void {
     this.#failuresInARow = 0;
+    if (msg.worker_id !== undefined && msg.worker_id !== this.#cfg.workerId) {
+      this.#deps.log("warn", "the router registered this worker under an id of its own", {
+        worker_id: msg.worker_id,
+        asked_for: this.#cfg.workerId,
+        hint: "the router has SVC_WORKER_API_KEY: set the same key on this worker",
+      });
+    }
     this.#deps.log("info", "registered with the router", {
       router: this.#cfg.routerWsUrl,
       router_id: msg.router_id,

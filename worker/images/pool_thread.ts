@@ -3,15 +3,17 @@
  * time with sharp, so no decode ever runs on the server's main thread.
  */
 import { ImageRejected, prepareImage } from "./decode.ts";
-import type { ImageJob, ImageJobResult } from "./protocol.ts";
+import type { ImageJob, ImageThreadMessage } from "./protocol.ts";
 
 const scope = self as unknown as {
   onmessage: ((e: MessageEvent<ImageJob>) => void) | null;
-  postMessage(msg: ImageJobResult, transfer?: Transferable[]): void;
+  postMessage(msg: ImageThreadMessage, transfer?: Transferable[]): void;
 };
 
 scope.onmessage = async (e) => {
   const job = e.data;
+  // The pool times the job from here: starting this thread is not the image's cost.
+  scope.postMessage({ id: job.id, started: true });
   const t0 = performance.now();
   try {
     const image = await prepareImage(job.bytes, job.format, job.spec, job.limits);

@@ -12,6 +12,15 @@ export interface ImageJob {
   limits: DecodeLimits;
 }
 
+/** Pool thread → main: the job has begun on the thread (its time bound starts now). */
+export interface ImageJobStarted {
+  id: number;
+  started: true;
+}
+
+/** Everything a pool thread posts. */
+export type ImageThreadMessage = ImageJobStarted | ImageJobResult;
+
 /** Pool thread → main: the prepared image (its tensor transferred) or why it failed. */
 export type ImageJobResult =
   | { id: number; ok: true; image: PreparedImage; ms: number }

@@ -35,6 +35,8 @@ export type ToThread =
     params: WorkParams;
     /** Per item, 1 once its client went away (shared memory: written while the batch runs). */
     abandoned?: Int32Array;
+    /** Per item, its request's number within the batch (see BatchRunner). */
+    requestOf?: number[];
   }
   | { type: "dispose" };
 

@@ -73,7 +73,12 @@ export class InferenceThread implements ModelRunner {
   }
 
   /** Run one batch; resolves with outputs in item order (undefined for abandoned items). */
-  run(items: WorkItem[], params: WorkParams, abandoned?: Int32Array): Promise<BatchResult> {
+  run(
+    items: WorkItem[],
+    params: WorkParams,
+    abandoned?: Int32Array,
+    requestOf?: number[],
+  ): Promise<BatchResult> {
     if (this.#dead) return Promise.reject(new Error("inference thread is gone"));
     const batchId = this.#nextId++;
     return new Promise<BatchResult>((resolve, reject) => {
@@ -81,7 +86,7 @@ export class InferenceThread implements ModelRunner {
       // Image tensors move to the thread; the main thread never reads them again.
       const pixels = items.flatMap((it) => it.pixels?.map((p) => p.data.buffer) ?? []);
       this.#worker.postMessage(
-        { type: "run", batchId, items, params, abandoned } satisfies ToThread,
+        { type: "run", batchId, items, params, abandoned, requestOf } satisfies ToThread,
         pixels,
       );
     });

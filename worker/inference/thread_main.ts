@@ -22,6 +22,8 @@ const scope = self as unknown as {
 
 let adapter: ModelAdapter | undefined;
 let runTokenBudget = 0;
+/** The model's catalog id, for error messages. */
+let modelId = "the model";
 let gate: ComputeGate | undefined;
 // Messages are handled one at a time so that batches never overlap inside one session.
 let chain: Promise<void> = Promise.resolve();
@@ -48,6 +50,7 @@ async function handle(msg: ToThread): Promise<void> {
           adapter = await FAMILY_ADAPTERS[family](options);
         }
         runTokenBudget = msg.runTokenBudget;
+        modelId = msg.config.id;
         gate = computeGate ? new ComputeGate(computeGate.cell, computeGate.owner) : undefined;
         scope.postMessage({ type: "loaded", lora: loaded });
       } catch (err) {
@@ -69,7 +72,7 @@ async function handle(msg: ToThread): Promise<void> {
           msg.params,
           runTokenBudget,
           msg.abandoned,
-          gate,
+          { gate, model: modelId, requestOf: msg.requestOf },
         );
         scope.postMessage(
           { type: "result", batchId: msg.batchId, ...r },

@@ -5,7 +5,8 @@
  */
 import { indexOnnxModel, type OnnxIndex } from "../onnx/model.ts";
 import { readFloatInitializer, replaceFloatInitializers } from "../onnx/initializers.ts";
-import type { LoraPlan, WeightPatch } from "./plan.ts";
+import { LoraMismatchError, type LoraPlan, type WeightPatch } from "./plan.ts";
+import { allFinite } from "../families/finite.ts";
 
 /**
  * `w` plus `scale · B·A` in `w`'s layout, in place. `a` is `[rank, in]`, `b` is `[out, rank]`,
@@ -63,7 +64,11 @@ export interface MergedModel {
   patched: number;
 }
 
-/** A copy of the model in `modelBytes` with every patch of `plan` merged into its weights. */
+/**
+ * A copy of the model in `modelBytes` with every patch of `plan` merged into its weights. Throws
+ * `LoraMismatchError` when a merged weight is not finite (NaN or infinite A/B values, or a scale
+ * that overflows float32): such a graph answers every request with NaN.
+ */
 export function mergeLoraIntoModel(
   modelBytes: Uint8Array,
   plan: LoraPlan,
@@ -87,5 +92,12 @@ function mergedWeight(
   if (!init) throw new Error(`graph weight ${p.initializer} disappeared from the model`);
   const w = readFloatInitializer(index, init);
   addLoraUpdate(w, p.layout, tensor(p.a), tensor(p.b), p, scale);
+  if (!allFinite(w)) {
+    throw new LoraMismatchError(
+      `module ${p.module}: merged into graph weight ${p.initializer} it gives non-finite values ` +
+        `(NaN or infinity): its lora_A/lora_B hold such values, or the scale (lora_alpha / r = ` +
+        `${scale}) overflows float32`,
+    );
+  }
   return w;
 }

@@ -18,6 +18,7 @@ import type { BatchRunner } from "../scheduler/batcher.ts";
 import type { ModelRunner, StartedLora } from "../registry/runner.ts";
 import { AdapterConfigError, parseAdapterConfig } from "./adapter_config.ts";
 import { LoraMismatchError } from "./plan.ts";
+import type { LoraDiskBudget } from "./disk_budget.ts";
 
 /** The files of a PEFT LoRA adapter repository, by role. */
 export const ADAPTER_FILES = {
@@ -46,6 +47,10 @@ export interface LoraStoreOptions {
   maxAdapterBytes: number;
   /** How long a failed adapter is answered without a new attempt. */
   failureCooldownMs: number;
+  /** `SVC_LORA_ALLOW`: the adapters clients may name (absent: any). */
+  allowed?: (id: string) => boolean;
+  /** `SVC_LORA_DISK_BYTES`: the worker-wide budget of adapter files on disk (absent: none). */
+  disk?: LoraDiskBudget;
   now?: () => number;
   onEvent?: (event: string, fields: Record<string, unknown>) => void;
 }
@@ -87,6 +92,12 @@ export class LoraStore {
    * that releases it. Waits at most `waitMs` for a load; then 503 LORA_LOADING with Retry-After.
    */
   async acquire(id: string, waitMs: number): Promise<() => void> {
+    if (this.#o.allowed && !this.#o.allowed(id)) {
+      throw new ServiceError(
+        "INVALID_INPUT",
+        `options.lora_id '${id}' is not among the adapters this worker serves (SVC_LORA_ALLOW)`,
+      );
+    }
     for (;;) {
       if (this.#closed) {
         throw new ServiceError("MODEL_NOT_LOADED", `model '${this.#o.model.id}' is unloading`);
@@ -100,6 +111,7 @@ export class LoraStore {
       if (e.state === "loaded") {
         e.inUse++;
         e.lastUsed = this.#now();
+        this.#o.disk?.touch(id);
         return () => {
           e.inUse--;
           e.lastUsed = this.#now();
@@ -121,10 +133,11 @@ export class LoraStore {
     items: WorkItem[],
     params: WorkParams,
     abandoned?: Int32Array,
+    requestOf?: number[],
   ): ReturnType<BatchRunner> {
     const runner = this.#entries.get(id)?.runner;
     if (!runner) return Promise.reject(new Error(`LoRA adapter '${id}' is not loaded`));
-    return runner.run(items, params, abandoned);
+    return runner.run(items, params, abandoned, requestOf);
   }
 
   /** Memory held by the loaded adapters' sessions (counted in the model's memory). */
@@ -172,6 +185,7 @@ export class LoraStore {
       // A refused adapter is not kept on disk: any client can name one, and the failure is
       // remembered for the cool-down anyway.
       if (error.code === "INVALID_INPUT") {
+        this.#o.disk?.forget(id);
         this.#o.weights.discard?.(id, "main", { ...ADAPTER_FILES }).catch(() => {});
       }
       this.#o.onEvent?.("lora_load_failed", {
@@ -210,13 +224,27 @@ export class LoraStore {
   }
 
   async #load(e: Entry): Promise<void> {
+    const disk = this.#o.disk;
+    // Its files stay on disk while it loads, whatever other adapters need.
+    disk?.pin(e.id);
+    try {
+      await this.#fetchAndStart(e);
+    } finally {
+      disk?.release(e.id);
+    }
+  }
+
+  async #fetchAndStart(e: Entry): Promise<void> {
     const started = performance.now();
-    // Bounded before the download where the source states sizes (hub, http cluster cache).
+    // Bounded before the download where the source states sizes (hub, http cluster cache), and
+    // while it streams where it does not.
     const files = await this.#o.weights.ensureFiles(e.id, "main", { ...ADAPTER_FILES }, {
       modelId: e.id,
       signal: e.controller.signal,
       maxBytes: { config: MAX_ADAPTER_CONFIG_BYTES, weights: this.#o.maxAdapterBytes },
     });
+    // Counted against SVC_LORA_DISK_BYTES; the least recently used others may go.
+    await this.#o.disk?.admit(e.id);
     const fetchMs = performance.now() - started;
     const config = await this.#readConfig(files.config);
     const { runner, loaded } = await this.#o.start(e.id, {
@@ -279,8 +307,8 @@ export class LoraStore {
       const file = err.ref.path;
       return new ServiceError(
         "INVALID_INPUT",
-        `LoRA adapter '${id}': ${file} is ${err.size} bytes, more than the ${err.maxBytes} ` +
-          `allowed${file === ADAPTER_FILES.weights ? " (SVC_MAX_LORA_BYTES)" : ""}`,
+        `LoRA adapter '${id}': ${file} ${err.over}` +
+          (file === ADAPTER_FILES.weights ? " (SVC_MAX_LORA_BYTES)" : ""),
       );
     }
     if (err instanceof WeightsError) {

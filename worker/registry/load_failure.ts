@@ -5,7 +5,11 @@
  * model while the failure is remembered:
  *
  * - transient causes (a weight source unreachable or failing, a time bound, anything unknown)
- *   are remembered for the cool-down; the next request after it starts a new load;
+ *   are remembered for the cool-down; the next request after it starts a new load. So are files
+ *   that do not load when a source could not prove its copy complete (no size or hash to check
+ *   it by): a copy cut short would otherwise be taken for a file that can never load, and stay
+ *   failed after the source was fixed (`unverified`); the next load moves the copy aside and
+ *   fetches it again;
  * - permanent causes (weights not found, gated repository without access, files that do not fit
  *   the model) are remembered until the caches change: after the cool-down, a request compares
  *   the model's files in the local cache and a cluster cache directory (presence, size,
@@ -24,6 +28,7 @@ export type LoadErrorClass =
   | "not_found"
   | "gated"
   | "incompatible"
+  | "unverified"
   | "hub_unreachable"
   | "timeout"
   | "internal";
@@ -59,16 +64,26 @@ export function loadErrorClass(err: unknown): LoadErrorClass {
   return "internal";
 }
 
-/** Remember why loading `modelId` failed (its `attempts`-th failure in a row) at clock `at`. */
+/**
+ * Remember why loading `modelId` failed (its `attempts`-th failure in a row) at clock `at`.
+ * `unchecked` names the model's files whose copies came from a source that could not prove them
+ * complete: files that do not fit the model are then `unverified`, not `incompatible`.
+ */
 export function loadFailure(
   modelId: string,
   err: unknown,
   attempts: number,
   at: number,
+  unchecked: readonly string[] = [],
 ): LoadFailure {
-  const errorClass = loadErrorClass(err);
+  let errorClass = loadErrorClass(err);
+  let detail = err instanceof Error ? err.message : String(err);
+  if (errorClass === "incompatible" && unchecked.length > 0) {
+    errorClass = "unverified";
+    detail += ` (${unchecked.join(", ")} came from a source that stated neither size nor hash, ` +
+      "so the copy may be cut short: it is fetched again after the cool-down)";
+  }
   const permanent = PERMANENT.has(errorClass);
-  const detail = err instanceof Error ? err.message : String(err);
   // Clients never see where files live on this machine; the log line keeps it.
   const message = hidePaths(detail);
   const answer = new ServiceError(

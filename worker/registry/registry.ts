@@ -5,7 +5,14 @@
  * Models run through an injected backend (`runner.ts`), so all of this is testable without ONNX.
  */
 import type { ModelConfig } from "@svc/shared/catalog/schema";
-import { resolveServedName, type ServedModel, unresolvedNameError } from "@svc/shared/catalog";
+import {
+  resolveServedName,
+  type ServedModel,
+  servedNamesOf,
+  unresolvedNameError,
+} from "@svc/shared/catalog";
+import { notInCatalogMessage } from "@svc/shared/catalog/suggest";
+import type { PendingEntryFacts } from "@svc/shared/catalog/model_info";
 import { type ErrorCode, ServiceError } from "@svc/shared/errors";
 import { deadline } from "@svc/shared/deadline";
 import type { ModelState } from "@svc/shared/schemas/models";
@@ -16,8 +23,12 @@ import { filesSize, type MemoryProbe } from "./memory.ts";
 import { failureRemembered, type LoadFailure, loadFailure } from "./load_failure.ts";
 import type { ModelBackend, ModelRunner, RunnerSpec } from "./runner.ts";
 import { supportsLora } from "../families/kinds.ts";
-import { type LoraStatus, LoraStore } from "../lora/store.ts";
+import type { ExtractBudget } from "../families/extract_budget.ts";
+import { ADAPTER_FILES, type LoraStatus, LoraStore } from "../lora/store.ts";
+import { LoraDiskBudget } from "../lora/disk_budget.ts";
+import { loraAllowList } from "../lora/allow.ts";
 import { LoraLabels } from "../lora/labels.ts";
+import { DeferredEntries, type DeferredEntry } from "./deferred.ts";
 
 export type { ModelState };
 
@@ -39,6 +50,10 @@ export interface RegistryLoraOptions {
   maxPerModel: number;
   /** Largest adapter weights file (SVC_MAX_LORA_BYTES). */
   maxAdapterBytes: number;
+  /** Adapter files kept on disk, all models together (SVC_LORA_DISK_BYTES; absent: no bound). */
+  diskBytes?: number;
+  /** Adapter repositories and owners clients may name (SVC_LORA_ALLOW; empty or absent: any). */
+  allow?: readonly string[];
 }
 
 /** Adapter ids that may be metric label values, process-wide (see lora/labels.ts). */
@@ -61,6 +76,8 @@ export interface RegistryOptions {
   maxRunTokens: number;
   /** Longest item (tokens) on CPU (default {@link CPU_MAX_ITEM_TOKENS}); see itemTokenCap. */
   cpuMaxItemTokens?: number;
+  /** Bounds of one extract item's work, handed to every model's runner (absent: defaults). */
+  extractBudget?: ExtractBudget;
   memoryThresholdPercent: number;
   memoryProbe: MemoryProbe;
   /** LoRA adapters; absent: the defaults (10 per model, 256 MiB files). */
@@ -69,6 +86,11 @@ export interface RegistryOptions {
   onBatch?: (model: string, stats: BatchStats) => void;
   /** Clock in ms for recency and failure memory (default `performance.now`). */
   now?: () => number;
+  /**
+   * Entries configured at run time from their own files (`SVC_MODELS`): each joins the catalog
+   * once configured, and is listed as loading or failed until then.
+   */
+  deferred?: readonly DeferredEntry[];
 }
 
 interface Unit {
@@ -105,7 +127,10 @@ export interface UnitStatus {
   /** Waiting items plus items of the batch being run. */
   pendingItems: number;
   lastError: { code: ErrorCode; message: string } | null;
+  /** The catalog entry, with the model's own max_sequence_length. */
   config: ModelConfig;
+  /** The longest item this worker runs, in tokens (the CPU item cap may lower the model's). */
+  maxItemTokens: number;
   /** LoRA adapters loading or loaded on the model (absent: none). */
   loras?: LoraStatus[];
   /** Whether its weights are on this machine (undefined: not checked yet, or loaded). */
@@ -115,17 +140,40 @@ export interface UnitStatus {
 /** The worker's model registry. */
 export class ModelRegistry {
   readonly #o: RegistryOptions;
+  /** `SVC_LORA_ALLOW` as a check, shared by every model's adapters. */
+  readonly #loraAllowed: ((id: string) => boolean) | undefined;
+  /** `SVC_LORA_DISK_BYTES`, shared by every model's adapters. */
+  readonly #loraDisk: LoraDiskBudget | undefined;
   readonly #units = new Map<string, Unit>();
+  /** The max_sequence_length each entry declares (the model's), before the CPU item cap. */
+  readonly #declaredLength = new Map<string, number>();
   readonly #now: () => number;
   /** Label values of adapters in metrics: a bounded set. */
   readonly loraLabels: LoraLabels = new LoraLabels(MAX_LORA_LABELS);
+  readonly #deferred: DeferredEntries;
 
   constructor(opts: RegistryOptions) {
     // Entries are held as this worker runs them, so ModelInfo reports the length it truncates at.
+    for (const [id, c] of opts.catalog) this.#declaredLength.set(id, c.max_sequence_length);
     const catalog = new Map([...opts.catalog].map(([id, c]) => [id, this.#asRun(c, opts)]));
     this.#o = { ...opts, catalog };
     this.#now = opts.now ?? (() => performance.now());
     for (const c of catalog.values()) this.#unit(c, c.files.model);
+    this.#deferred = new DeferredEntries(opts.deferred ?? [], {
+      adopt: (config) => this.addModel(config),
+      cooldownMs: opts.loadFailureCooldownMs,
+      now: this.#now,
+      onEvent: opts.onEvent,
+    });
+    const lora = opts.lora;
+    this.#loraAllowed = loraAllowList(lora?.allow ?? []);
+    this.#loraDisk = lora?.diskBytes === undefined ? undefined : new LoraDiskBudget({
+      maxBytes: lora.diskBytes,
+      weights: opts.weights,
+      files: { ...ADAPTER_FILES },
+      marker: ADAPTER_FILES.weights,
+      onEvent: (event, fields) => opts.onEvent?.(event, fields),
+    });
   }
 
   /** An entry as this worker runs it (the CPU item cap applied). */
@@ -144,6 +192,7 @@ export class ModelRegistry {
    */
   addModel(added: ModelConfig): boolean {
     if (this.#o.catalog.has(added.id)) return false;
+    this.#declaredLength.set(added.id, added.max_sequence_length);
     const config = this.#asRun(added);
     this.#o.catalog.set(config.id, config);
     // A unit now, so the next status frame announces it and the router learns the name.
@@ -151,11 +200,59 @@ export class ModelRegistry {
     return true;
   }
 
-  /** Resolve a served name (`id` or `id:profile`); else 404, or 400 for an unknown profile. */
+  /**
+   * The model's own max_sequence_length (what its entry declares); the catalog holds the length
+   * this worker truncates at, which the CPU item cap may lower.
+   */
+  declaredMaxLength(id: string): number | undefined {
+    return this.#declaredLength.get(id);
+  }
+
+  /**
+   * Resolve a served name (`id` or `id:profile`). A pending entry answers 503 MODEL_LOADING (its
+   * files are being read) or its 502 MODEL_LOAD_FAILED; anything else is {@link unknownName}'s
+   * error.
+   */
   resolve(name: string): ServedModel {
     const r = resolveServedName(name, this.#o.catalog);
-    if (!r) throw unresolvedNameError(name, this.#o.catalog);
-    return r;
+    if (r) return r;
+    throw this.#deferred.answerFor(name) ?? this.unknownName(name);
+  }
+
+  /**
+   * The error for a name nobody serves here: 400 INVALID_INPUT for a served model with a profile
+   * it lacks (`id:tiny`, naming its profiles), else 404 MODEL_NOT_FOUND with the closest served
+   * names as suggestions.
+   */
+  unknownName(name: string): ServiceError {
+    const unresolved = unresolvedNameError(name, this.#o.catalog);
+    if (unresolved.code !== "MODEL_NOT_FOUND") return unresolved;
+    return new ServiceError("MODEL_NOT_FOUND", notInCatalogMessage(name, this.#servedNames()));
+  }
+
+  /** Every name served (or pending) here: ids, `id:profile` names, pending ids. */
+  *#servedNames(): Generator<string> {
+    for (const c of this.#o.catalog.values()) yield* servedNamesOf(c);
+    yield* this.#deferred.ids;
+  }
+
+  /**
+   * Wait (at most `waitMs`) while the entry `name` belongs to is being configured from its files,
+   * trying a failed one again once its failure is over. Undefined for every other name (nothing
+   * to wait for: the request path does not even await).
+   */
+  settle(name: string, waitMs: number): Promise<void> | undefined {
+    return this.#deferred.has(name) ? this.#deferred.settle(name, waitMs) : undefined;
+  }
+
+  /** Resolves once the configurations started so far have ended (start-up readiness). */
+  settled(): Promise<void> {
+    return this.#deferred.settled();
+  }
+
+  /** Entries still being configured, or whose configuration failed (with the reason). */
+  pendingEntries(): PendingEntryFacts[] {
+    return this.#deferred.facts();
   }
 
   /** State of a model (its default weights file) without loading it. */
@@ -362,6 +459,7 @@ export class ModelRegistry {
         this.#o.backend.device,
         this.#o.maxRunTokens,
       ),
+      extractBudget: this.#o.extractBudget,
     };
     return { files, spec, runner: await this.#o.backend.start(spec) };
   }
@@ -407,10 +505,10 @@ export class ModelRegistry {
         maxWaitMs: this.#o.maxWaitMs,
         maxQueueItems: this.#o.maxQueueItems,
         // Batches never mix adapters (the adapter is part of the batch key): one runner each.
-        run: (items, params, abandoned) =>
+        run: (items, params, abandoned, requestOf) =>
           params.lora === undefined || !loras
-            ? runner.run(items, params, abandoned)
-            : loras.run(params.lora, items, params, abandoned),
+            ? runner.run(items, params, abandoned, requestOf)
+            : loras.run(params.lora, items, params, abandoned, requestOf),
         onBatch: (s) => this.#o.onBatch?.(u.config.id, s),
       });
       u.loaded = {
@@ -434,7 +532,15 @@ export class ModelRegistry {
       });
       return u.loaded;
     } catch (err) {
-      const failure = loadFailure(u.config.id, err, (u.failure?.attempts ?? 0) + 1, this.#now());
+      const { repo, revision } = u.config.hub;
+      const unchecked = this.#o.weights.unchecked?.(repo, revision, this.#wanted(u)) ?? [];
+      const failure = loadFailure(
+        u.config.id,
+        err,
+        (u.failure?.attempts ?? 0) + 1,
+        this.#now(),
+        unchecked,
+      );
       // Taken after the failure: a later difference means someone changed the files.
       if (failure.permanent) failure.stamp = await this.#cacheStamp(u).catch(() => undefined);
       u.state = "failed";
@@ -465,6 +571,8 @@ export class ModelRegistry {
       maxLoaded: lora.maxPerModel,
       maxAdapterBytes: lora.maxAdapterBytes,
       failureCooldownMs: this.#o.loadFailureCooldownMs,
+      allowed: this.#loraAllowed,
+      disk: this.#loraDisk,
       now: this.#now,
       onEvent: (event, fields) => {
         if (event === "lora_loaded") this.loraLabels.admit(String(fields.lora));
@@ -482,7 +590,12 @@ export class ModelRegistry {
       queueDepth: u.loaded?.batcher.queueDepth ?? 0,
       pendingItems: u.loaded?.batcher.pendingItems ?? 0,
       lastError: u.failure?.lastError ?? null,
-      config: u.config,
+      // The entry as declared (the model's length), with the length this worker runs beside it.
+      config: {
+        ...u.config,
+        max_sequence_length: this.#declaredLength.get(u.config.id) ?? u.config.max_sequence_length,
+      },
+      maxItemTokens: u.config.max_sequence_length,
       loras: u.loaded?.loras?.statuses() ?? [],
       ...(u.onDisk === undefined ? {} : { onDisk: u.onDisk }),
     };

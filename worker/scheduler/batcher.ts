@@ -21,12 +21,14 @@ const SELECT_WINDOW = 4;
  * Runs one batch on the model's inference thread. `abandoned` (one flag per item, over a
  * SharedArrayBuffer so the thread sees writes made while it runs) is set to 1 for the items of
  * requests whose client went away: the runner skips those it has not run yet, and leaves their
- * outputs undefined.
+ * outputs undefined. `requestOf` numbers each item's request within the batch: an item refused
+ * before the batch runs (an error from tokenising) takes its request's other items with it.
  */
 export type BatchRunner = (
   items: WorkItem[],
   params: WorkParams,
   abandoned?: Int32Array,
+  requestOf?: number[],
 ) => Promise<{ outputs: ItemOutput[]; timing: BatchTiming; paddedTokens: number }>;
 
 /** Statistics of one finished batch, for metrics. */
@@ -223,9 +225,11 @@ export class Batcher {
     this.#notifyIdle();
   }
 
-  #cancel(req: PendingRequest): void {
-    if (req.settled) return;
-    // Drop the request's waiting items now so they never reach the model.
+  /**
+   * Drop a request's waiting items so they never reach the model, and flag its items in the
+   * running batch: the thread skips the runs it has not started yet.
+   */
+  #abandon(req: PendingRequest): void {
     const group = this.#groups.get(req.key);
     if (group) {
       const kept = group.filter((q) => q.req !== req);
@@ -233,13 +237,17 @@ export class Batcher {
       if (kept.length === 0) this.#groups.delete(req.key);
       else this.#groups.set(req.key, kept);
     }
-    // Its items in the running batch: the thread skips the runs it has not started yet.
     const running = this.#inFlight;
     if (running) {
       running.batch.forEach((q, i) => {
         if (q.req === req) Atomics.store(running.abandoned, i, 1);
       });
     }
+  }
+
+  #cancel(req: PendingRequest): void {
+    if (req.settled) return;
+    this.#abandon(req);
     req.fail(new ClientGoneError());
     this.#notifyIdle();
   }
@@ -293,7 +301,13 @@ export class Batcher {
     for (const q of batch) q.req.lastDispatch = now;
     const abandoned = new Int32Array(new SharedArrayBuffer(batch.length * 4));
     this.#inFlight = { batch, abandoned };
-    this.#opts.run(batch.map((q) => q.item), batch[0].req.params, abandoned).then(
+    const ordinal = new Map<PendingRequest, number>();
+    const requestOf = batch.map((q) => {
+      let n = ordinal.get(q.req);
+      if (n === undefined) ordinal.set(q.req, n = ordinal.size);
+      return n;
+    });
+    this.#opts.run(batch.map((q) => q.item), batch[0].req.params, abandoned, requestOf).then(
       (r) => this.#complete(batch, r),
       (err) => this.#completeWithError(batch, err),
     );
@@ -344,6 +358,8 @@ export class Batcher {
       if (req.settled) return;
       if (out?.error) {
         req.fail(new ServiceError(out.error.code, out.error.message));
+        // The request is answered: its other items would run for nobody.
+        this.#abandon(req);
         return;
       }
       req.outputs[q.index] = out;
@@ -385,7 +401,11 @@ export class Batcher {
       (err instanceof ServiceError
         ? err
         : new ServiceError("INFERENCE_ERROR", `inference failed: ${message}`));
-    for (const q of batch) q.req.fail(e);
+    for (const q of batch) {
+      if (q.req.settled) continue;
+      q.req.fail(e);
+      this.#abandon(q.req);
+    }
     this.#notifyIdle();
   }
 

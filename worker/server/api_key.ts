@@ -1,12 +1,17 @@
 /**
- * The worker's own API key (`SVC_WORKER_API_KEY`): when set, nothing but the probes answers
- * without `Authorization: Bearer <key>`, so a worker reachable on the network cannot be used
- * around the router (which sends the key on every request it forwards).
+ * The worker's API key (`SVC_WORKER_API_KEY`, the fleet's worker secret): when set, nothing but
+ * the probes and the static page answers without `Authorization: Bearer` (on a WebSocket upgrade,
+ * or the `svc.bearer.*` subprotocol: shared/http/ws_auth.ts) and one of two keys: this worker's own
+ * request key (derived from the secret and its worker id: what the router sends it, see
+ * shared/fleet/worker_keys.ts), or the secret itself (operators). A worker reachable on the
+ * network cannot be used around the router, and the key another machine received from the router
+ * (its own) opens nothing here.
  */
 import type { MiddlewareHandler } from "hono";
 import { errorResponse, ServiceError } from "@svc/shared/errors";
 import { bearerToken, SecretSet } from "@svc/shared/http/secrets";
 import { presentedAuthorization } from "@svc/shared/http/ws_auth";
+import { WorkerKeys } from "@svc/shared/fleet/worker_keys";
 
 /**
  * Paths that stay open: orchestrators probe them without credentials, and the page (`/`) is
@@ -22,10 +27,19 @@ export const UNAUTHORIZED_HEADERS: Readonly<Record<string, string>> = {
 /** Whether an `Authorization` header carries the key. */
 export type KeyCheck = (authorization: string | undefined) => Promise<boolean>;
 
-/** The check for `key`; undefined when no key is set (every request passes). */
-export function workerKeyCheck(key: string | undefined): KeyCheck | undefined {
+/**
+ * The check for `key` on worker `workerId` (a fleet member: its request key is accepted too);
+ * undefined when no key is set (every request passes).
+ */
+export function workerKeyCheck(
+  key: string | undefined,
+  workerId?: string,
+): KeyCheck | undefined {
   if (key === undefined) return undefined;
-  const accepted = SecretSet.create([key]);
+  const accepted = (async () => {
+    const own = workerId === undefined ? [] : [await new WorkerKeys(key).requestKey(workerId)];
+    return await SecretSet.create([key, ...own]);
+  })();
   return async (authorization) => (await accepted).matches(bearerToken(authorization));
 }
 

@@ -78,12 +78,20 @@ export async function runWorkerProcess(
   link = startFleetLink({
     fleet: ctx.settings.fleet,
     port: actualPort,
-    servedModels: () =>
-      [...ctx.registry.catalog.values()].map((c) => ({
+    // SVC_MODELS entries that could not be configured are announced too (as failed): the router
+    // then routes their requests here, and they get the reason.
+    servedModels: () => [
+      ...[...ctx.registry.catalog.values()].map((c) => ({
         name: c.id,
         bundle: announcedBundle(c.bundle, ctx.bundle),
         state: ctx.registry.status(c.id)?.state ?? "available",
       })),
+      ...ctx.registry.pendingEntries().map((p) => ({
+        name: p.id,
+        bundle: announcedBundle(p.bundle, ctx.bundle),
+        state: p.state,
+      })),
+    ],
     status: () => {
       const statuses = ctx.registry.statuses();
       // The worker's own memory (RSS, or the GPUs' on CUDA), never the host's used memory.
@@ -94,7 +102,29 @@ export async function runWorkerProcess(
         gpus: worker.status.gpus.latest(),
       });
       return {
-        models: statuses.map((s) => ({ name: s.name, state: s.state, queue_depth: s.queueDepth })),
+        models: [
+          ...statuses.map((s) => {
+            const batches = ctx.metrics.batchTotals(s.name);
+            return {
+              name: s.name,
+              state: s.state,
+              queue_depth: s.queueDepth,
+              device: s.device,
+              memory_bytes: s.memoryBytes,
+              ...(batches
+                ? {
+                  tokens_total: batches.tokens,
+                  batch_sizes: { counts: batches.counts, sum: batches.sum, count: batches.count },
+                }
+                : {}),
+            };
+          }),
+          ...ctx.registry.pendingEntries().map((p) => ({
+            name: p.id,
+            state: p.state,
+            queue_depth: 0,
+          })),
+        ],
         queue_depth: statuses.reduce((a, s) => a + s.queueDepth, 0),
         in_flight: ctx.state.inFlight,
         memory_used_bytes: mem.usedBytes,

@@ -15,7 +15,7 @@ import { gateModel } from "./model_gate.ts";
 import { HeaderNames as H } from "@svc/shared/headers";
 import { makeTiming, timingHeaders, traceIdOf, truncationHeader } from "./http_io.ts";
 import { modelFromPath } from "@svc/shared/catalog/model_path";
-import { negotiatedAnswer } from "./respond.ts";
+import { jsonAnswer, negotiatedAnswer } from "./respond.ts";
 import type { ModelCall } from "./model_call.ts";
 
 /** An opened request: who asked, for which model, with which validated body. */
@@ -38,6 +38,9 @@ export async function openModelRequest<S extends z.ZodType>(
 ): Promise<ModelRequest<z.output<S>>> {
   const started = performance.now();
   const name = modelFromPath(call.url, `/v1/${op}/`);
+  // An SVC_MODELS entry still being read from its files is waited for like a loading model.
+  const pending = ctx.registry.settle(name, ctx.settings.loadWaitMs);
+  if (pending) await pending;
   const served = gateModel(ctx, name, op);
   // Labelled only once the name is a known served name: metric label values stay bounded.
   call.facts.model = name;
@@ -50,6 +53,28 @@ export async function openModelRequest<S extends z.ZodType>(
     served,
     body: decodeRequest(schema, bytes, call.header("content-type") ?? null, ctx.limits),
   };
+}
+
+/**
+ * Open a request whose body names its model (`model`: OpenAI's and Cohere's routes): read and
+ * validate the body (JSON unless the request says msgpack), then gate the model for `op`.
+ */
+export async function openBodyModelRequest<S extends z.ZodType<{ model: string }>>(
+  ctx: WorkerContext,
+  call: ModelCall,
+  op: "encode" | "score",
+  schema: S,
+): Promise<ModelRequest<z.output<S>>> {
+  const started = performance.now();
+  const traceId = traceIdOf(call.header(H.traceId));
+  const bytes = await call.readBody();
+  const contentType = call.header("content-type") ?? "application/json";
+  const body = decodeRequest(schema, bytes, contentType, ctx.limits);
+  const pending = ctx.registry.settle(body.model, ctx.settings.loadWaitMs);
+  if (pending) await pending;
+  const served = gateModel(ctx, body.model, op);
+  call.facts.model = body.model;
+  return { started, call, traceId, name: body.model, served, body };
 }
 
 /** Load (or find) the model and run the items through its batcher; `signal`: client gone. */
@@ -81,7 +106,24 @@ export async function runOnModel(
   });
 }
 
-/** Answer 200 with `payload` plus `timing`, the timing headers and the trace id. */
+/**
+ * Answer 200 JSON with `payload` as it is (another API's shape: no `model` or `timing` added),
+ * with the timing headers, the trace id and `X-Truncated-Items`.
+ */
+export function answerJson(
+  mr: ModelRequest<unknown>,
+  result: RequestResult,
+  payload: unknown,
+): DirectAnswer {
+  const timing = makeTiming(performance.now() - mr.started, result);
+  mr.call.facts.phases = timing;
+  return jsonAnswer(payload, {
+    ...timingHeaders(timing, mr.traceId),
+    ...truncationHeader(result.outputs),
+  });
+}
+
+/** Answer 200 with `payload` plus `timing`, the timing headers, the trace id and truncations. */
 export function answerModelRequest(
   mr: ModelRequest<unknown>,
   result: RequestResult,

@@ -1,11 +1,13 @@
 /**
  * The model operations (POST /v1/encode/{model}, /v1/score/{model}, /v1/extract/{model},
- * /v1/embeddings), served as direct requests (shared/http/direct_call.ts): the worker's hot path
- * skips the fetch `Request`, Hono and the `Response`. Everything Hono's middleware does for the
+ * /v1/embeddings, and Cohere's /v1|v2/rerank and /v1|v2/embed), served as direct requests
+ * (shared/http/direct_call.ts): the worker's hot path skips the fetch `Request`, Hono and the
+ * `Response`. Everything Hono's middleware does for the
  * other routes happens here too, through the same functions: the version headers, the API key,
  * the drain gate and in-flight count, error answers (499 for a client gone), the access log and
  * the request metrics.
  */
+import { type ErrorDialect, errorDialectOf } from "@svc/shared/errors";
 import {
   type DirectAnswer,
   type DirectHandler,
@@ -13,6 +15,7 @@ import {
   errorAnswer,
 } from "@svc/shared/http/direct_call";
 import { readSourceLimited } from "@svc/shared/http/read_body";
+import { browserProblem, corsHeaders } from "@svc/shared/http/browser_guard";
 import { HeaderNames as H, serverVersionHeaders } from "@svc/shared/headers";
 import { VERSION } from "@svc/shared/version";
 import { type KeyCheck, unauthorized, UNAUTHORIZED_HEADERS } from "./api_key.ts";
@@ -24,6 +27,7 @@ import { handleEncode } from "./routes/encode.ts";
 import { handleEmbeddings } from "./routes/embeddings.ts";
 import { handleScore } from "./routes/score.ts";
 import { handleExtract } from "./routes/extract.ts";
+import { handleCohereEmbed, handleCohereRerank } from "./routes/cohere.ts";
 
 /** A model-operation route: its path (Hono's pattern syntax, for 405 answers) and handler. */
 export interface ModelRoute {
@@ -38,6 +42,11 @@ export const MODEL_ROUTES: readonly ModelRoute[] = [
   { method: "POST", path: "/v1/score/*", handle: handleScore },
   { method: "POST", path: "/v1/extract/*", handle: handleExtract },
   { method: "POST", path: "/v1/embeddings", handle: handleEmbeddings },
+  // Cohere's API (both versions), for the clients that speak it.
+  { method: "POST", path: "/v1/rerank", handle: (ctx, call) => handleCohereRerank(ctx, call, 1) },
+  { method: "POST", path: "/v2/rerank", handle: (ctx, call) => handleCohereRerank(ctx, call, 2) },
+  { method: "POST", path: "/v1/embed", handle: (ctx, call) => handleCohereEmbed(ctx, call, 1) },
+  { method: "POST", path: "/v2/embed", handle: (ctx, call) => handleCohereEmbed(ctx, call, 2) },
 ];
 
 const VERSION_HEADERS = serverVersionHeaders(VERSION);
@@ -79,9 +88,11 @@ export function modelRouteHandler(
     const path = pathnameOf(req.url);
     const route = modelRouteOf(req.method, path);
     if (!route) return undefined;
+    // The compatible routes answer errors in their clients' envelope too.
+    const dialect = errorDialectOf(path);
     // serve() answers every failure of the route; this is for one of its own steps.
-    return serve(ctx, keyCheck, route, req, path).catch((err) =>
-      versioned(failureAnswer(ctx, err, req, path))
+    return serve(ctx, keyCheck, route, req, path, dialect).catch((err) =>
+      versioned(failureAnswer(ctx, err, req, path, dialect))
     );
   };
 }
@@ -96,16 +107,22 @@ async function serve(
   route: ModelRoute,
   req: DirectRequest,
   path: string,
+  dialect: ErrorDialect,
 ): Promise<DirectAnswer> {
+  const browser = ctx.settings.browser;
+  const refused = browserProblem(req.method, req.header, browser);
+  if (refused) return versioned(errorAnswer(refused));
   if (keyCheck && !await keyCheck(req.header("authorization"))) {
-    return versioned(errorAnswer(unauthorized(), UNAUTHORIZED_HEADERS));
+    return versioned(errorAnswer(unauthorized(), UNAUTHORIZED_HEADERS, dialect));
   }
   const started = performance.now();
   const facts: RequestFacts = {};
   const answer = await ctx.state.admit(
     () =>
-      route.handle(ctx, callOf(ctx, req, facts)).catch((err) => failureAnswer(ctx, err, req, path)),
-    () => errorAnswer(shuttingDown()),
+      route.handle(ctx, callOf(ctx, req, facts)).catch((err) =>
+        failureAnswer(ctx, err, req, path, dialect)
+      ),
+    () => errorAnswer(shuttingDown(), {}, dialect),
   );
   const finished: FinishedRequest = {
     method: req.method,
@@ -115,8 +132,12 @@ async function serve(
     traceId: answer.headers[H.traceId],
     facts,
   };
+  // CORS grants only for a page's request (the hot path of other clients stays as it was).
+  const shown = req.header("origin") === undefined
+    ? answer
+    : { ...answer, headers: { ...answer.headers, ...corsHeaders(req.header, browser) } };
   return {
-    ...versioned(answer),
+    ...versioned(shown),
     afterWrite: () => {
       try {
         recordRequest(ctx, finished);
@@ -138,9 +159,12 @@ function failureAnswer(
   err: unknown,
   req: DirectRequest,
   path: string,
+  dialect: ErrorDialect,
 ): DirectAnswer {
   const se = failureOf(ctx, err, req.signal.aborted, { method: req.method, path });
-  return se ? errorAnswer(se) : { status: CLIENT_CLOSED, headers: {}, body: new Uint8Array() };
+  return se
+    ? errorAnswer(se, {}, dialect)
+    : { status: CLIENT_CLOSED, headers: {}, body: new Uint8Array() };
 }
 
 /** The route's view of a direct request. */

@@ -25,6 +25,11 @@ export type ItemName = (index: number) => string;
 /** The default naming: `items[i]`. */
 export const itemsName: ItemName = (i) => `items[${i}]`;
 
+/** The id an item is answered under: its own, else `item-{index}` (as the SIE server does). */
+export function answeredId(id: string | undefined, index: number): string {
+  return id ?? `item-${index}`;
+}
+
 /** Work items plus the wall time spent preparing their images (reported as tokenisation). */
 export interface PreparedWork {
   work: WorkItem[];
@@ -134,14 +139,16 @@ export async function prepareWork(
   if (!spec) throw new Error(`model '${config.id}' reads images but has no image spec`);
   const t0 = performance.now();
   // One signal for the request's jobs: the client leaving or the first bad image drops the rest.
+  // It also names the request to the pool, which lets requests take turns.
   const stop = new AbortController();
+  const job = { signal: stop.signal, owner: stop };
   const onAbort = () => stop.abort(new Error("client went away"));
   signal.addEventListener("abort", onAbort, { once: true });
   try {
     const jobs = items.map((it, i) =>
       Promise.all((it.images ?? []).map(async (img, j): Promise<PixelInput> => {
         try {
-          return (await images.pool.prepare(img.data, img.format, spec, stop.signal)).image;
+          return (await images.pool.prepare(img.data, img.format, spec, job)).image;
         } catch (err) {
           throw imageError(err, `${name(i)}.images[${j}]`);
         }

@@ -1,9 +1,26 @@
 /** Prometheus metrics of the worker (series and labels exactly as the API defines them). */
 import client from "prom-client";
-import { DURATION_SERIES, type Phase, REQUESTS_SERIES } from "@svc/shared/status/request_series";
+import {
+  BATCH_SIZE_BUCKETS,
+  DURATION_SERIES,
+  MODEL_SERIES,
+  type Phase,
+  REQUESTS_SERIES,
+} from "@svc/shared/status/request_series";
 import { type ProcessMetrics, registerProcessMetrics } from "./process_metrics.ts";
 
 export type { Phase };
+
+/**
+ * A model's batches so far: tokens run, and the `svc_batch_size` histogram (cumulative counts
+ * per bound of {@link BATCH_SIZE_BUCKETS}, sum and count of batch sizes).
+ */
+export interface BatchTotals {
+  tokens: number;
+  counts: number[];
+  sum: number;
+  count: number;
+}
 
 /**
  * The worker's metric set on its own registry (no global state shared between instances).
@@ -25,16 +42,12 @@ export class WorkerMetrics {
     registers: [this.registry],
   });
   readonly batchSize: client.Histogram<"model"> = new client.Histogram({
-    name: "svc_batch_size",
-    help: "Items per inference batch",
-    labelNames: ["model"] as const,
-    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
+    ...MODEL_SERIES.batchSize,
+    buckets: [...BATCH_SIZE_BUCKETS],
     registers: [this.registry],
   });
   readonly tokens: client.Counter<"model"> = new client.Counter({
-    name: "svc_tokens_processed_total",
-    help: "Tokens run through models (without padding)",
-    labelNames: ["model"] as const,
+    ...MODEL_SERIES.tokens,
     registers: [this.registry],
   });
   readonly paddedTokens: client.Counter<"model"> = new client.Counter({
@@ -44,9 +57,7 @@ export class WorkerMetrics {
     registers: [this.registry],
   });
   readonly queueDepth: client.Gauge<"model"> = new client.Gauge({
-    name: "svc_queue_depth",
-    help: "Items waiting per model",
-    labelNames: ["model"] as const,
+    ...MODEL_SERIES.queueDepth,
     registers: [this.registry],
   });
   readonly computeThreads: client.Gauge = new client.Gauge({
@@ -55,17 +66,18 @@ export class WorkerMetrics {
     registers: [this.registry],
   });
   readonly modelLoaded: client.Gauge<"model" | "device"> = new client.Gauge({
-    name: "svc_model_loaded",
-    help: "1 when the model is loaded, 0 otherwise",
-    labelNames: ["model", "device"] as const,
+    ...MODEL_SERIES.modelLoaded,
     registers: [this.registry],
   });
   readonly modelMemory: client.Gauge<"model" | "device"> = new client.Gauge({
-    name: "svc_model_memory_bytes",
-    help: "Memory held by the model's weights",
-    labelNames: ["model", "device"] as const,
+    ...MODEL_SERIES.modelMemory,
     registers: [this.registry],
   });
+  /**
+   * Per model: tokens and the batch-size histogram so far, as plain numbers the fleet link sends
+   * the router in its status frames (prom-client's own values are only readable asynchronously).
+   */
+  readonly #batches = new Map<string, BatchTotals>();
 
   readonly loraRequests: client.Counter<"model" | "endpoint" | "lora" | "status"> = new client
     .Counter({
@@ -85,6 +97,29 @@ export class WorkerMetrics {
   /** Stop background sampling (the worker's close()). */
   close(): void {
     this.process.stop();
+  }
+
+  /** Record one inference batch of `model`: its size and tokens (with and without padding). */
+  observeBatch(model: string, size: number, tokens: number, paddedTokens: number): void {
+    this.batchSize.observe({ model }, size);
+    this.tokens.inc({ model }, tokens);
+    this.paddedTokens.inc({ model }, paddedTokens);
+    let t = this.#batches.get(model);
+    if (!t) {
+      t = { tokens: 0, counts: BATCH_SIZE_BUCKETS.map(() => 0), sum: 0, count: 0 };
+      this.#batches.set(model, t);
+    }
+    t.tokens += tokens;
+    BATCH_SIZE_BUCKETS.forEach((le, i) => {
+      if (size <= le) t.counts[i]++;
+    });
+    t.sum += size;
+    t.count++;
+  }
+
+  /** Tokens and batch sizes of `model` so far (cumulative), or undefined before its first batch. */
+  batchTotals(model: string): Readonly<BatchTotals> | undefined {
+    return this.#batches.get(model);
   }
 
   /** Record one request's phases (milliseconds in, seconds out). */

@@ -15,8 +15,17 @@ export interface AtomicWriteOptions {
   signal?: AbortSignal;
   /** Abandon the write when no chunk arrives for this long. */
   idleTimeoutMs?: number;
-  /** When known (Content-Length, hub metadata), a size mismatch fails the write. */
+  /**
+   * When known (Content-Length, hub metadata), a size mismatch fails the write: a longer body as
+   * soon as it passes the size, a shorter one at its end.
+   */
   expectedBytes?: number;
+  /**
+   * Most bytes accepted (like `curl --max-filesize`): the write fails with FileTooLargeError as
+   * soon as the body passes it, however much the source goes on sending, and at most this many
+   * bytes ever reach the disk.
+   */
+  maxBytes?: number;
   /** When the source states the content's hash, a mismatch fails the write before the rename. */
   digest?: ExpectedDigest;
 }
@@ -34,6 +43,14 @@ export class DigestMismatchError extends Error {
   constructor(d: ExpectedDigest, got: string) {
     super(`corrupt download: ${d.algorithm} ${got}, the source stated ${d.hex}`);
     this.name = "DigestMismatchError";
+  }
+}
+
+/** Error raised when a body passes the write's `maxBytes`; `received` counts the bytes read. */
+export class FileTooLargeError extends Error {
+  constructor(readonly maxBytes: number, readonly received: number) {
+    super(`more than ${maxBytes} bytes (stopped after ${received})`);
+    this.name = "FileTooLargeError";
   }
 }
 
@@ -68,6 +85,16 @@ export async function writeStreamAtomic(
     for (;;) {
       const { done, value } = await readWithDeadline(reader, opts);
       if (done) break;
+      const total = written + value.byteLength;
+      // Checked before the chunk is written: nothing past a bound ever reaches the disk.
+      if (opts.maxBytes !== undefined && total > opts.maxBytes) {
+        throw new FileTooLargeError(opts.maxBytes, total);
+      }
+      if (opts.expectedBytes !== undefined && total > opts.expectedBytes) {
+        throw new Error(
+          `download longer than declared: ${total} bytes arrived, ${opts.expectedBytes} declared`,
+        );
+      }
       hash?.update(value);
       await writeAll(file, value);
       written += value.byteLength;

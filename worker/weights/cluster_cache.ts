@@ -3,11 +3,13 @@
  * `<base>/<org>/<name>/<path>`. A missing file (ENOENT / HTTP 404) means "not here" (false).
  */
 import { DEFAULT_IDLE_TIMEOUT_MS, writeStreamAtomic } from "./atomic_file.ts";
-import { checkFileSize, sourceFailedError, WeightFileTooLargeError } from "./errors.ts";
+import { checkFileSize, sourceFailedError, tooLargeError } from "./errors.ts";
 import { DEFAULT_HTTP_TIMEOUT_MS, fetchWithTimeout } from "./http.ts";
 import { fileStamp, isCachedFile } from "./local_cache.ts";
-import { repoFilePath, repoFileUrl } from "./paths.ts";
-import type { WeightFileRef, WeightSource } from "./types.ts";
+import { assertSafeRepo, repoFilePath, repoFileUrl } from "./paths.ts";
+import { listDirectoryFiles } from "./listing.ts";
+import { join } from "node:path";
+import type { FetchResult, WeightFileRef, WeightSource } from "./types.ts";
 
 /** The name cluster cache sources report in logs and errors. */
 export const CLUSTER_CACHE_SOURCE = "cluster-cache";
@@ -49,16 +51,28 @@ export function createDirClusterCache(opts: ClusterCacheOptions): WeightSource {
       }
     },
     fetchTo: () => Promise.resolve(false),
+    async list(repo: string, revision: string): Promise<string[] | undefined> {
+      assertSafeRepo(repo);
+      try {
+        return await listDirectoryFiles(join(opts.location, ...repo.split("/")));
+      } catch (err) {
+        throw sourceFailedError(CLUSTER_CACHE_SOURCE, { repo, revision, path: "(file list)" }, err);
+      }
+    },
   };
 }
 
-/** A cluster cache served over http(s) as static files. */
+/**
+ * A cluster cache served over http(s) as static files. A file sent without a `Content-Length`
+ * (chunked, or compressed) cannot be checked for completeness: it is fetched, but reported
+ * `unchecked`, so that a load failing on it is not taken for a file that can never load.
+ */
 export function createHttpClusterCache(opts: ClusterCacheOptions): WeightSource {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
   const idleTimeoutMs = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   return {
     name: CLUSTER_CACHE_SOURCE,
-    async fetchTo(ref: WeightFileRef, dest: string, signal?: AbortSignal): Promise<boolean> {
+    async fetchTo(ref: WeightFileRef, dest: string, signal?: AbortSignal): Promise<FetchResult> {
       const url = repoFileUrl(opts.location, ref.repo, ref.path);
       try {
         const res = await fetchWithTimeout(url, {}, {
@@ -75,11 +89,17 @@ export function createHttpClusterCache(opts: ClusterCacheOptions): WeightSource 
           await res.body.cancel();
           checkFileSize(ref, declared);
         }
-        await writeStreamAtomic(dest, res.body, { signal, idleTimeoutMs, expectedBytes: declared });
-        return true;
+        await writeStreamAtomic(dest, res.body, {
+          signal,
+          idleTimeoutMs,
+          expectedBytes: declared,
+          maxBytes: ref.maxBytes,
+        });
+        return declared === undefined ? "unchecked" : true;
       } catch (err) {
         if (signal?.aborted) throw signal.reason;
-        if (err instanceof WeightFileTooLargeError) throw err;
+        const tooLarge = tooLargeError(ref, err);
+        if (tooLarge) throw tooLarge;
         // The URL is not quoted: a base URL may carry credentials.
         throw sourceFailedError(CLUSTER_CACHE_SOURCE, ref, err);
       }

@@ -1,5 +1,6 @@
 /** Error messages of weight fetching: they name the model and never contain secrets. */
 import { type ErrorCode, ServiceError } from "@svc/shared/errors";
+import { FileTooLargeError } from "./atomic_file.ts";
 import type { WeightFileRef } from "./types.ts";
 import { secretRedactor } from "@svc/shared/redact";
 
@@ -44,16 +45,49 @@ export function accessDeniedError(
 
 /**
  * A file is larger than its caller accepts (`maxBytes`): refused before it is downloaded where the
- * source states the size (hub, http cluster cache), else as soon as it is in place.
+ * source states the size (hub, http cluster cache), while it streams where it does not (the
+ * download stops at the bound; `size` then counts the bytes that had arrived, `streamed` is
+ * true), else as soon as it is in place.
  */
 export class WeightFileTooLargeError extends ServiceError {
-  constructor(readonly ref: WeightFileRef, readonly size: number, readonly maxBytes: number) {
+  constructor(
+    readonly ref: WeightFileRef,
+    readonly size: number,
+    readonly maxBytes: number,
+    readonly streamed = false,
+  ) {
     super(
       "INVALID_INPUT",
-      `Weights file '${ref.path}' of ${modelLabel(ref)} is ${size} bytes, more than the ` +
-        `${maxBytes} allowed.`,
+      `Weights file '${ref.path}' of ${modelLabel(ref)} ${overBound(size, maxBytes, streamed)}.`,
     );
   }
+
+  /** `is 20971520 bytes, more than the 1048576 allowed`, or how the stopped download ended. */
+  get over(): string {
+    return overBound(this.size, this.maxBytes, this.streamed);
+  }
+}
+
+function overBound(size: number, maxBytes: number, streamed: boolean): string {
+  return streamed
+    ? `is larger than the ${maxBytes} bytes allowed (its download was stopped at ${size} bytes)`
+    : `is ${size} bytes, more than the ${maxBytes} allowed`;
+}
+
+/**
+ * The error of a file too large for its caller, whichever way it was found: the size a source
+ * stated ({@link WeightFileTooLargeError} already), or a download stopped at the ref's bound
+ * ({@link FileTooLargeError}). Undefined for any other error.
+ */
+export function tooLargeError(
+  ref: WeightFileRef,
+  err: unknown,
+): WeightFileTooLargeError | undefined {
+  if (err instanceof WeightFileTooLargeError) return err;
+  if (err instanceof FileTooLargeError) {
+    return new WeightFileTooLargeError(ref, err.received, err.maxBytes, true);
+  }
+  return undefined;
 }
 
 /** Throws {@link WeightFileTooLargeError} when `size` exceeds the ref's `maxBytes`. */

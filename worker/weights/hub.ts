@@ -3,16 +3,12 @@
  * `GET {hub}/{repo}/resolve/{rev}/{path}` with `Range: bytes=0-0`, then GETs the file).
  * Every HTTP call goes through our fetch wrapper: time bound, abort, and the token.
  */
-import { downloadFile, HubApiError } from "@huggingface/hub";
+import { downloadFile, HubApiError, listFiles } from "@huggingface/hub";
 import { DEFAULT_IDLE_TIMEOUT_MS, type ExpectedDigest, writeStreamAtomic } from "./atomic_file.ts";
-import {
-  accessDeniedError,
-  checkFileSize,
-  sourceFailedError,
-  WeightFileTooLargeError,
-} from "./errors.ts";
+import { accessDeniedError, checkFileSize, sourceFailedError, tooLargeError } from "./errors.ts";
 import { DEFAULT_HTTP_TIMEOUT_MS, fetchWithTimeout, HttpTimeoutError } from "./http.ts";
 import type { WeightFileRef, WeightSource } from "./types.ts";
+import { MAX_LISTED_FILES } from "./listing.ts";
 
 /** The name the hub source reports in logs and errors. */
 export const HUB_SOURCE = "hub";
@@ -89,17 +85,20 @@ export function createHubSource(opts: HubSourceOptions = {}): WeightSource {
         if (!blob) return false;
         // The size is known from the probe: a file over the caller's bound is never downloaded.
         checkFileSize(ref, blob.size);
-        // Size and, where the hub stated one, hash are checked before the file is committed.
+        // Size and, where the hub stated one, hash are checked before the file is committed; a
+        // body longer than the size stated stops there.
         await writeStreamAtomic(dest, blob.stream(), {
           signal,
           idleTimeoutMs,
           expectedBytes: blob.size,
+          maxBytes: ref.maxBytes,
           digest: digestFromEtag(failure.etag, blob.size),
         });
         return true;
       } catch (err) {
         if (signal?.aborted) throw signal.reason;
-        if (err instanceof WeightFileTooLargeError) throw err;
+        const tooLarge = tooLargeError(ref, err);
+        if (tooLarge) throw tooLarge;
         const status = err instanceof HubApiError ? err.statusCode : failure.last?.status;
         if (status === 401 || status === 403) {
           const maybeMissing = failure.last?.code === "RepoNotFound";
@@ -107,6 +106,39 @@ export function createHubSource(opts: HubSourceOptions = {}): WeightSource {
         }
         // Unknown repo, revision or file: this source does not have it.
         if (status === 404) return false;
+        throw sourceFailedError(HUB_SOURCE, ref, err, token, failure.timedOut);
+      }
+    },
+    async list(repo: string, revision: string, signal?: AbortSignal) {
+      const failure: FailureNotes = {};
+      const hubFetch = createHubFetch({ ...opts, hubOrigin, token, signal, failure });
+      const ref: WeightFileRef = { repo, revision, path: "(file list)" };
+      try {
+        const paths: string[] = [];
+        const entries = listFiles({
+          repo: { type: "model", name: repo },
+          revision,
+          recursive: true,
+          hubUrl,
+          fetch: hubFetch,
+        });
+        for await (const e of entries) {
+          if (e.type !== "file") continue;
+          // A repository is a handful of files; the bound keeps a hostile answer small.
+          if (paths.length >= MAX_LISTED_FILES) {
+            throw new Error(`the repository lists more than ${MAX_LISTED_FILES} files`);
+          }
+          paths.push(e.path);
+        }
+        return paths;
+      } catch (err) {
+        if (signal?.aborted) throw signal.reason;
+        const status = err instanceof HubApiError ? err.statusCode : failure.last?.status;
+        if (status === 401 || status === 403) {
+          const maybeMissing = failure.last?.code === "RepoNotFound";
+          throw accessDeniedError(ref, status, token !== undefined, maybeMissing);
+        }
+        if (status === 404) return undefined;
         throw sourceFailedError(HUB_SOURCE, ref, err, token, failure.timedOut);
       }
     },

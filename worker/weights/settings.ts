@@ -1,6 +1,11 @@
-/** The weight store built from the worker's weight settings (cache, cluster cache, hub). */
+/**
+ * The weight store built from the worker's weight settings (model directories, cache, cluster
+ * cache, hub), and the repository lister over the same sources.
+ */
 import { createClusterCacheSource } from "./cluster_cache.ts";
+import { createDirectorySource } from "./directory.ts";
 import { createHubSource } from "./hub.ts";
+import { createRepoLister, type RepoLister } from "./listing.ts";
 import { createWeightStore } from "./store.ts";
 import type { WeightFetchEvent, WeightSource, WeightStore } from "./types.ts";
 
@@ -17,6 +22,11 @@ export interface WeightSettings {
   maxParallel: number;
   /** SVC_HUB_DISABLED (air-gapped machines): never call the hub. */
   hubDisabled: boolean;
+  /**
+   * Repositories served from local directories (`SVC_MODELS` entries `ID=DIRECTORY`): id →
+   * absolute path. Their files are read in place and never asked of another source.
+   */
+  directories?: ReadonlyMap<string, string>;
 }
 
 /** The settings as a loggable string: the token only as "set"/"unset". */
@@ -26,10 +36,16 @@ export function describeWeightSettings(s: WeightSettings): string {
     `timeoutMs=${s.timeoutMs} idleTimeoutMs=${s.idleTimeoutMs} maxParallel=${s.maxParallel}`;
 }
 
-/** Sources in the documented order: cluster cache (when configured), then the hub. */
+/**
+ * Sources in the documented order: model directories (when any), cluster cache (when
+ * configured), then the hub.
+ */
 export function weightSourcesFrom(s: WeightSettings, fetchImpl?: typeof fetch): WeightSource[] {
   const http = { timeoutMs: s.timeoutMs, idleTimeoutMs: s.idleTimeoutMs, fetch: fetchImpl };
   const sources: WeightSource[] = [];
+  if (s.directories && s.directories.size > 0) {
+    sources.push(createDirectorySource(s.directories));
+  }
   if (s.clusterCache) sources.push(createClusterCacheSource({ location: s.clusterCache, ...http }));
   if (!s.hubDisabled) sources.push(createHubSource({ hubUrl: s.hubUrl, token: s.token, ...http }));
   return sources;
@@ -46,4 +62,9 @@ export function weightStoreFrom(
     maxParallel: settings.maxParallel,
     onFetch,
   });
+}
+
+/** A lister of repository files over the same sources as {@link weightStoreFrom}. */
+export function repoListerFrom(settings: WeightSettings): RepoLister {
+  return createRepoLister({ cacheDir: settings.cacheDir, sources: weightSourcesFrom(settings) });
 }

@@ -16,7 +16,13 @@ import {
   prepareDestDir,
 } from "./local_cache.ts";
 import { assertSafeRepo, assertSafeRepoPath, assertSafeRevision } from "./paths.ts";
-import type { WeightFetchEvent, WeightFileRef, WeightSource, WeightStore } from "./types.ts";
+import type {
+  FetchResult,
+  WeightFetchEvent,
+  WeightFileRef,
+  WeightSource,
+  WeightStore,
+} from "./types.ts";
 
 /** Folder of the local cache where copies that failed to load are moved (never a repo org). */
 export const QUARANTINE_DIR = ".quarantine";
@@ -54,6 +60,8 @@ export function createWeightStore(opts: WeightStoreOptions): WeightStore {
   const maxParallel = opts.maxParallel ?? DEFAULT_MAX_PARALLEL;
   const stalePartialMs = opts.stalePartialMs ?? DEFAULT_STALE_PARTIAL_MS;
   const inflight = new Map<string, InFlight>();
+  /** Local copies fetched this process from a source that could not prove them complete. */
+  const unchecked = new Set<string>();
 
   const emit = (ref: WeightFileRef, source: string, bytes: number, started: number): void => {
     opts.onFetch?.({
@@ -79,7 +87,7 @@ export function createWeightStore(opts: WeightStoreOptions): WeightStore {
     for (const source of opts.sources) {
       signal.throwIfAborted();
       tried.push(source.name);
-      let found: boolean;
+      let found: FetchResult;
       try {
         found = await source.fetchTo(ref, dest, signal);
       } catch (err) {
@@ -99,6 +107,8 @@ export function createWeightStore(opts: WeightStoreOptions): WeightStore {
         );
         continue;
       }
+      if (found === "unchecked") unchecked.add(dest);
+      else unchecked.delete(dest);
       return emit(ref, source.name, info.size, started);
     }
     if (errors.length > 0) throw mostRelevant(errors);
@@ -190,6 +200,7 @@ export function createWeightStore(opts: WeightStoreOptions): WeightStore {
         const aside = localCachePath(joinPath(cacheDir, QUARANTINE_DIR), repo, revision, path);
         await Deno.mkdir(dirname(aside), { recursive: true });
         await Deno.rename(local, aside);
+        unchecked.delete(local);
         moved.push(path);
       }
       return moved;
@@ -197,10 +208,66 @@ export function createWeightStore(opts: WeightStoreOptions): WeightStore {
 
     async discard(repo, revision, files) {
       assertSafeRepo(repo);
+      const dirs = new Set<string>();
       for (const path of new Set(Object.values(files))) {
         assertSafeRepoPath(path);
-        await Deno.remove(localCachePath(cacheDir, repo, revision, path)).catch(() => {});
+        const local = localCachePath(cacheDir, repo, revision, path);
+        await Deno.remove(local).catch(() => {});
+        unchecked.delete(local);
+        dirs.add(dirname(local));
       }
+      // Folders left empty go too (the revision's, the repository's, its owner's): names that
+      // clients chose must not pile up as empty folders either. Non-empty ones stay.
+      for (let dir of dirs) {
+        while (dir.startsWith(cacheDir + "/") && dir !== cacheDir) {
+          try {
+            await Deno.remove(dir);
+          } catch {
+            break;
+          }
+          dir = dirname(dir);
+        }
+      }
+    },
+
+    async cachedBytes(repo, revision, files) {
+      assertSafeRepo(repo);
+      let total = 0;
+      for (const path of new Set(Object.values(files))) {
+        assertSafeRepoPath(path);
+        const info = await Deno.stat(localCachePath(cacheDir, repo, revision, path)).catch(() =>
+          null
+        );
+        if (info?.isFile) total += info.size;
+      }
+      return total;
+    },
+
+    async listCached(revision, path) {
+      assertSafeRepoPath(path);
+      const out: { repo: string; bytes: number; mtimeMs: number }[] = [];
+      for (const org of await dirNames(cacheDir)) {
+        if (org.startsWith(".")) continue; // the quarantine, never a repository's owner
+        for (const name of await dirNames(joinPath(cacheDir, org))) {
+          const repo = `${org}/${name}`;
+          let file: string;
+          try {
+            file = localCachePath(cacheDir, repo, revision, path);
+          } catch {
+            continue; // not a valid repository id
+          }
+          const info = await Deno.stat(file).catch(() => null);
+          if (info?.isFile) {
+            out.push({ repo, bytes: info.size, mtimeMs: info.mtime?.getTime() ?? 0 });
+          }
+        }
+      }
+      return out;
+    },
+
+    unchecked(repo, revision, files) {
+      return [...new Set(Object.values(files))]
+        .filter((path) => unchecked.has(localCachePath(cacheDir, repo, revision, path)));
     },
 
     async hasLocally(repo, revision, files) {
@@ -229,6 +296,17 @@ export function createWeightStore(opts: WeightStoreOptions): WeightStore {
       return parts.join(";");
     },
   };
+}
+
+/** Names of the folders in `dir` (none when it does not exist). */
+async function dirNames(dir: string): Promise<string[]> {
+  const names: string[] = [];
+  try {
+    for await (const e of Deno.readDir(dir)) if (e.isDirectory) names.push(e.name);
+  } catch {
+    // absent or unreadable: nothing cached there
+  }
+  return names;
 }
 
 /** The smallest bound the roles naming `path` have, if any. */

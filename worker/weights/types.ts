@@ -26,15 +26,23 @@ export interface WeightFetchEvent {
   durationMs: number;
 }
 
+/**
+ * What {@link WeightSource.fetchTo} did: `false`, this source does not have the file; `true`, it is
+ * in place and its size (or hash) matched what the source stated; `"unchecked"`, it is in place
+ * but the source stated neither size nor hash, so a copy cut short would look complete.
+ */
+export type FetchResult = boolean | "unchecked";
+
 /** A place weights can come from: local cache, cluster cache, model hub. */
 export interface WeightSource {
   /** Short name for logs and errors: `local-cache`, `cluster-cache`, `hub`. */
   readonly name: string;
   /**
    * Copy the file to `dest` atomically (temp file then rename). Returns false when this source
-   * does not have the file; throws a ServiceError-compatible error on access problems.
+   * does not have the file, `"unchecked"` when it could not prove the copy complete; throws a
+   * ServiceError-compatible error on access problems.
    */
-  fetchTo(ref: WeightFileRef, dest: string, signal?: AbortSignal): Promise<boolean>;
+  fetchTo(ref: WeightFileRef, dest: string, signal?: AbortSignal): Promise<FetchResult>;
   /**
    * What this source holds of the file now, cheaply and without downloading (size and
    * modification time, or absent). Only sources that can tell without a network call have it.
@@ -46,6 +54,12 @@ export interface WeightSource {
    * cache, so a model rebuilt there is never answered from a stale copy. Undefined when absent.
    */
   localPath?(ref: WeightFileRef): Promise<string | undefined>;
+  /**
+   * Every file path of a repository at a revision (relative, `/`-separated), or undefined when
+   * this source does not hold the repository. Only sources that can list have it (a directory,
+   * the hub's tree API); errors are the same kinds `fetchTo` throws.
+   */
+  list?(repo: string, revision: string, signal?: AbortSignal): Promise<string[] | undefined>;
 }
 
 /** Resolves all files of a model to local paths, fetching what is missing. */
@@ -84,4 +98,23 @@ export interface WeightStore {
    * adapter that does not fit its model): client-chosen ids must not fill the disk.
    */
   discard?(repo: string, revision: string, files: Record<string, string>): Promise<void>;
+  /**
+   * The repository paths among `files` whose local copy this process fetched from a source that
+   * could not prove it complete (fetchTo answered `"unchecked"`): a load failing on them may be a
+   * copy cut short, not a file that can never load.
+   */
+  unchecked?(repo: string, revision: string, files: Record<string, string>): string[];
+  /**
+   * Bytes the local cache holds of these files (0 for files read in place from a cluster cache
+   * directory, or absent): what keeping them costs `SVC_CACHE_DIR`.
+   */
+  cachedBytes?(repo: string, revision: string, files: Record<string, string>): Promise<number>;
+  /**
+   * Repositories whose local cache holds `path` at `revision`, with its size and modification
+   * time: what an earlier process left there (LoRA adapters, for their disk budget).
+   */
+  listCached?(
+    revision: string,
+    path: string,
+  ): Promise<{ repo: string; bytes: number; mtimeMs: number }[]>;
 }

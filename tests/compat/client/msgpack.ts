@@ -203,7 +203,10 @@ export function isWireArray(v: unknown): v is WireArray {
   return typeof v === "object" && v !== null && (v as WireArray).wireArray === true;
 }
 
-/** Encode a request body: null, booleans, numbers, strings, arrays and str-keyed objects. */
+/**
+ * Encode a request body: null, booleans, numbers, strings, bytes (bin: image data), arrays and
+ * str-keyed objects.
+ */
 export function pack(value: unknown): Uint8Array<ArrayBuffer> {
   const out: number[] = [];
   write(out, value);
@@ -259,6 +262,9 @@ function write(out: number[], v: unknown): void {
     const b = new TextEncoder().encode(v);
     header(out, b.length, 0xa0, 31, 0xd9, 0xda, 0xdb);
     out.push(...b);
+  } else if (v instanceof Uint8Array) {
+    header(out, v.length, 0xc4, -1, 0xc4, 0xc5, 0xc6);
+    for (const b of v) out.push(b);
   } else if (Array.isArray(v)) {
     header(out, v.length, 0x90, 15, null, 0xdc, 0xdd);
     for (const x of v) write(out, x);

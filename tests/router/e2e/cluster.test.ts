@@ -42,6 +42,7 @@ Deno.test({
       const r = await startRouterProc("router", {
         SVC_WORKER_STALE_MS: "120000",
         SVC_MACHINE_PROFILES: "h100,l4",
+        SVC_EXPOSE_WORKER_ID: "1", // which worker answered is what the steps check
       });
       router = r.proc;
       const url = r.url;
@@ -169,15 +170,17 @@ Deno.test({
           const survivor = victim === "cpu-a" ? "cpu-b" : "cpu-a";
           // Traffic before, during and after the kill.
           let stop = false;
-          const results: { status: number; worker: string | null }[] = [];
+          const results: { status: number; worker: string | null; code?: string }[] = [];
           const traffic = (async () => {
             while (!stop) {
               const res = await encode(url, MODEL, CPU).catch(() => undefined);
+              const failed = res !== undefined && res.status !== 200;
               results.push({
                 status: res?.status ?? 0,
                 worker: res?.headers.get("x-svc-worker-id") ?? null,
+                code: failed ? (await res.json()).detail?.code : undefined,
               });
-              await res?.body?.cancel();
+              if (!failed) await res?.body?.cancel();
             }
           })();
           await waitFor(() => results.length >= 3, "traffic before the kill");
@@ -194,7 +197,13 @@ Deno.test({
           console.log(
             `  traffic during the kill: ${results.length} requests, ${failed.length} not 200`,
           );
-          assert.equal(failed.length, 0, JSON.stringify(failed));
+          // The one request the victim may have been serving when it died is lost, not replayed
+          // on the survivor (the router cannot tell a kill from a request that crashed the
+          // worker); every other request is served.
+          assert.ok(failed.length <= 1, JSON.stringify(failed));
+          for (const f of failed) {
+            assert.deepEqual(f, { status: 502, worker: null, code: "WORKER_LOST" });
+          }
           assert.equal(results.at(-1)?.worker, survivor);
           assert.deepEqual(await workerIds(url), [survivor, "l4-a"].sort());
         },
@@ -226,7 +235,10 @@ Deno.test({
         const port = r.port;
         await router!.stop();
         router = undefined;
-        const r2 = await startRouterProc("router2", { SVC_PORT: String(port) });
+        const r2 = await startRouterProc("router2", {
+          SVC_PORT: String(port),
+          SVC_EXPOSE_WORKER_ID: "1",
+        });
         router2 = r2.proc;
         const ms = await waitFor(
           async () => (await workerIds(r2.url)).length === 2,

@@ -169,7 +169,7 @@ Deno.test("fleet: status frames update load and model states; drain is acknowled
     // Draining workers get no new requests: the pool is empty for routing.
     const res = await fetch(`${r.url}/v1/encode/fixture/dense`, {
       method: "POST",
-      headers: { "x-svc-machine-profile": "cpu" },
+      headers: { "content-type": "application/json", "x-svc-machine-profile": "cpu" },
       body: "{}",
     });
     assert.equal(res.status, 202);
@@ -199,7 +199,7 @@ Deno.test("fleet: after a router restart the worker registers again by itself", 
     await waitFor(async () => (await healthIds(r2!.url)).includes("w1"), "re-registration");
     const res = await fetch(`${r2.url}/v1/encode/fixture/dense`, {
       method: "POST",
-      headers: { "x-svc-machine-profile": "cpu" },
+      headers: { "content-type": "application/json", "x-svc-machine-profile": "cpu" },
       body: "{}",
     });
     assert.equal(res.status, 200);

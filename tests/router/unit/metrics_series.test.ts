@@ -96,6 +96,7 @@ Deno.test("metrics: the router's set keeps its names, labels and process series"
       "svc_router_workers",
       "svc_router_worker_connections_total",
       "svc_router_provision_webhook_total",
+      "svc_router_body_bytes_held",
     ]
   ) assert.match(text, new RegExp(`# TYPE ${name} `), name);
 });

@@ -7,6 +7,11 @@ import { startTestRouter } from "../helpers/router.ts";
 Deno.test("middleware: endpoint labels are a bounded set", () => {
   assert.equal(endpointLabel("/v1/encode/BAAI/bge-small-en-v1.5"), "encode");
   assert.equal(endpointLabel("/v1/models"), "models");
+  assert.equal(endpointLabel("/v2/rerank"), "rerank");
+  assert.equal(endpointLabel("/v1/rerank"), "rerank");
+  assert.equal(endpointLabel("/v1/embed"), "embed");
+  assert.equal(endpointLabel("/v1/embeddings"), "embeddings");
+  assert.equal(endpointLabel("/v1/pools/l4"), "pools");
   assert.equal(endpointLabel("/v1/models/x"), "model");
   assert.equal(endpointLabel("/readyz"), "readyz");
   assert.equal(endpointLabel("/anything/a-client/made-up"), "other");

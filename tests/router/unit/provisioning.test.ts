@@ -136,3 +136,50 @@ Deno.test("demand: a pool that gained a serving worker leaves every reader's vie
   assert.deepEqual(d.pending([worker]).map((e) => e.machine_profile), ["t4"]);
   assert.deepEqual(d.pending().map((e) => e.machine_profile), ["t4"], "and it stays gone");
 });
+
+Deno.test("demand: made-up names count once per pool and bundle, refreshed at most once a second", async () => {
+  let now = 5_000_000;
+  const metrics = createRouterMetrics();
+  const d = new DemandTracker({
+    windowS: 60,
+    webhook: undefined,
+    routerId: "r",
+    log: silentLogger,
+    metrics,
+    now: () => now,
+  });
+  for (let i = 0; i < 20_000; i++) d.record("cpu", "default", `made/up-${i}`, true);
+  assert.deepEqual(d.pending().map((e) => [e.machine_profile, e.bundle, e.pending]), [
+    ["cpu", "default", 1],
+  ]);
+  assert.equal(metrics.provisioning.get(["cpu", "default"]), 1, "one count, not 20,000");
+  // Known models still count each request; invented ones keep the pool's one count alive.
+  d.record("cpu", "default", "BAAI/bge-small-en-v1.5");
+  now += 59_000;
+  d.record("cpu", "default", "made/up-x", true);
+  now += 59_000;
+  assert.equal(d.pending()[0].pending, 2, "alive while invented names keep coming");
+  now += 2_000;
+  assert.deepEqual(d.pending(), []);
+  // Through the router: 2000 invented names, one pending request for the pool.
+  const { startTestRouter, getJson } = await import("../helpers/router.ts");
+  const r = await startTestRouter({ SVC_MACHINE_PROFILES: "cpu" });
+  try {
+    for (let i = 0; i < 2000; i++) {
+      const res = await fetch(`${r.url}/v1/encode/made%2Fup-${i}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-svc-machine-profile": "cpu" },
+        body: "{}",
+      });
+      assert.equal(res.status, 202);
+      await res.body?.cancel();
+    }
+    const h = await getJson(`${r.url}/health`);
+    assert.deepEqual(
+      h.body.pending_demand.map((e: { bundle: string; pending: number }) => [e.bundle, e.pending]),
+      [["default", 1]],
+    );
+  } finally {
+    await r.close();
+  }
+});

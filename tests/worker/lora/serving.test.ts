@@ -52,6 +52,9 @@ const ADAPTERS: Record<string, LoraFixture> = Object.fromEntries(
       targetModules: undefined,
     },
     { ...SPEC, repo: "fixture-lora/gated" },
+    { ...SPEC, repo: "fixture-lora/nan-weight", nonFinite: NaN },
+    { ...SPEC, repo: "fixture-lora/inf-weight", nonFinite: Infinity },
+    { ...SPEC, repo: "fixture-lora/huge-alpha", alpha: 1e300 },
   ] satisfies AdapterSpec[]).map((s) => [s.repo, denseAdapter(W, s)]),
 );
 const QV = SPEC.repo;
@@ -304,6 +307,35 @@ Deno.test("lora: mismatched adapters are a fast 400 naming module and shape, rem
   } finally {
     await s.close();
     await Deno.remove(cache, { recursive: true });
+  }
+});
+
+Deno.test("lora: adapters whose merged weights are not finite are a 400 naming the adapter, never vectors of null", async () => {
+  const s = await setup();
+  try {
+    assert.equal((await encode(s.w, TEXTS)).status, 200, "model loaded");
+    for (const id of ["fixture-lora/nan-weight", "fixture-lora/inf-weight"]) {
+      // Before: 200 with every vector `null` (NaN as JSON).
+      const r = await encode(s.w, TEXTS, id);
+      assert.equal(r.status, 400, JSON.stringify(r.body));
+      assert.equal(r.body.detail.code, "INVALID_INPUT");
+      assert.match(
+        r.body.detail.message,
+        new RegExp(
+          `LoRA adapter '${id}' does not fit model 'fixture/dense': module ` +
+            `encoder\\.layer\\.0\\.attention\\.self\\.query: merged into graph weight .* ` +
+            `gives non-finite values`,
+        ),
+      );
+    }
+    const huge = await encode(s.w, TEXTS, "fixture-lora/huge-alpha");
+    assert.equal(huge.status, 400, JSON.stringify(huge.body));
+    assert.match(huge.body.detail.message, /LoRA adapter 'fixture-lora\/huge-alpha'/);
+    assert.match(huge.body.detail.message, /the scale \(lora_alpha \/ r = 2\.5e\+299\)/);
+    // The base model is untouched.
+    assert.equal((await encode(s.w, TEXTS)).status, 200);
+  } finally {
+    await s.close();
   }
 });
 

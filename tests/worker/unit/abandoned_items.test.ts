@@ -83,3 +83,34 @@ Deno.test("batcher: a cancelled request's items in the running batch are flagged
   release();
   assert.equal((await keep).outputs.length, 2);
 });
+
+Deno.test("driver: an item refused while tokenising takes its request's other items with it", async () => {
+  const prepared: number[] = [];
+  const runs: number[][] = [];
+  const adapter: ModelAdapter = {
+    prepare(_item, index) {
+      prepared.push(index);
+      return index === 1
+        ? { index, length: 0, error: { code: "INVALID_INPUT", message: "over the bound" } }
+        : { index, length: 10 };
+    },
+    run(group) {
+      runs.push(group.map((p) => p.index));
+      return Promise.resolve({
+        outputs: group.map(() => ({ tokens: 10 })),
+        inferenceMs: 0,
+        postprocessingMs: 0,
+      });
+    },
+    dispose: () => Promise.resolve(),
+  };
+  // Items 0, 1 and 4 are one request's; 2 and 3 another's; 5 a third's.
+  const out = await driveBatch(adapter, items(6), { op: "extract" }, 10, undefined, {
+    requestOf: [0, 0, 1, 1, 0, 2],
+  });
+  assert.deepEqual(prepared, [0, 1, 2, 3, 5], "item 4 is not even tokenised");
+  assert.deepEqual(runs, [[2], [3], [5]]);
+  assert.equal(out.outputs[1].error?.code, "INVALID_INPUT");
+  for (const i of [0, 4]) assert.equal(out.outputs[i], undefined);
+  for (const i of [2, 3, 5]) assert.equal(out.outputs[i].tokens, 10);
+});

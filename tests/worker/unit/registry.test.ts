@@ -582,3 +582,113 @@ Deno.test("registry: addModel serves a new catalog entry at run time (and refuse
   assert.equal(t.registry.catalog.get("org/a"), before);
   assert.ok(!CATALOG.has("org/late"));
 });
+
+/** `registry.resolve(name)` as a promise (its throw becomes a rejection). */
+function resolving(t: ReturnType<typeof setup>, name: string): Promise<unknown> {
+  return Promise.resolve().then(() => t.registry.resolve(name));
+}
+
+/** A run-time configured entry whose configure calls the test answers one by one. */
+function deferredEntry(id: string) {
+  const calls: Deferred<ModelConfig>[] = [];
+  const files = { stamp: "v0" };
+  const entry = {
+    id,
+    bundle: "default",
+    source: { kind: "directory" as const },
+    configure: () => {
+      const d = deferred<ModelConfig>();
+      calls.push(d);
+      return d.promise;
+    },
+    stamp: () => Promise.resolve(files.stamp),
+  };
+  return { entry, calls, files };
+}
+
+Deno.test("registry: an SVC_MODELS entry answers 503 while configured, then serves like any entry", async () => {
+  const late = deferredEntry("org/late");
+  const t = setup({ deferred: [late.entry] });
+  assert.equal(late.calls.length, 1, "configuring starts with the registry");
+  assert.deepEqual(t.registry.pendingEntries().map((p) => [p.id, p.state]), [
+    ["org/late", "loading"],
+  ]);
+  await rejectsWith(resolving(t, "org/late"), "MODEL_LOADING", /configured/);
+  // A request waits at most its bound, then gets the 503.
+  await t.registry.settle("org/late", 1);
+  await rejectsWith(resolving(t, "org/late"), "MODEL_LOADING", /configured/);
+  late.calls[0].resolve(model("org/late"));
+  await t.registry.settle("org/late", 1000);
+  await t.registry.settled();
+  assert.deepEqual(t.registry.pendingEntries(), []);
+  assert.equal(t.registry.resolve("org/late").config.id, "org/late");
+  assert.equal((await t.acquire("org/late")).config.id, "org/late");
+  assert.equal(t.count("model_configured", "org/late"), 1);
+});
+
+Deno.test("registry: a failed SVC_MODELS entry fails alone; transient causes retry after the cool-down", async () => {
+  const hubDown = deferredEntry("org/hub");
+  const broken = deferredEntry("org/broken");
+  const t = setup({ deferred: [hubDown.entry, broken.entry] });
+  const ref = { repo: "org/hub", revision: "main", path: "(file list)" };
+  hubDown.calls[0].reject(sourceFailedError("hub", ref, new Error("connection refused")));
+  broken.calls[0].reject(new IncompatibleModelError("config.json architectures: names Foo"));
+  await t.registry.settled();
+  const facts = t.registry.pendingEntries();
+  assert.deepEqual(facts.map((p) => [p.id, p.state]), [
+    ["org/hub", "failed"],
+    ["org/broken", "failed"],
+  ]);
+  assert.match(facts[1].lastError!.message, /config\.json architectures/);
+  // The others serve.
+  assert.equal((await t.acquire("org/b")).config.id, "org/b");
+  await rejectsWith(resolving(t, "org/hub"), "MODEL_LOAD_FAILED", /refused/);
+  try {
+    t.registry.resolve("org/broken");
+  } catch (err) {
+    assert.deepEqual((err as ServiceError).extra, {
+      error_class: "incompatible",
+      attempts: 1,
+      permanent: true,
+    });
+  }
+  // Within the cool-down nothing is tried again.
+  await t.registry.settle("org/hub", 1000);
+  await t.registry.settle("org/broken", 1000);
+  assert.equal(hubDown.calls.length, 1);
+  assert.equal(broken.calls.length, 1);
+  t.clock.now += COOLDOWN_MS;
+  // After it, a transient cause is tried again by the next request (and may now succeed)...
+  const retried = t.registry.settle("org/hub", 1000);
+  await settle();
+  assert.equal(hubDown.calls.length, 2);
+  hubDown.calls[1].resolve(model("org/hub"));
+  await retried;
+  assert.equal(t.registry.resolve("org/hub").config.id, "org/hub");
+  // ...a permanent one only once the files it read changed.
+  await t.registry.settle("org/broken", 1000);
+  assert.equal(broken.calls.length, 1);
+  broken.files.stamp = "v1";
+  const again = t.registry.settle("org/broken", 1000);
+  await settle();
+  assert.equal(broken.calls.length, 2);
+  broken.calls[1].resolve(model("org/broken"));
+  await again;
+  assert.equal(t.registry.resolve("org/broken").config.id, "org/broken");
+});
+
+Deno.test("registry: a 404 names the closest served names", () => {
+  const late = deferredEntry("org/pending");
+  const t = setup({ deferred: [late.entry] });
+  assert.throws(
+    () => t.registry.resolve("org/aa"),
+    (err) =>
+      err instanceof ServiceError && err.code === "MODEL_NOT_FOUND" &&
+      /not in the catalog; did you mean org\/a\?$/.test(err.message),
+  );
+  assert.throws(() => t.registry.resolve("org/pendin"), /did you mean org\/pending\?/);
+  assert.throws(
+    () => t.registry.resolve("something/else-entirely"),
+    (err) => err instanceof Error && !err.message.includes("did you mean"),
+  );
+});

@@ -7,6 +7,7 @@
 import type { ItemOutput } from "../types.ts";
 import type { GlinerRow } from "./rows.ts";
 import type { Word } from "./words.ts";
+import type { SpanSink } from "./top_spans.ts";
 
 /** A span above the threshold; `start`/`end` are word indices in the whole text (inclusive). */
 export interface SpanCandidate {
@@ -28,7 +29,8 @@ function sigmoid(x: number): number {
 }
 
 /**
- * Append the spans of batch row `b` that score at least `threshold`, in whole-text word indices.
+ * Send the spans of batch row `b` that score at least `threshold`, in whole-text word indices, to
+ * `out` (a list, or a sink that keeps only the best of each label).
  * Span layout: logits `[B, W, maxWidth, C]`. Token layout: `[3, B, W, C]` (start, end, inside);
  * a span's score is the mean of its inside scores, and spans are at most `maxWidth` words so
  * that windows overlapping by `maxWidth - 1` words see every span whole.
@@ -41,15 +43,13 @@ export function collectSpans(
   row: GlinerRow,
   maxWidth: number,
   threshold: number,
-  out: SpanCandidate[],
+  out: SpanCandidate[] | SpanSink,
 ): void {
+  const sink: SpanSink = Array.isArray(out)
+    ? { add: (start, end, label, score) => out.push({ start, end, label, score }) }
+    : out;
   const push = (i: number, j: number, c: number, score: number) =>
-    out.push({
-      start: row.offset + i - row.lead,
-      end: row.offset + j - row.lead,
-      label: row.labelOffset + c,
-      score,
-    });
+    sink.add(row.offset + i - row.lead, row.offset + j - row.lead, row.labelOffset + c, score);
   if (layout === "span") {
     const [, W, K, C] = dims;
     for (let i = row.lead; i < row.words; i++) {

@@ -26,6 +26,42 @@ export function clsPool(hidden: Float32Array, b: number, seq: number, dim: numbe
   return hidden.slice(base, base + dim);
 }
 
+/** The element-wise maximum of the attended token vectors of row `b` (max pooling). */
+export function maxPool(
+  hidden: Float32Array,
+  mask: BigInt64Array,
+  b: number,
+  seq: number,
+  dim: number,
+): Float32Array {
+  const out = new Float32Array(dim).fill(-Infinity);
+  let any = false;
+  for (let t = 0; t < seq; t++) {
+    if (mask[b * seq + t] === 0n) continue;
+    any = true;
+    const base = (b * seq + t) * dim;
+    for (let d = 0; d < dim; d++) if (hidden[base + d] > out[d]) out[d] = hidden[base + d];
+  }
+  return any ? out : out.fill(0);
+}
+
+/**
+ * The last attended token's vector of row `b` (last-token pooling of decoder embedding models;
+ * rows are padded on the right, so it is the token before the first padding).
+ */
+export function lastTokenPool(
+  hidden: Float32Array,
+  mask: BigInt64Array,
+  b: number,
+  seq: number,
+  dim: number,
+): Float32Array {
+  let last = 0;
+  for (let t = 0; t < seq; t++) if (mask[b * seq + t] !== 0n) last = t;
+  const base = (b * seq + last) * dim;
+  return hidden.slice(base, base + dim);
+}
+
 /** L2-normalise in place (a zero vector stays zero); returns the same array. */
 export function l2Normalize(v: Float32Array, from = 0, to = v.length): Float32Array {
   let s = 0;

@@ -91,6 +91,26 @@ export class TextTokenizer {
     return ids.length > limit ? { ids: ids.slice(0, limit), cut: true } : { ids, cut: false };
   }
 
+  /**
+   * The last `limit` body tokens of a text (its start dropped). Only the text's end is tokenised
+   * (from a word boundary, so that the first word read is whole) unless that gives too few tokens.
+   * `cut`: the text had more tokens than `limit` (its start was dropped).
+   */
+  bodyTailCut(text: string, limit: number): { ids: number[]; cut: boolean } {
+    if (limit <= 0) return { ids: [], cut: this.bodyIds(text, 1).length > 0 };
+    const cap = Math.max(64, limit * 24);
+    if (text.length > cap) {
+      let tail = text.slice(-cap);
+      const space = tail.search(/\s/);
+      if (space >= 0 && space < 64) tail = tail.slice(space + 1);
+      const ids = this.#tok.encode(tail, { add_special_tokens: false }).ids;
+      // More than needed: the first token, maybe cut from a longer word, is not kept.
+      if (ids.length > limit) return { ids: ids.slice(-limit), cut: true };
+    }
+    const ids = this.#tok.encode(text, { add_special_tokens: false }).ids;
+    return ids.length > limit ? { ids: ids.slice(-limit), cut: true } : { ids, cut: false };
+  }
+
   /** Body tokens a text pair may hold in total (the limit minus the pair's special tokens). */
   pairRoom(max = this.maxLength): number {
     const t = this.#pair;

@@ -5,7 +5,6 @@
  */
 import { invalidInput } from "@svc/shared/errors";
 import type { DirectAnswer } from "@svc/shared/http/direct_call";
-import { decodeRequest } from "@svc/shared/codec/parse";
 import { float32ToBase64 } from "@svc/shared/codec/base64";
 import {
   embeddingInputs,
@@ -16,12 +15,8 @@ import type { WorkItem } from "../../families/types.ts";
 import { checkDimensions, planEncode } from "../../service/params.ts";
 import { truncateDense } from "../../service/matryoshka.ts";
 import type { WorkerContext } from "../context.ts";
-import { gateModel } from "../model_gate.ts";
-import { HeaderNames as H } from "@svc/shared/headers";
-import { makeTiming, timingHeaders, traceIdOf, truncationHeader } from "../http_io.ts";
 import type { ModelCall } from "../model_call.ts";
-import { runOnModel } from "../model_request.ts";
-import { jsonAnswer } from "../respond.ts";
+import { answerJson, openBodyModelRequest, runOnModel } from "../model_request.ts";
 
 /** The accepted `input` forms as work items (texts or token-id lists). */
 export function embeddingWorkItems(input: OpenAIEmbeddingsRequest["input"]): WorkItem[] {
@@ -35,16 +30,8 @@ export async function handleEmbeddings(
   ctx: WorkerContext,
   call: ModelCall,
 ): Promise<DirectAnswer> {
-  const started = performance.now();
-  const traceId = traceIdOf(call.header(H.traceId));
-  const body = decodeRequest(
-    OpenAIEmbeddingsRequestSchema,
-    await call.readBody(),
-    call.header("content-type") ?? "application/json",
-    ctx.limits,
-  );
-  const served = gateModel(ctx, body.model, "encode");
-  call.facts.model = body.model;
+  const mr = await openBodyModelRequest(ctx, call, "encode", OpenAIEmbeddingsRequestSchema);
+  const { served, body } = mr;
   if (!served.config.outputs.includes("dense")) {
     throw invalidInput(`model '${served.config.id}' has no dense output; /v1/embeddings needs one`);
   }
@@ -62,11 +49,6 @@ export async function handleEmbeddings(
     if (dims !== undefined) v = truncateDense(v, dims, served.config);
     return { object: "embedding", index, embedding: base64 ? float32ToBase64(v) : Array.from(v) };
   });
-  const timing = makeTiming(performance.now() - started, result);
-  call.facts.phases = timing;
   const usage = { prompt_tokens: result.tokens, total_tokens: result.tokens };
-  return jsonAnswer(
-    { object: "list", data, model: body.model, usage },
-    { ...timingHeaders(timing, traceId), ...truncationHeader(result.outputs) },
-  );
+  return answerJson(mr, result, { object: "list", data, model: body.model, usage });
 }

@@ -1,7 +1,7 @@
 /** GET /v1/models and GET /v1/models/{model}: the catalog with live state; never loads a model. */
 import type { ModelConfig } from "@svc/shared/catalog/schema";
-import { resolveServedName, unresolvedNameError } from "@svc/shared/catalog";
-import { modelInfoOf } from "@svc/shared/catalog/model_info";
+import { resolveServedName } from "@svc/shared/catalog";
+import { modelInfoOf, modelListBody, pendingModelInfo } from "@svc/shared/catalog/model_info";
 import type { WorkerContext } from "../context.ts";
 import { modelFromPath } from "@svc/shared/catalog/model_path";
 
@@ -24,19 +24,26 @@ export function modelInfo(
     state: st?.state,
     lastError: st?.lastError,
     loras: st?.loras,
+    maxSequenceLength: ctx.registry.declaredMaxLength(config.id),
+    maxItemTokens: config.max_sequence_length,
   });
 }
 
-/** GET /v1/models */
+/** GET /v1/models: the catalog, then the SVC_MODELS entries still pending (loading or failed). */
 export function listModels(ctx: WorkerContext): Response {
-  const models = [...ctx.registry.catalog.values()].map((c) => modelInfo(ctx, c));
-  return Response.json({ models });
+  const models = [
+    ...[...ctx.registry.catalog.values()].map((c) => modelInfo(ctx, c)),
+    ...ctx.registry.pendingEntries().map(pendingModelInfo),
+  ];
+  return Response.json(modelListBody(models));
 }
 
 /** GET /v1/models/{model} (raw or percent-encoded, `id:profile` accepted) */
 export function getModel(ctx: WorkerContext, url: string): Response {
   const name = modelFromPath(url, "/v1/models/");
   const served = resolveServedName(name, ctx.registry.catalog);
-  if (!served) throw unresolvedNameError(name, ctx.registry.catalog);
-  return Response.json(modelInfo(ctx, served.config, name, served.profile));
+  if (served) return Response.json(modelInfo(ctx, served.config, name, served.profile));
+  const pending = ctx.registry.pendingEntries().find((p) => p.id === name);
+  if (pending) return Response.json(pendingModelInfo(pending));
+  throw ctx.registry.unknownName(name);
 }

@@ -2,8 +2,12 @@
  * Filling an output schema from spans: a scalar takes the best span whose text reads as its type
  * (and meets its constraints), an array every such span in text order; numbers, integers and
  * booleans are parsed from the span's text, and a span that does not parse is skipped.
+ *
+ * This runs on the main thread, so every step is linear in the spans (at most
+ * SVC_MAX_SPANS_PER_LABEL per field): an enum is a lookup in the index compiled with the schema,
+ * repeated values are dropped through a Set.
  */
-import type { SchemaField, SchemaPlan } from "./output_schema.ts";
+import { enumKey, indexEnum, type SchemaField, type SchemaPlan } from "./output_schema.ts";
 
 /** A span found for a field's label. */
 export interface FieldSpan {
@@ -45,7 +49,7 @@ export function coerce(text: string, f: SchemaField): string | number | boolean 
       if (f.maxLength !== undefined && length > f.maxLength) return undefined;
       if (f.enum) {
         // The schema's spelling wins: "paris" in the text fills "Paris".
-        return f.enum.find((e) => typeof e === "string" && e.toLowerCase() === text.toLowerCase());
+        return lookUp(f, text);
       }
       return text;
     }
@@ -64,8 +68,19 @@ export function coerce(text: string, f: SchemaField): string | number | boolean 
       break;
     }
   }
-  if (value !== undefined && f.enum && !f.enum.includes(value)) return undefined;
+  if (value !== undefined && f.enum) return lookUp(f, value);
   return value;
+}
+
+/** The enum value `value` matches (the schema's spelling), or undefined. */
+function lookUp(
+  f: SchemaField,
+  value: string | number | boolean,
+): string | number | boolean | undefined {
+  // compileSchema indexes every enum; a field built by hand is indexed here.
+  const hit = (f.enumIndex ?? indexEnum(f.enum!)).get(enumKey(value));
+  // A string enum value only matches a string span, a number only a number.
+  return hit !== undefined && typeof hit === typeof value ? hit : undefined;
 }
 
 /** Set an own property (a key such as `__proto__` stays data, never a prototype). */
@@ -86,7 +101,11 @@ function valueOf(f: SchemaField, spans: readonly FieldSpan[]): unknown {
     const v = coerce(s.text, f);
     return v === undefined ? [] : [{ v, s }];
   });
-  if (f.uniqueItems) found = found.filter((x, i) => found.findIndex((y) => y.v === x.v) === i);
+  if (f.uniqueItems) {
+    // Spans come best first: the best span of each value stays.
+    const seen = new Set<unknown>();
+    found = found.filter((x) => !seen.has(x.v) && seen.add(x.v));
+  }
   if (f.maxItems !== undefined) found = found.slice(0, f.maxItems);
   found.sort((a, b) => a.s.start - b.s.start);
   return found.length > 0 ? found.map((x) => x.v) : undefined;

@@ -30,3 +30,12 @@ export const MAX_TEMPLATE_LENGTH = 200;
  * objects): each is a label of the span model's prompt.
  */
 export const MAX_SCHEMA_FIELDS = 32;
+
+/**
+ * Most `enum` values of an `output_schema`, all fields together, and most characters of its string
+ * values together. Span filling compiles every enum into a lower-cased lookup once per request;
+ * these keep that, and the request's memory, small (an enum of 1000 strings of 30,000 characters
+ * is 30 MB of keys for values no span of a few words can match).
+ */
+export const MAX_SCHEMA_ENUM_VALUES = 4096;
+export const MAX_SCHEMA_ENUM_CHARS = 100_000;

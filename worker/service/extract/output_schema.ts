@@ -6,7 +6,7 @@
  */
 import { invalidInput } from "@svc/shared/errors";
 import { checkLabel } from "./labels.ts";
-import { MAX_SCHEMA_FIELDS } from "./limits.ts";
+import { MAX_SCHEMA_ENUM_CHARS, MAX_SCHEMA_ENUM_VALUES, MAX_SCHEMA_FIELDS } from "./limits.ts";
 
 /** The value types a span can be read as. */
 export type ScalarType = "string" | "number" | "integer" | "boolean";
@@ -24,6 +24,11 @@ export interface SchemaField {
   required: boolean;
   /** Allowed values (`enum`); a span matching none is skipped. */
   enum?: readonly (string | number | boolean)[];
+  /**
+   * `enum` compiled once: a string by its lower-cased form (→ the schema's spelling, the first
+   * one listed), a number or boolean as itself. A span is then matched in O(its length).
+   */
+  enumIndex?: ReadonlyMap<string | number | boolean, string | number | boolean>;
   minimum?: number;
   maximum?: number;
   exclusiveMinimum?: number;
@@ -309,10 +314,50 @@ export function compileSchema(schema: unknown): SchemaPlan {
   if (fields.length > MAX_SCHEMA_FIELDS) {
     fail(root, `has ${fields.length} fields; at most ${MAX_SCHEMA_FIELDS}`);
   }
+  compileEnums(fields, root);
   const labels: string[] = [];
   const labelOf = fields.map((f) => {
     const at = labels.indexOf(f.label);
     return at >= 0 ? at : labels.push(f.label) - 1;
   });
   return { fields, objects, labels, labelOf };
+}
+
+/** The key a value is looked up by: strings match case-insensitively. */
+export function enumKey(v: string | number | boolean): string | number | boolean {
+  return typeof v === "string" ? v.toLowerCase() : v;
+}
+
+/**
+ * Check the schema's enums against MAX_SCHEMA_ENUM_VALUES / MAX_SCHEMA_ENUM_CHARS (before anything
+ * is built from them), then index each one by {@link enumKey}.
+ */
+function compileEnums(fields: SchemaField[], root: string): void {
+  let values = 0;
+  let chars = 0;
+  for (const f of fields) {
+    if (!f.enum) continue;
+    values += f.enum.length;
+    for (const v of f.enum) if (typeof v === "string") chars += v.length;
+  }
+  if (values > MAX_SCHEMA_ENUM_VALUES || chars > MAX_SCHEMA_ENUM_CHARS) {
+    fail(
+      root,
+      `its enums hold ${values} values of ${chars} characters together; at most ` +
+        `${MAX_SCHEMA_ENUM_VALUES} values and ${MAX_SCHEMA_ENUM_CHARS} characters`,
+    );
+  }
+  for (const f of fields) if (f.enum) f.enumIndex = indexEnum(f.enum);
+}
+
+/** An enum's values by {@link enumKey}; the first spelling listed wins. */
+export function indexEnum(
+  values: readonly (string | number | boolean)[],
+): Map<string | number | boolean, string | number | boolean> {
+  const index = new Map<string | number | boolean, string | number | boolean>();
+  for (const v of values) {
+    const key = enumKey(v);
+    if (!index.has(key)) index.set(key, v);
+  }
+  return index;
 }

@@ -1,0 +1,103 @@
+/**
+ * How an image model wants its images, from `preprocessor_config.json` (the image processor's
+ * saved settings): the resize and crop sizes, the resampling filter and the normalisation, as
+ * the `family_options` the image pool reads (worker/images/spec.ts).
+ */
+import type { Family } from "@svc/shared/catalog/schema";
+import { DetectionError, OVERRIDE_FILE } from "./errors.ts";
+
+export const PREPROCESSOR = "preprocessor_config.json";
+
+/** PIL resampling codes → ours. */
+const RESAMPLE: Record<number, "bicubic" | "bilinear"> = { 2: "bilinear", 3: "bicubic" };
+
+type Json = Record<string, unknown>;
+
+function isObject(v: unknown): v is Json {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function fail(field: string, problem: string): never {
+  throw new DetectionError(
+    PREPROCESSOR,
+    field,
+    problem,
+    `Say it explicitly: put the image settings in {"family_options": {…}} in ${OVERRIDE_FILE} ` +
+      "next to the weights (image_size, shortest_edge, longest_edge, image_mean, image_std, " +
+      "resample)",
+  );
+}
+
+/** A size given as a number or `{height, width}` (square only), or undefined when absent. */
+function squareSize(v: unknown, field: string): number | undefined {
+  if (typeof v === "number") return v;
+  if (!isObject(v)) return undefined;
+  if (typeof v.height === "number" && typeof v.width === "number") {
+    if (v.height !== v.width) fail(field, `is ${v.height}×${v.width}; only square inputs are read`);
+    return v.height;
+  }
+  if (typeof v.shortest_edge === "number" && v.longest_edge === undefined) return v.shortest_edge;
+  return undefined;
+}
+
+function triple(pre: Json, key: string): [number, number, number] {
+  const v = pre[key];
+  if (!Array.isArray(v) || v.length !== 3 || !v.every((x) => typeof x === "number")) {
+    fail(key, "must be three numbers (RGB)");
+  }
+  return v as [number, number, number];
+}
+
+function resample(pre: Json): "bicubic" | "bilinear" {
+  const r = pre.resample;
+  const value = typeof r === "number" ? RESAMPLE[r] : undefined;
+  if (!value) {
+    fail("resample", `is ${JSON.stringify(r)}; this server resizes bicubic (3) or bilinear (2)`);
+  }
+  return value;
+}
+
+/**
+ * `family_options` for the image pool from the repository's preprocessor config (read as JSON);
+ * throws a DetectionError naming the field that is missing or not understood.
+ */
+export function imageOptions(family: Family, pre: unknown): Record<string, unknown> {
+  if (!isObject(pre)) fail("", "is missing: it says how images are resized and normalised");
+  if (pre.do_normalize === false || pre.do_rescale === false) {
+    fail("do_normalize", "turns off rescaling or normalisation, which this server always applies");
+  }
+  const common = {
+    resample: resample(pre),
+    image_mean: triple(pre, "image_mean"),
+    image_std: triple(pre, "image_std"),
+  };
+  switch (family) {
+    case "clip": {
+      const size = squareSize(pre.size, "size");
+      const crop = pre.do_center_crop === false ? size : squareSize(pre.crop_size, "crop_size");
+      if (size === undefined) fail("size", "gives no shortest edge");
+      if (crop !== size) {
+        fail("crop_size", `is ${crop}, not the resize's ${size}; only equal sizes are read`);
+      }
+      return { image_size: size, ...common };
+    }
+    case "detection": {
+      const size = pre.size;
+      if (
+        !isObject(size) || typeof size.shortest_edge !== "number" ||
+        typeof size.longest_edge !== "number"
+      ) {
+        fail("size", "must give shortest_edge and longest_edge (a DETR-style resize)");
+      }
+      return { shortest_edge: size.shortest_edge, longest_edge: size.longest_edge, ...common };
+    }
+    case "zero_shot_detection": {
+      const size = squareSize(pre.size, "size");
+      if (size === undefined) fail("size", "gives no square input size");
+      const owlv2 = pre.image_processor_type === "Owlv2ImageProcessor";
+      return { image_size: size, ...(owlv2 ? { pad_to_square: true } : {}), ...common };
+    }
+    default:
+      return {};
+  }
+}
