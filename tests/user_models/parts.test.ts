@@ -13,8 +13,7 @@ import {
   notInCatalogMessage,
 } from "@svc/shared/catalog/suggest";
 import { loadWorkerSettings } from "../../worker/config/settings.ts";
-import { readGraphSignature } from "../../worker/onnx/graph_io.ts";
-import { ProtoFormatError } from "../../worker/onnx/mod.ts";
+import { ProtoFormatError, readGraphSignature } from "@svc/onnx";
 import { createRepoLister } from "../../worker/weights/listing.ts";
 import { createClusterCacheSource } from "../../worker/weights/cluster_cache.ts";
 import { createHubSource } from "../../worker/weights/hub.ts";

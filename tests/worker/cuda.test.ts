@@ -18,7 +18,7 @@ import {
 } from "../../worker/inference/cuda_provider.ts";
 import { PROBE_MODEL_BASE64, probeCuda } from "../../worker/inference/cuda_probe.ts";
 import { createWorker, StartupError } from "../../worker/bootstrap.ts";
-import { GraphBuilder } from "../../infra/onnx/mod.ts";
+import { GraphBuilder } from "@svc/onnx/writer";
 import { Proc } from "../router/e2e/procs.ts";
 import { taskArgs } from "../start/tasks.ts";
 import { ensureFixtures } from "../fixtures/mod.ts";
@@ -47,7 +47,7 @@ Deno.test({
   },
 });
 
-Deno.test("cuda: the probe graph is what infra/onnx writes for Identity(x) -> y", () => {
+Deno.test("cuda: the probe graph is what @svc/onnx/writer writes for Identity(x) -> y", () => {
   const g = new GraphBuilder("cuda_probe");
   const x = g.input("x", "float32", [1]);
   g.op("Identity", [x], {}, "y");

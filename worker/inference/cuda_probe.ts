@@ -6,7 +6,7 @@
 
 /**
  * `Identity(x) → y` over one float (ONNX IR 8, opset 17): the smallest graph a session accepts.
- * Written by infra/onnx (tests/worker/cuda.test.ts checks it is what that writer produces).
+ * Written by @svc/onnx/writer (tests/worker/cuda.test.ts checks it is what that writer produces).
  */
 export const PROBE_MODEL_BASE64 =
   "CAgSD3N2Yy1vbm54LXdyaXRlchoBMTpMChwKAXgSAXkaCklkZW50aXR5XzAiCElkZW50aXR5EgpjdWRhX3Byb2Jl" +

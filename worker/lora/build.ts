@@ -3,7 +3,7 @@
  * graph and the adapter's tensors, check the adapter against the graph (fast: no weight is read
  * before every module and shape fits), merge every planned update, and return the patched model.
  */
-import { indexOnnxModel } from "../onnx/model.ts";
+import { indexOnnxModel } from "@svc/onnx";
 import type { AdapterConfig } from "./adapter_config.ts";
 import { linearTargets } from "./graph_targets.ts";
 import { mergeLoraIntoModel } from "./merge.ts";

@@ -12,7 +12,7 @@ import {
 } from "../../fixtures/lora/dense_adapter.ts";
 import { maxDiff, referenceDense } from "../../fixtures/lora/reference.ts";
 import { fixtureTokenizer, textFeeds } from "../../fixtures/testing.ts";
-import { indexOnnxModel } from "../../../worker/onnx/mod.ts";
+import { indexOnnxModel } from "@svc/onnx";
 import { linearTargets } from "../../../worker/lora/graph_targets.ts";
 import { parseAdapterConfig } from "../../../worker/lora/adapter_config.ts";
 import { LoraMismatchError, planLora } from "../../../worker/lora/plan.ts";

@@ -24,7 +24,7 @@ import {
 } from "@svc/shared/catalog/schema";
 import { nliHeads } from "../../families/classification.ts";
 import { labelList } from "../../families/labels.ts";
-import { type GraphSignature, type GraphValue, readGraphSignature } from "../../onnx/graph_io.ts";
+import { type GraphSignature, type GraphValue, readGraphSignature } from "@svc/onnx";
 import type { EntryOptions } from "../model_entries.ts";
 import { DetectionError, OVERRIDE_FILE, REPOSITORY, sayIt } from "./errors.ts";
 import { imageOptions, PREPROCESSOR } from "./images.ts";

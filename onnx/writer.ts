@@ -1,10 +1,11 @@
 // Own code: no kept-up npm package writes ONNX (onnx-proto pins protobufjs 6, an old major).
 /**
- * Our own ONNX writer: build small inference graphs in TypeScript and save them as `.onnx` files
- * (opset 17, IR version 8), without Python or the onnx package.
+ * `@svc/onnx/writer`: build small inference graphs in TypeScript and save them as `.onnx` files
+ * (opset 17, IR version 8), without Python or the onnx package. The fixture models and GloVe are
+ * built with it.
  *
  * ```ts
- * import { GraphBuilder, maskedMean } from "../infra/onnx/mod.ts";
+ * import { GraphBuilder, maskedMean } from "@svc/onnx/writer";
  * const g = new GraphBuilder("static");
  * const ids = g.input("input_ids", "int64", ["batch", "seq"]);
  * const mask = g.input("attention_mask", "int64", ["batch", "seq"]);
@@ -28,5 +29,6 @@ export {
 } from "./builder.ts";
 export { type QuantizedWeight, quantizePerColumn } from "./quantize.ts";
 export { gelu, l2Normalize, layerNorm, linear, maskedMean } from "./blocks.ts";
-export { DataType, type DataTypeCode, type Dim, encodeModel, type ModelMsg } from "./proto.ts";
+export { type Dim, encodeModel, type ModelMsg } from "./encode.ts";
+export { DataType, type DataTypeCode } from "./schema.ts";
 export { ProtoWriter } from "./protobuf.ts";

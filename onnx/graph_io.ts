@@ -3,19 +3,25 @@
  * read from the file without loading it: the weights (initializers, nodes) are skipped by seeking
  * past them, so a model of any size costs a few reads. Used to tell what an export is (a masked-LM
  * head or a plain encoder, pooled or per-token outputs, the output width) before it is served.
- * Field numbers follow onnx/onnx.proto: ModelProto.graph = 7; GraphProto.input = 11, output = 12;
- * ValueInfoProto.name = 1, type = 2; TypeProto.tensor_type = 1; Tensor.elem_type = 1, shape = 2;
- * TensorShapeProto.dim = 1; Dimension.dim_value = 1, dim_param = 2.
  */
-import { dataTypeName } from "./model.ts";
 import {
   fieldString,
   type ProtoField,
   protoFields,
   ProtoFormatError,
-  readVarint,
+  readField,
   WireType,
 } from "./protobuf.ts";
+import {
+  dataTypeName,
+  DimensionField,
+  GraphField,
+  ModelField,
+  ShapeField,
+  TensorTypeField,
+  TypeField,
+  ValueInfoField,
+} from "./schema.ts";
 
 /** One declared graph input or output: a dimension is a size, or a symbolic name (`batch`). */
 export interface GraphValue {
@@ -70,44 +76,7 @@ class WindowedFile {
   async header(pos: number, limit: number): Promise<ProtoField> {
     // A tag and a length are at most 10 bytes each.
     const head = await this.bytes(pos, 20);
-    const end = Math.min(head.length, limit - pos);
-    const [tag, afterTag] = readVarint(head, 0, end);
-    const field = Math.floor(tag / 8);
-    const wire = tag % 8;
-    if (field === 0) throw new ProtoFormatError(`field number 0 at offset ${pos}`);
-    let valueStart = afterTag;
-    let valueEnd: number;
-    let varint = 0;
-    switch (wire) {
-      case WireType.VARINT:
-        [varint, valueEnd] = readVarint(head, afterTag, end);
-        break;
-      case WireType.I64:
-        valueEnd = afterTag + 8;
-        break;
-      case WireType.I32:
-        valueEnd = afterTag + 4;
-        break;
-      case WireType.LEN: {
-        const [length, afterLength] = readVarint(head, afterTag, end);
-        valueStart = afterLength;
-        valueEnd = afterLength + length;
-        break;
-      }
-      default:
-        throw new ProtoFormatError(`unsupported wire type ${wire} at offset ${pos}`);
-    }
-    if (pos + valueEnd > limit) {
-      throw new ProtoFormatError(`field ${field} at offset ${pos} runs past its message`);
-    }
-    return {
-      field,
-      wire,
-      tagStart: pos,
-      valueStart: pos + valueStart,
-      end: pos + valueEnd,
-      varint,
-    };
+    return readField(head, 0, Math.min(head.length, limit - pos), pos, limit);
   }
 }
 
@@ -123,7 +92,7 @@ export async function readGraphSignature(path: string): Promise<GraphSignature> 
   let graphs = 0;
   for (let pos = 0; pos < size;) {
     const f = await w.header(pos, size);
-    if (f.field === 7 && f.wire === WireType.LEN) {
+    if (f.field === ModelField.GRAPH && f.wire === WireType.LEN) {
       graphs++;
       await readGraph(w, f.valueStart, f.end, sig);
     }
@@ -141,16 +110,17 @@ async function readGraph(
 ): Promise<void> {
   for (let pos = start; pos < end;) {
     const f = await w.header(pos, end);
-    if ((f.field === 11 || f.field === 12) && f.wire === WireType.LEN) {
+    const isInput = f.field === GraphField.INPUT;
+    if ((isInput || f.field === GraphField.OUTPUT) && f.wire === WireType.LEN) {
       const length = f.end - f.valueStart;
       if (length > MAX_VALUE_INFO_BYTES) {
-        throw new ProtoFormatError(`graph ${f.field === 11 ? "input" : "output"} is too large`);
+        throw new ProtoFormatError(`graph ${isInput ? "input" : "output"} is too large`);
       }
       if (sig.inputs.length + sig.outputs.length >= MAX_VALUES) {
         throw new ProtoFormatError(`graph declares more than ${MAX_VALUES} inputs and outputs`);
       }
       const bytes = (await w.bytes(f.valueStart, length)).slice();
-      (f.field === 11 ? sig.inputs : sig.outputs).push(valueInfo(bytes));
+      (isInput ? sig.inputs : sig.outputs).push(valueInfo(bytes));
     }
     pos = f.end;
   }
@@ -160,13 +130,16 @@ async function readGraph(
 function valueInfo(bytes: Uint8Array): GraphValue {
   const v: GraphValue = { name: "", type: "unknown", dims: [] };
   for (const f of protoFields(bytes)) {
-    if (f.field === 1 && f.wire === WireType.LEN) v.name = fieldString(bytes, f);
-    if (f.field !== 2 || f.wire !== WireType.LEN) continue;
+    if (f.field === ValueInfoField.NAME && f.wire === WireType.LEN) v.name = fieldString(bytes, f);
+    if (f.field !== ValueInfoField.TYPE || f.wire !== WireType.LEN) continue;
     for (const t of protoFields(bytes, f.valueStart, f.end)) {
-      if (t.field !== 1 || t.wire !== WireType.LEN) continue; // tensor_type
+      if (t.field !== TypeField.TENSOR_TYPE || t.wire !== WireType.LEN) continue;
       for (const tt of protoFields(bytes, t.valueStart, t.end)) {
-        if (tt.field === 1 && tt.wire === WireType.VARINT) v.type = dataTypeName(tt.varint);
-        if (tt.field === 2 && tt.wire === WireType.LEN) v.dims = shapeDims(bytes, tt);
+        const type = tt.field === TensorTypeField.ELEM_TYPE && tt.wire === WireType.VARINT;
+        if (type) v.type = dataTypeName(tt.varint);
+        if (tt.field === TensorTypeField.SHAPE && tt.wire === WireType.LEN) {
+          v.dims = shapeDims(bytes, tt);
+        }
       }
     }
   }
@@ -176,11 +149,13 @@ function valueInfo(bytes: Uint8Array): GraphValue {
 function shapeDims(bytes: Uint8Array, shape: ProtoField): (number | string)[] {
   const dims: (number | string)[] = [];
   for (const d of protoFields(bytes, shape.valueStart, shape.end)) {
-    if (d.field !== 1 || d.wire !== WireType.LEN) continue;
+    if (d.field !== ShapeField.DIM || d.wire !== WireType.LEN) continue;
     let dim: number | string = "?";
     for (const x of protoFields(bytes, d.valueStart, d.end)) {
-      if (x.field === 1 && x.wire === WireType.VARINT) dim = x.varint;
-      if (x.field === 2 && x.wire === WireType.LEN) dim = fieldString(bytes, x);
+      if (x.field === DimensionField.DIM_VALUE && x.wire === WireType.VARINT) dim = x.varint;
+      if (x.field === DimensionField.DIM_PARAM && x.wire === WireType.LEN) {
+        dim = fieldString(bytes, x);
+      }
     }
     dims.push(dim);
   }

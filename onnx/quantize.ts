@@ -4,7 +4,7 @@
  * time (DynamicQuantizeLinear), the product in int32 (MatMulInteger), then back to float with
  * `x_scale · w_scale[col]`. ORT fuses that chain into one DynamicQuantizeMatMul kernel on CPU.
  */
-import type { NodeMsg } from "./proto.ts";
+import type { NodeMsg } from "./encode.ts";
 
 /** A weight `[K, N]` quantised per column: `w[k, n] ≈ q[k, n] · scale[n]`. */
 export interface QuantizedWeight {

@@ -4,7 +4,7 @@
  * `output` to give the result a fixed name (for graph outputs).
  */
 import type { GraphBuilder } from "./builder.ts";
-import { DataType } from "./proto.ts";
+import { DataType } from "./schema.ts";
 
 /** `x · w (+ b)` with `w` shaped `[in, out]` (MatMul broadcasts over leading axes). */
 export function linear(g: GraphBuilder, x: string, w: string, b?: string, output?: string): string {

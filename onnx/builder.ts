@@ -5,14 +5,13 @@
  */
 import {
   type AttributeMsg,
-  DataType,
-  type DataTypeCode,
   type Dim,
   encodeModel,
   type NodeMsg,
   type TensorMsg,
   type ValueInfoMsg,
-} from "./proto.ts";
+} from "./encode.ts";
+import { DataType, type DataTypeCode } from "./schema.ts";
 import { quantizedMatMulNodes, quantizePerColumn } from "./quantize.ts";
 
 /** Element types the builder accepts for inputs, outputs and initializers. */

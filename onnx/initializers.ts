@@ -5,25 +5,18 @@
  * left untouched.
  */
 import { decodeFloats, encodeFloats, type FloatType } from "./float_values.ts";
-import {
-  dataTypeName,
-  elementCount,
-  type InitializerRef,
-  isTensorValueField,
-  OnnxDataType,
-  type OnnxIndex,
-  RAW_DATA_FIELD,
-} from "./model.ts";
+import { elementCount, type InitializerRef, isTensorValueField, type OnnxIndex } from "./model.ts";
 import { lengthPrefix, protoFields } from "./protobuf.ts";
+import { DataType, dataTypeName, GraphField, ModelField, TensorField } from "./schema.ts";
 
 /** The float type of an initializer, undefined when it is not float32/float16/bfloat16. */
 export function floatTypeOf(t: InitializerRef): FloatType | undefined {
   switch (t.dataType) {
-    case OnnxDataType.FLOAT:
+    case DataType.FLOAT:
       return "float32";
-    case OnnxDataType.FLOAT16:
+    case DataType.FLOAT16:
       return "float16";
-    case OnnxDataType.BFLOAT16:
+    case DataType.BFLOAT16:
       return "bfloat16";
   }
   return undefined;
@@ -91,14 +84,11 @@ export function replaceFloatInitializers(
   const bodyLength = pieces.reduce((n, p) => n + p.length, 0);
   return concat([
     bytes.subarray(0, graph.fieldStart),
-    lengthPrefix(MODEL_GRAPH_FIELD, bodyLength),
+    lengthPrefix(ModelField.GRAPH, bodyLength),
     ...pieces,
     bytes.subarray(graph.bodyEnd),
   ]);
 }
-
-const MODEL_GRAPH_FIELD = 7;
-const GRAPH_INITIALIZER_FIELD = 5;
 
 /** The initializer field re-encoded: every field but the values, then the new raw_data. */
 function rewrittenTensorField(bytes: Uint8Array, ref: InitializerRef, raw: Uint8Array) {
@@ -106,9 +96,9 @@ function rewrittenTensorField(bytes: Uint8Array, ref: InitializerRef, raw: Uint8
   for (const f of protoFields(bytes, ref.bodyStart, ref.bodyEnd)) {
     if (!isTensorValueField(f.field)) kept.push(bytes.subarray(f.tagStart, f.end));
   }
-  const rawPrefix = lengthPrefix(RAW_DATA_FIELD, raw.length);
+  const rawPrefix = lengthPrefix(TensorField.RAW_DATA, raw.length);
   const bodyLength = kept.reduce((n, p) => n + p.length, 0) + rawPrefix.length + raw.length;
-  return [lengthPrefix(GRAPH_INITIALIZER_FIELD, bodyLength), ...kept, rawPrefix, raw];
+  return [lengthPrefix(GraphField.INITIALIZER, bodyLength), ...kept, rawPrefix, raw];
 }
 
 function concat(parts: Uint8Array[]): Uint8Array {

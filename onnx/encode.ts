@@ -1,22 +1,24 @@
 /**
  * ONNX message shapes (a subset of onnx.proto, enough for inference graphs) and their protobuf
- * encoding. Field numbers follow onnx/onnx.proto; only fields we emit are listed.
+ * encoding, with the field numbers of `schema.ts`.
  */
 import { ProtoWriter } from "./protobuf.ts";
-
-/** TensorProto.DataType values we use. */
-export const DataType = {
-  FLOAT: 1,
-  UINT8: 2,
-  INT8: 3,
-  INT32: 6,
-  INT64: 7,
-  BOOL: 9,
-  FLOAT16: 10,
-  DOUBLE: 11,
-} as const;
-/** A TensorProto.DataType value. */
-export type DataTypeCode = typeof DataType[keyof typeof DataType];
+import {
+  AttributeField as ATTR,
+  AttributeType,
+  type DataTypeCode,
+  DimensionField,
+  EntryField,
+  GraphField,
+  ModelField,
+  NodeField,
+  OpsetField,
+  ShapeField,
+  TensorField,
+  TensorTypeField,
+  TypeField,
+  ValueInfoField,
+} from "./schema.ts";
 
 /** A constant tensor stored as little-endian raw bytes (TensorProto.raw_data). */
 export interface TensorMsg {
@@ -75,50 +77,59 @@ export interface ModelMsg {
   graph: GraphMsg;
 }
 
-// AttributeProto.AttributeType enum.
-const ATTR_TYPE = { float: 1, int: 2, string: 3, tensor: 4, floats: 6, ints: 7 } as const;
+const ATTR_TYPE = {
+  float: AttributeType.FLOAT,
+  int: AttributeType.INT,
+  string: AttributeType.STRING,
+  tensor: AttributeType.TENSOR,
+  floats: AttributeType.FLOATS,
+  ints: AttributeType.INTS,
+} as const;
 
 /** Encode a TensorProto. */
 export function encodeTensor(t: TensorMsg): ProtoWriter {
   return new ProtoWriter()
-    .varints(1, t.dims)
-    .varint(2, t.dataType)
-    .string(8, t.name)
-    .bytes(9, t.rawData);
+    .varints(TensorField.DIMS, t.dims)
+    .varint(TensorField.DATA_TYPE, t.dataType)
+    .string(TensorField.NAME, t.name)
+    .bytes(TensorField.RAW_DATA, t.rawData);
 }
 
 /** Encode an AttributeProto. */
 export function encodeAttribute(a: AttributeMsg): ProtoWriter {
-  const w = new ProtoWriter().string(1, a.name);
+  const w = new ProtoWriter().string(ATTR.NAME, a.name);
   switch (a.kind) {
     case "float":
-      w.float(2, a.value);
+      w.float(ATTR.F, a.value);
       break;
     case "int":
-      w.varint(3, a.value);
+      w.varint(ATTR.I, a.value);
       break;
     case "string":
-      w.string(4, a.value);
+      w.string(ATTR.S, a.value);
       break;
     case "tensor":
-      w.message(5, encodeTensor(a.value));
+      w.message(ATTR.T, encodeTensor(a.value));
       break;
     case "floats":
-      w.floats(7, a.value);
+      w.floats(ATTR.FLOATS, a.value);
       break;
     case "ints":
-      w.varints(8, a.value);
+      w.varints(ATTR.INTS, a.value);
       break;
   }
-  return w.varint(20, ATTR_TYPE[a.kind]);
+  return w.varint(ATTR.TYPE, ATTR_TYPE[a.kind]);
 }
 
 /** Encode a NodeProto. */
 export function encodeNode(n: NodeMsg): ProtoWriter {
-  const w = new ProtoWriter().strings(1, n.inputs).strings(2, n.outputs).string(3, n.name)
-    .string(4, n.opType);
-  for (const a of n.attributes) w.message(5, encodeAttribute(a));
-  if (n.domain) w.string(7, n.domain);
+  const w = new ProtoWriter()
+    .strings(NodeField.INPUT, n.inputs)
+    .strings(NodeField.OUTPUT, n.outputs)
+    .string(NodeField.NAME, n.name)
+    .string(NodeField.OP_TYPE, n.opType);
+  for (const a of n.attributes) w.message(NodeField.ATTRIBUTE, encodeAttribute(a));
+  if (n.domain) w.string(NodeField.DOMAIN, n.domain);
   return w;
 }
 
@@ -127,38 +138,44 @@ export function encodeValueInfo(v: ValueInfoMsg): ProtoWriter {
   const shape = new ProtoWriter();
   for (const d of v.dims) {
     const dim = new ProtoWriter();
-    if (typeof d === "number") dim.varint(1, d);
-    else dim.string(2, d);
-    shape.message(1, dim);
+    if (typeof d === "number") dim.varint(DimensionField.DIM_VALUE, d);
+    else dim.string(DimensionField.DIM_PARAM, d);
+    shape.message(ShapeField.DIM, dim);
   }
-  const tensorType = new ProtoWriter().varint(1, v.elemType).message(2, shape);
-  const type = new ProtoWriter().message(1, tensorType);
-  return new ProtoWriter().string(1, v.name).message(2, type);
+  const tensorType = new ProtoWriter()
+    .varint(TensorTypeField.ELEM_TYPE, v.elemType)
+    .message(TensorTypeField.SHAPE, shape);
+  const type = new ProtoWriter().message(TypeField.TENSOR_TYPE, tensorType);
+  return new ProtoWriter().string(ValueInfoField.NAME, v.name).message(ValueInfoField.TYPE, type);
 }
 
 /** Encode a GraphProto. */
 export function encodeGraph(g: GraphMsg): ProtoWriter {
   const w = new ProtoWriter();
-  for (const n of g.nodes) w.message(1, encodeNode(n));
-  w.string(2, g.name);
-  for (const t of g.initializers) w.message(5, encodeTensor(t));
-  for (const v of g.inputs) w.message(11, encodeValueInfo(v));
-  for (const v of g.outputs) w.message(12, encodeValueInfo(v));
+  for (const n of g.nodes) w.message(GraphField.NODE, encodeNode(n));
+  w.string(GraphField.NAME, g.name);
+  for (const t of g.initializers) w.message(GraphField.INITIALIZER, encodeTensor(t));
+  for (const v of g.inputs) w.message(GraphField.INPUT, encodeValueInfo(v));
+  for (const v of g.outputs) w.message(GraphField.OUTPUT, encodeValueInfo(v));
   return w;
 }
 
 /** Encode a ModelProto into the bytes of a `.onnx` file. */
 export function encodeModel(m: ModelMsg): Uint8Array {
   const w = new ProtoWriter()
-    .varint(1, m.irVersion)
-    .string(2, m.producerName)
-    .string(3, m.producerVersion);
-  if (m.docString) w.string(6, m.docString);
-  w.message(7, encodeGraph(m.graph));
+    .varint(ModelField.IR_VERSION, m.irVersion)
+    .string(ModelField.PRODUCER_NAME, m.producerName)
+    .string(ModelField.PRODUCER_VERSION, m.producerVersion);
+  if (m.docString) w.string(ModelField.DOC_STRING, m.docString);
+  w.message(ModelField.GRAPH, encodeGraph(m.graph));
   // Default ("ai.onnx") operator set: the empty domain string.
-  w.message(8, new ProtoWriter().string(1, "").varint(2, m.opsetVersion));
+  const opset = new ProtoWriter()
+    .string(OpsetField.DOMAIN, "")
+    .varint(OpsetField.VERSION, m.opsetVersion);
+  w.message(ModelField.OPSET_IMPORT, opset);
   for (const [key, value] of Object.entries(m.metadata ?? {})) {
-    w.message(14, new ProtoWriter().string(1, key).string(2, value));
+    const entry = new ProtoWriter().string(EntryField.KEY, key).string(EntryField.VALUE, value);
+    w.message(ModelField.METADATA_PROPS, entry);
   }
   return w.finish();
 }

@@ -12,40 +12,15 @@ import {
   ProtoFormatError,
   WireType,
 } from "./protobuf.ts";
-
-/** TensorProto.DataType values this module reads or names. */
-export const OnnxDataType = {
-  FLOAT: 1,
-  UINT8: 2,
-  INT8: 3,
-  INT32: 6,
-  INT64: 7,
-  FLOAT16: 10,
-  DOUBLE: 11,
-  BFLOAT16: 16,
-} as const;
-
-const TYPE_NAMES: Record<number, string> = {
-  1: "float32",
-  2: "uint8",
-  3: "int8",
-  4: "uint16",
-  5: "int16",
-  6: "int32",
-  7: "int64",
-  8: "string",
-  9: "bool",
-  10: "float16",
-  11: "float64",
-  12: "uint32",
-  13: "uint64",
-  16: "bfloat16",
-};
-
-/** A readable name of a TensorProto data type (`float32`, `int8`...). */
-export function dataTypeName(code: number): string {
-  return TYPE_NAMES[code] ?? `type ${code}`;
-}
+import {
+  AttributeField as ATTR,
+  AttributeType,
+  GraphField as GRAPH,
+  LOCATION_EXTERNAL,
+  ModelField,
+  NodeField as NODE,
+  TensorField as TENSOR,
+} from "./schema.ts";
 
 /** Where an initializer's values are stored. */
 export type TensorData =
@@ -94,28 +69,19 @@ export interface OnnxIndex {
   initializers: Map<string, InitializerRef>;
 }
 
-const MODEL_GRAPH = 7;
-const GRAPH = { NODE: 1, INITIALIZER: 5 } as const;
-const NODE = { INPUT: 1, OUTPUT: 2, NAME: 3, OP_TYPE: 4, ATTRIBUTE: 5, DOMAIN: 7 } as const;
-const ATTR = { NAME: 1, I: 3, INTS: 8, TYPE: 20 } as const;
-const ATTR_TYPE = { INT: 2, INTS: 7 } as const;
-const TENSOR = {
-  DIMS: 1,
-  DATA_TYPE: 2,
-  FLOAT_DATA: 4,
-  NAME: 8,
-  RAW_DATA: 9,
-  EXTERNAL_DATA: 13,
-  DATA_LOCATION: 14,
-} as const;
-const TYPED_DATA_FIELDS = new Set([5, 6, 7, 10, 11]);
-const LOCATION_EXTERNAL = 1;
+const TYPED_DATA_FIELDS: ReadonlySet<number> = new Set([
+  TENSOR.INT32_DATA,
+  TENSOR.STRING_DATA,
+  TENSOR.INT64_DATA,
+  TENSOR.DOUBLE_DATA,
+  TENSOR.UINT64_DATA,
+]);
 
 /** Index the main graph of the model in `bytes` (an `.onnx` file's content). */
 export function indexOnnxModel(bytes: Uint8Array): OnnxIndex {
   let graph: ProtoField | undefined;
   for (const f of protoFields(bytes)) {
-    if (f.field !== MODEL_GRAPH) continue;
+    if (f.field !== ModelField.GRAPH) continue;
     if (f.wire !== WireType.LEN) throw new ProtoFormatError("ModelProto.graph is not a message");
     // Protobuf would merge repeated occurrences; exporters never write them, and a patch
     // must know the one place the graph lives.
@@ -201,10 +167,10 @@ function readIntAttribute(
     else if (f.field === ATTR.TYPE && f.wire === WireType.VARINT) type = f.varint;
   }
   // Old exporters leave `type` out; the field that is present then says what it is.
-  if (value !== undefined && (type === undefined || type === ATTR_TYPE.INT)) {
+  if (value !== undefined && (type === undefined || type === AttributeType.INT)) {
     return { kind: "int", name, value };
   }
-  if (values !== undefined && (type === undefined || type === ATTR_TYPE.INTS)) {
+  if (values !== undefined && (type === undefined || type === AttributeType.INTS)) {
     return { kind: "ints", name, values };
   }
   return undefined;
@@ -266,6 +232,3 @@ export function isTensorValueField(field: number): boolean {
     field === TENSOR.EXTERNAL_DATA || field === TENSOR.DATA_LOCATION ||
     TYPED_DATA_FIELDS.has(field);
 }
-
-/** TensorProto's raw_data field number (for writers). */
-export const RAW_DATA_FIELD = TENSOR.RAW_DATA;
