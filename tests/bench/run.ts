@@ -4,7 +4,7 @@
  * results.json and chart.svg. Every process it starts is killed before it returns.
  */
 import { dirname, join, resolve } from "node:path";
-import { ensureFixtures } from "../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 import { type Floors, startFloors } from "./floor/start.ts";
 import { BENCH_HELP, parseArgs } from "./args.ts";
 import { assemble } from "./assemble.ts";

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ensureFixtures } from "../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 import { startFakeHub } from "../fake_hub/server.ts";
 import { GraphBuilder } from "@svc/onnx/writer";
 import { formatTable, verifyCatalog } from "../../infra/catalog/verify.ts";

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { SvcClient, SvcError } from "@svc/shared/client";
 import { VERSION } from "@svc/shared/version";
-import { ensureFixtures } from "../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 import {
   type Proc,
   ROOT,

@@ -23,7 +23,7 @@ import {
 } from "../router/e2e/procs.ts";
 import { waitFor } from "../helpers/wait.ts";
 import { CompatClient, ServiceCallError } from "./client/client.ts";
-import { ensureFixtures } from "../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 import { startFakeHub } from "../fake_hub/server.ts";
 import { type StatusMessage, StatusMessageSchema } from "@svc/shared/schemas/status";
 import { parseProm, sum } from "../observability/helpers/prom_text.ts";

@@ -22,7 +22,7 @@ import { createWeightStore } from "../../worker/weights/store.ts";
 import { WeightsError } from "../../worker/weights/errors.ts";
 import { startFakeHub } from "../fake_hub/server.ts";
 import { openModel } from "../fixtures/testing.ts";
-import { ensureFixtures } from "../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 import { fixtureDir } from "./repos.ts";
 
 Deno.test("SVC_MODELS: hub ids, revisions, directories and entry settings parse", () => {

@@ -21,7 +21,7 @@ import { createWorker, StartupError } from "../../worker/bootstrap.ts";
 import { GraphBuilder } from "@svc/onnx/writer";
 import { Proc } from "../router/e2e/procs.ts";
 import { taskArgs } from "../start/tasks.ts";
-import { ensureFixtures } from "../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 
 const LINUX_X64 = nodePlatform().os === "linux" && nodePlatform().arch === "x64";
 /** Whether this checkout has the provider installed (then the failure paths cannot be shown). */

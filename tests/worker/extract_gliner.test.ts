@@ -4,7 +4,7 @@
  * describes them and decoded here (sigmoid, threshold, greedy flat NER, word offsets).
  */
 import assert from "node:assert/strict";
-import { GLINER_TOKENS, MAX_WIDTH, MAX_WORDS } from "../fixtures/models/gliner.ts";
+import { GLINER_TOKENS, MAX_WIDTH, MAX_WORDS } from "@svc/fixture-models/models";
 import { type Json, postJson, type TestWorker, withWorker } from "./harness.ts";
 import {
   type Ent,

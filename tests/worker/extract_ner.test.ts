@@ -4,7 +4,7 @@
  * argmax, BIO merge) with offsets from a separate character aligner.
  */
 import assert from "node:assert/strict";
-import { ensureFixtures, NER_LABELS } from "../fixtures/mod.ts";
+import { ensureFixtures, NER_LABELS } from "@svc/fixture-models";
 import { fixtureTokenizer, openModel, runModel, textFeeds } from "../fixtures/testing.ts";
 import { type Json, postJson, type TestWorker, withWorker } from "./harness.ts";
 import { decodeMsgpackView } from "./msgpack_view.ts";

@@ -7,7 +7,7 @@
  * the spans found are tails.
  */
 import assert from "node:assert/strict";
-import { GLINER_TOKENS, MAX_WIDTH, MAX_WORDS } from "../fixtures/models/gliner.ts";
+import { GLINER_TOKENS, MAX_WIDTH, MAX_WORDS } from "@svc/fixture-models/models";
 import { fixtureTokenizer } from "../fixtures/testing.ts";
 import { assertExtractKeys, type Json, postJson, type TestWorker, withWorker } from "./harness.ts";
 import { decodeMsgpackView } from "./msgpack_view.ts";

@@ -1,6 +1,6 @@
 /** Test harness: an in-process worker over the generated fixtures, on 127.0.0.1 and a free port. */
 import assert from "node:assert/strict";
-import { ensureFixtures } from "../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 import { createWorker, type WorkerInstance } from "../../worker/bootstrap.ts";
 import { createLogger } from "@svc/shared/log";
 import { serveWorkerApp } from "../../worker/server/http_server.ts";

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ensureFixtures } from "../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 import { elementCount, indexOnnxModel, replaceFloatInitializers } from "@svc/onnx";
 import { variantModelsDir } from "./variant_models.ts";
 import { postJson, withWorker } from "./harness.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ensureFixtures } from "../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 import { startFakeHub } from "../fake_hub/server.ts";
 import { postJson, startTestWorker } from "./harness.ts";
 import { waitFor } from "../helpers/wait.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ensureFixtures } from "../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 import { fixtureTokenizer, openModel, runModel, textFeeds } from "../fixtures/testing.ts";
 import { type Json, postJson, startTestWorker } from "./harness.ts";
 import { splitRoom } from "../../worker/families/text/tokenizer.ts";

@@ -3,7 +3,7 @@
  * sets as `deno task router` / `deno task worker`, bound to 127.0.0.1, their output captured
  * (to find the port they bound and to check what they log), always killed in `finally`.
  */
-import { ensureFixtures } from "../../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 
 /** Repository root (cwd of every child: deno.json and its permission sets live there). */
 export const ROOT = new URL("../../../", import.meta.url).pathname;

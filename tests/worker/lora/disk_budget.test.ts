@@ -12,9 +12,9 @@ import { createHttpClusterCache } from "../../../worker/weights/cluster_cache.ts
 import { ADAPTER_FILES, type LoraStarter, LoraStore } from "../../../worker/lora/store.ts";
 import { LoraDiskBudget } from "../../../worker/lora/disk_budget.ts";
 import { loraAllowList } from "../../../worker/lora/allow.ts";
-import { DENSE_QV_SPEC, denseAdapter, writeAdapter } from "../../fixtures/lora/dense_adapter.ts";
-import { dense } from "../../fixtures/models/dense.ts";
-import type { EncoderWeights } from "../../fixtures/encoder/weights.ts";
+import { DENSE_QV_SPEC, denseAdapter, writeAdapter } from "@svc/fixture-models/lora";
+import { dense } from "@svc/fixture-models/models";
+import type { EncoderWeights } from "@svc/fixture-models/models";
 
 const W = dense.weights() as EncoderWeights;
 const ids = (n: number) => Array.from({ length: n }, (_, i) => `churn/adapter-${i}`);

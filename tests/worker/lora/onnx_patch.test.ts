@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import ort from "onnxruntime-node";
 import { DataType, encodeModel, GraphBuilder } from "@svc/onnx/writer";
-import { ensureFixtures } from "../../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 import {
   indexOnnxModel,
   ProtoFormatError,

@@ -1,15 +1,15 @@
 import assert from "node:assert/strict";
 import ort from "onnxruntime-node";
-import { ensureFixtures } from "../../fixtures/mod.ts";
-import { dense } from "../../fixtures/models/dense.ts";
-import type { EncoderWeights } from "../../fixtures/encoder/weights.ts";
+import { ensureFixtures } from "@svc/fixture-models";
+import { dense } from "@svc/fixture-models/models";
+import type { EncoderWeights } from "@svc/fixture-models/models";
 import {
   type AdapterSpec,
   DENSE_QV_SPEC,
   denseAdapter,
   type LoraFixture,
   mergedWeights,
-} from "../../fixtures/lora/dense_adapter.ts";
+} from "@svc/fixture-models/lora";
 import { maxDiff, referenceDense } from "../../fixtures/lora/reference.ts";
 import { fixtureTokenizer, textFeeds } from "../../fixtures/testing.ts";
 import { indexOnnxModel } from "@svc/onnx";
