@@ -3,8 +3,8 @@
  * (`deno task config:docs` writes it; tests/infra/config_reference.test.ts fails when it is stale).
  */
 import { COMMON_FIELDS, type ReferenceSection, withReference } from "@svc/shared/config";
-import { ROUTER_REFERENCE } from "../router/settings.ts";
-import { WORKER_REFERENCE } from "../worker/config/settings.ts";
+import { ROUTER_REFERENCE } from "@svc/router/settings";
+import { WORKER_REFERENCE } from "@svc/worker/settings";
 import { START_REFERENCE } from "./start_settings.ts";
 
 /** Every section, each setting in exactly one of them. */

@@ -15,8 +15,8 @@ import {
   missingProviderFiles,
   nodePlatform,
   ortBinaryDir,
-} from "../worker/inference/cuda_provider.ts";
-import { queryGpus } from "../worker/telemetry/gpu.ts";
+} from "@svc/worker/cuda";
+import { queryGpus } from "@svc/worker/gpu";
 
 const HELP = `usage: npx deno task gpu:setup [--check | --dry-run] [--ort-dir DIR]
 

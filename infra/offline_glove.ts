@@ -4,8 +4,7 @@
  * package first). Once built, the running worker's registry takes the new catalog entry, so the
  * model is served without a restart; later starts find it built and skip all of this.
  */
-import { loadCatalog } from "../worker/catalog/loader.ts";
-import type { ModelRegistry } from "../worker/registry/registry.ts";
+import { loadCatalog, type ModelRegistry } from "@svc/worker";
 import { GLOVE_ID } from "./models/glove_catalog.ts";
 import type { GloveJob, GloveProgress, GloveStop } from "./models/glove_job.ts";
 import { DEFAULT_INSTALL_TIMEOUT_MS, WINK_PACKAGE } from "./models/wink_package.ts";

@@ -18,18 +18,16 @@
 import { COMMON_FIELDS, ConfigError, type Env, processHelp, serverArgs } from "@svc/shared/config";
 import { listenFailureLine } from "@svc/shared/http/listen_error";
 import { createLogger, type Logger } from "@svc/shared/log";
-import { loadRouterSettings, ROUTER_REFERENCE } from "../router/settings.ts";
-import { type RunningRouter, startRouter } from "../router/server.ts";
-import { parseCidr } from "../router/fleet/networks.ts";
-import { createWorker, type WorkerInstance } from "../worker/bootstrap.ts";
-import { WORKER_REFERENCE, WORKER_SETTING_NAMES } from "../worker/config/settings.ts";
+import { loadRouterSettings, ROUTER_REFERENCE } from "@svc/router/settings";
+import { parseCidr, type RunningRouter, startRouter } from "@svc/router";
+import { WORKER_REFERENCE, WORKER_SETTING_NAMES } from "@svc/worker/settings";
+import { createWorker, runWorkerProcess, type WorkerInstance } from "@svc/worker";
+import { gpuInventory, profileOfGpus } from "@svc/worker/gpu";
 import { ALL_BUNDLES } from "@svc/shared/catalog/bundles";
 import { START_REFERENCE, START_SCHEMA, type StartSettings } from "./start_settings.ts";
 import { type OfflineModels, prepareOfflineModels } from "./offline_models.ts";
 import { buildGloveInBackground } from "./offline_glove.ts";
 import { launcherGone } from "./launcher_watch.ts";
-import { runWorkerProcess } from "../worker/server/lifecycle.ts";
-import { gpuInventory, profileOfGpus } from "../worker/telemetry/gpu.ts";
 
 /** A random token for this run (never printed). */
 function randomToken(): string {

@@ -9,14 +9,9 @@ import sharp from "sharp";
 import { hasAdapter } from "@svc/shared/catalog/served_families";
 import type { ModelConfig } from "@svc/shared/catalog/schema";
 import { createLogger } from "@svc/shared/log";
-import { loadWorkerSettings } from "../../worker/config/settings.ts";
-import { loadCatalog } from "../../worker/catalog/loader.ts";
-import { weightStoreFrom } from "../../worker/weights/settings.ts";
-import type { WeightStore } from "../../worker/weights/types.ts";
-import { createWorker } from "../../worker/bootstrap.ts";
-import { serveWorkerApp } from "../../worker/server/http_server.ts";
-import { familyOp } from "../../worker/families/kinds.ts";
-import { cosine } from "../../worker/service/similarity.ts";
+import { loadWorkerSettings } from "@svc/worker/settings";
+import { type WeightStore, weightStoreFrom } from "@svc/worker/weights";
+import { cosine, createWorker, familyOp, loadCatalog, serveWorkerApp } from "@svc/worker";
 import { contractProblems, graphContracts } from "./family_io.ts";
 
 /** The outcome for one entry: one row of the printed table. */

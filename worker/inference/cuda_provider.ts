@@ -30,7 +30,7 @@ export function nodePlatform(): { os: string; arch: string } {
 }
 
 /** Where ONNX Runtime's native libraries are, and so where it loads its providers from. */
-export function ortBinaryDir(packageDir = defaultOrtPackageDir()): string {
+export function ortBinaryDir(packageDir: string = defaultOrtPackageDir()): string {
   const { os, arch } = nodePlatform();
   return join(packageDir, "bin", "napi-v6", os, arch);
 }
@@ -52,7 +52,9 @@ export async function missingProviderFiles(dir: string): Promise<string[]> {
  * One line saying why CUDA cannot be used from `dir`, naming the command that fixes it; undefined
  * when the provider's files are there. Only linux x64 has a CUDA provider in onnxruntime-node 1.30.
  */
-export async function cudaProviderProblem(dir = ortBinaryDir()): Promise<string | undefined> {
+export async function cudaProviderProblem(
+  dir: string = ortBinaryDir(),
+): Promise<string | undefined> {
   const { os, arch } = nodePlatform();
   if (os !== "linux" || arch !== "x64") {
     return `onnxruntime-node 1.30 has a CUDA provider for linux x64 only (this is ${os} ${arch})`;

@@ -28,7 +28,7 @@ export const NVIDIA_SMI_FIELDS = [
 ] as const;
 
 /** Arguments of the nvidia-smi call (values without units and header; the parser accepts both). */
-export const NVIDIA_SMI_ARGS = [
+export const NVIDIA_SMI_ARGS: string[] = [
   `--query-gpu=${NVIDIA_SMI_FIELDS.join(",")}`,
   "--format=csv,noheader,nounits",
 ];
