@@ -4,7 +4,7 @@
  * (uint8, binary) and Int32Array sparse indices, with multi-vectors as one row per token.
  */
 import assert from "node:assert/strict";
-import { SvcClient } from "@svc/shared/client";
+import { SvcClient } from "@svc/client";
 import { encodeMsgpack } from "@svc/shared/codec/msgpack_encode";
 import { encodeJson } from "@svc/shared/codec/json_encode";
 import { NdArray } from "@svc/shared/codec/ndarray";

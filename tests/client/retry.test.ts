@@ -5,14 +5,14 @@
  * connection failures retried with capped, jittered backoff, one version-skew warning.
  */
 import assert from "node:assert/strict";
-import { SvcClient, SvcError } from "@svc/shared/client";
+import { SvcClient, SvcError } from "@svc/client";
 import {
   connectDelayMs,
   DEFAULT_RETRY,
   parseRetryAfter,
   provisionDelayMs,
   versionSkew,
-} from "../../shared/client/retry.ts";
+} from "../../client/retry.ts";
 import { VERSION } from "@svc/shared/version";
 import { apiError, jsonAnswer, recordingSleep, type Scripted, scriptedServer } from "./scripted.ts";
 

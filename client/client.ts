@@ -1,5 +1,5 @@
 /** The service's client: encode, score, extract, the catalog and `/v1/embeddings`. */
-import { VERSION } from "../version.ts";
+import { VERSION } from "@svc/shared/version";
 import { abortableSleep, Transport } from "./transport.ts";
 import { DEFAULT_RETRY, type RetryPolicy } from "./retry.ts";
 import { shapeEmbeddingsAnswer, shapeEncodeAnswer, type WireFormat } from "./wire.ts";

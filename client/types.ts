@@ -161,8 +161,8 @@ export interface ExtractResponse {
  * One catalog entry with its live state, as both servers send it (`family` and `bundle` beside the
  * specified fields). The same type the servers build: type-only, so nothing of zod is bundled.
  */
-export type { CatalogModelInfo as ModelInfo } from "../catalog/model_info.ts";
-export type { ProfileInfo } from "../schemas/models.ts";
+export type { CatalogModelInfo as ModelInfo } from "@svc/shared/catalog/model_info";
+export type { ProfileInfo } from "@svc/shared/schemas/models";
 
 /** Request of `embeddings` (OpenAI-compatible). */
 export interface EmbeddingsRequest {

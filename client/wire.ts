@@ -5,7 +5,7 @@
  */
 import { Packr } from "msgpackr/pack";
 import { Unpackr } from "msgpackr/unpack";
-import { float16ToFloat32 } from "../codec/float16.ts";
+import { float16ToFloat32 } from "@svc/shared/codec/float16";
 import type { OutputDtype, VectorValues } from "./types.ts";
 
 /** Wire format of requests and answers. */
