@@ -6,6 +6,7 @@
 import { Packr } from "msgpackr/pack";
 import { Unpackr } from "msgpackr/unpack";
 import { float16ToFloat32 } from "@svc/shared/codec/float16";
+import { type NumpyArray, numpyElements, readNumpyMap } from "./numpy.ts";
 import type { OutputDtype, VectorValues } from "./types.ts";
 
 /** Wire format of requests and answers. */
@@ -14,7 +15,6 @@ export type WireFormat = "msgpack" | "json";
 const packr = new Packr({ useRecords: false });
 /** Maps stay Maps: the numpy map's keys are `bin`, which plain objects cannot hold. */
 const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: false, int64AsType: "number" });
-const latin1 = new TextDecoder("latin1");
 
 /** Content type of a request body in `format`. */
 export function contentType(format: WireFormat): string {
@@ -36,29 +36,11 @@ export function bytesToBase64(bytes: Uint8Array): string {
   return btoa(s);
 }
 
-/** A numpy-style array from the msgpack answer, before it becomes a typed array. */
-interface WireArray {
-  type: string;
-  shape: number[];
-  data: Uint8Array;
-}
-
-/** The numpy map (5 `bin` keys: nd, type, kind, shape, data) as a WireArray, else undefined. */
-function numpyMap(m: Map<unknown, unknown>): WireArray | undefined {
-  if (m.size !== 5) return undefined;
-  const f = new Map<string, unknown>();
-  for (const [k, v] of m) if (k instanceof Uint8Array) f.set(latin1.decode(k), v);
-  const { type, shape, data } = Object.fromEntries(f) as Record<string, unknown>;
-  if (f.get("nd") !== true || typeof type !== "string" || !Array.isArray(shape)) return undefined;
-  if (!(data instanceof Uint8Array)) return undefined;
-  return { type, shape: shape as number[], data };
-}
-
-/** Msgpack → plain values; numpy maps stay WireArrays until {@link shapeVectors} types them. */
+/** Msgpack → plain values; numpy maps stay NumpyArrays until the answer is shaped. */
 function plain(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(plain);
   if (!(v instanceof Map)) return v;
-  const nd = numpyMap(v);
+  const nd = readNumpyMap(v);
   if (nd) return nd;
   const o: Record<string, unknown> = {};
   for (const [k, x] of v) {
@@ -74,24 +56,16 @@ export function decodeAnswer(bytes: Uint8Array, contentTypeHeader: string | null
   return JSON.parse(new TextDecoder().decode(bytes));
 }
 
-/** Copy into a fresh, aligned buffer (a `bin` view may start at any offset of the body). */
-function aligned(data: Uint8Array): ArrayBuffer {
-  return data.slice().buffer as ArrayBuffer;
-}
-
-/** A WireArray's elements as the typed array the client returns for `dtype`. */
-function typedFromWire(a: WireArray): VectorValues | Int32Array {
+/** A NumpyArray's elements as the typed array the client returns (float16 widened to float32). */
+function typedFromWire(a: NumpyArray): VectorValues | Int32Array {
   switch (a.type) {
-    case "<f4":
-      return new Float32Array(aligned(a.data));
     case "<f2":
-      return float16ToFloat32(new Uint16Array(aligned(a.data)));
+      return float16ToFloat32(numpyElements(a) as Uint16Array);
+    case "<f4":
     case "|i1":
-      return new Int8Array(aligned(a.data));
     case "|u1":
-      return new Uint8Array(aligned(a.data));
     case "<i4":
-      return new Int32Array(aligned(a.data));
+      return numpyElements(a) as VectorValues | Int32Array;
     default:
       throw new TypeError(`unexpected array type ${a.type}`);
   }
@@ -111,21 +85,21 @@ function typedFromList(list: number[], dtype: OutputDtype): VectorValues {
   }
 }
 
-function isWireArray(v: unknown): v is WireArray {
+function isNumpyArray(v: unknown): v is NumpyArray {
   return typeof v === "object" && v !== null && "data" in v && "shape" in v && "type" in v &&
-    (v as WireArray).data instanceof Uint8Array;
+    (v as NumpyArray).data instanceof Uint8Array;
 }
 
-/** One vector's values (msgpack WireArray or JSON list) as a typed array. */
+/** One vector's values (msgpack NumpyArray or JSON list) as a typed array. */
 function vector(v: unknown, dtype: OutputDtype): VectorValues {
-  if (isWireArray(v)) return typedFromWire(v) as VectorValues;
+  if (isNumpyArray(v)) return typedFromWire(v) as VectorValues;
   if (Array.isArray(v)) return typedFromList(v as number[], dtype);
   throw new TypeError("a vector is neither a numpy array nor a list");
 }
 
 /** Rows of a multi-vector: views into one typed array (msgpack) or one array per row (JSON). */
 function rows(v: unknown, dtype: OutputDtype): VectorValues[] {
-  if (isWireArray(v)) {
+  if (isNumpyArray(v)) {
     const all = typedFromWire(v) as VectorValues;
     const [n, width] = v.shape.length === 2 ? v.shape : [0, 0];
     return Array.from({ length: n }, (_, i) => all.subarray(i * width, (i + 1) * width));
@@ -143,7 +117,7 @@ export function shapeEncodeAnswer(body: unknown): unknown {
     if (dense) dense.values = vector(dense.values, dense.dtype as OutputDtype);
     const sparse = item.sparse as Obj | undefined;
     if (sparse) {
-      sparse.indices = isWireArray(sparse.indices)
+      sparse.indices = isNumpyArray(sparse.indices)
         ? typedFromWire(sparse.indices)
         : Int32Array.from(sparse.indices as number[]);
       // Sparse values are float32 or float16 on the wire; both come back as Float32Array.

@@ -12,7 +12,6 @@ export { encodeAs, type EncodedBody, encodeResponse } from "./encode.ts";
 export { contentTypeOf, negotiate, type WireFormat } from "./negotiate.ts";
 export { encodeMsgpack, MsgpackExt } from "./msgpack_encode.ts";
 export { encodeJson, toPlainJson } from "./json_encode.ts";
-export { decodeMsgpackResponse } from "./response_decode.ts";
 export * from "./ndarray.ts";
 export * from "./float16.ts";
 export * from "./base64.ts";

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { decodeMsgpackResponse } from "@svc/shared/codec/response_decode";
+import { decodeMsgpackResponse } from "../helpers/msgpack_response.ts";
 import { benchSmall } from "@svc/fixture-models/models";
 import { MODEL_PATH } from "@svc/fixture-models/models";
 import { fileBytes } from "../fixtures/testing.ts";

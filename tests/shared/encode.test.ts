@@ -6,7 +6,7 @@ import { encodeJson } from "@svc/shared/codec/json_encode";
 import { encodeMsgpack } from "@svc/shared/codec/msgpack_encode";
 import { NdArray } from "@svc/shared/codec/ndarray";
 import { negotiate } from "@svc/shared/codec/negotiate";
-import { decodeMsgpackResponse } from "@svc/shared/codec/response_decode";
+import { decodeMsgpackResponse } from "../helpers/msgpack_response.ts";
 import { makeDenseVector, makeMultiVector, makeSparseVector } from "@svc/shared/codec/output_dtype";
 import { type EncodeResponse, EncodeResponseSchema } from "@svc/shared/schemas/encode";
 
