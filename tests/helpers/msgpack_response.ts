@@ -6,7 +6,7 @@
 
 import { Unpackr } from "msgpackr/unpack";
 import { isKnownDtype, numpyElements, readNumpyMap } from "../../client/numpy.ts";
-import { type DType, NdArray, type TypedArray } from "@svc/shared/codec/ndarray";
+import { type DType, NdArray, type TypedArray } from "../../shared/codec/ndarray.ts";
 import "../../shared/codec/msgpack_decode.ts"; // registers extension 78 with msgpackr
 
 /** Maps stay Maps here: the numpy map has bin keys, which plain objects cannot hold. */
