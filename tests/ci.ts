@@ -10,7 +10,8 @@ const HELP = `usage: npm test [-- ARGS]   (or: npx deno task test [ARGS])
 Everything CI runs, stopping at the first failure:
   1. deno fmt --check
   2. deno lint
-  3. deno task check         type check of shared/ router/ worker/ infra/ tests/
+  3. deno task check         type check of every member (shared/ client/ onnx/
+                             fixture_models/ router/ worker/), infra/ and tests/
   4. deno task test:router   router unit tests with network and env permissions only
   5. deno task test:all      every test (deno test --parallel tests/), with ARGS appended
 About 2.5 minutes on 2 cores. Tests start servers on 127.0.0.1 only and download no model.`;
