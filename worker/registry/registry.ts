@@ -22,6 +22,7 @@ import { Batcher, type BatchStats } from "../scheduler/batcher.ts";
 import { filesSize, type MemoryProbe } from "./memory.ts";
 import { failureRemembered, type LoadFailure, loadFailure } from "./load_failure.ts";
 import type { ModelBackend, ModelRunner, RunnerSpec } from "./runner.ts";
+import { itemTokenCap, runTokenBudget } from "../inference/device_policy.ts";
 import { supportsLora } from "../families/kinds.ts";
 import type { ExtractBudget } from "../families/extract_budget.ts";
 import { ADAPTER_FILES, type LoraStatus, LoraStore } from "../lora/store.ts";
@@ -74,7 +75,7 @@ export interface RegistryOptions {
   loadFailureCooldownMs: number;
   /** Cap on padded tokens per ONNX run (0: automatic per device, see runTokenBudget). */
   maxRunTokens: number;
-  /** Longest item (tokens) on CPU (default {@link CPU_MAX_ITEM_TOKENS}); see itemTokenCap. */
+  /** Longest item (tokens) on CPU (default: inference/device_policy.ts); see itemTokenCap. */
   cpuMaxItemTokens?: number;
   /** Bounds of one extract item's work, handed to every model's runner (absent: defaults). */
   extractBudget?: ExtractBudget;
@@ -600,37 +601,6 @@ export class ModelRegistry {
       ...(u.onDisk === undefined ? {} : { onDisk: u.onDisk }),
     };
   }
-}
-
-/**
- * Padded tokens one ONNX run may hold. A batch (up to the model's budget) is cut into runs of at
- * most this size inside the thread. On CPU, runs of about 1k tokens are fastest (measured: 4k-token
- * runs were 16–22% slower, attention falls out of cache); GPUs want the whole budget at once.
- */
-export function runTokenBudget(modelBudget: number, device: string, cap: number): number {
-  const limit = cap > 0 ? cap : device === "cpu" ? CPU_RUN_TOKENS : modelBudget;
-  return Math.min(modelBudget, limit);
-}
-
-/** Default cap of padded tokens per ONNX run on CPU. */
-export const CPU_RUN_TOKENS = 1024;
-
-/** Default longest item (tokens) on CPU (SVC_CPU_MAX_ITEM_TOKENS). */
-export const CPU_MAX_ITEM_TOKENS = 2048;
-
-/**
- * The config a runner starts from: on CPU, `max_sequence_length` at most `cap`. One item is one
- * ONNX run however the batch is cut, and its attention scores grow with the square of its
- * length (8,192 tokens: about 3 GB per layer for 12 heads), so longer texts are truncated like
- * texts past the model's own limit. GPU runners keep the model's length.
- */
-export function itemTokenCap(
-  config: ModelConfig,
-  device: string,
-  cap = CPU_MAX_ITEM_TOKENS,
-): ModelConfig {
-  if (device !== "cpu" || config.max_sequence_length <= cap) return config;
-  return { ...config, max_sequence_length: cap };
 }
 
 /** Registry key of a model's weights file: its id, or `id@file` for a profile's own file. */
