@@ -114,8 +114,8 @@ async function registered(router: RunningRouter): Promise<boolean> {
 
 /** One line per SVC_MODELS entry: what it was configured as, or why it could not be. */
 function userModelLines(worker: WorkerInstance, apiUrl: string): string[] {
-  const { registry } = worker.ctx;
-  const pending = new Map(registry.pendingEntries().map((p) => [p.id, p]));
+  const { catalog } = worker.ctx;
+  const pending = new Map(catalog.pendingEntries().map((p) => [p.id, p]));
   return worker.settings.catalog.entries.map((e) => {
     const p = pending.get(e.id);
     if (p) {
@@ -123,7 +123,7 @@ function userModelLines(worker: WorkerInstance, apiUrl: string): string[] {
         ? `SVC_MODELS: ${e.id} failed: ${p.lastError?.message}`
         : `SVC_MODELS: ${e.id} is still being configured`;
     }
-    const c = registry.catalog.get(e.id);
+    const c = catalog.get(e.id);
     if (!c) return `SVC_MODELS: ${e.id} is not served`;
     const dims = Object.entries(c.dims)
       .map(([k, v]) => k === "dense" ? `${v} dims` : `${v} ${k} dims`).join(", ");
@@ -294,7 +294,7 @@ async function main(): Promise<void> {
       buildGloveInBackground({
         dir: start.SVC_OFFLINE_MODELS_DIR!,
         packageDir: start.SVC_OFFLINE_GLOVE_PACKAGE_DIR,
-        registry: worker.ctx.registry,
+        catalog: worker.ctx.catalog,
         filter: worker.settings.catalog.filter,
         apiUrl: router.url,
         print: (line) => console.log(line),

@@ -13,7 +13,8 @@ import { cudaProviderProblem, GPU_SETUP_COMMAND } from "./inference/cuda_provide
 import { probeCuda } from "./inference/cuda_probe.ts";
 import { repoListerFrom, weightStoreFrom } from "./weights/settings.ts";
 import { userModelEntry } from "./catalog/user_models.ts";
-import type { DeferredEntry } from "./registry/deferred.ts";
+import type { DeferredEntry } from "./catalog/deferred.ts";
+import { ServedCatalog } from "./catalog/served.ts";
 import { FetchSummary } from "./weights/fetch_summary.ts";
 import { WeightSourcesState } from "./weights/sources_state.ts";
 import { WorkerMetrics } from "./telemetry/metrics.ts";
@@ -158,10 +159,44 @@ export async function createWorker(
       forceFp32: settings.forceFp32,
     }));
   }
-  const catalog = catalogForDevice(fileCatalog, device, settings.forceFp32);
   const compute = computeThreads(settings.intraOpThreads);
   metrics.computeThreads.set(compute.cpus);
   log("info", "compute budget", { intra_op_threads: compute.cpus, source: compute.source });
+  const onEvent = (event: string, fields: Record<string, unknown>) => {
+    // Fetches are filed under the model id, an adapter's under the adapter id.
+    if (
+      event === "model_load_failed" &&
+      (fields.error_class === "hub_unreachable" || fields.error_class === "timeout")
+    ) {
+      weightSources.unreachable();
+    }
+    if (event === "model_loaded" || event === "model_load_failed") {
+      const totals = typeof fields.model === "string" ? fetches.take(fields.model) : undefined;
+      if (totals) log("info", "weights fetched", { model: fields.model, ...totals });
+    } else if (event === "lora_loaded" || event === "lora_load_failed") {
+      const totals = typeof fields.lora === "string" ? fetches.take(fields.lora) : undefined;
+      if (totals) log("info", "weights fetched", { lora: fields.lora, ...totals });
+    }
+    log(
+      event === "model_load_failed"
+        ? "error"
+        : event === "lora_load_failed"
+        ? "warn"
+        : event === "model_configuring"
+        ? "debug"
+        : "info",
+      event,
+      fields,
+    );
+  };
+  const catalog = new ServedCatalog({
+    entries: catalogForDevice(fileCatalog, device, settings.forceFp32),
+    device,
+    cpuMaxItemTokens: settings.scheduling.cpuMaxItemTokens,
+    deferred,
+    failureCooldownMs: settings.scheduling.loadFailureCooldownMs,
+    onEvent,
+  });
   const registry = new ModelRegistry({
     ...settings.scheduling,
     catalog,
@@ -169,35 +204,8 @@ export async function createWorker(
     backend: threadBackend({ device, intraOpThreads: compute.cpus }),
     memoryProbe: memoryProbeFor(),
     lora: settings.lora,
-    deferred,
     extractBudget: settings.extract,
-    onEvent: (event, fields) => {
-      // Fetches are filed under the model id, an adapter's under the adapter id.
-      if (
-        event === "model_load_failed" &&
-        (fields.error_class === "hub_unreachable" || fields.error_class === "timeout")
-      ) {
-        weightSources.unreachable();
-      }
-      if (event === "model_loaded" || event === "model_load_failed") {
-        const totals = typeof fields.model === "string" ? fetches.take(fields.model) : undefined;
-        if (totals) log("info", "weights fetched", { model: fields.model, ...totals });
-      } else if (event === "lora_loaded" || event === "lora_load_failed") {
-        const totals = typeof fields.lora === "string" ? fetches.take(fields.lora) : undefined;
-        if (totals) log("info", "weights fetched", { lora: fields.lora, ...totals });
-      }
-      log(
-        event === "model_load_failed"
-          ? "error"
-          : event === "lora_load_failed"
-          ? "warn"
-          : event === "model_configuring"
-          ? "debug"
-          : "info",
-        event,
-        fields,
-      );
-    },
+    onEvent,
     onBatch: (model, s) => metrics.observeBatch(model, s.size, s.tokens, s.paddedTokens),
   });
   const imagePool = new ImagePool({
@@ -218,6 +226,7 @@ export async function createWorker(
   });
   const ctx: WorkerContext = {
     settings,
+    catalog,
     registry,
     metrics,
     log,
@@ -250,11 +259,11 @@ export async function createWorker(
     async preload() {
       // SVC_MODELS entries are read before the worker says it is ready (and before it joins
       // the fleet, whose registration lists them).
-      await registry.settled();
+      await catalog.settled();
       for (const name of settings.preload) {
         try {
-          await registry.settle(name, 3_600_000);
-          await registry.acquire(registry.resolve(name), 3_600_000);
+          await catalog.settle(name, 3_600_000);
+          await registry.acquire(catalog.resolve(name), 3_600_000);
         } catch (err) {
           log("error", "preload failed", { model: name, error: (err as Error).message });
         }

@@ -1,18 +1,12 @@
 /**
- * Model registry: which models exist, their states, on-demand loading (one shared load per model,
- * bounded waits), memory accounting, and LRU eviction of idle models under memory pressure.
+ * Model registry: the state of every model the served catalog lists (catalog/served.ts), on-demand
+ * loading (one shared load per model, bounded waits), memory accounting, and LRU eviction of idle
+ * models under memory pressure.
  * States: available → loading → loaded → unloading → available; a failed load is remembered.
  * Models run through an injected backend (`runner.ts`), so all of this is testable without ONNX.
  */
 import type { ModelConfig } from "@svc/shared/catalog/schema";
-import {
-  resolveServedName,
-  type ServedModel,
-  servedNamesOf,
-  unresolvedNameError,
-} from "@svc/shared/catalog";
-import { notInCatalogMessage } from "@svc/shared/catalog/suggest";
-import type { PendingEntryFacts } from "@svc/shared/catalog/model_info";
+import type { ServedModel } from "@svc/shared/catalog";
 import { type ErrorCode, ServiceError } from "@svc/shared/errors";
 import { deadline } from "@svc/shared/deadline";
 import type { ModelState } from "@svc/shared/schemas/models";
@@ -22,14 +16,14 @@ import { Batcher, type BatchStats } from "../scheduler/batcher.ts";
 import { filesSize, type MemoryProbe } from "./memory.ts";
 import { failureRemembered, type LoadFailure, loadFailure } from "./load_failure.ts";
 import type { ModelBackend, ModelRunner, RunnerSpec } from "./runner.ts";
-import { itemTokenCap, runTokenBudget } from "../inference/device_policy.ts";
+import { runTokenBudget } from "../inference/device_policy.ts";
+import type { ServedCatalog } from "../catalog/served.ts";
 import { supportsLora } from "../families/kinds.ts";
 import type { ExtractBudget } from "../families/extract_budget.ts";
 import { ADAPTER_FILES, type LoraStatus, LoraStore } from "../lora/store.ts";
 import { LoraDiskBudget } from "../lora/disk_budget.ts";
 import { loraAllowList } from "../lora/allow.ts";
 import { LoraLabels } from "../lora/labels.ts";
-import { DeferredEntries, type DeferredEntry } from "./deferred.ts";
 
 export type { ModelState };
 
@@ -62,7 +56,8 @@ const MAX_LORA_LABELS = 64;
 
 /** Registry settings and collaborators. */
 export interface RegistryOptions {
-  catalog: Map<string, ModelConfig>;
+  /** What this worker serves; each entry gets a unit, and so does every entry added later. */
+  catalog: ServedCatalog;
   weights: WeightStore;
   /** Starts a runner for each model that loads (and knows the device they run on). */
   backend: ModelBackend;
@@ -75,8 +70,6 @@ export interface RegistryOptions {
   loadFailureCooldownMs: number;
   /** Cap on padded tokens per ONNX run (0: automatic per device, see runTokenBudget). */
   maxRunTokens: number;
-  /** Longest item (tokens) on CPU (default: inference/device_policy.ts); see itemTokenCap. */
-  cpuMaxItemTokens?: number;
   /** Bounds of one extract item's work, handed to every model's runner (absent: defaults). */
   extractBudget?: ExtractBudget;
   memoryThresholdPercent: number;
@@ -87,11 +80,6 @@ export interface RegistryOptions {
   onBatch?: (model: string, stats: BatchStats) => void;
   /** Clock in ms for recency and failure memory (default `performance.now`). */
   now?: () => number;
-  /**
-   * Entries configured at run time from their own files (`SVC_MODELS`): each joins the catalog
-   * once configured, and is listed as loading or failed until then.
-   */
-  deferred?: readonly DeferredEntry[];
 }
 
 interface Unit {
@@ -146,26 +134,16 @@ export class ModelRegistry {
   /** `SVC_LORA_DISK_BYTES`, shared by every model's adapters. */
   readonly #loraDisk: LoraDiskBudget | undefined;
   readonly #units = new Map<string, Unit>();
-  /** The max_sequence_length each entry declares (the model's), before the CPU item cap. */
-  readonly #declaredLength = new Map<string, number>();
   readonly #now: () => number;
   /** Label values of adapters in metrics: a bounded set. */
   readonly loraLabels: LoraLabels = new LoraLabels(MAX_LORA_LABELS);
-  readonly #deferred: DeferredEntries;
 
   constructor(opts: RegistryOptions) {
-    // Entries are held as this worker runs them, so ModelInfo reports the length it truncates at.
-    for (const [id, c] of opts.catalog) this.#declaredLength.set(id, c.max_sequence_length);
-    const catalog = new Map([...opts.catalog].map(([id, c]) => [id, this.#asRun(c, opts)]));
-    this.#o = { ...opts, catalog };
+    this.#o = opts;
     this.#now = opts.now ?? (() => performance.now());
-    for (const c of catalog.values()) this.#unit(c, c.files.model);
-    this.#deferred = new DeferredEntries(opts.deferred ?? [], {
-      adopt: (config) => this.addModel(config),
-      cooldownMs: opts.loadFailureCooldownMs,
-      now: this.#now,
-      onEvent: opts.onEvent,
-    });
+    for (const c of opts.catalog.entries.values()) this.#unit(c, c.files.model);
+    // A unit at once, so the next status frame announces it and the router learns the name.
+    opts.catalog.onAdded((c) => this.#unit(c, c.files.model));
     const lora = opts.lora;
     this.#loraAllowed = loraAllowList(lora?.allow ?? []);
     this.#loraDisk = lora?.diskBytes === undefined ? undefined : new LoraDiskBudget({
@@ -175,85 +153,6 @@ export class ModelRegistry {
       marker: ADAPTER_FILES.weights,
       onEvent: (event, fields) => opts.onEvent?.(event, fields),
     });
-  }
-
-  /** An entry as this worker runs it (the CPU item cap applied). */
-  #asRun(config: ModelConfig, opts: RegistryOptions = this.#o): ModelConfig {
-    return itemTokenCap(config, opts.backend.device, opts.cpuMaxItemTokens);
-  }
-
-  /** The catalog this registry serves. */
-  get catalog(): Map<string, ModelConfig> {
-    return this.#o.catalog;
-  }
-
-  /**
-   * Serve one more model from now on (`deno task start` adds GloVe once it is built in the
-   * background); false, and nothing changes, when the id is already in the catalog.
-   */
-  addModel(added: ModelConfig): boolean {
-    if (this.#o.catalog.has(added.id)) return false;
-    this.#declaredLength.set(added.id, added.max_sequence_length);
-    const config = this.#asRun(added);
-    this.#o.catalog.set(config.id, config);
-    // A unit now, so the next status frame announces it and the router learns the name.
-    this.#unit(config, config.files.model);
-    return true;
-  }
-
-  /**
-   * The model's own max_sequence_length (what its entry declares); the catalog holds the length
-   * this worker truncates at, which the CPU item cap may lower.
-   */
-  declaredMaxLength(id: string): number | undefined {
-    return this.#declaredLength.get(id);
-  }
-
-  /**
-   * Resolve a served name (`id` or `id:profile`). A pending entry answers 503 MODEL_LOADING (its
-   * files are being read) or its 502 MODEL_LOAD_FAILED; anything else is {@link unknownName}'s
-   * error.
-   */
-  resolve(name: string): ServedModel {
-    const r = resolveServedName(name, this.#o.catalog);
-    if (r) return r;
-    throw this.#deferred.answerFor(name) ?? this.unknownName(name);
-  }
-
-  /**
-   * The error for a name nobody serves here: 400 INVALID_INPUT for a served model with a profile
-   * it lacks (`id:tiny`, naming its profiles), else 404 MODEL_NOT_FOUND with the closest served
-   * names as suggestions.
-   */
-  unknownName(name: string): ServiceError {
-    const unresolved = unresolvedNameError(name, this.#o.catalog);
-    if (unresolved.code !== "MODEL_NOT_FOUND") return unresolved;
-    return new ServiceError("MODEL_NOT_FOUND", notInCatalogMessage(name, this.#servedNames()));
-  }
-
-  /** Every name served (or pending) here: ids, `id:profile` names, pending ids. */
-  *#servedNames(): Generator<string> {
-    for (const c of this.#o.catalog.values()) yield* servedNamesOf(c);
-    yield* this.#deferred.ids;
-  }
-
-  /**
-   * Wait (at most `waitMs`) while the entry `name` belongs to is being configured from its files,
-   * trying a failed one again once its failure is over. Undefined for every other name (nothing
-   * to wait for: the request path does not even await).
-   */
-  settle(name: string, waitMs: number): Promise<void> | undefined {
-    return this.#deferred.has(name) ? this.#deferred.settle(name, waitMs) : undefined;
-  }
-
-  /** Resolves once the configurations started so far have ended (start-up readiness). */
-  settled(): Promise<void> {
-    return this.#deferred.settled();
-  }
-
-  /** Entries still being configured, or whose configuration failed (with the reason). */
-  pendingEntries(): PendingEntryFacts[] {
-    return this.#deferred.facts();
   }
 
   /** State of a model (its default weights file) without loading it. */
@@ -594,7 +493,8 @@ export class ModelRegistry {
       // The entry as declared (the model's length), with the length this worker runs beside it.
       config: {
         ...u.config,
-        max_sequence_length: this.#declaredLength.get(u.config.id) ?? u.config.max_sequence_length,
+        max_sequence_length: this.#o.catalog.declaredMaxLength(u.config.id) ??
+          u.config.max_sequence_length,
       },
       maxItemTokens: u.config.max_sequence_length,
       loras: u.loaded?.loras?.statuses() ?? [],

@@ -74,19 +74,19 @@ export async function runWorkerProcess(
   hooks.stopWhen?.then((reason) => stop(reason));
 
   await worker.preload();
-  ctx.log("info", "worker ready", { models: ctx.registry.catalog.size });
+  ctx.log("info", "worker ready", { models: ctx.catalog.entries.size });
   link = startFleetLink({
     fleet: ctx.settings.fleet,
     port: actualPort,
     // SVC_MODELS entries that could not be configured are announced too (as failed): the router
     // then routes their requests here, and they get the reason.
     servedModels: () => [
-      ...[...ctx.registry.catalog.values()].map((c) => ({
+      ...[...ctx.catalog.entries.values()].map((c) => ({
         name: c.id,
         bundle: announcedBundle(c.bundle, ctx.bundle),
         state: ctx.registry.status(c.id)?.state ?? "available",
       })),
-      ...ctx.registry.pendingEntries().map((p) => ({
+      ...ctx.catalog.pendingEntries().map((p) => ({
         name: p.id,
         bundle: announcedBundle(p.bundle, ctx.bundle),
         state: p.state,
@@ -119,7 +119,7 @@ export async function runWorkerProcess(
                 : {}),
             };
           }),
-          ...ctx.registry.pendingEntries().map((p) => ({
+          ...ctx.catalog.pendingEntries().map((p) => ({
             name: p.id,
             state: p.state,
             queue_depth: 0,

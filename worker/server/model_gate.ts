@@ -18,7 +18,7 @@ export function gateModel(
   name: string,
   op: "encode" | "score" | "extract",
 ): ServedModel {
-  const served = ctx.registry.resolve(name);
+  const served = ctx.catalog.resolve(name);
   const c = served.config;
   const modelOp = familyOp(c.family);
   if (!familyServes(c.family, op)) {
