@@ -18,12 +18,10 @@ import { failureRemembered, type LoadFailure, loadFailure } from "./load_failure
 import type { ModelBackend, ModelRunner, RunnerSpec } from "./runner.ts";
 import { runTokenBudget } from "../inference/device_policy.ts";
 import type { ServedCatalog } from "../catalog/served.ts";
-import { supportsLora } from "../families/kinds.ts";
 import type { ExtractBudget } from "../families/extract_budget.ts";
-import { ADAPTER_FILES, type LoraStatus, LoraStore } from "../lora/store.ts";
-import { LoraDiskBudget } from "../lora/disk_budget.ts";
-import { loraAllowList } from "../lora/allow.ts";
-import { LoraLabels } from "../lora/labels.ts";
+import type { LoraStatus, LoraStore } from "../lora/store.ts";
+import { type LoraOptions, LoraStores, withLoras } from "../lora/stores.ts";
+import type { LoraLabels } from "../lora/labels.ts";
 
 export type { ModelState };
 
@@ -38,21 +36,6 @@ export interface LoadedModel {
   /** The model's LoRA adapters (families that take them). */
   loras?: LoraStore;
 }
-
-/** LoRA settings of the registry. */
-export interface RegistryLoraOptions {
-  /** Adapters kept loaded per model (SVC_MAX_LORAS_PER_MODEL). */
-  maxPerModel: number;
-  /** Largest adapter weights file (SVC_MAX_LORA_BYTES). */
-  maxAdapterBytes: number;
-  /** Adapter files kept on disk, all models together (SVC_LORA_DISK_BYTES; absent: no bound). */
-  diskBytes?: number;
-  /** Adapter repositories and owners clients may name (SVC_LORA_ALLOW; empty or absent: any). */
-  allow?: readonly string[];
-}
-
-/** Adapter ids that may be metric label values, process-wide (see lora/labels.ts). */
-const MAX_LORA_LABELS = 64;
 
 /** Registry settings and collaborators. */
 export interface RegistryOptions {
@@ -75,7 +58,7 @@ export interface RegistryOptions {
   memoryThresholdPercent: number;
   memoryProbe: MemoryProbe;
   /** LoRA adapters; absent: the defaults (10 per model, 256 MiB files). */
-  lora?: RegistryLoraOptions;
+  lora?: LoraOptions;
   onEvent?: (event: string, fields: Record<string, unknown>) => void;
   onBatch?: (model: string, stats: BatchStats) => void;
   /** Clock in ms for recency and failure memory (default `performance.now`). */
@@ -129,14 +112,10 @@ export interface UnitStatus {
 /** The worker's model registry. */
 export class ModelRegistry {
   readonly #o: RegistryOptions;
-  /** `SVC_LORA_ALLOW` as a check, shared by every model's adapters. */
-  readonly #loraAllowed: ((id: string) => boolean) | undefined;
-  /** `SVC_LORA_DISK_BYTES`, shared by every model's adapters. */
-  readonly #loraDisk: LoraDiskBudget | undefined;
   readonly #units = new Map<string, Unit>();
   readonly #now: () => number;
-  /** Label values of adapters in metrics: a bounded set. */
-  readonly loraLabels: LoraLabels = new LoraLabels(MAX_LORA_LABELS);
+  /** The adapter stores of loaded models (families that take LoRA adapters). */
+  readonly #loras: LoraStores;
 
   constructor(opts: RegistryOptions) {
     this.#o = opts;
@@ -144,14 +123,12 @@ export class ModelRegistry {
     for (const c of opts.catalog.entries.values()) this.#unit(c, c.files.model);
     // A unit at once, so the next status frame announces it and the router learns the name.
     opts.catalog.onAdded((c) => this.#unit(c, c.files.model));
-    const lora = opts.lora;
-    this.#loraAllowed = loraAllowList(lora?.allow ?? []);
-    this.#loraDisk = lora?.diskBytes === undefined ? undefined : new LoraDiskBudget({
-      maxBytes: lora.diskBytes,
+    this.#loras = new LoraStores({
+      settings: opts.lora,
       weights: opts.weights,
-      files: { ...ADAPTER_FILES },
-      marker: ADAPTER_FILES.weights,
-      onEvent: (event, fields) => opts.onEvent?.(event, fields),
+      failureCooldownMs: opts.loadFailureCooldownMs,
+      now: this.#now,
+      onEvent: opts.onEvent,
     });
   }
 
@@ -195,6 +172,11 @@ export class ModelRegistry {
   /** Memory in use and available, as eviction sees it (container limit when there is one). */
   memoryUsage(): { usedBytes: number; totalBytes: number } {
     return this.#o.memoryProbe();
+  }
+
+  /** Label values of adapters in metrics: a bounded set. */
+  get loraLabels(): LoraLabels {
+    return this.#loras.labels;
   }
 
   /** The device models run on (`cpu` or `cuda`). */
@@ -396,7 +378,7 @@ export class ModelRegistry {
       await this.evictIfNeeded(u.key);
       const { files, spec, runner } = await this.#startChecked(u);
       const memoryBytes = await filesSize([files.model, files.model_data].filter(Boolean));
-      const loras = this.#loraStore(spec);
+      const loras = this.#loras.storeFor(spec, this.#o.backend);
       const batcher = new Batcher({
         maxBatchRequests: this.#o.maxBatchRequests,
         maxBatchItems: this.#o.maxBatchItems,
@@ -404,11 +386,10 @@ export class ModelRegistry {
         maxItemTokens: u.config.max_sequence_length,
         maxWaitMs: this.#o.maxWaitMs,
         maxQueueItems: this.#o.maxQueueItems,
-        // Batches never mix adapters (the adapter is part of the batch key): one runner each.
-        run: (items, params, abandoned, requestOf) =>
-          params.lora === undefined || !loras
-            ? runner.run(items, params, abandoned, requestOf)
-            : loras.run(params.lora, items, params, abandoned, requestOf),
+        run: withLoras(
+          (items, params, abandoned, requestOf) => runner.run(items, params, abandoned, requestOf),
+          loras,
+        ),
         onBatch: (s) => this.#o.onBatch?.(u.config.id, s),
       });
       u.loaded = {
@@ -456,29 +437,6 @@ export class ModelRegistry {
       });
       throw failure.answer;
     }
-  }
-
-  /** The adapter store of a model whose family and backend take LoRA adapters. */
-  #loraStore(spec: RunnerSpec): LoraStore | undefined {
-    const { config } = spec;
-    const backend = this.#o.backend;
-    if (!supportsLora(config.family) || !backend.startLora) return undefined;
-    const lora = this.#o.lora ?? { maxPerModel: 10, maxAdapterBytes: 256 * 1024 * 1024 };
-    return new LoraStore({
-      model: { id: config.id, repo: config.hub.repo },
-      weights: this.#o.weights,
-      start: (_id, adapter) => backend.startLora!(spec, adapter),
-      maxLoaded: lora.maxPerModel,
-      maxAdapterBytes: lora.maxAdapterBytes,
-      failureCooldownMs: this.#o.loadFailureCooldownMs,
-      allowed: this.#loraAllowed,
-      disk: this.#loraDisk,
-      now: this.#now,
-      onEvent: (event, fields) => {
-        if (event === "lora_loaded") this.loraLabels.admit(String(fields.lora));
-        this.#o.onEvent?.(event, fields);
-      },
-    });
   }
 
   #status(u: Unit): UnitStatus {
