@@ -436,17 +436,23 @@ export interface ListenSettings {
 
 /** How the model registry batches, queues, loads and evicts. */
 export interface SchedulingSettings {
+  /** Requests with items in one batch (SVC_MAX_BATCH_REQUESTS). */
   maxBatchRequests: number;
+  /** Items in one batch (SVC_MAX_BATCH_ITEMS). */
   maxBatchItems: number;
+  /** How long an idle model waits for a batch to fill (SVC_MAX_BATCH_WAIT_MS). */
   maxWaitMs: number;
+  /** Items waiting per model before QUEUE_FULL (SVC_MAX_QUEUE_ITEMS). */
   maxQueueItems: number;
+  /** Loaded models before the least recently used idle one is evicted (SVC_MAX_LOADED_MODELS). */
   maxLoadedModels: number;
-  /** How long a failed load is answered without a new attempt. */
+  /** How long a failed load is answered at once without a new attempt (see load_failure.ts). */
   loadFailureCooldownMs: number;
-  /** Cap on padded tokens per ONNX run (0: automatic per device). */
+  /** Cap on padded tokens per ONNX run (0: automatic per device, see runTokenBudget). */
   maxRunTokens: number;
   /** Longest item (tokens) a CPU worker runs; longer texts are truncated to it. */
   cpuMaxItemTokens: number;
+  /** Memory use above which idle models are evicted (SVC_MEMORY_PRESSURE_THRESHOLD_PERCENT). */
   memoryThresholdPercent: number;
 }
 

@@ -12,18 +12,15 @@ import { ADAPTER_FILES, LoraStore } from "./store.ts";
 import { LoraDiskBudget } from "./disk_budget.ts";
 import { loraAllowList } from "./allow.ts";
 import { LoraLabels } from "./labels.ts";
+import type { LoraSettings } from "../config/settings.ts";
 
-/** LoRA settings of a worker. */
-export interface LoraOptions {
-  /** Adapters kept loaded per model (SVC_MAX_LORAS_PER_MODEL). */
-  maxPerModel: number;
-  /** Largest adapter weights file (SVC_MAX_LORA_BYTES). */
-  maxAdapterBytes: number;
-  /** Adapter files kept on disk, all models together (SVC_LORA_DISK_BYTES; absent: no bound). */
-  diskBytes?: number;
-  /** Adapter repositories and owners clients may name (SVC_LORA_ALLOW; empty or absent: any). */
-  allow?: readonly string[];
-}
+/**
+ * The LoRA settings the stores read (the wait is the request path's); without a disk bound the
+ * adapter files are not bounded, without an allow-list any adapter may be named.
+ */
+export type LoraOptions =
+  & Pick<LoraSettings, "maxPerModel" | "maxAdapterBytes">
+  & Partial<Pick<LoraSettings, "diskBytes" | "allow">>;
 
 /** Adapter ids that may be metric label values, process-wide (see labels.ts). */
 const MAX_LORA_LABELS = 64;

@@ -18,6 +18,7 @@ import { failureRemembered, type LoadFailure, loadFailure } from "./load_failure
 import type { ModelBackend, ModelRunner, RunnerSpec } from "./runner.ts";
 import { runTokenBudget } from "../inference/device_policy.ts";
 import type { ServedCatalog } from "../catalog/served.ts";
+import type { SchedulingSettings } from "../config/settings.ts";
 import type { ExtractBudget } from "../families/extract_budget.ts";
 import type { LoraStatus, LoraStore } from "../lora/store.ts";
 import { type LoraOptions, LoraStores, withLoras } from "../lora/stores.ts";
@@ -37,25 +38,18 @@ export interface LoadedModel {
   loras?: LoraStore;
 }
 
-/** Registry settings and collaborators. */
-export interface RegistryOptions {
+/**
+ * Registry settings (the worker's scheduling settings; the item cap is the served catalog's) and
+ * collaborators.
+ */
+export interface RegistryOptions extends Omit<SchedulingSettings, "cpuMaxItemTokens"> {
   /** What this worker serves; each entry gets a unit, and so does every entry added later. */
   catalog: ServedCatalog;
   weights: WeightStore;
   /** Starts a runner for each model that loads (and knows the device they run on). */
   backend: ModelBackend;
-  maxBatchRequests: number;
-  maxBatchItems: number;
-  maxWaitMs: number;
-  maxQueueItems: number;
-  maxLoadedModels: number;
-  /** How long a failed load is answered at once without a new attempt (see load_failure.ts). */
-  loadFailureCooldownMs: number;
-  /** Cap on padded tokens per ONNX run (0: automatic per device, see runTokenBudget). */
-  maxRunTokens: number;
   /** Bounds of one extract item's work, handed to every model's runner (absent: defaults). */
   extractBudget?: ExtractBudget;
-  memoryThresholdPercent: number;
   memoryProbe: MemoryProbe;
   /** LoRA adapters; absent: the defaults (10 per model, 256 MiB files). */
   lora?: LoraOptions;
