@@ -7,6 +7,7 @@ import { loadWorkerSettings, type WorkerSettings } from "./config/settings.ts";
 import { ModelRegistry } from "./registry/registry.ts";
 import { memoryProbeFor } from "./registry/memory.ts";
 import { threadBackend } from "./inference/thread_backend.ts";
+import type { ModelBackend } from "./registry/runner.ts";
 import { computeThreads } from "./inference/compute_budget.ts";
 import { gpuInventory } from "./telemetry/gpu.ts";
 import { cudaProviderProblem, GPU_SETUP_COMMAND } from "./inference/cuda_provider.ts";
@@ -61,6 +62,11 @@ export function chooseDevice(device: WorkerSettings["device"], gpuCount: number)
 /** Options of {@link createWorker} beyond the environment. */
 export interface CreateWorkerOptions {
   log?: Logger;
+  /**
+   * Where the lines of the logger built from the settings go (default: standard output); tests
+   * keep them, redacted as the process would write them.
+   */
+  writeLog?: (line: string) => void;
   gpuCount?: number;
   /** Other settings this process reads (`deno task start`: the router's), not typos. */
   alsoKnown?: readonly string[];
@@ -73,6 +79,12 @@ export interface CreateWorkerOptions {
    * session; tests give their own).
    */
   cudaCheck?: () => Promise<string | undefined>;
+  /**
+   * What runs the models, instead of ONNX Runtime in inference threads (tests hand in a fake
+   * runner, to check what the HTTP surface does without loading a model). Its device is the
+   * worker's: SVC_DEVICE is not read, and no GPU is looked for.
+   */
+  backend?: ModelBackend;
 }
 
 /** Start-up failed for a reason the operator fixes (printed as one line, exit 2). */
@@ -105,6 +117,7 @@ export async function createWorker(
     ...settings.log,
     component: "worker",
     secrets: [...settings.secrets, ...opts.secrets ?? []],
+    write: opts.writeLog,
   });
   const log = opts.wrapLog ? opts.wrapLog(built) : built;
   for (const w of settings.warnings) log("warn", w);
@@ -119,10 +132,10 @@ export async function createWorker(
   });
   const metrics = new WorkerMetrics();
   // Only `auto` needs to look for GPUs; nvidia-smi is absent (and skipped) on CPU machines.
-  const gpuCount = opts.gpuCount ??
+  const gpuCount = opts.backend ? 0 : opts.gpuCount ??
     (settings.device === "auto" ? (await gpuInventory()).length : 0);
-  let device = chooseDevice(settings.device, gpuCount);
-  if (device === "cuda") {
+  let device = opts.backend?.device ?? chooseDevice(settings.device, gpuCount);
+  if (device === "cuda" && !opts.backend) {
     // Found now, not as a failure of every model after the worker reported ready.
     const problem = await (opts.cudaCheck ?? cudaUnavailable)();
     if (problem !== undefined && settings.device === "cuda") {
@@ -201,7 +214,7 @@ export async function createWorker(
     ...settings.scheduling,
     catalog,
     weights,
-    backend: threadBackend({ device, intraOpThreads: compute.cpus }),
+    backend: opts.backend ?? threadBackend({ device, intraOpThreads: compute.cpus }),
     memoryProbe: memoryProbeFor(),
     lora: settings.lora,
     extractBudget: settings.extract,

@@ -10,12 +10,8 @@ import { ServiceError } from "@svc/shared/errors";
 import { ModelRegistry, type RegistryOptions } from "../../../worker/registry/registry.ts";
 import { ServedCatalog } from "../../../worker/catalog/served.ts";
 import type { DeferredEntry } from "../../../worker/catalog/deferred.ts";
-import {
-  IncompatibleModelError,
-  type ModelBackend,
-  type ModelRunner,
-  type RunnerSpec,
-} from "../../../worker/registry/runner.ts";
+import { IncompatibleModelError } from "../../../worker/registry/runner.ts";
+import { type Deferred, deferred, FakeBackend } from "../fake_backend.ts";
 import type { WeightStore } from "../../../worker/weights/types.ts";
 import {
   accessDeniedError,
@@ -24,85 +20,12 @@ import {
 } from "../../../worker/weights/errors.ts";
 import { HttpTimeoutError } from "../../../worker/weights/http.ts";
 import type { BatchStats } from "../../../worker/scheduler/batcher.ts";
-import type { WorkItem, WorkParams } from "../../../worker/families/types.ts";
-
-/** A promise with its settle functions. */
-interface Deferred<T = void> {
-  promise: Promise<T>;
-  resolve(value: T): void;
-  reject(err: unknown): void;
-}
-
-function deferred<T = void>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  let reject!: (err: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
+import type { WorkParams } from "../../../worker/families/types.ts";
 
 /** Let every pending promise callback run (a timer fires only after the microtask queue). */
 const settle = () => new Promise<void>((r) => setTimeout(r, 0));
 
 const ENCODE: WorkParams = { op: "encode" };
-
-/** A model runner that answers one output per item (tokens = text length). */
-class FakeRunner implements ModelRunner {
-  readonly batches: WorkItem[][] = [];
-  /** When set, runs wait for it (a batch "on the thread"). */
-  hold: Deferred | undefined;
-  disposedWith: number | undefined | null = null;
-
-  constructor(readonly spec: RunnerSpec, private readonly onDispose: () => void) {}
-
-  async run(items: WorkItem[], _params: WorkParams) {
-    this.batches.push(items);
-    await this.hold?.promise;
-    const tokens = items.map((it) => it.text?.length ?? 0);
-    return {
-      outputs: tokens.map((t) => ({ tokens: t })),
-      timing: { tokenizationMs: 0, inferenceMs: 0, postprocessingMs: 0 },
-      paddedTokens: items.length * Math.max(...tokens),
-    };
-  }
-
-  dispose(timeoutMs?: number): Promise<void> {
-    this.disposedWith = timeoutMs;
-    // Like the inference thread: what was running fails once the model is gone.
-    this.hold?.reject(new Error("model unloaded"));
-    this.onDispose();
-    return Promise.resolve();
-  }
-
-  get disposed(): boolean {
-    return this.disposedWith !== null;
-  }
-}
-
-/** A backend whose loads can be held, made to fail, and counted. */
-class FakeBackend implements ModelBackend {
-  readonly starts: RunnerSpec[] = [];
-  readonly runners = new Map<string, FakeRunner>();
-  /** When set, starts wait for it (a load in progress). */
-  gate: Deferred | undefined;
-  /** Model ids whose start rejects with this error. */
-  readonly failures = new Map<string, unknown>();
-  /** Called when a runner is disposed (memory goes down). */
-  onDispose = () => {};
-
-  constructor(readonly device: "cpu" | "cuda" = "cpu") {}
-
-  async start(spec: RunnerSpec): Promise<ModelRunner> {
-    this.starts.push(spec);
-    await this.gate?.promise;
-    if (this.failures.has(spec.config.id)) throw this.failures.get(spec.config.id);
-    const runner = new FakeRunner(spec, () => this.onDispose());
-    this.runners.set(spec.config.id, runner);
-    return runner;
-  }
-}
 
 /** A weights store that answers paths at once, or fails for chosen repositories. */
 class FakeWeights implements WeightStore {
