@@ -89,15 +89,20 @@ export class FakeRunner implements ModelRunner {
   /** When set, runs wait for it (a batch "on the thread"). */
   hold: Deferred | undefined;
   disposedWith: number | undefined | null = null;
+  /** Rejected on dispose: a held batch fails then, as on a thread whose model is gone. */
+  readonly #gone = deferred();
 
   constructor(
     readonly spec: RunnerSpec,
     private readonly backend: FakeBackend,
-  ) {}
+  ) {
+    this.#gone.promise.catch(() => {});
+  }
 
   async run(items: WorkItem[], params: WorkParams) {
     this.batches.push(items);
-    await (this.hold ?? this.backend.hold)?.promise;
+    const hold = this.hold ?? this.backend.hold;
+    if (hold) await Promise.race([hold.promise, this.#gone.promise]);
     const outputs = items.map((it) => this.backend.output(this.spec.config, it, params));
     const tokens = outputs.map((o) => o.tokens);
     return {
@@ -111,6 +116,7 @@ export class FakeRunner implements ModelRunner {
     this.disposedWith = timeoutMs;
     // Like the inference thread: what was running fails once the model is gone.
     this.hold?.reject(new Error("model unloaded"));
+    this.#gone.reject(new Error("model unloaded"));
     this.backend.onDispose();
     return Promise.resolve();
   }

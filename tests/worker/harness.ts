@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { ensureFixtures } from "../fixtures/mod.ts";
 import { createWorker, type WorkerInstance } from "../../worker/bootstrap.ts";
 import { serveWorkerApp } from "../../worker/server/http_server.ts";
+import type { NodeHttpServer } from "@svc/shared/http/node_server";
 import type { ModelBackend } from "../../worker/registry/runner.ts";
 import { FakeBackend, modelShaped } from "./fake_backend.ts";
 
@@ -13,6 +14,8 @@ import { FakeBackend, modelShaped } from "./fake_backend.ts";
 export interface TestWorker {
   url: string;
   instance: WorkerInstance;
+  /** Its HTTP server (node:http, as the process runs it). */
+  server: NodeHttpServer;
   logs: string[];
   close(): Promise<void>;
 }
@@ -66,6 +69,7 @@ export async function startTestWorker(
   return {
     url,
     instance,
+    server,
     logs,
     async close() {
       await instance.close();
