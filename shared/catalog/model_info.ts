@@ -2,11 +2,12 @@
 import type { LoraInfo, ModelInfo, ModelState } from "../schemas/models.ts";
 import type { ErrorCode } from "../errors.ts";
 import type { DetectionRecord, ModelConfig, OutputKind } from "./schema.ts";
-import { hasAdapter } from "./served_families.ts";
+import { isFamily } from "./schema.ts";
 
 /**
  * ModelInfo plus the extras both sides send: `family`, `bundle`, and `servable` (false for an
- * entry that is listed but whose family this release cannot run: requests to it answer 400);
+ * entry that is listed but cannot be served: a family this release does not know, an `SVC_MODELS`
+ * entry still being configured);
  * `detected` for an entry configured from its repository's files (`SVC_MODELS`).
  */
 export type CatalogModelInfo = ModelInfo & {
@@ -95,7 +96,7 @@ export function modelInfoOf(
     last_error: live.lastError ?? null,
     family: config.family,
     bundle: config.bundle,
-    servable: hasAdapter(config.family),
+    servable: isFamily(config.family),
     ...(live.loras && live.loras.length > 0 ? { loras: live.loras } : {}),
     ...(config.detected
       ? {

@@ -2,26 +2,47 @@
 import { z } from "zod";
 import { SLUG_RE } from "../fleet/protocol.ts";
 
-/** Model families; one adapter module per family in `worker/families/`. */
-export const FAMILIES = [
-  "dense",
-  "sparse",
-  "colbert",
+/** The API operations a model family serves. */
+export type FamilyOp = "encode" | "score" | "extract";
+
+/**
+ * Model families, each with the operation it serves: the one list of them. Every family has an
+ * adapter module in `worker/families/` (`FAMILY_ADAPTERS` names one per family, which the
+ * compiler checks); encode families also answer score, by the similarity of their embeddings.
+ */
+export const FAMILY_OPS = {
+  dense: "encode",
+  sparse: "encode",
+  colbert: "encode",
   /** One graph, three heads: dense, sparse and multi-vector (BGE-M3). */
-  "bge_m3",
-  "reranker",
-  "gliner",
-  "token_classification",
-  "zero_shot",
+  bge_m3: "encode",
+  reranker: "score",
+  gliner: "extract",
+  token_classification: "extract",
+  zero_shot: "extract",
   /** GLiClass uni-encoder: every label in one prompt with the text, one logit per label. */
-  "gliclass",
-  "clip",
-  "detection",
+  gliclass: "extract",
+  clip: "encode",
+  detection: "extract",
   /** Open-vocabulary detection: text queries and an image (OWL-ViT, OWLv2). */
-  "zero_shot_detection",
-  "static",
-] as const;
-export type Family = typeof FAMILIES[number];
+  zero_shot_detection: "extract",
+  /** Static embeddings (model2vec, GloVe averages): a token-table lookup and mean pooling. */
+  static: "encode",
+} as const satisfies Record<string, FamilyOp>;
+
+/** A model family. */
+export type Family = keyof typeof FAMILY_OPS;
+
+/** Every family, in the order of {@link FAMILY_OPS}. */
+export const FAMILIES = Object.keys(FAMILY_OPS) as [Family, ...Family[]];
+
+/**
+ * True when this release runs `family` (a value read from a file, or reported by a worker of
+ * another release, may name one it does not know).
+ */
+export function isFamily(family: string): family is Family {
+  return Object.hasOwn(FAMILY_OPS, family);
+}
 
 /** What a model can produce. */
 export const OUTPUT_KINDS = [

@@ -2,7 +2,7 @@
  * Model families. The main thread imports `kinds.ts` (and types) directly; this module also
  * re-exports the adapter table, so only inference-thread code may import it.
  */
-export { ADAPTER_FAMILIES, type AdapterFamily, familyOp, hasAdapter } from "./kinds.ts";
+export { familyOp } from "./kinds.ts";
 export { FAMILY_ADAPTERS } from "./adapters.ts";
 export type {
   AdapterContext,
