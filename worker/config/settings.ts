@@ -496,14 +496,17 @@ export interface FleetSettings {
   workerId: string;
   /** Base URL the router uses to reach this worker; undefined: loopback at the bound port. */
   advertiseUrl: string | undefined;
-  /** Undefined means "detect the GPU type". */
+  /** `SVC_MACHINE_PROFILE`; undefined means "detect the GPU type". */
   machineProfile: string | undefined;
   bundle: string;
-  /** Undefined means "same as the machine profile". */
+  /** `SVC_POOL`; undefined means "same as the machine profile". */
   pool: string | undefined;
   /** Cap of the reconnect backoff. */
   reconnectMaxMs: number;
-  /** The fleet's worker secret (`SVC_WORKER_API_KEY`): proves the worker id at registration. */
+  /**
+   * The fleet's worker secret (`SVC_WORKER_API_KEY`), when the worker has one: its registrations
+   * carry a proof of the worker id made with it.
+   */
   secret: string | undefined;
 }
 
