@@ -425,9 +425,12 @@ Deno.test("routing: API keys guard /v1 and the fleet's status, not the probes", 
       });
       assert.equal(res.status, 401);
       assert.equal(res.body.detail.code, "UNAUTHORIZED");
+      // How to authenticate, as the worker says it (the one bearer-key check and 401).
+      assert.equal(res.headers.get("www-authenticate"), "Bearer");
     }
     const models = await getJson(`${c.r.url}/v1/models`);
     assert.equal(models.status, 401);
+    assert.equal(models.headers.get("www-authenticate"), "Bearer");
     for (const key of ["first-key-123", "second-key-456"]) {
       const res = await post(`${c.r.url}/v1/encode/fixture/dense`, {
         ...CPU,
