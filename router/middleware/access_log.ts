@@ -73,7 +73,8 @@ export function accessLog(
       method: c.req.method,
       path,
       status,
-      ms: Math.round(seconds * 100_000) / 100,
+      // The worker's name for it: one line shape whichever process wrote it.
+      total_ms: Math.round(seconds * 100_000) / 100,
       machine_profile: c.get("profile"),
       worker_id: c.get("worker"),
       trace_id: c.res.headers.get(H.traceId) ?? undefined,
