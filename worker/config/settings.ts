@@ -463,7 +463,7 @@ export interface LoraSettings {
   /** How long a request waits for its adapter before 503 LORA_LOADING. */
   waitMs: number;
   /** Largest adapter weights file accepted. */
-  maxAdapterBytes: number;
+  maxLoraBytes: number;
   /** Adapter files kept on disk, all models together. */
   diskBytes: number;
   /** Adapter owners and repositories clients may name (empty: any). */
@@ -619,7 +619,7 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
     lora: {
       maxPerModel: v.SVC_MAX_LORAS_PER_MODEL,
       waitMs: v.SVC_LORA_WAIT_MS,
-      maxAdapterBytes: v.SVC_MAX_LORA_BYTES,
+      maxLoraBytes: v.SVC_MAX_LORA_BYTES,
       diskBytes: v.SVC_LORA_DISK_BYTES,
       allow: v.SVC_LORA_ALLOW,
     },

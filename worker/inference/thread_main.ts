@@ -6,7 +6,7 @@
  */
 import { FAMILY_ADAPTERS } from "../families/adapters.ts";
 import type { ModelAdapter } from "../families/types.ts";
-import { AdapterConfigError } from "../lora/adapter_config.ts";
+import { LoraConfigError } from "../lora/lora_config.ts";
 import { buildAdaptedModel } from "../lora/build.ts";
 import { LoraMismatchError } from "../lora/plan.ts";
 import { SafetensorsError } from "../lora/safetensors.ts";
@@ -53,7 +53,7 @@ async function handle(msg: ToThread): Promise<void> {
         scope.postMessage({ type: "loaded", lora: loaded });
       } catch (err) {
         const mismatch = err instanceof LoraMismatchError || err instanceof SafetensorsError ||
-          err instanceof AdapterConfigError;
+          err instanceof LoraConfigError;
         scope.postMessage({ type: "load_failed", message: errorText(err), mismatch });
       }
       return;

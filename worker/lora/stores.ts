@@ -8,7 +8,7 @@ import { supportsLora } from "../families/kinds.ts";
 import type { WeightStore } from "../weights/types.ts";
 import type { BatchRunner } from "../scheduler/batcher.ts";
 import type { ModelBackend, RunnerSpec } from "../registry/runner.ts";
-import { ADAPTER_FILES, LoraStore } from "./store.ts";
+import { LORA_FILES, LoraStore } from "./store.ts";
 import { LoraDiskBudget } from "./disk_budget.ts";
 import { loraAllowList } from "./allow.ts";
 import { LoraLabels } from "./labels.ts";
@@ -19,7 +19,7 @@ import type { LoraSettings } from "../config/settings.ts";
  * adapter files are not bounded, without an allow-list any adapter may be named.
  */
 export type LoraOptions =
-  & Pick<LoraSettings, "maxPerModel" | "maxAdapterBytes">
+  & Pick<LoraSettings, "maxPerModel" | "maxLoraBytes">
   & Partial<Pick<LoraSettings, "diskBytes" | "allow">>;
 
 /** Adapter ids that may be metric label values, process-wide (see labels.ts). */
@@ -53,8 +53,8 @@ export class LoraStores {
     this.#disk = lora?.diskBytes === undefined ? undefined : new LoraDiskBudget({
       maxBytes: lora.diskBytes,
       weights: opts.weights,
-      files: { ...ADAPTER_FILES },
-      marker: ADAPTER_FILES.weights,
+      files: { ...LORA_FILES },
+      marker: LORA_FILES.weights,
       onEvent: (event, fields) => opts.onEvent?.(event, fields),
     });
   }
@@ -63,13 +63,13 @@ export class LoraStores {
   storeFor(spec: RunnerSpec, backend: ModelBackend): LoraStore | undefined {
     const { config } = spec;
     if (!supportsLora(config.family) || !backend.startLora) return undefined;
-    const lora = this.#o.settings ?? { maxPerModel: 10, maxAdapterBytes: 256 * 1024 * 1024 };
+    const settings = this.#o.settings ?? { maxPerModel: 10, maxLoraBytes: 256 * 1024 * 1024 };
     return new LoraStore({
       model: { id: config.id, repo: config.hub.repo },
       weights: this.#o.weights,
-      start: (_id, adapter) => backend.startLora!(spec, adapter),
-      maxLoaded: lora.maxPerModel,
-      maxAdapterBytes: lora.maxAdapterBytes,
+      start: (_id, lora) => backend.startLora!(spec, lora),
+      maxLoaded: settings.maxPerModel,
+      maxLoraBytes: settings.maxLoraBytes,
       failureCooldownMs: this.#o.failureCooldownMs,
       allowed: this.#allowed,
       disk: this.#disk,
