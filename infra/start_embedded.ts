@@ -29,7 +29,7 @@ import { type OfflineModels, prepareOfflineModels } from "./offline_models.ts";
 import { buildGloveInBackground } from "./offline_glove.ts";
 import { launcherGone } from "./launcher_watch.ts";
 import { runWorkerProcess } from "../worker/server/lifecycle.ts";
-import { gpuInventory, profileOfGpus } from "../worker/telemetry/gpu.ts";
+import { gpuInventory, machineProfileOfGpus } from "../worker/telemetry/gpu.ts";
 
 /** A random token for this run (never printed). */
 function randomToken(): string {
@@ -38,11 +38,11 @@ function randomToken(): string {
 }
 
 /** This machine's profile: SVC_MACHINE_PROFILE, else the detected GPU type, else `cpu`. */
-async function localProfile(env: Env): Promise<string> {
+async function localMachineProfile(env: Env): Promise<string> {
   const set = env.SVC_MACHINE_PROFILE?.trim().toLowerCase();
   if (set) return set;
   // The same cached detection the worker uses (a failure reads as no GPU: `cpu`).
-  return profileOfGpus(await gpuInventory());
+  return machineProfileOfGpus(await gpuInventory());
 }
 
 /** Print one line and stop: start-up failures never end in a stack trace. */
@@ -202,14 +202,15 @@ async function main(): Promise<void> {
       // A local stack is not exposed by default; deployments set SVC_HOST=0.0.0.0 explicitly.
       SVC_HOST: env.SVC_HOST?.trim() || "127.0.0.1",
       SVC_WORKER_TOKEN: token,
-      SVC_DEFAULT_MACHINE_PROFILE: env.SVC_DEFAULT_MACHINE_PROFILE || await localProfile(env),
+      SVC_DEFAULT_MACHINE_PROFILE: env.SVC_DEFAULT_MACHINE_PROFILE ||
+        await localMachineProfile(env),
       // Ready means the local worker serves: until it registers, requests would answer 202.
       SVC_READYZ_REQUIRE_WORKER: env.SVC_READYZ_REQUIRE_WORKER?.trim() || "1",
     }, [...WORKER_SETTING_NAMES, ...START_SCHEMA.names]);
   } catch (err) {
     fail(`invalid configuration: ${(err as Error).message}`);
   }
-  const profile = routerSettings.pools.defaultMachineProfile!;
+  const machineProfile = routerSettings.pools.defaultMachineProfile!;
   const offline = await offlineModels(env, start);
   let router: RunningRouter;
   try {
@@ -242,7 +243,7 @@ async function main(): Promise<void> {
     SVC_PORT: String(start.SVC_WORKER_PORT),
     SVC_ROUTER_URL: router.url,
     SVC_WORKER_TOKEN: token,
-    SVC_MACHINE_PROFILE: profile,
+    SVC_MACHINE_PROFILE: machineProfile,
     SVC_ADVERTISE_URL: undefined,
     SVC_BUNDLE: env.SVC_BUNDLE?.trim() || ALL_BUNDLES,
     ...(offline

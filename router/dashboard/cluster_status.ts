@@ -45,7 +45,7 @@ export interface ClusterInputs {
   demand: DemandEntry[];
   routerId: string;
   directory: string;
-  profiles: Pick<PoolSettings, "defaultMachineProfile" | "machineProfiles">;
+  pools: Pick<PoolSettings, "defaultMachineProfile" | "machineProfiles">;
   metrics: RouterMetrics;
   nowMs: number;
   /** How much of the fleet the message lists (unbounded when absent). */
@@ -68,7 +68,7 @@ export class ClusterStatusBuilder {
       demand: i.demand,
       routerId: i.routerId,
       directory: i.directory,
-      profiles: i.profiles,
+      pools: i.pools,
       now: i.nowMs,
     });
     const health = i.limits ? boundView(full, i.limits) : full;

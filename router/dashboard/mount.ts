@@ -32,7 +32,7 @@ export interface DashboardDeps {
   log: Logger;
   routerId: string;
   /** The machine profiles the router accepts (its pool settings). */
-  profiles: Pick<PoolSettings, "defaultMachineProfile" | "machineProfiles">;
+  pools: Pick<PoolSettings, "defaultMachineProfile" | "machineProfiles">;
   /** How much of the fleet a message lists. */
   limits: ViewLimits;
   /** The subscriber cap the router's streams share. */
@@ -56,7 +56,7 @@ export function mountDashboard<E extends Env>(app: Hono<E>, deps: DashboardDeps)
           demand: deps.demand.pending(workers),
           routerId: deps.routerId,
           directory: deps.directory.kind,
-          profiles: deps.profiles,
+          pools: deps.pools,
           metrics: deps.metrics,
           nowMs: Date.now(),
           limits: deps.limits,

@@ -64,7 +64,7 @@ export function accessLog(
     deps.metrics.requests.inc({
       endpoint,
       status: String(status),
-      machine_profile: c.get("profile") ?? "none",
+      machine_profile: c.get("machineProfile") ?? "none",
     });
     deps.metrics.duration.observe({ endpoint }, seconds);
     const op = apiEndpointOf(path);
@@ -75,7 +75,7 @@ export function accessLog(
       status,
       // The worker's name for it: one line shape whichever process wrote it.
       total_ms: Math.round(seconds * 100_000) / 100,
-      machine_profile: c.get("profile"),
+      machine_profile: c.get("machineProfile"),
       worker_id: c.get("worker"),
       trace_id: c.res.headers.get(H.traceId) ?? undefined,
     });

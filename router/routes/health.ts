@@ -28,7 +28,7 @@ export async function health(ctx: RouterContext, detail: boolean): Promise<Respo
       demand: ctx.demand.pending(workers),
       routerId: ctx.routerId,
       directory: ctx.directory.kind,
-      profiles: ctx.settings.pools,
+      pools: ctx.settings.pools,
       now,
       totalQps: Math.round(qps * 100) / 100,
     }),

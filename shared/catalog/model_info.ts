@@ -41,29 +41,31 @@ export function operationsOf(outputs: readonly OutputKind[]): OutputKind[] {
 }
 
 /**
- * Dimension per embedding output as served under `profile` (a reranker has none): a profile whose
- * options set `dimensions` (Matryoshka) answers dense vectors of that size.
+ * Dimension per embedding output as served under `modelProfile` (a reranker has none): a profile
+ * whose options set `dimensions` (Matryoshka) answers dense vectors of that size.
  */
-export function servedDims(config: ModelConfig, profile?: string): Record<string, number> {
+export function servedDims(config: ModelConfig, modelProfile?: string): Record<string, number> {
   const dims: Record<string, number> = {};
   for (const [k, v] of Object.entries(config.dims)) {
     if (k === "dense" || k === "sparse" || k === "multivector") dims[k] = v;
   }
-  const cut = profile === undefined ? undefined : config.profiles[profile]?.options?.dimensions;
+  const cut = modelProfile === undefined
+    ? undefined
+    : config.profiles[modelProfile]?.options?.dimensions;
   if (typeof cut === "number" && dims.dense !== undefined) dims.dense = Math.min(cut, dims.dense);
   return dims;
 }
 
 /**
- * ModelInfo of `config` served under `name` (its id, or `id:profile`, whose `profile` then sets
- * the dims), with live `state` and `last_error` when the caller knows them. `dims` lists
+ * ModelInfo of `config` served under `name` (its id, or `id:profile`, whose `modelProfile` then
+ * sets the dims), with live `state` and `last_error` when the caller knows them. `dims` lists
  * embedding outputs only (a reranker's is empty, as the API says).
  */
 export function modelInfoOf(
   config: ModelConfig,
   live: {
     name?: string;
-    profile?: string;
+    modelProfile?: string;
     state?: ModelState;
     lastError?: { code: ErrorCode; message: string } | null;
     loras?: LoraInfo[];
@@ -73,15 +75,15 @@ export function modelInfoOf(
     maxItemTokens?: number;
   } = {},
 ): CatalogModelInfo {
-  const profiles: ModelInfo["profiles"] = {};
+  const modelProfiles: ModelInfo["profiles"] = {};
   for (const [p, v] of Object.entries(config.profiles)) {
-    profiles[p] = {
+    modelProfiles[p] = {
       is_default: v.is_default,
       output_types: v.output_types,
       output_similarity: v.output_similarity,
     };
   }
-  const dims = servedDims(config, live.profile);
+  const dims = servedDims(config, live.modelProfile);
   const state = live.state ?? "available";
   return {
     name: live.name ?? config.id,
@@ -91,7 +93,7 @@ export function modelInfoOf(
     loaded: state === "loaded",
     max_sequence_length: live.maxSequenceLength ?? config.max_sequence_length,
     ...(live.maxItemTokens === undefined ? {} : { max_item_tokens: live.maxItemTokens }),
-    profiles,
+    profiles: modelProfiles,
     state,
     last_error: live.lastError ?? null,
     family: config.family,

@@ -81,7 +81,7 @@ const RepoPath = z.string().min(1).max(300).refine(
 );
 
 /** One profile of a model: which outputs it enables and which options it sets. */
-export interface ProfileConfig {
+export interface ModelProfileConfig {
   is_default: boolean;
   output_types: OutputKind[];
   output_similarity: Record<string, string>;
@@ -90,9 +90,9 @@ export interface ProfileConfig {
 }
 
 /** A profile as written in a catalog file (defaults not yet applied). */
-export type ProfileConfigInput =
-  & Omit<ProfileConfig, "output_similarity" | "options">
-  & Partial<Pick<ProfileConfig, "output_similarity" | "options">>;
+export type ModelProfileConfigInput =
+  & Omit<ModelProfileConfig, "output_similarity" | "options">
+  & Partial<Pick<ModelProfileConfig, "output_similarity" | "options">>;
 
 /** A validated model configuration (one catalog entry, defaults applied). */
 export interface ModelConfig {
@@ -128,7 +128,7 @@ export interface ModelConfig {
    * the texts go in as they are. Set for models trained with a prefix on every input.
    */
   default_input_type?: "query" | "document";
-  profiles: Record<string, ProfileConfig>;
+  profiles: Record<string, ModelProfileConfig>;
   /** Max padded tokens (batch × longest) in one ONNX run. */
   batch_token_budget: number;
   /** Worker pool bundle that serves this model. */
@@ -180,10 +180,10 @@ export type ModelConfigInput =
   & Partial<Omit<Pick<ModelConfig, Defaulted>, "profiles">>
   & {
     hub: { repo: string; revision: string; gated?: boolean };
-    profiles?: Record<string, ProfileConfigInput>;
+    profiles?: Record<string, ModelProfileConfigInput>;
   };
 
-const ProfileConfigSchema = z.object({
+const ModelProfileConfigSchema = z.object({
   is_default: z.boolean(),
   output_types: z.array(z.enum(OUTPUT_KINDS)),
   output_similarity: z.record(z.string(), z.string()).default({}),
@@ -216,7 +216,7 @@ export const ModelConfigSchema: z.ZodType<ModelConfig, ModelConfigInput> = z.obj
   matryoshka_dims: z.array(z.number().int().positive()).optional(),
   prompts: z.object({ query: z.string().optional(), document: z.string().optional() }).default({}),
   default_input_type: z.enum(["query", "document"]).optional(),
-  profiles: z.record(z.string(), ProfileConfigSchema).default({}),
+  profiles: z.record(z.string(), ModelProfileConfigSchema).default({}),
   batch_token_budget: z.number().int().positive().default(8192),
   bundle: z.string().regex(SLUG_RE, "bundle must be a lower-case slug").default("default"),
   licence: z.string().default("unknown"),

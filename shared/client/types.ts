@@ -162,7 +162,7 @@ export interface ExtractResponse {
  * specified fields). The same type the servers build: type-only, so nothing of zod is bundled.
  */
 export type { CatalogModelInfo as ModelInfo } from "../catalog/model_info.ts";
-export type { ProfileInfo } from "../schemas/models.ts";
+export type { ModelProfileInfo } from "../schemas/models.ts";
 
 /** Request of `embeddings` (OpenAI-compatible). */
 export interface EmbeddingsRequest {

@@ -42,7 +42,7 @@ Deno.test("cluster status: workers, pools, models and per-worker request rates",
     demand: [],
     routerId: "r1",
     directory: "memory",
-    profiles: { defaultMachineProfile: undefined, machineProfiles: [] },
+    pools: { defaultMachineProfile: undefined, machineProfiles: [] },
     metrics,
     nowMs,
   });

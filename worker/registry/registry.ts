@@ -137,7 +137,7 @@ export class ModelRegistry {
    * it or adding it to {@link statuses}: a file never asked for reads as `available`.
    */
   servedStatus(served: ServedModel): UnitStatus | undefined {
-    const modelFile = profileModelFile(served);
+    const modelFile = modelProfileFile(served);
     if (modelFile === served.config.files.model) return this.status(served.config.id);
     const u = this.#units.get(unitKey(served.config, modelFile));
     return u ? this.#status(u) : this.#status(this.#newUnit(served.config, modelFile));
@@ -184,7 +184,7 @@ export class ModelRegistry {
    * answered at once with its 502 MODEL_LOAD_FAILED (see load_failure.ts).
    */
   async acquire(served: ServedModel, waitMs: number): Promise<LoadedModel> {
-    const modelFile = profileModelFile(served);
+    const modelFile = modelProfileFile(served);
     const u = this.#unit(served.config, modelFile);
     u.lastUsed = this.#now();
     while (!u.load) {
@@ -461,7 +461,7 @@ function unitKey(config: ModelConfig, modelFile: string): string {
 }
 
 /** The ONNX file a profile runs (profiles may pick a quantised variant via `model_file`). */
-export function profileModelFile(served: ServedModel): string {
-  const opt = served.config.profiles[served.profile]?.options?.model_file;
+export function modelProfileFile(served: ServedModel): string {
+  const opt = served.config.profiles[served.modelProfile]?.options?.model_file;
   return typeof opt === "string" && opt.length > 0 ? opt : served.config.files.model;
 }

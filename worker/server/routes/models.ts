@@ -13,14 +13,14 @@ export function modelInfo(
   ctx: WorkerContext,
   config: ModelConfig,
   name = config.id,
-  profile?: string,
+  modelProfile?: string,
 ) {
-  const st = profile === undefined
+  const st = modelProfile === undefined
     ? ctx.registry.status(config.id)
-    : ctx.registry.servedStatus({ config, profile });
+    : ctx.registry.servedStatus({ config, modelProfile });
   return modelInfoOf(config, {
     name,
-    profile,
+    modelProfile,
     state: st?.state,
     lastError: st?.lastError,
     loras: st?.loras,
@@ -42,7 +42,7 @@ export function listModels(ctx: WorkerContext): Response {
 export function getModel(ctx: WorkerContext, url: string): Response {
   const name = modelFromPath(url, "/v1/models/");
   const served = resolveServedName(name, ctx.catalog.entries);
-  if (served) return Response.json(modelInfo(ctx, served.config, name, served.profile));
+  if (served) return Response.json(modelInfo(ctx, served.config, name, served.modelProfile));
   const pending = ctx.catalog.pendingEntries().find((p) => p.id === name);
   if (pending) return Response.json(pendingModelInfo(pending));
   throw ctx.catalog.unknownName(name);
