@@ -233,12 +233,6 @@ const WORKER_FIELDS = {
     doc: "longest item (tokens) a CPU worker runs; longer texts are truncated to it (one item " +
       "is one ONNX run; memory per length in docs/catalog.md). GPU workers use the model's length",
   }),
-  SVC_ATTENTION_BACKEND: oneOf(["auto", "default", "flash_attention_2", "sdpa", "eager"], {
-    default: "auto",
-    doc: "accepted values `auto`, `default`, `flash_attention_2`, `sdpa`, `eager`. ONNX Runtime " +
-      "picks its attention kernels itself (fused/flash kernels on CUDA where the graph allows); " +
-      "on CPU the setting has no effect",
-  }),
   SVC_BUNDLE: slug({
     default: "default",
     doc: "which bundle this worker serves; `all` serves every bundle (what `deno task start` runs)",
