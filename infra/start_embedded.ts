@@ -22,7 +22,7 @@ import { loadRouterSettings, ROUTER_REFERENCE } from "@svc/router/settings";
 import { parseCidr, type RunningRouter, startRouter } from "@svc/router";
 import { WORKER_REFERENCE, WORKER_SETTING_NAMES } from "@svc/worker/settings";
 import { createWorker, runWorkerProcess, type WorkerInstance } from "@svc/worker";
-import { gpuInventory, profileOfGpus } from "@svc/worker/gpu";
+import { gpuInventory, machineProfileOfGpus } from "@svc/worker/gpu";
 import { ALL_BUNDLES } from "@svc/shared/catalog/bundles";
 import { START_REFERENCE, START_SCHEMA, type StartSettings } from "./start_settings.ts";
 import { type OfflineModels, prepareOfflineModels } from "./offline_models.ts";
@@ -36,11 +36,11 @@ function randomToken(): string {
 }
 
 /** This machine's profile: SVC_MACHINE_PROFILE, else the detected GPU type, else `cpu`. */
-async function localProfile(env: Env): Promise<string> {
+async function localMachineProfile(env: Env): Promise<string> {
   const set = env.SVC_MACHINE_PROFILE?.trim().toLowerCase();
   if (set) return set;
   // The same cached detection the worker uses (a failure reads as no GPU: `cpu`).
-  return profileOfGpus(await gpuInventory());
+  return machineProfileOfGpus(await gpuInventory());
 }
 
 /** Print one line and stop: start-up failures never end in a stack trace. */
@@ -112,8 +112,8 @@ async function registered(router: RunningRouter): Promise<boolean> {
 
 /** One line per SVC_MODELS entry: what it was configured as, or why it could not be. */
 function userModelLines(worker: WorkerInstance, apiUrl: string): string[] {
-  const { registry } = worker.ctx;
-  const pending = new Map(registry.pendingEntries().map((p) => [p.id, p]));
+  const { catalog } = worker.ctx;
+  const pending = new Map(catalog.pendingEntries().map((p) => [p.id, p]));
   return worker.settings.catalog.entries.map((e) => {
     const p = pending.get(e.id);
     if (p) {
@@ -121,7 +121,7 @@ function userModelLines(worker: WorkerInstance, apiUrl: string): string[] {
         ? `SVC_MODELS: ${e.id} failed: ${p.lastError?.message}`
         : `SVC_MODELS: ${e.id} is still being configured`;
     }
-    const c = registry.catalog.get(e.id);
+    const c = catalog.get(e.id);
     if (!c) return `SVC_MODELS: ${e.id} is not served`;
     const dims = Object.entries(c.dims)
       .map(([k, v]) => k === "dense" ? `${v} dims` : `${v} ${k} dims`).join(", ");
@@ -200,14 +200,15 @@ async function main(): Promise<void> {
       // A local stack is not exposed by default; deployments set SVC_HOST=0.0.0.0 explicitly.
       SVC_HOST: env.SVC_HOST?.trim() || "127.0.0.1",
       SVC_WORKER_TOKEN: token,
-      SVC_DEFAULT_MACHINE_PROFILE: env.SVC_DEFAULT_MACHINE_PROFILE || await localProfile(env),
+      SVC_DEFAULT_MACHINE_PROFILE: env.SVC_DEFAULT_MACHINE_PROFILE ||
+        await localMachineProfile(env),
       // Ready means the local worker serves: until it registers, requests would answer 202.
       SVC_READYZ_REQUIRE_WORKER: env.SVC_READYZ_REQUIRE_WORKER?.trim() || "1",
     }, [...WORKER_SETTING_NAMES, ...START_SCHEMA.names]);
   } catch (err) {
     fail(`invalid configuration: ${(err as Error).message}`);
   }
-  const profile = routerSettings.pools.defaultMachineProfile!;
+  const machineProfile = routerSettings.pools.defaultMachineProfile!;
   const offline = await offlineModels(env, start);
   let router: RunningRouter;
   try {
@@ -240,7 +241,7 @@ async function main(): Promise<void> {
     SVC_PORT: String(start.SVC_WORKER_PORT),
     SVC_ROUTER_URL: router.url,
     SVC_WORKER_TOKEN: token,
-    SVC_MACHINE_PROFILE: profile,
+    SVC_MACHINE_PROFILE: machineProfile,
     SVC_ADVERTISE_URL: undefined,
     SVC_BUNDLE: env.SVC_BUNDLE?.trim() || ALL_BUNDLES,
     ...(offline
@@ -292,7 +293,7 @@ async function main(): Promise<void> {
       buildGloveInBackground({
         dir: start.SVC_OFFLINE_MODELS_DIR!,
         packageDir: start.SVC_OFFLINE_GLOVE_PACKAGE_DIR,
-        registry: worker.ctx.registry,
+        catalog: worker.ctx.catalog,
         filter: worker.settings.catalog.filter,
         apiUrl: router.url,
         print: (line) => console.log(line),

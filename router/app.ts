@@ -73,7 +73,7 @@ export function createRouterApp(ctx: RouterContext): Hono<RouterEnv> {
     metrics: ctx.metrics,
     log: ctx.log,
     routerId: ctx.routerId,
-    profiles: ctx.settings.pools,
+    pools: ctx.settings.pools,
     limits: ctx.settings.views,
     slots,
   });

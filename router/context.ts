@@ -42,7 +42,7 @@ export type RouterEnv = {
   };
   Variables: {
     /** The pool (machine profile) the request was routed to. */
-    profile: string;
+    machineProfile: string;
     /** The worker that answered. */
     worker: string;
     /** The model of a model request, once the router knows it (a bounded metric label). */

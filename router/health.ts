@@ -22,7 +22,7 @@ export function buildHealth(opts: {
   routerId: string;
   directory: string;
   /** Which machine profiles the router accepts (its pool settings). */
-  profiles: Pick<PoolSettings, "defaultMachineProfile" | "machineProfiles">;
+  pools: Pick<PoolSettings, "defaultMachineProfile" | "machineProfiles">;
   now: number;
   /** Requests per second forwarded over the last seconds (`cluster.total_qps`); 0 unknown. */
   totalQps?: number;
@@ -77,9 +77,9 @@ export function buildHealth(opts: {
     }
   }
   for (const mh of models.values()) mh.gpu_types.sort();
-  const fallback = opts.profiles.defaultMachineProfile;
-  const configured = opts.profiles.machineProfiles.length > 0
-    ? new Set(opts.profiles.machineProfiles)
+  const fallback = opts.pools.defaultMachineProfile;
+  const configured = opts.pools.machineProfiles.length > 0
+    ? new Set(opts.pools.machineProfiles)
     : new Set(fallback === undefined ? gpuTypes : [...gpuTypes, fallback]);
   return {
     status: serving > 0 && serving === workers.length ? "healthy" : "degraded",

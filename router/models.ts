@@ -98,8 +98,8 @@ export async function listModels(
 const CATALOG_BY_ID = catalogById(BUILTIN_CATALOG);
 
 /** A catalog entry described without a worker (the same document a worker sends). */
-function catalogInfo(config: ModelConfig, name?: string, profile?: string): MergedModelInfo {
-  return { ...modelInfoOf(config, { name, profile }) };
+function catalogInfo(config: ModelConfig, name?: string, modelProfile?: string): MergedModelInfo {
+  return { ...modelInfoOf(config, { name, modelProfile }) };
 }
 
 /** The id a served name belongs to: itself when a worker reports it, else the part before `:`. */
@@ -145,5 +145,5 @@ export async function getModel(
     }
   }
   const served = resolveServedName(model, CATALOG_BY_ID);
-  return served ? catalogInfo(served.config, model, served.profile) : undefined;
+  return served ? catalogInfo(served.config, model, served.modelProfile) : undefined;
 }

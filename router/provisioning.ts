@@ -93,7 +93,7 @@ export class DemandTracker {
       e.pending++;
     }
     e.last_at = now;
-    this.#metrics.provisioning.inc([machineProfile, bundle]);
+    this.#metrics.provisioning.inc({ machine_profile: machineProfile, bundle });
     this.#maybeNotify(key, e, model, now);
     return e;
   }
@@ -178,10 +178,10 @@ export class DemandTracker {
         signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
       });
       await res.body?.cancel();
-      this.#metrics.webhook.inc([res.ok ? "ok" : "error"]);
+      this.#metrics.webhook.inc({ result: res.ok ? "ok" : "error" });
       if (!res.ok) this.#log("warn", "provision webhook refused", { status: res.status });
     } catch (err) {
-      this.#metrics.webhook.inc(["error"]);
+      this.#metrics.webhook.inc({ result: "error" });
       this.#log("warn", "provision webhook failed", { error: (err as Error).name });
     }
   }

@@ -298,13 +298,13 @@ export interface FleetTiming {
 
 /** What one worker socket may do. */
 export interface FleetLimits {
-  /** Most models one worker may announce. */
+  /** Most models one worker may announce; further ones are ignored. */
   maxModelsPerWorker: number;
-  /** Most frames per second on one socket. */
+  /** Most frames per second on one socket; beyond it the socket is closed. */
   maxFramesPerS: number;
   /** Non-empty: advertised URLs must be IP literals inside one of these. */
   allowedNetworks: Network[];
-  /** What all fleet sockets together may cost. */
+  /** What all fleet sockets together may cost (router/fleet/budget.ts). */
   caps: FleetCaps;
 }
 

@@ -160,7 +160,11 @@ export function errorBodyOf(err: ServiceError, dialect: ErrorDialect = "native")
   }
 }
 
-/** Status, headers and JSON text of the answer for an error. */
+/**
+ * Status, headers and JSON text of the answer for an error. A retryable code says when to retry
+ * (`Retry-After`); a 401 says how to authenticate (`WWW-Authenticate: Bearer`, RFC 6750), from
+ * router and worker alike.
+ */
 export function errorParts(
   err: ServiceError,
   extraHeaders: Readonly<Record<string, string>> = {},
@@ -168,6 +172,7 @@ export function errorParts(
 ): { status: number; headers: Record<string, string>; text: string } {
   const headers: Record<string, string> = { "content-type": "application/json", ...extraHeaders };
   if (err.retryAfterS !== undefined) headers["retry-after"] = String(err.retryAfterS);
+  if (err.status === 401) headers["www-authenticate"] = "Bearer";
   return { status: err.status, headers, text: JSON.stringify(errorBodyOf(err, dialect)) };
 }
 

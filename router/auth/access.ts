@@ -12,7 +12,7 @@
  * `statusRights`).
  */
 import { ServiceError } from "@svc/shared/errors";
-import { bearerToken, type SecretSet } from "@svc/shared/http/secrets";
+import type { SecretSet } from "@svc/shared/http/secrets";
 import { presentedAuthorization } from "@svc/shared/http/ws_auth";
 import { classifyHost } from "../fleet/addresses.ts";
 
@@ -62,8 +62,10 @@ export async function clientRights(
   req: AccessRequest,
 ): Promise<AccessVerdict> {
   if (policy.apiKeys.empty) return OK;
-  const key = bearerToken(req.authorization);
-  if (await policy.apiKeys.matches(key) || await policy.adminKeys.matches(key)) return OK;
+  const { authorization } = req;
+  if (await policy.apiKeys.admits(authorization) || await policy.adminKeys.admits(authorization)) {
+    return OK;
+  }
   return {
     ok: false,
     error: new ServiceError("UNAUTHORIZED", "a valid API key is required (Authorization: Bearer)"),
@@ -75,12 +77,11 @@ export async function adminRights(
   policy: AccessPolicy,
   req: AccessRequest,
 ): Promise<AccessVerdict> {
-  const key = bearerToken(req.authorization);
-  if (await policy.adminKeys.matches(key)) return OK;
+  if (await policy.adminKeys.admits(req.authorization)) return OK;
   if (policy.adminKeys.empty && policy.localStack && !req.forwarded && isLoopbackPeer(req.peer)) {
     return OK;
   }
-  if (key !== undefined && await policy.apiKeys.matches(key)) {
+  if (await policy.apiKeys.admits(req.authorization)) {
     return {
       ok: false,
       error: new ServiceError(

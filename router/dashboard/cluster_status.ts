@@ -45,7 +45,7 @@ export interface ClusterInputs {
   demand: DemandEntry[];
   routerId: string;
   directory: string;
-  profiles: Pick<PoolSettings, "defaultMachineProfile" | "machineProfiles">;
+  pools: Pick<PoolSettings, "defaultMachineProfile" | "machineProfiles">;
   metrics: RouterMetrics;
   nowMs: number;
   /** How much of the fleet the message lists (unbounded when absent). */
@@ -62,17 +62,17 @@ export class ClusterStatusBuilder {
   readonly #rates = new RateTracker();
 
   /** The message for `i`. */
-  build(i: ClusterInputs): ClusterStatus {
+  async build(i: ClusterInputs): Promise<ClusterStatus> {
     const full = buildHealth({
       workers: i.workers,
       demand: i.demand,
       routerId: i.routerId,
       directory: i.directory,
-      profiles: i.profiles,
+      pools: i.pools,
       now: i.nowMs,
     });
     const health = i.limits ? boundView(full, i.limits) : full;
-    const totals = new Map(i.workers.map((w) => [w.id, forwardedTo(i.metrics, w)]));
+    const totals = await forwardedTo(i.metrics, i.workers);
     const rates = this.#rates.sample(totals, i.nowMs);
     const workers: ClusterWorker[] = health.workers.map((w) => ({
       ...w,

@@ -246,7 +246,7 @@ export class FleetConnection implements Talker {
     this.refused = true;
     this.#hub.budget.leave(this);
     const r = REFUSALS[kind];
-    if ("metric" in r) this.#hub.o.metrics.connections.inc([r.metric]);
+    if ("metric" in r) this.#hub.o.metrics.connections.inc({ result: r.metric });
     this.send({ type: "error", code: r.code, message });
     this.closeSocket(r.close, r.code);
     // A peer that keeps sending (a flood, frames already on the way) would still cost reading

@@ -79,7 +79,7 @@ export class FleetHub {
     }
     const token = bearerToken(req.headers.get("authorization"));
     if (!(await this.#o.workerTokens.matches(token))) {
-      this.#o.metrics.connections.inc(["unauthorized"]);
+      this.#o.metrics.connections.inc({ result: "unauthorized" });
       this.#o.log("warn", "worker connection refused: missing or invalid worker token", {
         remote,
         credentials: token === undefined ? "missing" : "invalid",
@@ -89,7 +89,7 @@ export class FleetHub {
     const budget = this.#services.budget;
     if (budget.connectionsFull || budget.bytesFull) {
       // Refused before the upgrade: no register frame is read while the fleet is over a cap.
-      this.#o.metrics.connections.inc(["fleet_full"]);
+      this.#o.metrics.connections.inc({ result: "fleet_full" });
       const why = budget.connectionsFull
         ? `the router holds SVC_FLEET_MAX_CONNECTIONS (${this.#o.caps.maxConnections}) fleet ` +
           "sockets already"

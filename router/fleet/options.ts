@@ -5,27 +5,19 @@ import type { Logger } from "@svc/shared/log";
 import type { WorkerDirectory } from "../directory/types.ts";
 import type { RouterMetrics } from "../metrics/router_metrics.ts";
 import type { UrlPolicy } from "./advertised_url.ts";
-import type { FleetCaps } from "./budget.ts";
+import type { FleetLimits, FleetTiming } from "../settings.ts";
 
-/** Settings of the hub. */
-export interface FleetHubOptions {
+/** Settings of the hub: the fleet's timing and what one socket may do, and its collaborators. */
+export interface FleetHubOptions
+  extends FleetTiming, Pick<FleetLimits, "maxModelsPerWorker" | "maxFramesPerS" | "caps"> {
   directory: WorkerDirectory;
   /** Accepted worker tokens (empty: every worker is refused). */
   workerTokens: SecretSet;
   /** Derivations of the fleet's worker secret (`SVC_WORKER_API_KEY`): id proofs are checked. */
   workerKeys: WorkerKeys | undefined;
   routerId: string;
-  heartbeatIntervalMs: number;
-  statusIntervalMs: number;
-  workerStaleMs: number;
-  /** Most models one worker may announce; further ones are ignored. */
-  maxModelsPerWorker: number;
-  /** Most frames one socket may send per second; beyond it the socket is closed. */
-  maxFramesPerS: number;
   /** Where workers may point the router (router/fleet/advertised_url.ts). */
   urlPolicy: UrlPolicy;
-  /** What all fleet sockets together may cost (router/fleet/budget.ts). */
-  caps: FleetCaps;
   log: Logger;
   metrics: RouterMetrics;
   now?: () => number;

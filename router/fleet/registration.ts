@@ -116,7 +116,7 @@ export async function register(
     previous.refuse("replaced", "a newer connection of this worker registered");
   }
   hub.byWorker.set(record.id, conn);
-  o.metrics.connections.inc(["registered"]);
+  o.metrics.connections.inc({ result: "registered" });
   o.log("info", "worker registered", {
     worker_id: record.id,
     url: record.url,

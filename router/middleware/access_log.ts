@@ -40,12 +40,12 @@ function observeModelRequest(
   res: Response,
   seconds: number,
 ): void {
-  metrics.svcRequests.inc([model, endpoint, String(res.status)]);
-  metrics.svcDuration.observe([model, endpoint, "total"], seconds);
+  metrics.svcRequests.inc({ model, endpoint, status: String(res.status) });
+  metrics.svcDuration.observe({ model, endpoint, phase: "total" }, seconds);
   for (const [phase, header] of PHASE_HEADERS) {
     const ms = Number(res.headers.get(header) ?? NaN);
     if (Number.isFinite(ms) && ms >= 0) {
-      metrics.svcDuration.observe([model, endpoint, phase], ms / 1000);
+      metrics.svcDuration.observe({ model, endpoint, phase }, ms / 1000);
     }
   }
 }
@@ -61,16 +61,21 @@ export function accessLog(
     const endpoint = endpointLabel(path);
     const status = c.res.status;
     const seconds = (performance.now() - start) / 1000;
-    deps.metrics.requests.inc([endpoint, String(status), c.get("profile") ?? "none"]);
-    deps.metrics.duration.observe([endpoint], seconds);
+    deps.metrics.requests.inc({
+      endpoint,
+      status: String(status),
+      machine_profile: c.get("machineProfile") ?? "none",
+    });
+    deps.metrics.duration.observe({ endpoint }, seconds);
     const op = apiEndpointOf(path);
     if (op) observeModelRequest(deps.metrics, op, c.get("model") ?? "unknown", c.res, seconds);
     deps.log(QUIET.has(endpoint) ? "debug" : "info", "request", {
       method: c.req.method,
       path,
       status,
-      ms: Math.round(seconds * 100_000) / 100,
-      machine_profile: c.get("profile"),
+      // The worker's name for it: one line shape whichever process wrote it.
+      total_ms: Math.round(seconds * 100_000) / 100,
+      machine_profile: c.get("machineProfile"),
       worker_id: c.get("worker"),
       trace_id: c.res.headers.get(H.traceId) ?? undefined,
     });

@@ -20,7 +20,7 @@ const CATALOG_BUNDLES: ReadonlyMap<string, string> = new Map(
 const CATALOG_BY_ID = catalogById(BUILTIN_CATALOG);
 
 /** Settings that shape profile selection. */
-export interface ProfilePolicy {
+export interface MachineProfilePolicy {
   defaultMachineProfile: string | undefined;
   /** Profiles accepted even while no worker of theirs is registered (pools that scale to zero). */
   machineProfiles: readonly string[];
@@ -37,9 +37,9 @@ const LISTED_PROFILES = 20;
  * registered workers. Anything else is a 400 naming the accepted ones, before it can create
  * demand (and webhook posts) or metric series.
  */
-export function requestedProfile(
+export function requestedMachineProfile(
   headers: Headers,
-  policy: ProfilePolicy,
+  policy: MachineProfilePolicy,
   workers: readonly WorkerRecord[],
 ): string {
   const named = namedPool(headers, policy, workers);
@@ -51,19 +51,23 @@ export function requestedProfile(
         "set SVC_DEFAULT_MACHINE_PROFILE on the router for requests without it",
     );
   }
-  const { profile } = named;
-  if (isAccepted(profile, policy, workers)) return profile;
-  throw new ServiceError("INVALID_INPUT", unknownProfileMessage(profile, policy, workers));
+  const { machineProfile } = named;
+  if (isAccepted(machineProfile, policy, workers)) return machineProfile;
+  throw new ServiceError(
+    "INVALID_INPUT",
+    unknownMachineProfileMessage(machineProfile, policy, workers),
+  );
 }
 
 /** True when `profile` is configured (or the default) or the pool of a registered worker. */
 export function isAccepted(
-  profile: string,
-  policy: ProfilePolicy,
+  machineProfile: string,
+  policy: MachineProfilePolicy,
   workers: readonly WorkerRecord[],
 ): boolean {
-  return profile === policy.defaultMachineProfile || policy.machineProfiles.includes(profile) ||
-    workers.some((w) => w.pool === profile);
+  return machineProfile === policy.defaultMachineProfile ||
+    policy.machineProfiles.includes(machineProfile) ||
+    workers.some((w) => w.pool === machineProfile);
 }
 
 /** The pool every worker belongs to in the SIE gateway: naming it asks for no pool. */
@@ -81,49 +85,49 @@ const SIE_SHARED_POOL = "default";
  */
 function namedPool(
   headers: Headers,
-  policy: ProfilePolicy,
+  policy: MachineProfilePolicy,
   workers: readonly WorkerRecord[],
-): { profile: string } | undefined {
+): { machineProfile: string } | undefined {
   const read = (name: string) => {
     const v = headers.get(name)?.trim().toLowerCase();
     return v ? v : undefined;
   };
-  let profile = read(H.machineProfile) ?? read(H.machineProfileAlias);
+  let machineProfile = read(H.machineProfile) ?? read(H.machineProfileAlias);
   let pool = read(H.siePool);
-  const slash = profile?.indexOf("/") ?? -1;
-  if (profile !== undefined && slash >= 0) {
-    pool = profile.slice(0, slash).trim() || pool;
-    profile = profile.slice(slash + 1).trim() || undefined;
+  const slash = machineProfile?.indexOf("/") ?? -1;
+  if (machineProfile !== undefined && slash >= 0) {
+    pool = machineProfile.slice(0, slash).trim() || pool;
+    machineProfile = machineProfile.slice(slash + 1).trim() || undefined;
   }
   if (pool !== undefined && !SLUG_RE.test(pool)) {
     throw new ServiceError("INVALID_INPUT", `${H.siePool} is not a valid pool name`);
   }
-  if (profile !== undefined && !SLUG_RE.test(profile)) {
+  if (machineProfile !== undefined && !SLUG_RE.test(machineProfile)) {
     throw new ServiceError("INVALID_INPUT", `${H.machineProfile} is not a valid profile name`);
   }
   if (pool === SIE_SHARED_POOL && !isAccepted(pool, policy, workers)) pool = undefined;
   if (pool === undefined) {
-    return profile === undefined ? undefined : { profile };
+    return machineProfile === undefined ? undefined : { machineProfile };
   }
-  if (profile !== undefined && profile !== pool) {
+  if (machineProfile !== undefined && machineProfile !== pool) {
     const runs = [...new Set(workers.filter((w) => w.pool === pool).map((w) => w.machine_profile))];
-    if (runs.some((p) => p !== profile)) {
+    if (runs.some((p) => p !== machineProfile)) {
       const listed = runs.sort().map((p) => `"${p}"`).join(", ");
       throw new ServiceError(
         "INVALID_INPUT",
-        `${H.siePool} "${pool}" and ${H.machineProfile} "${profile}" disagree: ` +
+        `${H.siePool} "${pool}" and ${H.machineProfile} "${machineProfile}" disagree: ` +
           `the pool's workers run machine profile ${listed}; send the pool alone, or ` +
           `"pool/gpu" with its GPU type`,
       );
     }
   }
-  return { profile: pool };
+  return { machineProfile: pool };
 }
 
 /** The 400 for a profile nobody configured or registered: what is accepted instead. */
-function unknownProfileMessage(
-  profile: string,
-  policy: ProfilePolicy,
+function unknownMachineProfileMessage(
+  machineProfile: string,
+  policy: MachineProfilePolicy,
   workers: readonly WorkerRecord[],
 ): string {
   const accepted = new Set(policy.machineProfiles);
@@ -133,7 +137,7 @@ function unknownProfileMessage(
   const shown = names.length > LISTED_PROFILES
     ? `${names.slice(0, LISTED_PROFILES).join(", ")} and ${names.length - LISTED_PROFILES} more`
     : names.join(", ");
-  return `unknown machine profile "${profile}"; accepted: ${shown || "none yet"} ` +
+  return `unknown machine profile "${machineProfile}"; accepted: ${shown || "none yet"} ` +
     "(SVC_MACHINE_PROFILES, SVC_DEFAULT_MACHINE_PROFILE, or the pool of a registered worker)";
 }
 

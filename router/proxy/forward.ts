@@ -152,7 +152,7 @@ export async function forward(
       return { kind: "response", response: errorResponse(lost, NO_RETRY), worker };
     }
     exclude.add(worker.id);
-    deps.metrics.retries.inc([r.kind]);
+    deps.metrics.retries.inc({ reason: r.kind });
     if (r.kind === "draining") lastDraining = r.response;
   }
   if (lastDraining && lastWorker) {
@@ -176,7 +176,12 @@ async function attemptOnce(
 ): Promise<Attempt> {
   // The client going away cancels the worker's request too (it drops work of gone clients).
   const cancel = new UpstreamCancel(req.signal, deps.upstreamTimeoutMs);
-  deps.metrics.upstream.inc([worker.id, target.pool, target.bundle, affinity]);
+  deps.metrics.upstream.inc({
+    worker_id: worker.id,
+    pool: target.pool,
+    bundle: target.bundle,
+    affinity,
+  });
   const res = await sendUpstream({
     base: worker.url,
     method: req.method,
@@ -191,7 +196,7 @@ async function attemptOnce(
     cancel.release();
     if (cancel.cause === "client_gone" || req.signal.aborted) return { kind: "client_gone" };
     if (cancel.cause === "timeout") {
-      deps.metrics.upstreamErrors.inc([worker.id, "timeout"]);
+      deps.metrics.upstreamErrors.inc({ worker_id: worker.id, kind: "timeout" });
       deps.log("warn", "worker timed out", { worker_id: worker.id, path: pathAndQuery });
       return { kind: "timeout" };
     }
@@ -199,7 +204,7 @@ async function attemptOnce(
     // a moment, and a live one that drops connections is not the first choice either.
     deps.load.coolDown(worker.id);
     if (res.kind === "dropped") {
-      deps.metrics.upstreamErrors.inc([worker.id, "dropped"]);
+      deps.metrics.upstreamErrors.inc({ worker_id: worker.id, kind: "dropped" });
       deps.log("warn", "worker dropped a request it had received; not retried elsewhere", {
         worker_id: worker.id,
         path: pathAndQuery,
@@ -207,7 +212,7 @@ async function attemptOnce(
       });
       return { kind: "dropped" };
     }
-    deps.metrics.upstreamErrors.inc([worker.id, "unreachable"]);
+    deps.metrics.upstreamErrors.inc({ worker_id: worker.id, kind: "unreachable" });
     deps.log("warn", "worker unreachable: the request did not reach it whole", {
       worker_id: worker.id,
       error: res.kind === "not_delivered" ? res.error : "aborted",
@@ -216,7 +221,7 @@ async function attemptOnce(
   }
   if (res.status === 503 && isShuttingDown(res)) {
     cancel.release();
-    deps.metrics.upstreamErrors.inc([worker.id, "draining"]);
+    deps.metrics.upstreamErrors.inc({ worker_id: worker.id, kind: "draining" });
     deps.load.coolDown(worker.id);
     return { kind: "draining", response: downstreamResponse(res) };
   }

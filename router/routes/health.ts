@@ -19,7 +19,7 @@ export async function health(ctx: RouterContext, detail: boolean): Promise<Respo
   const now = Date.now();
   let rates = RATES.get(ctx);
   if (!rates) RATES.set(ctx, rates = new WindowRates());
-  const forwarded = new Map(workers.map((w) => [w.id, forwardedTo(ctx.metrics, w)]));
+  const forwarded = await forwardedTo(ctx.metrics, workers);
   let qps = 0;
   for (const r of rates.sample(forwarded, now).values()) qps += r;
   const body = boundView(
@@ -28,7 +28,7 @@ export async function health(ctx: RouterContext, detail: boolean): Promise<Respo
       demand: ctx.demand.pending(workers),
       routerId: ctx.routerId,
       directory: ctx.directory.kind,
-      profiles: ctx.settings.pools,
+      pools: ctx.settings.pools,
       now,
       totalQps: Math.round(qps * 100) / 100,
     }),

@@ -7,7 +7,7 @@ import { HeaderNames as H } from "@svc/shared/headers";
 import type { RouterContext, RouterEnv } from "../context.ts";
 import type { WorkerRecord } from "../directory/types.ts";
 import { getModel, listModels } from "../models.ts";
-import { modelNotFound, requestedProfile } from "../pools/resolve.ts";
+import { modelNotFound, requestedMachineProfile } from "../pools/resolve.ts";
 import { modelsOf } from "../pools/selection.ts";
 import { BUILTIN_CATALOG, catalogById, unresolvedNameError } from "@svc/shared/catalog";
 
@@ -73,7 +73,7 @@ function scopedWorkers(ctx: RouterContext, c: Context<RouterEnv>): WorkerRecord[
     c.req.header(H.siePool);
   const all = ctx.directory.snapshot();
   if (!named) return [...all];
-  const profile = requestedProfile(c.req.raw.headers, ctx.settings.pools, all);
-  c.set("profile", profile);
-  return all.filter((w) => w.pool === profile);
+  const machineProfile = requestedMachineProfile(c.req.raw.headers, ctx.settings.pools, all);
+  c.set("machineProfile", machineProfile);
+  return all.filter((w) => w.pool === machineProfile);
 }

@@ -14,7 +14,7 @@ import { readBodyLimited } from "@svc/shared/http/read_body";
 import type { PoolInfo } from "@svc/shared/schemas/router";
 import type { RouterContext, RouterEnv } from "../context.ts";
 import type { WorkerRecord } from "../directory/types.ts";
-import { isAccepted, type ProfilePolicy } from "../pools/resolve.ts";
+import { isAccepted, type MachineProfilePolicy } from "../pools/resolve.ts";
 
 /** Path of the list, of one pool, and of a pool's lease renewal (Hono syntax). */
 export const POOLS_PATH = "/v1/pools";
@@ -22,7 +22,10 @@ export const POOL_PATH = "/v1/pools/:name";
 export const POOL_RENEW_PATH = "/v1/pools/:name/renew";
 
 /** Every accepted pool, sorted by name. */
-export function listPools(policy: ProfilePolicy, workers: readonly WorkerRecord[]): PoolInfo[] {
+export function listPools(
+  policy: MachineProfilePolicy,
+  workers: readonly WorkerRecord[],
+): PoolInfo[] {
   const names = new Set(policy.machineProfiles);
   if (policy.defaultMachineProfile) names.add(policy.defaultMachineProfile);
   for (const w of workers) names.add(w.pool);
@@ -34,7 +37,11 @@ export function poolGpuTypes(name: string, workers: readonly WorkerRecord[]): st
   return [...new Set(workers.filter((w) => w.pool === name).map((w) => w.machine_profile))].sort();
 }
 
-function poolInfo(name: string, policy: ProfilePolicy, workers: readonly WorkerRecord[]): PoolInfo {
+function poolInfo(
+  name: string,
+  policy: MachineProfilePolicy,
+  workers: readonly WorkerRecord[],
+): PoolInfo {
   const members = workers.filter((w) => w.pool === name).sort((a, b) => a.id.localeCompare(b.id));
   const healthy = members.filter((w) => !w.draining).length;
   const gpus: Record<string, number> = {};

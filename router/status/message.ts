@@ -132,14 +132,14 @@ export function buildFleetStatus(i: FleetStatusInputs): FleetStatusMessage {
   }
   const serving = workers.filter((w) => !w.draining);
   // The worker reports its GPU type; the fleet has as many as its serving machine profiles.
-  const profiles = joinedOrNone(liveTypes);
+  const machineProfiles = joinedOrNone(liveTypes);
   return {
     timestamp: i.nowMs / 1000,
     name: i.routerId,
-    gpu: profiles,
+    gpu: machineProfiles,
     gpu_count: serving.reduce((n, w) => n + w.gpu_count, 0),
     bundle: joinedOrNone(liveBundles),
-    machine_profile: profiles,
+    machine_profile: machineProfiles,
     loaded_models: loaded,
     server: serverInfo(i.server, i.nowMs),
     gpus: [],

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { startFakeWorker } from "../router/helpers/fake_worker.ts";
 import { getJson, startTestRouter, TEST_TOKEN } from "../router/helpers/router.ts";
 import { waitFor } from "../helpers/wait.ts";
-import { startWorkerProcess } from "../observability/helpers/process.ts";
+import { startFakeBackendWorker } from "../worker/harness.ts";
 import { rawRequest } from "./helpers.ts";
 
 const JSON_BODY = JSON.stringify({ items: [{ text: "hello" }] });
@@ -169,10 +169,9 @@ Deno.test("browser guard: SVC_CORS_ORIGINS grants listed origins, preflights inc
 
 Deno.test({
   name: "browser guard: the worker refuses text/plain bodies, foreign origins and other Hosts",
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn() {
-    const w = await startWorkerProcess({ SVC_CORS_ORIGINS: "http://app.example:3000" });
+    // In this process, through the worker's own server; its models run on a fake backend.
+    const w = await startFakeBackendWorker({ SVC_CORS_ORIGINS: "http://app.example:3000" });
     try {
       // The model operations (the direct path) and the app's routes alike.
       for (const path of ["/v1/encode/fixture%2Fdense", "/v1/embeddings", "/v1/models"]) {
@@ -199,7 +198,7 @@ Deno.test({
       assert.match(await withHost(w.url, "/v1/models", `evil.example:${port}`), /^HTTP\/1.1 403/);
       assert.match(await withHost(w.url, "/v1/models", `127.0.0.1:${port}`), /^HTTP\/1.1 200/);
     } finally {
-      await w.proc.stop();
+      await w.close();
     }
   },
 });

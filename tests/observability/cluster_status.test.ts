@@ -32,7 +32,7 @@ function record(id: string, over: Partial<WorkerRecord> = {}): WorkerRecord {
   };
 }
 
-Deno.test("cluster status: workers, pools, models and per-worker request rates", () => {
+Deno.test("cluster status: workers, pools, models and per-worker request rates", async () => {
   const metrics = createRouterMetrics();
   const builder = new ClusterStatusBuilder();
   const workers = [record("w1"), record("w2", { draining: true, queue_depth: 2 })];
@@ -42,22 +42,22 @@ Deno.test("cluster status: workers, pools, models and per-worker request rates",
     demand: [],
     routerId: "r1",
     directory: "memory",
-    profiles: { defaultMachineProfile: undefined, machineProfiles: [] },
+    pools: { defaultMachineProfile: undefined, machineProfiles: [] },
     metrics,
     nowMs,
   });
-  metrics.upstream.inc(["w1", "l4", "default", "loaded"], 4);
-  const first = builder.build(inputs(t0));
+  metrics.upstream.inc({ worker_id: "w1", pool: "l4", bundle: "default", affinity: "loaded" }, 4);
+  const first = await builder.build(inputs(t0));
   assert.equal(first.timestamp, t0 / 1000);
   assert.equal(first.worker_count, 2);
   assert.equal(first.status, "degraded", "one worker is draining");
   assert.equal(first.requests_per_s, 0, "no rate before a second sample");
   assert.equal(first.workers[0].requests_total, 4);
 
-  metrics.upstream.inc(["w1", "l4", "default", "loaded"], 6);
-  metrics.upstream.inc(["w1", "l4", "default", "none"], 4);
-  metrics.upstream.inc(["w2", "l4", "default", "loading"], 2);
-  const second = builder.build(inputs(t0 + 2000));
+  metrics.upstream.inc({ worker_id: "w1", pool: "l4", bundle: "default", affinity: "loaded" }, 6);
+  metrics.upstream.inc({ worker_id: "w1", pool: "l4", bundle: "default", affinity: "none" }, 4);
+  metrics.upstream.inc({ worker_id: "w2", pool: "l4", bundle: "default", affinity: "loading" }, 2);
+  const second = await builder.build(inputs(t0 + 2000));
   const [w1, w2] = second.workers;
   assert.equal(w1.id, "w1");
   assert.equal(w1.requests_per_s, 5);
@@ -88,7 +88,7 @@ Deno.test("cluster status: workers, pools, models and per-worker request rates",
   }]);
 
   // A worker that left disappears; its counts are not carried over.
-  const third = builder.build(inputs(t0 + 3000, [workers[0]]));
+  const third = await builder.build(inputs(t0 + 3000, [workers[0]]));
   assert.deepEqual(third.workers.map((w) => w.id), ["w1"]);
   assert.equal(third.worker_count, 1);
   assert.equal(third.status, "healthy");

@@ -233,12 +233,6 @@ const WORKER_FIELDS = {
     doc: "longest item (tokens) a CPU worker runs; longer texts are truncated to it (one item " +
       "is one ONNX run; memory per length in docs/catalog.md). GPU workers use the model's length",
   }),
-  SVC_ATTENTION_BACKEND: oneOf(["auto", "default", "flash_attention_2", "sdpa", "eager"], {
-    default: "auto",
-    doc: "accepted values `auto`, `default`, `flash_attention_2`, `sdpa`, `eager`. ONNX Runtime " +
-      "picks its attention kernels itself (fused/flash kernels on CUDA where the graph allows); " +
-      "on CPU the setting has no effect",
-  }),
   SVC_BUNDLE: slug({
     default: "default",
     doc: "which bundle this worker serves; `all` serves every bundle (what `deno task start` runs)",
@@ -436,17 +430,23 @@ export interface ListenSettings {
 
 /** How the model registry batches, queues, loads and evicts. */
 export interface SchedulingSettings {
+  /** Requests with items in one batch (SVC_MAX_BATCH_REQUESTS). */
   maxBatchRequests: number;
+  /** Items in one batch (SVC_MAX_BATCH_ITEMS). */
   maxBatchItems: number;
+  /** How long an idle model waits for a batch to fill (SVC_MAX_BATCH_WAIT_MS). */
   maxWaitMs: number;
+  /** Items waiting per model before QUEUE_FULL (SVC_MAX_QUEUE_ITEMS). */
   maxQueueItems: number;
+  /** Loaded models before the least recently used idle one is evicted (SVC_MAX_LOADED_MODELS). */
   maxLoadedModels: number;
-  /** How long a failed load is answered without a new attempt. */
+  /** How long a failed load is answered at once without a new attempt (see load_failure.ts). */
   loadFailureCooldownMs: number;
-  /** Cap on padded tokens per ONNX run (0: automatic per device). */
+  /** Cap on padded tokens per ONNX run (0: automatic per device, see runTokenBudget). */
   maxRunTokens: number;
   /** Longest item (tokens) a CPU worker runs; longer texts are truncated to it. */
   cpuMaxItemTokens: number;
+  /** Memory use above which idle models are evicted (SVC_MEMORY_PRESSURE_THRESHOLD_PERCENT). */
   memoryThresholdPercent: number;
 }
 
@@ -457,7 +457,7 @@ export interface LoraSettings {
   /** How long a request waits for its adapter before 503 LORA_LOADING. */
   waitMs: number;
   /** Largest adapter weights file accepted. */
-  maxAdapterBytes: number;
+  maxLoraBytes: number;
   /** Adapter files kept on disk, all models together. */
   diskBytes: number;
   /** Adapter owners and repositories clients may name (empty: any). */
@@ -490,14 +490,17 @@ export interface FleetSettings {
   workerId: string;
   /** Base URL the router uses to reach this worker; undefined: loopback at the bound port. */
   advertiseUrl: string | undefined;
-  /** Undefined means "detect the GPU type". */
+  /** `SVC_MACHINE_PROFILE`; undefined means "detect the GPU type". */
   machineProfile: string | undefined;
   bundle: string;
-  /** Undefined means "same as the machine profile". */
+  /** `SVC_POOL`; undefined means "same as the machine profile". */
   pool: string | undefined;
   /** Cap of the reconnect backoff. */
   reconnectMaxMs: number;
-  /** The fleet's worker secret (`SVC_WORKER_API_KEY`): proves the worker id at registration. */
+  /**
+   * The fleet's worker secret (`SVC_WORKER_API_KEY`), when the worker has one: its registrations
+   * carry a proof of the worker id made with it.
+   */
   secret: string | undefined;
 }
 
@@ -610,7 +613,7 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
     lora: {
       maxPerModel: v.SVC_MAX_LORAS_PER_MODEL,
       waitMs: v.SVC_LORA_WAIT_MS,
-      maxAdapterBytes: v.SVC_MAX_LORA_BYTES,
+      maxLoraBytes: v.SVC_MAX_LORA_BYTES,
       diskBytes: v.SVC_LORA_DISK_BYTES,
       allow: v.SVC_LORA_ALLOW,
     },

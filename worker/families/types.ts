@@ -3,12 +3,12 @@
  * they tokenise, build tensors, run the ONNX session and post-process. The registry and the
  * batcher never know which family they drive.
  */
-import type { ModelConfig } from "@svc/shared/catalog/schema";
+import type { FamilyOp, ModelConfig } from "@svc/shared/catalog/schema";
 import type { OutputType } from "@svc/shared/schemas/encode";
 import type { ExtractBudget } from "./extract_budget.ts";
 
 /** Which API operation a batch serves. */
-export type Op = "encode" | "score" | "extract";
+export type Op = FamilyOp;
 
 /** One prepared image: a `[3, height, width]` float32 tensor plus its original geometry. */
 export interface PixelInput {

@@ -53,7 +53,7 @@ export interface FleetLink {
 
 /** Machine profile and GPUs of this machine, as registered. */
 export interface MachineFacts {
-  profile: string;
+  machineProfile: string;
   gpuCount: number;
   gpuTypes: string[];
 }
@@ -182,8 +182,8 @@ export class FleetLinkImpl implements FleetLink {
       protocol: FLEET_PROTOCOL_VERSION,
       worker_id: this.#cfg.workerId,
       url: this.#cfg.advertiseUrl,
-      machine_profile: machine.profile,
-      pool: this.#cfg.pool ?? machine.profile,
+      machine_profile: machine.machineProfile,
+      pool: this.#cfg.pool ?? machine.machineProfile,
       bundle: this.#cfg.bundle,
       version: VERSION,
       gpus: { count: machine.gpuCount, types: machine.gpuTypes.filter((t) => SLUG_RE.test(t)) },
@@ -245,7 +245,7 @@ export class FleetLinkImpl implements FleetLink {
       router_id: msg.router_id,
       router_version: msg.router_version,
       worker_id: this.#cfg.workerId,
-      pool: this.#cfg.pool ?? this.#machine?.profile,
+      pool: this.#cfg.pool ?? this.#machine?.machineProfile,
       bundle: this.#cfg.bundle,
     });
   }

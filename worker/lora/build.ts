@@ -4,7 +4,7 @@
  * before every module and shape fits), merge every planned update, and return the patched model.
  */
 import { indexOnnxModel } from "@svc/onnx";
-import type { AdapterConfig } from "./adapter_config.ts";
+import type { LoraConfig } from "./lora_config.ts";
 import { linearTargets } from "./graph_targets.ts";
 import { mergeLoraIntoModel } from "./merge.ts";
 import { planLora } from "./plan.ts";
@@ -17,7 +17,7 @@ export interface AdaptedModelSpec {
   /** Local path of `adapter_model.safetensors`. */
   weightsPath: string;
   /** The adapter's validated `adapter_config.json`. */
-  config: AdapterConfig;
+  config: LoraConfig;
   /** The base model's catalog id and hub repository (checked against the adapter's base). */
   model: { id: string; repo: string };
   limits?: SafetensorsLimits;

@@ -10,7 +10,7 @@
 import type { WeightStore } from "../weights/types.ts";
 
 /** The files of an adapter repository (as the store fetches them). */
-export type AdapterFiles = Record<string, string>;
+export type LoraFiles = Record<string, string>;
 
 /** Options of {@link LoraDiskBudget}. */
 export interface LoraDiskBudgetOptions {
@@ -18,7 +18,7 @@ export interface LoraDiskBudgetOptions {
   maxBytes: number;
   weights: WeightStore;
   /** The files of every adapter (their roles and repository paths). */
-  files: AdapterFiles;
+  files: LoraFiles;
   /** Repository path of the file that marks an adapter in the cache (its weights). */
   marker: string;
   now?: () => number;

@@ -9,7 +9,7 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { errorResponse, ServiceError } from "@svc/shared/errors";
-import { bearerToken, SecretSet } from "@svc/shared/http/secrets";
+import { SecretSet } from "@svc/shared/http/secrets";
 import { presentedAuthorization } from "@svc/shared/http/ws_auth";
 import { WorkerKeys } from "@svc/shared/fleet/worker_keys";
 
@@ -18,11 +18,6 @@ import { WorkerKeys } from "@svc/shared/fleet/worker_keys";
  * static: its data comes from /ws/status, which needs the key (sent as a subprotocol).
  */
 const OPEN_PATHS = new Set(["/healthz", "/readyz", "/"]);
-
-/** Headers of the 401 answer. */
-export const UNAUTHORIZED_HEADERS: Readonly<Record<string, string>> = {
-  "www-authenticate": "Bearer",
-};
 
 /** Whether an `Authorization` header carries the key. */
 export type KeyCheck = (authorization: string | undefined) => Promise<boolean>;
@@ -40,7 +35,7 @@ export function workerKeyCheck(
     const own = workerId === undefined ? [] : [await new WorkerKeys(key).requestKey(workerId)];
     return await SecretSet.create([key, ...own]);
   })();
-  return async (authorization) => (await accepted).matches(bearerToken(authorization));
+  return async (authorization) => (await accepted).admits(authorization);
 }
 
 /** The 401 for a request without the key. */
@@ -58,6 +53,6 @@ export function requireWorkerKey(check: KeyCheck | undefined): MiddlewareHandler
     if (OPEN_PATHS.has(c.req.path) || await check(presentedAuthorization(c.req.raw.headers))) {
       return await next();
     }
-    return errorResponse(unauthorized(), UNAUTHORIZED_HEADERS);
+    return errorResponse(unauthorized());
   };
 }

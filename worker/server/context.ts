@@ -3,6 +3,7 @@ import type { InputLimits } from "@svc/shared/codec/limits";
 import type { BodyReadOptions } from "@svc/shared/http/read_body";
 import type { WorkerSettings } from "../config/settings.ts";
 import type { ModelRegistry } from "../registry/registry.ts";
+import type { ServedCatalog } from "../catalog/served.ts";
 import type { WorkerMetrics } from "../telemetry/metrics.ts";
 import type { Logger } from "@svc/shared/log";
 import type { ServingState } from "./state.ts";
@@ -12,6 +13,8 @@ import type { WeightSourcesState } from "../weights/sources_state.ts";
 /** Dependencies of the worker's HTTP app. */
 export interface WorkerContext {
   settings: WorkerSettings;
+  /** What this worker serves, and the lookup of a served name. */
+  catalog: ServedCatalog;
   registry: ModelRegistry;
   metrics: WorkerMetrics;
   log: Logger;

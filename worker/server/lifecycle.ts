@@ -21,6 +21,55 @@ export interface LifecycleHooks {
   onShutdown?: () => Promise<void>;
 }
 
+/** What a drain stops besides the worker's models. */
+export interface DrainParts {
+  /** The worker's HTTP server. */
+  server: { shutdown(): Promise<void> };
+  /** The link to the router (told first, so that it stops sending work); null: standalone. */
+  link?: { drain(): Promise<void>; close(): Promise<void> } | null;
+  /** Runs (bounded) when the drain starts: see {@link LifecycleHooks.onShutdown}. */
+  onShutdown?: () => Promise<void>;
+}
+
+/**
+ * Stop gracefully: readiness flips and new work gets 503 SHUTTING_DOWN at once, the router is
+ * told, in-flight work gets the drain bound (`SVC_SHUTDOWN_DRAIN_S`) to finish; then what still
+ * runs is answered 503 SHUTTING_DOWN with Retry-After (never the 500 of a torn-down session),
+ * the models unload and the server closes once those answers are out. Resolves with whether the
+ * work drained within the bound.
+ */
+export async function drainWorker(
+  worker: WorkerInstance,
+  parts: DrainParts,
+  reason: string,
+): Promise<boolean> {
+  const { ctx } = worker;
+  const { link } = parts;
+  ctx.state.draining = true;
+  ctx.log("info", "shutdown started", { signal: reason, in_flight: ctx.state.inFlight });
+  const helpers = parts.onShutdown
+    ? deadline(parts.onShutdown().catch(() => {}), ANSWER_BOUND_MS)
+    : undefined;
+  await link?.drain().catch(() => {});
+  const boundMs = ctx.settings.shutdownDrainS * 1000;
+  const drained = await deadline(ctx.state.whenIdle().then(() => true), boundMs, () => false);
+  ctx.log(drained ? "info" : "warn", "drain finished", {
+    drained,
+    in_flight: ctx.state.inFlight,
+  });
+  await link?.close().catch(() => {});
+  // Requests still running lose their models now: their batchers answer them 503
+  // SHUTTING_DOWN with Retry-After, and those answers go out before the server closes, so the
+  // router or the client retries elsewhere.
+  ctx.state.stopping = true;
+  await worker.close().catch(() => {});
+  await deadline(ctx.state.whenIdle(), ANSWER_BOUND_MS);
+  await deadline(parts.server.shutdown().catch(() => {}), ANSWER_BOUND_MS);
+  await helpers;
+  ctx.log("info", "worker stopped");
+  return drained;
+}
+
 /** Serve until a termination signal, then drain and exit. */
 export async function runWorkerProcess(
   worker: WorkerInstance,
@@ -46,47 +95,26 @@ export async function runWorkerProcess(
     stopping = drainAndExit(signal);
   };
   const drainAndExit = async (signal: string): Promise<never> => {
-    ctx.state.draining = true;
-    ctx.log("info", "shutdown started", { signal, in_flight: ctx.state.inFlight });
-    const helpers = hooks.onShutdown
-      ? deadline(hooks.onShutdown().catch(() => {}), ANSWER_BOUND_MS)
-      : undefined;
-    await link?.drain().catch(() => {});
-    const boundMs = ctx.settings.shutdownDrainS * 1000;
-    const drained = await deadline(ctx.state.whenIdle().then(() => true), boundMs, () => false);
-    ctx.log(drained ? "info" : "warn", "drain finished", {
-      drained,
-      in_flight: ctx.state.inFlight,
-    });
-    await link?.close().catch(() => {});
-    // Requests still running lose their models now: their batchers answer them 503
-    // SHUTTING_DOWN with Retry-After (never the 500 of a torn-down session), and those answers
-    // go out before the server closes, so the router or the client retries elsewhere.
-    ctx.state.stopping = true;
-    await worker.close().catch(() => {});
-    await deadline(ctx.state.whenIdle(), ANSWER_BOUND_MS);
-    await deadline(server.shutdown().catch(() => {}), ANSWER_BOUND_MS);
-    await helpers;
-    ctx.log("info", "worker stopped");
+    await drainWorker(worker, { server, link, onShutdown: hooks.onShutdown }, signal);
     Deno.exit(0);
   };
   for (const sig of ["SIGTERM", "SIGINT"] as const) Deno.addSignalListener(sig, () => stop(sig));
   hooks.stopWhen?.then((reason) => stop(reason));
 
   await worker.preload();
-  ctx.log("info", "worker ready", { models: ctx.registry.catalog.size });
+  ctx.log("info", "worker ready", { models: ctx.catalog.entries.size });
   link = startFleetLink({
     fleet: ctx.settings.fleet,
     port: actualPort,
     // SVC_MODELS entries that could not be configured are announced too (as failed): the router
     // then routes their requests here, and they get the reason.
     servedModels: () => [
-      ...[...ctx.registry.catalog.values()].map((c) => ({
+      ...[...ctx.catalog.entries.values()].map((c) => ({
         name: c.id,
         bundle: announcedBundle(c.bundle, ctx.bundle),
         state: ctx.registry.status(c.id)?.state ?? "available",
       })),
-      ...ctx.registry.pendingEntries().map((p) => ({
+      ...ctx.catalog.pendingEntries().map((p) => ({
         name: p.id,
         bundle: announcedBundle(p.bundle, ctx.bundle),
         state: p.state,
@@ -119,7 +147,7 @@ export async function runWorkerProcess(
                 : {}),
             };
           }),
-          ...ctx.registry.pendingEntries().map((p) => ({
+          ...ctx.catalog.pendingEntries().map((p) => ({
             name: p.id,
             state: p.state,
             queue_depth: 0,

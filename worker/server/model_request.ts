@@ -39,7 +39,7 @@ export async function openModelRequest<S extends z.ZodType>(
   const started = performance.now();
   const name = modelFromPath(call.url, `/v1/${op}/`);
   // An SVC_MODELS entry still being read from its files is waited for like a loading model.
-  const pending = ctx.registry.settle(name, ctx.settings.loadWaitMs);
+  const pending = ctx.catalog.settle(name, ctx.settings.loadWaitMs);
   if (pending) await pending;
   const served = gateModel(ctx, name, op);
   // Labelled only once the name is a known served name: metric label values stay bounded.
@@ -70,7 +70,7 @@ export async function openBodyModelRequest<S extends z.ZodType<{ model: string }
   const bytes = await call.readBody();
   const contentType = call.header("content-type") ?? "application/json";
   const body = decodeRequest(schema, bytes, contentType, ctx.limits);
-  const pending = ctx.registry.settle(body.model, ctx.settings.loadWaitMs);
+  const pending = ctx.catalog.settle(body.model, ctx.settings.loadWaitMs);
   if (pending) await pending;
   const served = gateModel(ctx, body.model, op);
   call.facts.model = body.model;

@@ -18,7 +18,7 @@ import { readSourceLimited } from "@svc/shared/http/read_body";
 import { browserProblem, corsHeaders } from "@svc/shared/http/browser_guard";
 import { HeaderNames as H, serverVersionHeaders } from "@svc/shared/headers";
 import { VERSION } from "@svc/shared/version";
-import { type KeyCheck, unauthorized, UNAUTHORIZED_HEADERS } from "./api_key.ts";
+import { type KeyCheck, unauthorized } from "./api_key.ts";
 import type { WorkerContext } from "./context.ts";
 import { CLIENT_CLOSED, failureOf, shuttingDown } from "./failure.ts";
 import type { ModelCall, RequestFacts } from "./model_call.ts";
@@ -113,7 +113,7 @@ async function serve(
   const refused = browserProblem(req.method, req.header, browser);
   if (refused) return versioned(errorAnswer(refused));
   if (keyCheck && !await keyCheck(req.header("authorization"))) {
-    return versioned(errorAnswer(unauthorized(), UNAUTHORIZED_HEADERS, dialect));
+    return versioned(errorAnswer(unauthorized(), {}, dialect));
   }
   const started = performance.now();
   const facts: RequestFacts = {};

@@ -6,7 +6,7 @@
  */
 import type { GpuStatus, ModelStatus, StatusMessage } from "@svc/shared/schemas/status";
 import type { UnitStatus } from "../registry/registry.ts";
-import { type GpuReading, profileOfGpus } from "../telemetry/gpu.ts";
+import { type GpuReading, machineProfileOfGpus } from "../telemetry/gpu.ts";
 import type { MetricsView } from "@svc/shared/status/metrics_view";
 import { type ServerFacts, serverInfo } from "@svc/shared/status/server_facts";
 import type { ProcessSnapshot } from "../telemetry/process_metrics.ts";
@@ -147,16 +147,16 @@ export function buildStatusMessage(i: StatusInputs): WorkerStatusMessage {
     ...i.models.map((s) => modelStatus(s, i.weightsReason)),
     ...(i.pending ?? []).map(pendingStatus),
   ];
-  const profile = i.identity.machineProfile ?? profileOfGpus(i.gpus);
+  const machineProfile = i.identity.machineProfile ?? machineProfileOfGpus(i.gpus);
   return {
     timestamp: i.nowMs / 1000,
     name: i.identity.name,
     // Same convention as the fleet's machine profile: the first GPU's type, else `cpu`.
-    gpu: profileOfGpus(i.gpus),
+    gpu: machineProfileOfGpus(i.gpus),
     gpu_count: i.gpus.length,
     bundle: i.identity.bundle,
-    machine_profile: profile,
-    pool_name: i.identity.pool ?? profile,
+    machine_profile: machineProfile,
+    pool_name: i.identity.pool ?? machineProfile,
     ready: i.ready && !i.process.draining,
     loaded_models: models.filter((m) => m.state === "loaded").map((m) => m.name),
     server: serverInfo(i.server, i.nowMs),

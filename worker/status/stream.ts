@@ -56,7 +56,7 @@ export function mountStatusStream(
       gpus: await gpus.current(),
       memoryThresholdPct: ctx.settings.scheduling.memoryThresholdPercent,
       models: ctx.registry.statuses(),
-      pending: ctx.registry.pendingEntries(),
+      pending: ctx.catalog.pendingEntries(),
       metrics: await metricsView(ctx.metrics.registry),
       process: {
         ...ctx.metrics.process.snapshot(),

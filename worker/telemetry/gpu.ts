@@ -186,6 +186,6 @@ export function gpuInventory(): Promise<GpuReading[]> {
 }
 
 /** Machine profile for a set of GPUs: the type of the first GPU, or `cpu` when there is none. */
-export function profileOfGpus(gpus: readonly GpuReading[]): string {
+export function machineProfileOfGpus(gpus: readonly GpuReading[]): string {
   return gpus.length > 0 ? gpus[0].gpu_type : "cpu";
 }

@@ -203,7 +203,7 @@ Deno.test("fleet caps: past the byte cap the biggest talker is closed; the real 
     await waitFor(() => !r.directory.snapshot().some((w) => w.id === "noisy"), "noisy removed");
     assert.ok(real.link.connected, "the real worker keeps its socket");
     assert.ok(r.directory.snapshot().some((w) => w.id === "real"));
-    assert.ok(r.metrics.connections.get(["fleet_full"]) >= 1);
+    assert.ok((await r.metrics.connections.value({ result: "fleet_full" })) >= 1);
   } finally {
     noisy.close();
     await real.close();

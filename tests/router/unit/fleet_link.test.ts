@@ -101,7 +101,10 @@ Deno.test("fleet: workers without or with a wrong token are refused, token never
     models: MODELS,
   });
   try {
-    await waitFor(() => r.metrics.connections.get(["unauthorized"]) >= 2, "two refused dials");
+    await waitFor(
+      async () => (await r.metrics.connections.value({ result: "unauthorized" })) >= 2,
+      "two refused dials",
+    );
     assert.equal(w.link.connected, false);
     assert.deepEqual(await healthIds(r.url), []);
     // A plain upgrade without any Authorization header: 401 with the error body.
@@ -134,7 +137,10 @@ Deno.test("fleet: a router without SVC_WORKER_TOKEN refuses every worker", async
     models: MODELS,
   });
   try {
-    await waitFor(() => r.metrics.connections.get(["unauthorized"]) >= 1, "refusal");
+    await waitFor(
+      async () => (await r.metrics.connections.value({ result: "unauthorized" })) >= 1,
+      "refusal",
+    );
     assert.deepEqual(await healthIds(r.url), []);
   } finally {
     await w.close();

@@ -225,7 +225,7 @@ Deno.test("fleet trust: a socket flooding frames is closed; the router stays res
     assert.equal(res.status, 200);
     assert.ok(performance.now() - start < 1000, "probe answered promptly");
     await waitFor(async () => (await healthWorkers(r)).length === 0, "the flooder removed");
-    assert.ok(r.metrics.connections.get(["rate_limited"]) >= 1);
+    assert.ok((await r.metrics.connections.value({ result: "rate_limited" })) >= 1);
   } finally {
     s.close();
     await r.close();

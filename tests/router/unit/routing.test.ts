@@ -336,7 +336,9 @@ Deno.test("routing: an unreachable worker costs one retry; none left → 502", a
     });
     assert.equal(res.status, 502);
     assert.equal(res.body.detail.code, "BAD_GATEWAY");
-    assert.ok(c.r.metrics.upstreamErrors.get(["a", "unreachable"]) >= 1);
+    assert.ok(
+      (await c.r.metrics.upstreamErrors.value({ worker_id: "a", kind: "unreachable" })) >= 1,
+    );
   } finally {
     await c.close();
   }
@@ -378,8 +380,14 @@ Deno.test("routing: affinity — the worker with the model loaded gets the traff
       await res.body?.cancel();
     }
     const m = c.r.metrics.upstream;
-    assert.equal(m.get(["warm", "cpu", "default", "loaded"]), 20);
-    assert.equal(m.get(["cold", "cpu", "default", "none"]), 0);
+    assert.equal(
+      await m.value({ worker_id: "warm", pool: "cpu", bundle: "default", affinity: "loaded" }),
+      20,
+    );
+    assert.equal(
+      await m.value({ worker_id: "cold", pool: "cpu", bundle: "default", affinity: "none" }),
+      0,
+    );
     assert.equal(c.ws[0].requests.length, 0);
   } finally {
     await c.close();
@@ -425,9 +433,12 @@ Deno.test("routing: API keys guard /v1 and the fleet's status, not the probes", 
       });
       assert.equal(res.status, 401);
       assert.equal(res.body.detail.code, "UNAUTHORIZED");
+      // How to authenticate, as the worker says it (the one bearer-key check and 401).
+      assert.equal(res.headers.get("www-authenticate"), "Bearer");
     }
     const models = await getJson(`${c.r.url}/v1/models`);
     assert.equal(models.status, 401);
+    assert.equal(models.headers.get("www-authenticate"), "Bearer");
     for (const key of ["first-key-123", "second-key-456"]) {
       const res = await post(`${c.r.url}/v1/encode/fixture/dense`, {
         ...CPU,
@@ -480,7 +491,11 @@ Deno.test("routing: /v1/embeddings never answers 202: it waits for capacity, the
     assert.equal(res.headers.get("retry-after"), "10");
     // It waited the bound (never less), then gave up (the upper bound only catches a hang).
     assert.ok(waited >= 280 && waited < 15_000, `waited ${waited} ms`);
-    assert.equal(c.r.metrics.provisioning.get(["cpu", "default"]), 1, "demand recorded once");
+    assert.equal(
+      await c.r.metrics.provisioning.value({ machine_profile: "cpu", bundle: "default" }),
+      1,
+      "demand recorded once",
+    );
     const bad = await getJson(`${c.r.url}/v1/embeddings`, {
       method: "POST",
       headers: CPU,
@@ -510,7 +525,11 @@ Deno.test("routing: a worker that joins while /v1/embeddings waits serves the re
       body,
     });
     // The request is waiting once its demand is recorded; only then does the worker join.
-    await waitFor(() => c.r.metrics.provisioning.get(["cpu", "default"]) >= 1, "request waiting");
+    await waitFor(
+      async () =>
+        (await c.r.metrics.provisioning.value({ machine_profile: "cpu", bundle: "default" })) >= 1,
+      "request waiting",
+    );
     w = startFakeWorker({
       routerUrl: c.r.url,
       token: TEST_TOKEN,

@@ -85,7 +85,7 @@ Deno.test("health: type gateway, cluster numbers, live and configured GPU types"
   const h = buildHealth({
     ...base,
     workers: FLEET,
-    profiles: { defaultMachineProfile: "t4", machineProfiles: [] },
+    pools: { defaultMachineProfile: "t4", machineProfiles: [] },
   });
   assert.equal(h.type, "gateway");
   assertShape(h, CAPACITY_HEALTH, "/health");
@@ -108,13 +108,13 @@ Deno.test("health: type gateway, cluster numbers, live and configured GPU types"
   const allowed = buildHealth({
     ...base,
     workers: FLEET,
-    profiles: { defaultMachineProfile: undefined, machineProfiles: ["l4", "h100"] },
+    pools: { defaultMachineProfile: undefined, machineProfiles: ["l4", "h100"] },
   });
   assert.deepEqual(allowed.configured_gpu_types, ["h100", "l4"], "SVC_MACHINE_PROFILES");
   const empty = buildHealth({
     ...base,
     workers: [],
-    profiles: { defaultMachineProfile: undefined, machineProfiles: [] },
+    pools: { defaultMachineProfile: undefined, machineProfiles: [] },
   });
   assert.deepEqual(
     [empty.cluster, empty.live_gpu_types, empty.configured_gpu_types],

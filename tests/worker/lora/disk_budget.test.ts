@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { ServiceError } from "@svc/shared/errors";
 import { createWeightStore } from "../../../worker/weights/store.ts";
 import { createHttpClusterCache } from "../../../worker/weights/cluster_cache.ts";
-import { ADAPTER_FILES, type LoraStarter, LoraStore } from "../../../worker/lora/store.ts";
+import { LORA_FILES, type LoraStarter, LoraStore } from "../../../worker/lora/store.ts";
 import { LoraDiskBudget } from "../../../worker/lora/disk_budget.ts";
 import { loraAllowList } from "../../../worker/lora/allow.ts";
 import { DENSE_QV_SPEC, denseAdapter, writeAdapter } from "@svc/fixture-models/lora";
@@ -44,9 +44,9 @@ async function bytesUnder(dir: string): Promise<number> {
   return total;
 }
 
-async function withAdapters(
+async function withLoraRepos(
   count: number,
-  fn: (o: { origin: string; local: string; hits: string[]; adapterBytes: number }) => Promise<void>,
+  fn: (o: { origin: string; local: string; hits: string[]; loraBytes: number }) => Promise<void>,
 ): Promise<void> {
   const root = await Deno.makeTempDir({ prefix: "svc-lora-disk-" });
   const origin = `${root}/origin`;
@@ -64,12 +64,12 @@ async function withAdapters(
     }
   });
   try {
-    const adapterBytes = await bytesUnder(`${origin}/${ids(1)[0]}`);
+    const loraBytes = await bytesUnder(`${origin}/${ids(1)[0]}`);
     await fn({
       origin: `http://127.0.0.1:${server.addr.port}`,
       local: `${root}/local`,
       hits,
-      adapterBytes,
+      loraBytes,
     });
   } finally {
     await server.shutdown();
@@ -93,7 +93,7 @@ function storeOf(
       weights,
       start,
       maxLoaded: o.maxLoaded ?? 4,
-      maxAdapterBytes: 1024 * 1024,
+      maxLoraBytes: 1024 * 1024,
       failureCooldownMs: 30_000,
       allowed: o.allowed,
       disk: o.disk,
@@ -102,19 +102,19 @@ function storeOf(
 }
 
 Deno.test("lora disk budget: twenty adapters churned through a budget of three stay within it", async () => {
-  await withAdapters(20, async ({ origin, local, adapterBytes }) => {
-    const maxBytes = Math.floor(3.5 * adapterBytes);
+  await withLoraRepos(20, async ({ origin, local, loraBytes }) => {
+    const maxBytes = Math.floor(3.5 * loraBytes);
     const weights = createWeightStore({
       cacheDir: local,
       sources: [createHttpClusterCache({ location: origin })],
     });
     // An earlier process left two adapters in the cache: they count, and go first.
     for (const id of ids(20).slice(18)) {
-      await weights.ensureFiles(id, "main", { ...ADAPTER_FILES });
+      await weights.ensureFiles(id, "main", { ...LORA_FILES });
     }
     const old = new Date(Date.now() - 3_600_000);
     for (const id of ids(20).slice(18)) {
-      for (const f of Object.values(ADAPTER_FILES)) {
+      for (const f of Object.values(LORA_FILES)) {
         await Deno.utime(`${local}/${id}/@main/${f}`, old, old);
       }
     }
@@ -122,8 +122,8 @@ Deno.test("lora disk budget: twenty adapters churned through a budget of three s
     const disk = new LoraDiskBudget({
       maxBytes,
       weights,
-      files: { ...ADAPTER_FILES },
-      marker: ADAPTER_FILES.weights,
+      files: { ...LORA_FILES },
+      marker: LORA_FILES.weights,
       onEvent: (_e, f) => events.push(String(f.lora)),
     });
     const { store } = storeOf(origin, local, { disk, maxLoaded: 2 });
@@ -134,7 +134,7 @@ Deno.test("lora disk budget: twenty adapters churned through a budget of three s
       peak = Math.max(peak, used);
       assert.ok(used <= maxBytes, `${used} bytes on disk after ${id}, budget ${maxBytes}`);
     }
-    assert.ok(peak > 2 * adapterBytes, "the budget was used, not avoided");
+    assert.ok(peak > 2 * loraBytes, "the budget was used, not avoided");
     assert.deepEqual(
       events.slice(0, 2).sort(),
       ids(20).slice(18),
@@ -154,7 +154,7 @@ Deno.test("lora disk budget: twenty adapters churned through a budget of three s
 });
 
 Deno.test("lora disk budget: SVC_LORA_ALLOW refuses other repositories before any download", async () => {
-  await withAdapters(3, async ({ origin, local, hits }) => {
+  await withLoraRepos(3, async ({ origin, local, hits }) => {
     const allowed = loraAllowList(["churn/adapter-0", "trusted"])!;
     assert.ok(allowed("CHURN/Adapter-0") && allowed("trusted/anything"));
     assert.ok(!allowed("churn/adapter-1") && !allowed("trustedx/a"));

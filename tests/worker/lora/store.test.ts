@@ -62,7 +62,7 @@ async function withStore(
       }),
       start: runner.start,
       maxLoaded: opts.maxLoaded ?? 10,
-      maxAdapterBytes: 1024 * 1024,
+      maxLoraBytes: 1024 * 1024,
       failureCooldownMs: 30_000,
       now: () => clock.t,
     });

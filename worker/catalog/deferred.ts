@@ -9,7 +9,7 @@ import type { ModelConfig } from "@svc/shared/catalog/schema";
 import type { PendingEntryFacts } from "@svc/shared/catalog/model_info";
 import { ServiceError } from "@svc/shared/errors";
 import { deadline } from "@svc/shared/deadline";
-import { failureRemembered, type LoadFailure, loadFailure } from "./load_failure.ts";
+import { failureRemembered, type LoadFailure, loadFailure } from "../registry/load_failure.ts";
 
 /** An entry configured at run time. */
 export interface DeferredEntry {
@@ -40,7 +40,7 @@ export interface DeferredOptions {
   onEvent?: (event: string, fields: Record<string, unknown>) => void;
 }
 
-/** The pending entries of a registry. */
+/** The pending entries of a served catalog. */
 export class DeferredEntries {
   readonly #pending = new Map<string, Pending>();
   readonly #o: DeferredOptions;

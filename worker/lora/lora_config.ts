@@ -6,7 +6,7 @@
 import { z } from "zod";
 
 /** What merging needs from the configuration. */
-export interface AdapterConfig {
+export interface LoraConfig {
   /** Rank of every module's update (lora_A has `r` rows, lora_B `r` columns). */
   r: number;
   loraAlpha: number;
@@ -43,23 +43,23 @@ const Schema = z.object({
 });
 
 /** The configuration cannot be applied; the message says which field and why. */
-export class AdapterConfigError extends Error {
+export class LoraConfigError extends Error {
   constructor(message: string) {
     super(message);
-    this.name = "AdapterConfigError";
+    this.name = "LoraConfigError";
   }
 }
 
 /** Validate a parsed `adapter_config.json`. */
-export function parseAdapterConfig(json: unknown): AdapterConfig {
+export function parseLoraConfig(json: unknown): LoraConfig {
   const parsed = Schema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const where = issue.path.length > 0 ? issue.path.join(".") : "adapter_config.json";
-    throw new AdapterConfigError(`adapter_config.json: ${where}: ${issue.message}`);
+    throw new LoraConfigError(`adapter_config.json: ${where}: ${issue.message}`);
   }
   const c = parsed.data;
-  const refuse = (why: string) => new AdapterConfigError(`adapter_config.json: ${why}`);
+  const refuse = (why: string) => new LoraConfigError(`adapter_config.json: ${why}`);
   if (c.peft_type !== undefined && c.peft_type.toUpperCase() !== "LORA") {
     throw refuse(`peft_type '${c.peft_type}' is not LORA`);
   }
