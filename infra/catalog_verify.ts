@@ -5,7 +5,7 @@
  */
 import { formatTable, verifyCatalog } from "./catalog/verify.ts";
 
-const HELP = `deno task catalog:verify [--model ID]
+const HELP = `usage: npx deno task catalog:verify [--model ID]
 
 Downloads each catalog entry (or only ID) through the worker's weight sources, opens its ONNX
 graphs and checks their input and output names against what the family feeds and reads, serves it

@@ -3,8 +3,8 @@
  * (`deno task config:docs` writes it; tests/infra/config_reference.test.ts fails when it is stale).
  */
 import { COMMON_FIELDS, type ReferenceSection, withReference } from "@svc/shared/config";
-import { ROUTER_REFERENCE } from "../router/settings.ts";
-import { WORKER_REFERENCE } from "../worker/config/settings.ts";
+import { ROUTER_REFERENCE } from "@svc/router/settings";
+import { WORKER_REFERENCE } from "@svc/worker/settings";
 import { START_REFERENCE } from "./start_settings.ts";
 
 /** Every section, each setting in exactly one of them. */
@@ -24,6 +24,15 @@ export function renderReadme(text: string): string {
 }
 
 if (import.meta.main) {
+  if (Deno.args.length > 0) {
+    const help = Deno.args.includes("--help") || Deno.args.includes("-h");
+    (help ? console.log : console.error)(
+      "usage: npx deno task config:docs\n\nRewrite the README's configuration tables (between " +
+        "the <!-- settings:ID --> markers)\nfrom the settings schemas; a test fails when they " +
+        "are stale. It takes no options.",
+    );
+    Deno.exit(help ? 0 : 2);
+  }
   const before = await Deno.readTextFile(README);
   const after = renderReadme(before);
   if (after === before) console.log("README.md: configuration reference already up to date");

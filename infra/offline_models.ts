@@ -5,7 +5,7 @@
  * extra models (`SVC_MODELS_DIR=<dir>/models`, `SVC_CLUSTER_CACHE=<dir>/cache`).
  */
 import { join } from "node:path";
-import { ensureFixtures, FIXTURE_NAMES, LARGE_FIXTURES } from "../tests/fixtures/mod.ts";
+import { ensureFixtures, FIXTURE_NAMES, LARGE_FIXTURES } from "@svc/fixture-models";
 import { gloveEntryPath } from "./models/glove_build.ts";
 import { GLOVE_ID } from "./models/glove_catalog.ts";
 

@@ -10,23 +10,24 @@
  * in the background on first start (offline_glove.ts) and served once built, without a restart.
  * The built-in catalog still loads from the hub when it is reachable.
  *
- * Everything is in-process: the `start` permission set is the worker's plus running npm.
+ * Everything is in-process: the `start` permission set is the worker's plus running npm (the
+ * GloVe build) and ps (launcher_watch.ts: the stack stops when `npm start` is gone).
  * Settings: every router and worker SVC_* variable applies; in addition the START_SCHEMA ones,
  * and SVC_WORKER_TOKEN is shared by both sides (default: a random token for this run).
  */
-import { ConfigError, type Env } from "@svc/shared/config";
+import { COMMON_FIELDS, ConfigError, type Env, processHelp, serverArgs } from "@svc/shared/config";
 import { listenFailureLine } from "@svc/shared/http/listen_error";
 import { createLogger, type Logger } from "@svc/shared/log";
-import { loadRouterSettings } from "../router/settings.ts";
-import { type RunningRouter, startRouter } from "../router/server.ts";
-import { createWorker, type WorkerInstance } from "../worker/bootstrap.ts";
-import { WORKER_SETTING_NAMES } from "../worker/config/settings.ts";
+import { loadRouterSettings, ROUTER_REFERENCE } from "@svc/router/settings";
+import { parseCidr, type RunningRouter, startRouter } from "@svc/router";
+import { WORKER_REFERENCE, WORKER_SETTING_NAMES } from "@svc/worker/settings";
+import { createWorker, runWorkerProcess, type WorkerInstance } from "@svc/worker";
+import { gpuInventory, machineProfileOfGpus } from "@svc/worker/gpu";
 import { ALL_BUNDLES } from "@svc/shared/catalog/bundles";
-import { START_SCHEMA, type StartSettings } from "./start_settings.ts";
+import { START_REFERENCE, START_SCHEMA, type StartSettings } from "./start_settings.ts";
 import { type OfflineModels, prepareOfflineModels } from "./offline_models.ts";
 import { buildGloveInBackground } from "./offline_glove.ts";
-import { runWorkerProcess } from "../worker/server/lifecycle.ts";
-import { gpuInventory, profileOfGpus } from "../worker/telemetry/gpu.ts";
+import { launcherGone } from "./launcher_watch.ts";
 
 /** A random token for this run (never printed). */
 function randomToken(): string {
@@ -35,11 +36,11 @@ function randomToken(): string {
 }
 
 /** This machine's profile: SVC_MACHINE_PROFILE, else the detected GPU type, else `cpu`. */
-async function localProfile(env: Env): Promise<string> {
+async function localMachineProfile(env: Env): Promise<string> {
   const set = env.SVC_MACHINE_PROFILE?.trim().toLowerCase();
   if (set) return set;
   // The same cached detection the worker uses (a failure reads as no GPU: `cpu`).
-  return profileOfGpus(await gpuInventory());
+  return machineProfileOfGpus(await gpuInventory());
 }
 
 /** Print one line and stop: start-up failures never end in a stack trace. */
@@ -111,8 +112,8 @@ async function registered(router: RunningRouter): Promise<boolean> {
 
 /** One line per SVC_MODELS entry: what it was configured as, or why it could not be. */
 function userModelLines(worker: WorkerInstance, apiUrl: string): string[] {
-  const { registry } = worker.ctx;
-  const pending = new Map(registry.pendingEntries().map((p) => [p.id, p]));
+  const { catalog } = worker.ctx;
+  const pending = new Map(catalog.pendingEntries().map((p) => [p.id, p]));
   return worker.settings.catalog.entries.map((e) => {
     const p = pending.get(e.id);
     if (p) {
@@ -120,7 +121,7 @@ function userModelLines(worker: WorkerInstance, apiUrl: string): string[] {
         ? `SVC_MODELS: ${e.id} failed: ${p.lastError?.message}`
         : `SVC_MODELS: ${e.id} is still being configured`;
     }
-    const c = registry.catalog.get(e.id);
+    const c = catalog.get(e.id);
     if (!c) return `SVC_MODELS: ${e.id} is not served`;
     const dims = Object.entries(c.dims)
       .map(([k, v]) => k === "dense" ? `${v} dims` : `${v} ${k} dims`).join(", ");
@@ -162,8 +163,32 @@ function banner(
   return lines.map((l) => `start: ${l}`);
 }
 
+/** `deno task start --help`. */
+function startHelp(): string {
+  return processHelp({
+    usage: "usage: [SVC_*=value ...] npm start   (or: npx deno task start)",
+    about:
+      "Router on SVC_PORT (8080, on 127.0.0.1 unless SVC_HOST) plus one local worker serving\n" +
+      "every bundle, offline models included; it is ready (/readyz 200, the banner) once its\n" +
+      "worker has registered. Every router and worker setting applies, and these:",
+    sections: [
+      ...START_REFERENCE,
+      { id: "router and worker", fields: COMMON_FIELDS },
+      ...WORKER_REFERENCE,
+      ...ROUTER_REFERENCE,
+    ],
+  });
+}
+
 /** Start router + worker; returns when the worker process lifecycle ends (it exits itself). */
 async function main(): Promise<void> {
+  const asked = serverArgs(Deno.args, startHelp, "deno task start");
+  if (asked) {
+    (asked.code === 0 ? console.log : console.error)(asked.out);
+    Deno.exit(asked.code);
+  }
+  // Watched from the first moment: a launcher may go while the stack is still starting.
+  const launcherExited = launcherGone();
   const env = Deno.env.toObject();
   const token = env.SVC_WORKER_TOKEN?.trim() || randomToken();
   let routerSettings;
@@ -175,12 +200,15 @@ async function main(): Promise<void> {
       // A local stack is not exposed by default; deployments set SVC_HOST=0.0.0.0 explicitly.
       SVC_HOST: env.SVC_HOST?.trim() || "127.0.0.1",
       SVC_WORKER_TOKEN: token,
-      SVC_DEFAULT_MACHINE_PROFILE: env.SVC_DEFAULT_MACHINE_PROFILE || await localProfile(env),
+      SVC_DEFAULT_MACHINE_PROFILE: env.SVC_DEFAULT_MACHINE_PROFILE ||
+        await localMachineProfile(env),
+      // Ready means the local worker serves: until it registers, requests would answer 202.
+      SVC_READYZ_REQUIRE_WORKER: env.SVC_READYZ_REQUIRE_WORKER?.trim() || "1",
     }, [...WORKER_SETTING_NAMES, ...START_SCHEMA.names]);
   } catch (err) {
     fail(`invalid configuration: ${(err as Error).message}`);
   }
-  const profile = routerSettings.pools.defaultMachineProfile!;
+  const machineProfile = routerSettings.pools.defaultMachineProfile!;
   const offline = await offlineModels(env, start);
   let router: RunningRouter;
   try {
@@ -193,6 +221,8 @@ async function main(): Promise<void> {
         }),
         "router",
       ),
+      // Its own worker, on this machine's loopback, even when the router listens on 0.0.0.0.
+      trustedWorkerNetworks: [parseCidr("127.0.0.1/32")!],
     });
   } catch (err) {
     const { host, port } = routerSettings.listen;
@@ -211,7 +241,7 @@ async function main(): Promise<void> {
     SVC_PORT: String(start.SVC_WORKER_PORT),
     SVC_ROUTER_URL: router.url,
     SVC_WORKER_TOKEN: token,
-    SVC_MACHINE_PROFILE: profile,
+    SVC_MACHINE_PROFILE: machineProfile,
     SVC_ADVERTISE_URL: undefined,
     SVC_BUNDLE: env.SVC_BUNDLE?.trim() || ALL_BUNDLES,
     ...(offline
@@ -234,8 +264,24 @@ async function main(): Promise<void> {
     fail(`worker failed to start: ${what}${(err as Error).message}`);
   }
   // The worker's lifecycle owns SIGINT/SIGTERM: it drains (telling the router), then exits
-  // the process, which also ends the router.
-  const running = runWorkerProcess(worker);
+  // the process, which also ends the router. It stops the same way when a launcher of this
+  // process (npm, the deno task runner) is gone, and stops npm if the GloVe build runs it.
+  const shutdown = new AbortController();
+  let glove: Promise<boolean> | undefined;
+  const running = runWorkerProcess(worker, {
+    stopWhen: launcherExited.then((why) => {
+      try {
+        console.error(`start: ${why}; stopping the stack`);
+      } catch {
+        // The terminal went with the launcher: stop all the same.
+      }
+      return "launcher gone";
+    }),
+    onShutdown: async () => {
+      shutdown.abort();
+      await glove;
+    },
+  });
   const shown = registered(router).then((ok) => {
     if (!ok) console.log("start: the local worker has not registered yet; requests answer 202");
     for (const line of banner(router, offline, start, worker)) console.log(line);
@@ -243,14 +289,15 @@ async function main(): Promise<void> {
   // After the banner, so that the worker is up before the CPU-heavy build starts.
   // It never throws: a failure is one line and the fixtures stay served.
   if (offline && !offline.glove && start.SVC_OFFLINE_GLOVE) {
-    shown.then(() =>
+    glove = shown.then(() =>
       buildGloveInBackground({
         dir: start.SVC_OFFLINE_MODELS_DIR!,
         packageDir: start.SVC_OFFLINE_GLOVE_PACKAGE_DIR,
-        registry: worker.ctx.registry,
+        catalog: worker.ctx.catalog,
         filter: worker.settings.catalog.filter,
         apiUrl: router.url,
         print: (line) => console.log(line),
+        signal: shutdown.signal,
       })
     );
   }

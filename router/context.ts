@@ -1,6 +1,6 @@
 /** Everything the router's routes and middleware receive, passed explicitly (no globals). */
 import type { Logger } from "@svc/shared/log";
-import type { SecretSet } from "@svc/shared/http/secrets";
+import type { AccessPolicy } from "./auth/access.ts";
 import type { BodyReadOptions } from "@svc/shared/http/read_body";
 import type { WorkerDirectory } from "./directory/types.ts";
 import type { FleetHub } from "./fleet/hub.ts";
@@ -9,13 +9,15 @@ import type { LoadTracker } from "./pools/load.ts";
 import type { DemandTracker } from "./provisioning.ts";
 import type { ResultCache } from "./cache/edge.ts";
 import type { RouterSettings } from "./settings.ts";
+import type { WorkerAuth } from "./proxy/worker_auth.ts";
 
 /** Dependencies of the router's HTTP app; built by server.ts (or a test). */
 export interface RouterContext {
   settings: RouterSettings;
   directory: WorkerDirectory;
   hub: FleetHub;
-  apiKeys: SecretSet;
+  /** Who may use the API, act as an operator and see fleet detail. */
+  access: AccessPolicy;
   metrics: RouterMetrics;
   demand: DemandTracker;
   load: LoadTracker;
@@ -25,6 +27,8 @@ export interface RouterContext {
   body: BodyReadOptions;
   /** The result cache and coalescing of model requests; absent when off. */
   cache?: ResultCache;
+  /** What the router presents to a worker (its own request key, when workers have one). */
+  workerAuth: WorkerAuth;
   /**
    * Outbound fetch of the catalog queries (tests may inject); defaults to the global fetch.
    * Forwarding has its own client (router/proxy/upstream.ts).
@@ -41,7 +45,7 @@ export type RouterEnv = {
   };
   Variables: {
     /** The pool (machine profile) the request was routed to. */
-    profile: string;
+    machineProfile: string;
     /** The worker that answered. */
     worker: string;
     /** The model of a model request, once the router knows it (a bounded metric label). */

@@ -2,7 +2,9 @@
 import { VERSION } from "@svc/shared/version";
 import type { WorkerRecord } from "./directory/types.ts";
 import type { PoolSettings } from "./settings.ts";
+import type { ModelState } from "@svc/shared/fleet/protocol";
 import type {
+  ClusterSummary,
   DemandEntry,
   HealthBody,
   ModelHealth,
@@ -20,8 +22,10 @@ export function buildHealth(opts: {
   routerId: string;
   directory: string;
   /** Which machine profiles the router accepts (its pool settings). */
-  profiles: Pick<PoolSettings, "defaultMachineProfile" | "machineProfiles">;
+  pools: Pick<PoolSettings, "defaultMachineProfile" | "machineProfiles">;
   now: number;
+  /** Requests per second forwarded over the last seconds (`cluster.total_qps`); 0 unknown. */
+  totalQps?: number;
 }): HealthBody {
   const workers = [...opts.workers].sort((a, b) => a.id.localeCompare(b.id));
   const models = new Map<string, ModelHealth>();
@@ -44,21 +48,38 @@ export function buildHealth(opts: {
     if (!w.draining) p.serving++;
     pools.set(pk, p);
     for (const m of w.models) {
-      const mh = models.get(m.name) ??
-        { name: m.name, bundle: m.bundle, workers: 0, loaded_on: 0, loading_on: 0, queue_depth: 0 };
+      const mh = models.get(m.name) ?? {
+        name: m.name,
+        bundle: m.bundle,
+        workers: 0,
+        loaded_on: 0,
+        loading_on: 0,
+        queue_depth: 0,
+        state: "available",
+        worker_count: 0,
+        gpu_types: [],
+        total_queue_depth: 0,
+      };
       mh.workers++;
       if (m.state === "loaded") {
         mh.loaded_on++;
         loaded.add(m.name);
+        if (!w.draining) {
+          mh.worker_count++;
+          if (!mh.gpu_types.includes(w.machine_profile)) mh.gpu_types.push(w.machine_profile);
+        }
       }
       if (m.state === "loading") mh.loading_on++;
+      mh.state = moreAdvanced(mh.state, m.state);
       mh.queue_depth += m.queue_depth;
+      mh.total_queue_depth += m.queue_depth;
       models.set(m.name, mh);
     }
   }
-  const fallback = opts.profiles.defaultMachineProfile;
-  const configured = opts.profiles.machineProfiles.length > 0
-    ? new Set(opts.profiles.machineProfiles)
+  for (const mh of models.values()) mh.gpu_types.sort();
+  const fallback = opts.pools.defaultMachineProfile;
+  const configured = opts.pools.machineProfiles.length > 0
+    ? new Set(opts.pools.machineProfiles)
     : new Set(fallback === undefined ? gpuTypes : [...gpuTypes, fallback]);
   return {
     status: serving > 0 && serving === workers.length ? "healthy" : "degraded",
@@ -71,7 +92,7 @@ export function buildHealth(opts: {
     gpu_count: gpuCount,
     loaded_models: [...loaded].sort(),
     gpu_types: [...gpuTypes].sort(),
-    cluster: { worker_count: workers.length, gpu_count: gpuCount, models_loaded: loaded.size },
+    cluster: clusterSummary(workers, opts.totalQps ?? 0),
     live_gpu_types: [...liveTypes].sort(),
     configured_gpu_types: [...configured].sort(),
     pools: [...pools.values()].sort((a, b) =>
@@ -83,10 +104,49 @@ export function buildHealth(opts: {
   };
 }
 
+/**
+ * The fleet in the SIE clients' capacity numbers, over the serving (not draining) workers, as
+ * the SIE gateway counts its healthy ones: `getCapacity()` reads `worker_count` as healthy workers.
+ */
+export function clusterSummary(workers: readonly WorkerRecord[], totalQps: number): ClusterSummary {
+  const serving = workers.filter((w) => !w.draining);
+  const loaded = new Set<string>();
+  for (const w of serving) {
+    for (const m of w.models) if (m.state === "loaded") loaded.add(m.name);
+  }
+  return {
+    worker_count: serving.length,
+    gpu_count: serving.reduce((n, w) => n + w.gpu_count, 0),
+    models_loaded: loaded.size,
+    total_qps: totalQps,
+  };
+}
+
+/** Rank of a state across workers: the most advanced worker's state wins. */
+const STATE_RANK: Record<ModelHealth["state"], number> = {
+  loaded: 3,
+  loading: 2,
+  unloading: 1,
+  available: 0,
+};
+
+/**
+ * `current` or `next`, whichever is more advanced, in the status streams' four states (a
+ * remembered load failure reads as `available`).
+ */
+export function moreAdvanced(
+  current: ModelHealth["state"],
+  next: ModelState,
+): ModelHealth["state"] {
+  const s = next === "failed" ? "available" : next;
+  return STATE_RANK[s] > STATE_RANK[current] ? s : current;
+}
+
 /** One worker as /health lists it. */
 export function workerHealth(w: WorkerRecord, now: number): WorkerHealth {
   return {
     id: w.id,
+    name: w.id,
     url: w.url,
     machine_profile: w.machine_profile,
     pool: w.pool,

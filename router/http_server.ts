@@ -7,6 +7,10 @@
  * about 1 KB or more that goes away, and cannot close a connection whose body stalls.
  */
 import type { HttpSettings } from "@svc/shared/config";
+import { errorResponse } from "@svc/shared/errors";
+import { PeerLimits } from "@svc/shared/http/peer_limits";
+
+const noop = () => {};
 
 /** What the app receives beside the request. */
 export interface RouterServeInfo {
@@ -47,6 +51,7 @@ export async function serveRouter(
   kind: ServerKind,
 ): Promise<RouterHttpServer> {
   const useNode = kind === "node" || (kind === "auto" && !onDenoDeploy());
+  const peers = new PeerLimits(http.peers);
   if (useNode) {
     // Loaded only here: a Deploy isolate never pulls the node:http server or `ws` in.
     const { serveNodeHttp } = await import("@svc/shared/http/node_server");
@@ -56,6 +61,7 @@ export async function serveRouter(
       headersTimeoutMs: http.headersTimeoutMs,
       requestTimeoutMs: http.requestTimeoutMs,
       streamResponses: true,
+      peers,
     });
     return {
       addr: server.addr,
@@ -71,12 +77,18 @@ export async function serveRouter(
     port: listen.port,
     hostname: listen.host,
     onListen: (addr) => resolveAddr(addr as Deno.NetAddr),
-  }, (req, info) =>
-    handler(req, {
-      remoteAddr: info.remoteAddr as Deno.NetAddr,
-      // Older runtimes (and some platforms) have no `completed`: proxying then bounds less.
-      completed: (info as Partial<Deno.ServeHandlerInfo>).completed,
-    }));
+  }, (req, info) => {
+    const remoteAddr = info.remoteAddr as Deno.NetAddr;
+    // Older runtimes (and some platforms) have no `completed`: proxying then bounds less.
+    const completed = (info as Partial<Deno.ServeHandlerInfo>).completed;
+    // Requests in flight per peer (connections cannot be counted under Deno.serve).
+    const release = peers.caps.maxInflight > 0 && completed
+      ? peers.enter(remoteAddr.hostname)
+      : noop;
+    if (!release) return errorResponse(peers.refusal());
+    completed?.then(release, release);
+    return handler(req, { remoteAddr, completed });
+  });
   const addr = await listening;
   return {
     addr: { hostname: addr.hostname, port: addr.port },

@@ -3,11 +3,27 @@
  * code runs on Deno Deploy. Configuration comes from SVC_* variables (see router/settings.ts).
  */
 import { exitOnListenFailure } from "@svc/shared/http/listen_error";
-import { loadRouterSettings } from "./settings.ts";
+import { COMMON_FIELDS, processHelp, serverArgs } from "@svc/shared/config";
+import { loadRouterSettings, ROUTER_REFERENCE } from "./settings.ts";
 import { startRouter } from "./server.ts";
+
+/** `deno task router --help`. */
+export function routerHelp(): string {
+  return processHelp({
+    usage: "usage: [SVC_*=value ...] npx deno task router",
+    about: "The edge router: clients send it the API, workers dial in to it (SVC_WORKER_TOKEN).\n" +
+      "It runs with network and environment access only; the same code runs on Deno Deploy.",
+    sections: [{ id: "router and worker", fields: COMMON_FIELDS }, ...ROUTER_REFERENCE],
+  });
+}
 
 /** Parse the environment, start the router, and stop it cleanly on SIGINT/SIGTERM. */
 export async function main(): Promise<void> {
+  const asked = serverArgs(Deno.args, routerHelp, "deno task router");
+  if (asked) {
+    (asked.code === 0 ? console.log : console.error)(asked.out);
+    Deno.exit(asked.code);
+  }
   let settings;
   try {
     settings = loadRouterSettings(Deno.env.toObject());

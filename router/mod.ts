@@ -1,8 +1,6 @@
-/** Public surface of the router package: configuration, assembly, and the Hono app. */
-export { loadRouterSettings, type RouterSettings } from "./settings.ts";
+/**
+ * `@svc/router`: the router's assembly, for a process that runs one in-process (`deno task start`).
+ * Its settings schema and reference, without the server, are `@svc/router/settings`.
+ */
 export { type RunningRouter, type StartOptions, startRouter } from "./server.ts";
-export { createRouterApp } from "./app.ts";
-export type { RouterContext, RouterEnv } from "./context.ts";
-export type { WorkerDirectory, WorkerRecord } from "./directory/types.ts";
-export { KvWorkerDirectory } from "./directory/kv.ts";
-export { MemoryWorkerDirectory } from "./directory/memory.ts";
+export { parseCidr } from "./fleet/networks.ts";

@@ -4,6 +4,7 @@
  * is true when any worker in scope reports the model loaded. Bundles without a reachable worker
  * are described from the built-in catalog, so a fleet scaled to zero still lists its models.
  */
+import type { WorkerAuth } from "./proxy/worker_auth.ts";
 import { BUILTIN_CATALOG, catalogById, resolveServedName } from "@svc/shared/catalog";
 import { modelInfoOf } from "@svc/shared/catalog/model_info";
 import type { ModelConfig } from "@svc/shared/catalog/schema";
@@ -34,10 +35,11 @@ async function fetchJson(
   path: string,
   log: Logger,
   doFetch: typeof fetch,
-  workerApiKey: string | undefined,
+  workerAuth: WorkerAuth | undefined,
 ): Promise<{ status: number; body: unknown } | undefined> {
   const headers: Record<string, string> = { accept: "application/json" };
-  if (workerApiKey !== undefined) headers.authorization = `Bearer ${workerApiKey}`;
+  const auth = await workerAuth?.(worker.id);
+  if (auth !== undefined) headers.authorization = auth;
   try {
     const res = await doFetch(worker.url + path, {
       headers,
@@ -61,13 +63,13 @@ export async function listModels(
   workers: readonly WorkerRecord[],
   log: Logger,
   doFetch: typeof fetch = fetch,
-  workerApiKey?: string,
+  workerAuth?: WorkerAuth,
 ): Promise<MergedModelInfo[]> {
   const reps = representatives(workers);
   const answered = new Set<string>();
   const merged = new Map<string, MergedModelInfo>();
   await Promise.all([...reps].map(async ([bundle, w]) => {
-    const r = await fetchJson(w, "/v1/models", log, doFetch, workerApiKey);
+    const r = await fetchJson(w, "/v1/models", log, doFetch, workerAuth);
     const list = (r?.body as { models?: unknown } | undefined)?.models;
     if (r?.status !== 200 || !Array.isArray(list)) return;
     answered.add(bundle);
@@ -96,8 +98,8 @@ export async function listModels(
 const CATALOG_BY_ID = catalogById(BUILTIN_CATALOG);
 
 /** A catalog entry described without a worker (the same document a worker sends). */
-function catalogInfo(config: ModelConfig, name?: string, profile?: string): MergedModelInfo {
-  return { ...modelInfoOf(config, { name, profile }) };
+function catalogInfo(config: ModelConfig, name?: string, modelProfile?: string): MergedModelInfo {
+  return { ...modelInfoOf(config, { name, modelProfile }) };
 }
 
 /** The id a served name belongs to: itself when a worker reports it, else the part before `:`. */
@@ -119,7 +121,7 @@ export async function getModel(
   model: string,
   log: Logger,
   doFetch: typeof fetch = fetch,
-  workerApiKey?: string,
+  workerAuth?: WorkerAuth,
 ): Promise<MergedModelInfo | undefined> {
   // Workers report ids; `id:profile` is looked up under its id and asked for by its full name.
   const id = baseIdOf(model, workers);
@@ -129,7 +131,7 @@ export async function getModel(
   );
   for (const w of candidates.slice(0, 2)) {
     const path = `/v1/models/${encodeURIComponent(model)}`;
-    const r = await fetchJson(w, path, log, doFetch, workerApiKey);
+    const r = await fetchJson(w, path, log, doFetch, workerAuth);
     if (r?.status === 200 && r.body && typeof r.body === "object") {
       const info = {
         ...(r.body as MergedModelInfo),
@@ -143,5 +145,5 @@ export async function getModel(
     }
   }
   const served = resolveServedName(model, CATALOG_BY_ID);
-  return served ? catalogInfo(served.config, model, served.profile) : undefined;
+  return served ? catalogInfo(served.config, model, served.modelProfile) : undefined;
 }

@@ -2,7 +2,10 @@
  * Demand for pools that have no serving worker. Each unserved request is counted per
  * (machine profile, bundle); the count is the autoscaler's signal (metric, optional webhook).
  * A count ends when the pool gets a serving worker, or after a window without new demand, so a
- * pool nobody asks for can scale back to zero.
+ * pool nobody asks for can scale back to zero. Requests for names nobody knows (routed to the
+ * fallback bundle on a guess) count once per pool and bundle, however many names they make up,
+ * and refresh that count at most once a second: twenty thousand invented names are one pending
+ * request, not twenty thousand, and cost no more bookkeeping than one a second.
  */
 import type { DemandEntry } from "@svc/shared/schemas/router";
 import { VERSION } from "@svc/shared/version";
@@ -24,6 +27,8 @@ const MAX_ENTRIES = 256;
 const MAX_POSTS_PER_INTERVAL = 16;
 /** Bound on one webhook post. */
 const WEBHOOK_TIMEOUT_MS = 5000;
+/** Requests for made-up names refresh their pool's demand at most this often. */
+const GUESSED_REFRESH_MS = 1000;
 
 /** Tracks pending demand and notifies the webhook, debounced per pool. */
 export class DemandTracker {
@@ -37,6 +42,8 @@ export class DemandTracker {
   readonly #fetch: typeof fetch;
   readonly #now: () => number;
   readonly #posts = new Set<Promise<void>>();
+  /** Pools whose demand holds the one count of made-up names, and when it was refreshed. */
+  readonly #guessed = new Map<string, number>();
   #windowStart = -Infinity;
   #windowPosts = 0;
 
@@ -58,8 +65,11 @@ export class DemandTracker {
     this.#now = opts.now ?? Date.now;
   }
 
-  /** Count one unserved request for (profile, bundle) and maybe notify the webhook. */
-  record(machineProfile: string, bundle: string, model: string): DemandEntry {
+  /**
+   * Count one unserved request for (profile, bundle) and maybe notify the webhook. `guessed`: the
+   * model is a name nobody knows (see the module comment).
+   */
+  record(machineProfile: string, bundle: string, model: string, guessed = false): DemandEntry {
     const now = this.#now();
     const key = `${machineProfile}\u0000${bundle}`;
     let e = this.#entries.get(key);
@@ -67,17 +77,32 @@ export class DemandTracker {
       if (!e && this.#entries.size >= MAX_ENTRIES) this.#evictOldest();
       e = { machine_profile: machineProfile, bundle, pending: 0, first_at: now, last_at: now };
       this.#entries.set(key, e);
+      this.#guessed.delete(key);
     }
-    e.pending++;
+    if (guessed) {
+      const at = this.#guessed.get(key);
+      if (at !== undefined && now - at < GUESSED_REFRESH_MS) return e;
+      if (at === undefined) {
+        if (this.#guessed.size >= MAX_ENTRIES) {
+          this.#guessed.delete(this.#guessed.keys().next().value!);
+        }
+        e.pending++;
+      }
+      this.#guessed.set(key, now);
+    } else {
+      e.pending++;
+    }
     e.last_at = now;
-    this.#metrics.provisioning.inc([machineProfile, bundle]);
+    this.#metrics.provisioning.inc({ machine_profile: machineProfile, bundle });
     this.#maybeNotify(key, e, model, now);
     return e;
   }
 
   /** The pool has a serving worker again: its demand is met. */
   satisfied(machineProfile: string, bundle: string): void {
-    this.#entries.delete(`${machineProfile}\u0000${bundle}`);
+    const key = `${machineProfile}\u0000${bundle}`;
+    this.#entries.delete(key);
+    this.#guessed.delete(key);
   }
 
   /**
@@ -153,10 +178,10 @@ export class DemandTracker {
         signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
       });
       await res.body?.cancel();
-      this.#metrics.webhook.inc([res.ok ? "ok" : "error"]);
+      this.#metrics.webhook.inc({ result: res.ok ? "ok" : "error" });
       if (!res.ok) this.#log("warn", "provision webhook refused", { status: res.status });
     } catch (err) {
-      this.#metrics.webhook.inc(["error"]);
+      this.#metrics.webhook.inc({ result: "error" });
       this.#log("warn", "provision webhook failed", { error: (err as Error).name });
     }
   }

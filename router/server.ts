@@ -7,6 +7,11 @@ import type { RouterSettings } from "./settings.ts";
 import { openDirectory } from "./directory/open.ts";
 import type { WorkerDirectory } from "./directory/types.ts";
 import { FleetHub } from "./fleet/hub.ts";
+import { isLoopbackListen } from "./fleet/addresses.ts";
+import { dnsResolver } from "./fleet/advertised_url.ts";
+import { WorkerKeys } from "@svc/shared/fleet/worker_keys";
+import { workerAuthOf } from "./proxy/worker_auth.ts";
+import type { Network } from "./fleet/networks.ts";
 import { createLogger, type Logger } from "@svc/shared/log";
 import { createRouterMetrics, type RouterMetrics } from "./metrics/router_metrics.ts";
 import { LoadTracker } from "./pools/load.ts";
@@ -39,6 +44,11 @@ export interface StartOptions {
   fetch?: typeof fetch;
   /** Called once the server listens. */
   onListen?: (addr: { hostname: string; port: number }) => void;
+  /**
+   * Networks whose workers are accepted whatever SVC_WORKER_ALLOWED_NETWORKS and the listen
+   * address say (`deno task start`: its own worker on 127.0.0.1).
+   */
+  trustedWorkerNetworks?: Network[];
 }
 
 /** Start a router with `settings`; resolves once it listens. */
@@ -59,15 +69,33 @@ export async function startRouter(
     log,
     opts.kv,
   );
+  if (settings.adminKeys.length === 0 && !isLoopbackListen(settings.listen.host)) {
+    log(
+      "warn",
+      "SVC_ADMIN_KEYS is not set: admin actions and fleet detail are refused (set it " +
+        "to drain workers and read /health in full, /metrics and the dashboard)",
+    );
+  }
   if (settings.workerToken === undefined) {
     log("warn", "SVC_WORKER_TOKEN is not set: every worker connection will be refused");
   }
   const hub = new FleetHub({
     directory,
     workerTokens: await SecretSet.create(settings.workerToken ? [settings.workerToken] : []),
+    workerKeys: settings.workerApiKey === undefined
+      ? undefined
+      : new WorkerKeys(settings.workerApiKey),
     routerId,
     ...settings.fleet,
-    ...settings.fleetLimits,
+    maxModelsPerWorker: settings.fleetLimits.maxModelsPerWorker,
+    maxFramesPerS: settings.fleetLimits.maxFramesPerS,
+    caps: settings.fleetLimits.caps,
+    urlPolicy: {
+      allowedNetworks: settings.fleetLimits.allowedNetworks,
+      localStack: isLoopbackListen(settings.listen.host),
+      alsoAllowed: opts.trustedWorkerNetworks ?? [],
+      resolve: dnsResolver(),
+    },
     log,
     metrics,
   });
@@ -80,16 +108,26 @@ export async function startRouter(
     fetch: opts.fetch,
   });
   const budget = new BodyBudget(settings.http.maxInflightBodyBytes);
-  metrics.registry.onCollect(() => metrics.bodyBytesHeld.set([], budget.used));
+  metrics.registry.onCollect(() => metrics.bodyBytesHeld.set({}, budget.used));
   const cache = settings.resultCache.maxBytes > 0
-    ? new ResultCache({ settings: settings.resultCache, directory, metrics })
+    ? new ResultCache({
+      settings: settings.resultCache,
+      directory,
+      metrics,
+      exposeWorkerId: settings.exposeWorkerId,
+    })
     : undefined;
-  if (cache) metrics.registry.onCollect(() => metrics.cacheBytes.set([], cache.store.bytes));
+  if (cache) metrics.registry.onCollect(() => metrics.cacheBytes.set({}, cache.store.bytes));
   const app = createRouterApp({
     settings,
     directory,
     hub,
-    apiKeys: await SecretSet.create(settings.apiKeys),
+    access: {
+      apiKeys: await SecretSet.create(settings.apiKeys),
+      adminKeys: await SecretSet.create(settings.adminKeys),
+      localStack: isLoopbackListen(settings.listen.host),
+      statusPublic: settings.statusPublic,
+    },
     metrics,
     demand,
     load: new LoadTracker(),
@@ -97,6 +135,7 @@ export async function startRouter(
     routerId,
     body: { ...settings.http.body, budget },
     cache,
+    workerAuth: workerAuthOf(settings.workerApiKey),
     fetch: opts.fetch,
   });
   const server = await serveRouter(
@@ -115,6 +154,11 @@ export async function startRouter(
     server: server.kind,
     directory: directory.kind,
     client_auth: settings.apiKeys.length > 0 ? "api-keys" : "open",
+    admin_auth: settings.adminKeys.length > 0
+      ? "admin-keys"
+      : isLoopbackListen(settings.listen.host)
+      ? "local"
+      : "none",
     default_machine_profile: settings.pools.defaultMachineProfile,
   });
   let closing: Promise<void> | undefined;

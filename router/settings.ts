@@ -4,8 +4,10 @@
  * environment.
  */
 import type { InputLimits } from "@svc/shared/codec/limits";
+import type { BrowserPolicy } from "@svc/shared/http/browser_guard";
 import {
   bool,
+  browserPolicyOf,
   checkCommon,
   COMMON_FIELDS,
   ConfigError,
@@ -33,6 +35,8 @@ import { SLUG_RE } from "@svc/shared/fleet/protocol";
 import { DEFAULT_LEARNED, type LearnedLimits } from "./directory/types.ts";
 import { cidrProblem, type Network, parseCidr } from "./fleet/networks.ts";
 import { parseExtraModels } from "./pools/extra_models.ts";
+import type { FleetCaps } from "./fleet/budget.ts";
+import type { ViewLimits } from "./views/bounds.ts";
 import type { ServerKind } from "./http_server.ts";
 
 /** Router-only settings. */
@@ -40,20 +44,42 @@ const ROUTER_FIELDS = {
   SVC_API_KEYS: list({
     secret: true,
     item: (k) => k.length < 8 || /\s/.test(k) ? "entries must be at least 8 characters" : undefined,
-    doc: "comma-separated client keys; when set, everything but `/healthz` and `/readyz` needs " +
-      "`Authorization: Bearer <key>` (`/v1/*`, and `/health`, `/metrics`, the dashboard and the " +
-      "status streams unless `SVC_STATUS_PUBLIC`). Set but blank refuses to start",
+    doc: "comma-separated client keys; when set, the API (`/v1/*`), `/health` (its summary) and " +
+      "`/ws/status` need `Authorization: Bearer <key>`; `/healthz`, `/readyz` and the dashboard " +
+      "page stay open. A client key is not an admin key (`SVC_ADMIN_KEYS`). Set but blank " +
+      "refuses to start",
+  }),
+  SVC_ADMIN_KEYS: list({
+    secret: true,
+    item: (k) =>
+      k.length < 16 || /\s/.test(k) ? "entries must be at least 16 characters" : undefined,
+    doc: "comma-separated admin keys (`Authorization: Bearer <key>`): operator actions " +
+      "(`/v1/admin/*`, `deno task drain`) and fleet detail (`/health` in full with worker ids " +
+      "and URLs, `/metrics`, `/ws/cluster-status`, the dashboard's data). A client key gets " +
+      "403 there. Unset: only a router listening on loopback grants them, to clients on the " +
+      "same machine. An admin key also works as a client key. Set but blank refuses to start",
   }),
   SVC_STATUS_PUBLIC: bool({
     default: false,
-    doc: "with `SVC_API_KEYS` set, leave `/health`, `/metrics`, the dashboard (`/`) and " +
-      "`/ws/cluster-status`, `/ws/status` open (they name workers, their URLs and models): only " +
-      "for a router whose port is reachable from a private network alone",
+    doc: "show fleet detail (`/health` in full, `/metrics`, `/ws/cluster-status`, `/ws/status`: " +
+      "worker ids, URLs and models) to everyone, without keys; admin actions still need an " +
+      "admin key. Only for a router whose port is reachable from a private network alone",
+  }),
+  SVC_EXPOSE_WORKER_ID: bool({
+    default: false,
+    doc: "send clients `X-SVC-Worker-ID` (which worker answered) on proxied answers: for " +
+      "debugging; worker ids are fleet detail, otherwise shown to admin keys only",
   }),
   SVC_DEFAULT_MACHINE_PROFILE: slug({
     default: undefined,
     doc: "pool for requests without `X-SVC-MACHINE-PROFILE`; unset makes the header required " +
       "(400)",
+  }),
+  SVC_READYZ_REQUIRE_WORKER: bool({
+    default: false,
+    doc: "`1`: `/readyz` is 503 until a worker serves the default pool (without one: any pool). " +
+      "Off, it is 200 with no worker, as SIE tooling expects of a router whose pools scale to " +
+      "zero. `deno task start` sets it",
   }),
   SVC_MACHINE_PROFILES: slugList({
     doc: "profiles clients may name besides the pools of registered workers and the default: " +
@@ -91,10 +117,50 @@ const ROUTER_FIELDS = {
     doc: "most fleet frames one worker socket may send per second; beyond it the socket is " +
       "closed (4429)",
   }),
+  SVC_FLEET_MAX_CONNECTIONS: int({
+    min: 1,
+    max: 100_000,
+    default: 512,
+    doc: "fleet sockets the router holds at once, registered or not; beyond it new worker " +
+      "connections get `503` (each worker holds one)",
+  }),
+  SVC_FLEET_MAX_MODELS: int({
+    min: 1,
+    max: 10_000_000,
+    default: 20_000,
+    doc: "models all registered workers together may announce; a registration past it is " +
+      "refused, and status frames past it close the workers announcing the most first",
+  }),
+  SVC_FLEET_MAX_STATUS_BYTES_PER_S: int({
+    min: 64 * 1024,
+    max: 1 << 30,
+    default: 4 * 1024 * 1024,
+    shown: "`4194304` (4 MiB)",
+    doc: "bytes of fleet frames (status, registrations, heartbeats) per second, all sockets " +
+      "together; past it the sockets that sent the most this second are closed first, and new " +
+      "fleet sockets get `503` until the second is over (a worker's status frame is a few KB " +
+      "a second: raise it for fleets of a thousand workers)",
+  }),
+  SVC_FLEET_VIEW_MAX_WORKERS: int({
+    min: 1,
+    max: 100_000,
+    default: 500,
+    doc: "workers listed in `/health`, `/ws/cluster-status` (the dashboard) and per model on " +
+      "`/ws/status`; the counts stay whole and `truncated` says what was left out",
+  }),
+  SVC_FLEET_VIEW_MAX_MODELS: int({
+    min: 1,
+    max: 1_000_000,
+    default: 1000,
+    doc: "model entries in those views: the fleet's model list, and all workers' model lists " +
+      "together (so a fleet view stays about a megabyte at most)",
+  }),
   SVC_WORKER_ALLOWED_NETWORKS: list({
     item: cidrProblem,
     doc: "comma-separated CIDR blocks; when set, workers must advertise an IP address inside " +
-      "one of them (host names are refused)",
+      "one of them (host names are refused). Unset: loopback and private addresses are " +
+      "refused unless the router listens on loopback, public ones accepted (host names are " +
+      "resolved at registration). Link-local and cloud metadata addresses are always refused",
   }),
   SVC_MAX_LEARNED_MODELS: int({
     min: 1,
@@ -202,6 +268,9 @@ const SCHEMA = settingsSchema({ ...COMMON_FIELDS, ...ROUTER_FIELDS }, (v, issue)
   checkCommon(v, issue);
   const extra = parseExtraModels(v.SVC_EXTRA_MODELS);
   if (!extra.ok) issue("SVC_EXTRA_MODELS", extra.problem);
+  if (v.SVC_FLEET_MAX_MODELS < v.SVC_WORKER_MAX_MODELS) {
+    issue("SVC_FLEET_MAX_MODELS", "must be at least SVC_WORKER_MAX_MODELS");
+  }
   if (v.SVC_WORKER_STALE_MS < 2 * v.SVC_HEARTBEAT_INTERVAL_MS) {
     issue("SVC_WORKER_STALE_MS", "must be at least twice SVC_HEARTBEAT_INTERVAL_MS");
   }
@@ -231,6 +300,8 @@ export type DirectoryKind = "memory" | "kv";
 export interface PoolSettings {
   /** Pool used when a request has no machine-profile header. */
   defaultMachineProfile: string | undefined;
+  /** `/readyz` is 503 while the default pool (or, without one, the fleet) has no serving worker. */
+  readyRequiresWorker: boolean;
   /** Profiles accepted besides the default and the pools of registered workers. */
   machineProfiles: string[];
   /** A loaded worker with at least this load lets an idle worker take the request instead. */
@@ -249,12 +320,14 @@ export interface FleetTiming {
 
 /** What one worker socket may do. */
 export interface FleetLimits {
-  /** Most models one worker may announce. */
+  /** Most models one worker may announce; further ones are ignored. */
   maxModelsPerWorker: number;
-  /** Most frames per second on one socket. */
+  /** Most frames per second on one socket; beyond it the socket is closed. */
   maxFramesPerS: number;
   /** Non-empty: advertised URLs must be IP literals inside one of these. */
   allowedNetworks: Network[];
+  /** What all fleet sockets together may cost (router/fleet/budget.ts). */
+  caps: FleetCaps;
 }
 
 /** Answers for a pool without capacity, and the demand signal. */
@@ -302,13 +375,22 @@ export interface RouterSettings {
   workerToken: string | undefined;
   /** Client API keys; empty means the API is open. */
   apiKeys: string[];
+  /** Admin keys (operator actions, fleet detail); empty: only a local stack grants those. */
+  adminKeys: string[];
   /** With API keys set, the fleet's status (health, metrics, dashboard, streams) stays open. */
   statusPublic: boolean;
-  /** Sent to workers as `Authorization: Bearer` (`SVC_WORKER_API_KEY`); undefined: none. */
+  /**
+   * The fleet's worker secret (`SVC_WORKER_API_KEY`): workers get keys derived from it and prove
+   * their ids with it; it is never sent. Undefined: workers have no key.
+   */
   workerApiKey: string | undefined;
+  /** Clients see `X-SVC-Worker-ID` on proxied answers. */
+  exposeWorkerId: boolean;
   pools: PoolSettings;
   fleet: FleetTiming;
   fleetLimits: FleetLimits;
+  /** How much of the fleet its views (health, dashboard, status stream) list. */
+  views: ViewLimits;
   /** Bound on one proxied request, from send to the last byte of the answer. */
   upstreamTimeoutMs: number;
   provisioning: ProvisioningSettings;
@@ -318,6 +400,8 @@ export interface RouterSettings {
   limits: InputLimits;
   /** Body reading and connection bounds, the same settings the worker reads. */
   http: HttpSettings;
+  /** How browsers are treated (CORS, Origin, Host), the same settings the worker reads. */
+  browser: BrowserPolicy;
   log: LogSettings;
   /** Secret values (tokens, keys) that must never appear in a log line. */
   secrets: string[];
@@ -333,11 +417,13 @@ export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []):
   const v = SCHEMA.load(env);
   // A key variable that is present but holds no key is a mistake (an empty secret, a template
   // left unfilled), never a wish for an open API: refuse rather than serve without keys.
-  if (env.SVC_API_KEYS !== undefined && v.SVC_API_KEYS.length === 0) {
-    throw new ConfigError([{
-      name: "SVC_API_KEYS",
-      message: "is set but holds no key (unset it to run without client keys)",
-    }]);
+  for (const name of ["SVC_API_KEYS", "SVC_ADMIN_KEYS"] as const) {
+    if (env[name] !== undefined && v[name].length === 0) {
+      throw new ConfigError([{
+        name,
+        message: "is set but holds no key (unset it to run without such keys)",
+      }]);
+    }
   }
   const unknown = unknownSettingsWarning(env, [...SCHEMA.names, ...alsoKnown]);
   const extra = parseExtraModels(v.SVC_EXTRA_MODELS);
@@ -346,10 +432,13 @@ export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []):
     server: v.SVC_ROUTER_SERVER,
     workerToken: v.SVC_WORKER_TOKEN,
     apiKeys: v.SVC_API_KEYS,
+    adminKeys: v.SVC_ADMIN_KEYS,
     statusPublic: v.SVC_STATUS_PUBLIC,
     workerApiKey: v.SVC_WORKER_API_KEY,
+    exposeWorkerId: v.SVC_EXPOSE_WORKER_ID,
     pools: {
       defaultMachineProfile: v.SVC_DEFAULT_MACHINE_PROFILE,
+      readyRequiresWorker: v.SVC_READYZ_REQUIRE_WORKER,
       machineProfiles: v.SVC_MACHINE_PROFILES,
       affinitySpillLoad: v.SVC_AFFINITY_SPILL_LOAD,
       extraModels: extra.ok ? extra.bundles : new Map(), // checked by the schema
@@ -363,7 +452,13 @@ export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []):
       maxModelsPerWorker: v.SVC_WORKER_MAX_MODELS,
       maxFramesPerS: v.SVC_WORKER_MAX_FRAMES_PER_S,
       allowedNetworks: v.SVC_WORKER_ALLOWED_NETWORKS.map((c) => parseCidr(c)!),
+      caps: {
+        maxConnections: v.SVC_FLEET_MAX_CONNECTIONS,
+        maxModels: v.SVC_FLEET_MAX_MODELS,
+        maxBytesPerS: v.SVC_FLEET_MAX_STATUS_BYTES_PER_S,
+      },
     },
+    views: { maxWorkers: v.SVC_FLEET_VIEW_MAX_WORKERS, maxModels: v.SVC_FLEET_VIEW_MAX_MODELS },
     upstreamTimeoutMs: v.SVC_UPSTREAM_TIMEOUT_MS,
     provisioning: {
       retryAfterS: v.SVC_PROVISION_RETRY_AFTER_S,
@@ -390,6 +485,7 @@ export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []):
     },
     limits: limitsOf(v),
     http: httpSettingsOf(v, ROUTER_INFLIGHT_BODY_BYTES),
+    browser: browserPolicyOf(v),
     log: logSettingsOf(v),
     secrets: SCHEMA.secretsOf(v),
     warnings: unknown ? [unknown] : [],

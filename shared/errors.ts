@@ -16,7 +16,13 @@ export const ERROR_STATUS = {
   SHUTTING_DOWN: 503,
   NO_CAPACITY: 503,
   UNAUTHORIZED: 401,
+  /** Valid credentials without the right (a client key on an admin route). */
+  FORBIDDEN: 403,
   METHOD_NOT_ALLOWED: 405,
+  /** A request body that is not JSON or msgpack. */
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  /** More connections or requests in flight from one peer than the server allows. */
+  TOO_MANY_REQUESTS: 429,
   REQUEST_TIMEOUT: 408,
   BAD_GATEWAY: 502,
   /**
@@ -43,6 +49,7 @@ export const DEFAULT_RETRY_AFTER_S: Partial<Record<ErrorCode, number>> = {
   QUEUE_FULL: 1,
   SHUTTING_DOWN: 5,
   NO_CAPACITY: 10,
+  TOO_MANY_REQUESTS: 1,
 };
 
 /** Fields some errors add to `detail` (MODEL_LOAD_FAILED: `error_class`, `attempts`, `permanent`). */
@@ -153,7 +160,11 @@ export function errorBodyOf(err: ServiceError, dialect: ErrorDialect = "native")
   }
 }
 
-/** Status, headers and JSON text of the answer for an error. */
+/**
+ * Status, headers and JSON text of the answer for an error. A retryable code says when to retry
+ * (`Retry-After`); a 401 says how to authenticate (`WWW-Authenticate: Bearer`, RFC 6750), from
+ * router and worker alike.
+ */
 export function errorParts(
   err: ServiceError,
   extraHeaders: Readonly<Record<string, string>> = {},
@@ -161,6 +172,7 @@ export function errorParts(
 ): { status: number; headers: Record<string, string>; text: string } {
   const headers: Record<string, string> = { "content-type": "application/json", ...extraHeaders };
   if (err.retryAfterS !== undefined) headers["retry-after"] = String(err.retryAfterS);
+  if (err.status === 401) headers["www-authenticate"] = "Bearer";
   return { status: err.status, headers, text: JSON.stringify(errorBodyOf(err, dialect)) };
 }
 

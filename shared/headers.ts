@@ -6,6 +6,8 @@ export const HeaderNames = {
   inferenceTime: "X-Inference-Time",
   postprocessingTime: "X-Postprocessing-Time",
   traceId: "X-Trace-ID",
+  /** Items of the request the model read only in part (cut to its length); `0` when none. */
+  truncatedItems: "X-Truncated-Items",
   serverVersion: "X-SVC-Server-Version",
   /** The same version under the SIE clients' name: their version-skew warning reads this one. */
   serverVersionSie: "X-SIE-Server-Version",
@@ -23,8 +25,9 @@ export const HeaderNames = {
   /** Spelling used by the SIE client libraries; accepted as an alias. */
   machineProfileAlias: "X-SIE-MACHINE-PROFILE",
   /**
-   * The SIE clients' pool header. Pools here are machine profiles (`/v1/pools`), so it names one
-   * the same way `X-SVC-MACHINE-PROFILE` does.
+   * The SIE clients' pool header (their `gpu: "pool/gpu"`): it names the pool the way
+   * `X-SVC-MACHINE-PROFILE` does, and that header beside it then names the GPU type
+   * (router/pools/resolve.ts).
    */
   siePool: "X-SIE-Pool",
   retryAfter: "Retry-After",

@@ -7,12 +7,17 @@ import { loadWorkerSettings, type WorkerSettings } from "./config/settings.ts";
 import { ModelRegistry } from "./registry/registry.ts";
 import { memoryProbeFor } from "./registry/memory.ts";
 import { threadBackend } from "./inference/thread_backend.ts";
+import type { ModelBackend } from "./registry/runner.ts";
 import { computeThreads } from "./inference/compute_budget.ts";
 import { gpuInventory } from "./telemetry/gpu.ts";
+import { cudaProviderProblem, GPU_SETUP_COMMAND } from "./inference/cuda_provider.ts";
+import { probeCuda } from "./inference/cuda_probe.ts";
 import { repoListerFrom, weightStoreFrom } from "./weights/settings.ts";
 import { userModelEntry } from "./catalog/user_models.ts";
-import type { DeferredEntry } from "./registry/deferred.ts";
+import type { DeferredEntry } from "./catalog/deferred.ts";
+import { ServedCatalog } from "./catalog/served.ts";
 import { FetchSummary } from "./weights/fetch_summary.ts";
+import { WeightSourcesState } from "./weights/sources_state.ts";
 import { WorkerMetrics } from "./telemetry/metrics.ts";
 import { createLogger, type Logger } from "@svc/shared/log";
 import { BodyBudget } from "@svc/shared/http/body_budget";
@@ -57,6 +62,11 @@ export function chooseDevice(device: WorkerSettings["device"], gpuCount: number)
 /** Options of {@link createWorker} beyond the environment. */
 export interface CreateWorkerOptions {
   log?: Logger;
+  /**
+   * Where the lines of the logger built from the settings go (default: standard output); tests
+   * keep them, redacted as the process would write them.
+   */
+  writeLog?: (line: string) => void;
   gpuCount?: number;
   /** Other settings this process reads (`deno task start`: the router's), not typos. */
   alsoKnown?: readonly string[];
@@ -64,6 +74,34 @@ export interface CreateWorkerOptions {
   secrets?: readonly string[];
   /** Adjusts the logger built from the settings (`deno task start` demotes repeated lines). */
   wrapLog?: (log: Logger) => Logger;
+  /**
+   * Why CUDA cannot be used here, or undefined (default: the provider's files, then a probe
+   * session; tests give their own).
+   */
+  cudaCheck?: () => Promise<string | undefined>;
+  /**
+   * What runs the models, instead of ONNX Runtime in inference threads (tests hand in a fake
+   * runner, to check what the HTTP surface does without loading a model). Its device is the
+   * worker's: SVC_DEVICE is not read, and no GPU is looked for.
+   */
+  backend?: ModelBackend;
+}
+
+/** Start-up failed for a reason the operator fixes (printed as one line, exit 2). */
+export class StartupError extends Error {}
+
+/**
+ * Why ONNX Runtime cannot run on CUDA here: its provider's files (the cheap, exact check), then a
+ * session of a one-node graph with the CUDA provider alone (driver, CUDA and cuDNN libraries, a
+ * GPU). Undefined when CUDA works.
+ */
+export async function cudaUnavailable(): Promise<string | undefined> {
+  const files = await cudaProviderProblem();
+  if (files) return files;
+  const probe = await probeCuda();
+  if (probe === undefined) return undefined;
+  return `ONNX Runtime cannot start its CUDA provider (${probe}); check the NVIDIA driver and ` +
+    `the CUDA 12 and cuDNN 9 libraries: ${GPU_SETUP_COMMAND} --check (docs/gpu.md)`;
 }
 
 /**
@@ -79,21 +117,38 @@ export async function createWorker(
     ...settings.log,
     component: "worker",
     secrets: [...settings.secrets, ...opts.secrets ?? []],
+    write: opts.writeLog,
   });
   const log = opts.wrapLog ? opts.wrapLog(built) : built;
   for (const w of settings.warnings) log("warn", w);
   const fileCatalog = await loadCatalog(settings.catalog);
   // Each file at debug; one line per model with the totals when its load ends.
   const fetches = new FetchSummary();
+  const weightSources = new WeightSourcesState(settings.weights);
   const weights = weightStoreFrom(settings.weights, (e) => {
     fetches.add(e);
+    if (e.bytes > 0 && e.source !== "local-cache") weightSources.reachable();
     log("debug", "weight file fetched", { ...e });
   });
   const metrics = new WorkerMetrics();
   // Only `auto` needs to look for GPUs; nvidia-smi is absent (and skipped) on CPU machines.
-  const gpuCount = opts.gpuCount ??
+  const gpuCount = opts.backend ? 0 : opts.gpuCount ??
     (settings.device === "auto" ? (await gpuInventory()).length : 0);
-  const device = chooseDevice(settings.device, gpuCount);
+  let device = opts.backend?.device ?? chooseDevice(settings.device, gpuCount);
+  if (device === "cuda" && !opts.backend) {
+    // Found now, not as a failure of every model after the worker reported ready.
+    const problem = await (opts.cudaCheck ?? cudaUnavailable)();
+    if (problem !== undefined && settings.device === "cuda") {
+      throw new StartupError(`SVC_DEVICE=cuda, but ${problem}`);
+    }
+    if (problem !== undefined) {
+      log("warn", "SVC_DEVICE=auto: GPU found, running on the CPU", {
+        gpus: gpuCount,
+        reason: problem,
+      });
+      device = "cpu";
+    }
+  }
   // SVC_MODELS: each entry is configured from its own files once the registry exists. A
   // directory (or an entry with explicit settings) replaces a catalog entry of the same id; a
   // bare hub id the catalog already has is served from its curated entry.
@@ -117,40 +172,53 @@ export async function createWorker(
       forceFp32: settings.forceFp32,
     }));
   }
-  const catalog = catalogForDevice(fileCatalog, device, settings.forceFp32);
   const compute = computeThreads(settings.intraOpThreads);
   metrics.computeThreads.set(compute.cpus);
   log("info", "compute budget", { intra_op_threads: compute.cpus, source: compute.source });
+  const onEvent = (event: string, fields: Record<string, unknown>) => {
+    // Fetches are filed under the model id, an adapter's under the adapter id.
+    if (
+      event === "model_load_failed" &&
+      (fields.error_class === "hub_unreachable" || fields.error_class === "timeout")
+    ) {
+      weightSources.unreachable();
+    }
+    if (event === "model_loaded" || event === "model_load_failed") {
+      const totals = typeof fields.model === "string" ? fetches.take(fields.model) : undefined;
+      if (totals) log("info", "weights fetched", { model: fields.model, ...totals });
+    } else if (event === "lora_loaded" || event === "lora_load_failed") {
+      const totals = typeof fields.lora === "string" ? fetches.take(fields.lora) : undefined;
+      if (totals) log("info", "weights fetched", { lora: fields.lora, ...totals });
+    }
+    log(
+      event === "model_load_failed"
+        ? "error"
+        : event === "lora_load_failed"
+        ? "warn"
+        : event === "model_configuring"
+        ? "debug"
+        : "info",
+      event,
+      fields,
+    );
+  };
+  const catalog = new ServedCatalog({
+    entries: catalogForDevice(fileCatalog, device, settings.forceFp32),
+    device,
+    cpuMaxItemTokens: settings.scheduling.cpuMaxItemTokens,
+    deferred,
+    failureCooldownMs: settings.scheduling.loadFailureCooldownMs,
+    onEvent,
+  });
   const registry = new ModelRegistry({
     ...settings.scheduling,
     catalog,
     weights,
-    backend: threadBackend({ device, intraOpThreads: compute.cpus }),
+    backend: opts.backend ?? threadBackend({ device, intraOpThreads: compute.cpus }),
     memoryProbe: memoryProbeFor(),
     lora: settings.lora,
-    deferred,
     extractBudget: settings.extract,
-    onEvent: (event, fields) => {
-      // Fetches are filed under the model id, an adapter's under the adapter id.
-      if (event === "model_loaded" || event === "model_load_failed") {
-        const totals = typeof fields.model === "string" ? fetches.take(fields.model) : undefined;
-        if (totals) log("info", "weights fetched", { model: fields.model, ...totals });
-      } else if (event === "lora_loaded" || event === "lora_load_failed") {
-        const totals = typeof fields.lora === "string" ? fetches.take(fields.lora) : undefined;
-        if (totals) log("info", "weights fetched", { lora: fields.lora, ...totals });
-      }
-      log(
-        event === "model_load_failed"
-          ? "error"
-          : event === "lora_load_failed"
-          ? "warn"
-          : event === "model_configuring"
-          ? "debug"
-          : "info",
-        event,
-        fields,
-      );
-    },
+    onEvent,
     onBatch: (model, s) => metrics.observeBatch(model, s.size, s.tokens, s.paddedTokens),
   });
   const imagePool = new ImagePool({
@@ -171,6 +239,7 @@ export async function createWorker(
   });
   const ctx: WorkerContext = {
     settings,
+    catalog,
     registry,
     metrics,
     log,
@@ -180,8 +249,11 @@ export async function createWorker(
     body: { ...settings.http.body, budget: new BodyBudget(settings.http.maxInflightBodyBytes) },
     bundle: settings.bundle,
     startedAt: Date.now(),
+    weightSources,
   };
-  const keyCheck = workerKeyCheck(settings.apiKey);
+  // Which models' weights are on this machine (stats only), for the pages' "not cached".
+  registry.refreshPresence().catch(() => {});
+  const keyCheck = workerKeyCheck(settings.apiKey, settings.fleet?.workerId);
   const app = createWorkerApp(ctx, keyCheck);
   const direct = modelRouteHandler(ctx, keyCheck);
   app.get("/metrics", async () => {
@@ -200,11 +272,11 @@ export async function createWorker(
     async preload() {
       // SVC_MODELS entries are read before the worker says it is ready (and before it joins
       // the fleet, whose registration lists them).
-      await registry.settled();
+      await catalog.settled();
       for (const name of settings.preload) {
         try {
-          await registry.settle(name, 3_600_000);
-          await registry.acquire(registry.resolve(name), 3_600_000);
+          await catalog.settle(name, 3_600_000);
+          await registry.acquire(catalog.resolve(name), 3_600_000);
         } catch (err) {
           log("error", "preload failed", { model: name, error: (err as Error).message });
         }

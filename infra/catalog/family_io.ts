@@ -10,7 +10,7 @@ import {
   M3_HEAD_OUTPUTS,
   RERANKER_OUTPUTS,
   SPARSE_OUTPUTS,
-} from "../../worker/families/output_names.ts";
+} from "@svc/worker";
 
 /** The I/O contract of one ONNX file of a family. */
 export interface GraphContract {

@@ -6,17 +6,11 @@
  */
 import ort from "onnxruntime-node";
 import sharp from "sharp";
-import { hasAdapter } from "@svc/shared/catalog/served_families";
-import type { ModelConfig } from "@svc/shared/catalog/schema";
+import { isFamily, type ModelConfig } from "@svc/shared/catalog/schema";
 import { createLogger } from "@svc/shared/log";
-import { loadWorkerSettings } from "../../worker/config/settings.ts";
-import { loadCatalog } from "../../worker/catalog/loader.ts";
-import { weightStoreFrom } from "../../worker/weights/settings.ts";
-import type { WeightStore } from "../../worker/weights/types.ts";
-import { createWorker } from "../../worker/bootstrap.ts";
-import { serveWorkerApp } from "../../worker/server/http_server.ts";
-import { familyOp } from "../../worker/families/kinds.ts";
-import { cosine } from "../../worker/service/similarity.ts";
+import { loadWorkerSettings } from "@svc/worker/settings";
+import { type WeightStore, weightStoreFrom } from "@svc/worker/weights";
+import { cosine, createWorker, familyOp, loadCatalog, serveWorkerApp } from "@svc/worker";
 import { contractProblems, graphContracts } from "./family_io.ts";
 
 /** The outcome for one entry: one row of the printed table. */
@@ -110,8 +104,8 @@ export async function verifyEntry(
     for (const p of new Set(Object.values(files))) bytes += (await Deno.stat(p)).size;
     row.files = `${Object.keys(files).length} files, ${(bytes / 1e6).toFixed(1)} MB`;
     row.passed.push("download");
-    if (!hasAdapter(config.family)) {
-      row.failures.push(`family '${config.family}' has no adapter in this release`);
+    if (!isFamily(config.family)) {
+      row.failures.push(`family '${config.family}' is not one this release runs`);
       return finish();
     }
     const io: string[] = [];

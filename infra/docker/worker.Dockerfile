@@ -49,13 +49,15 @@ RUN npm ci --ignore-scripts --no-audit --no-fund \
 # for linux/x64 but NOT the provider libraries (libonnxruntime_providers_cuda.so,
 # libonnxruntime_providers_shared.so, libonnxruntime_providers_tensorrt.so): its install script
 # fetches them from the Microsoft.ML.OnnxRuntime.Gpu.Linux NuGet package of the same version. We
-# run that script once here, on purpose, with the flag that forces the cuda12 files. At run time
+# run that script once here, on purpose, with the flag that forces the install (the bare flag:
+# `=cuda12` reads as no flag in the script's 1.30 parser, which then skips the install whenever
+# npm's environment is set; `npx deno task gpu:setup` runs the same outside Docker). At run time
 # ORT dlopens them from its own directory, and they in turn need the CUDA 12 and cuDNN 9 shared
 # libraries of the base image plus the host driver that the NVIDIA container toolkit mounts.
 # Not verified here (no GPU, no NuGet access): if a session cannot get CUDA, model loads fail
 # with the ORT error in the model's last_error.
 RUN if [ "$DEVICE" = "cuda" ]; then \
-      node node_modules/onnxruntime-node/script/install.js --onnxruntime-node-install=cuda12 \
+      node node_modules/onnxruntime-node/script/install.js --onnxruntime-node-install \
       && test -f node_modules/onnxruntime-node/bin/napi-v6/linux/x64/libonnxruntime_providers_cuda.so; \
     fi
 

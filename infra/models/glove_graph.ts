@@ -3,7 +3,7 @@
  * average over the tokens that are attended to AND are real words
  * (`input_ids [B,L]`, `attention_mask [B,L]` → `sentence_embedding [B,D]`).
  */
-import { DataType, GraphBuilder, maskedMean } from "../onnx/mod.ts";
+import { DataType, GraphBuilder, maskedMean } from "@svc/onnx/writer";
 
 /** What the graph is built from. */
 export interface StaticGraphSpec {

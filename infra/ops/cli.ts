@@ -20,8 +20,9 @@ export const OPS_TIMEOUT_MS = 10_000;
 /** The options part of every task's --help. */
 export const COMMON_HELP = `options:
   --url URL       the router (default: SVC_ROUTER_URL, else http://127.0.0.1:$SVC_PORT, port 8080)
-  --api-key KEY   client API key when the router has SVC_API_KEYS (default: its first key, when
-                  SVC_API_KEYS is set in this environment)
+  --api-key KEY   the router's key: an admin key (SVC_ADMIN_KEYS) for status and drain, a client
+                  key (SVC_API_KEYS) is enough for models (default: the first of SVC_ADMIN_KEYS,
+                  else of SVC_API_KEYS, when set in this environment)
   --json          print the router's JSON answer instead of a table
   --help          this text`;
 
@@ -39,9 +40,12 @@ export function parseOpsArgs(argv: readonly string[], env: Record<string, string
     },
   });
   const port = env.SVC_PORT?.trim() || "8080";
-  const url = (values.url ?? env.SVC_ROUTER_URL?.trim() ?? `http://127.0.0.1:${port}`)
+  // An empty SVC_ROUTER_URL is unset (a template's `SVC_ROUTER_URL=`).
+  const url = (values.url ?? (env.SVC_ROUTER_URL?.trim() || `http://127.0.0.1:${port}`))
     .replace(/^ws(s?):/, "http$1:").replace(/\/+$/, "");
-  const firstKey = env.SVC_API_KEYS?.split(",").map((k) => k.trim()).find((k) => k.length > 0);
+  const first = (list: string | undefined) =>
+    list?.split(",").map((k) => k.trim()).find((k) => k.length > 0);
+  const firstKey = first(env.SVC_ADMIN_KEYS) ?? first(env.SVC_API_KEYS);
   return {
     url,
     apiKey: values["api-key"] ?? firstKey,
@@ -84,7 +88,14 @@ export async function callRouter(
   }
   if (!res.ok) {
     const d = (body as { detail?: { code?: string; message?: string } }).detail;
-    const hint = res.status === 401 ? " (pass --api-key or set SVC_API_KEYS)" : "";
+    // The router's own answer says what to do when it already names the option.
+    const hint = d?.message?.includes("--api-key")
+      ? ""
+      : res.status === 401
+      ? " (pass --api-key or set SVC_API_KEYS)"
+      : res.status === 403
+      ? " (pass --api-key with an admin key, or set SVC_ADMIN_KEYS)"
+      : "";
     throw new OpsError(
       `${method} ${path}: ${res.status} ${d?.code ?? ""} ${d?.message ?? text}${hint}`.trim(),
     );

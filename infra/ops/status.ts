@@ -3,8 +3,16 @@
  * workers, the models that are not just available (loaded, loading, failed) with their queue
  * depths, and pending demand.
  */
-import type { HealthBody } from "@svc/shared/schemas/router";
-import { callRouter, COMMON_HELP, mb, type OpsOptions, runOpsTask, table } from "./cli.ts";
+import type { ClientHealthBody, HealthBody } from "@svc/shared/schemas/router";
+import {
+  callRouter,
+  COMMON_HELP,
+  mb,
+  OpsError,
+  type OpsOptions,
+  runOpsTask,
+  table,
+} from "./cli.ts";
 
 const HELP = `usage: npx deno task status [options]
 
@@ -75,7 +83,13 @@ export function formatStatus(h: HealthBody, url: string): string {
 
 /** Fetch /health and format it (or pass its JSON through). */
 export async function status(opts: OpsOptions): Promise<string> {
-  const body = await callRouter(opts, "GET", "/health") as HealthBody;
+  const body = await callRouter(opts, "GET", "/health") as HealthBody | ClientHealthBody;
+  if ("view" in body) {
+    throw new OpsError(
+      "the router shows this key only its summary: the fleet's workers need an admin key " +
+        "(--api-key with a key of SVC_ADMIN_KEYS)",
+    );
+  }
   return opts.json ? JSON.stringify(body, null, 2) : formatStatus(body, opts.url);
 }
 

@@ -23,7 +23,8 @@ import { MODEL_REVISION_RE } from "@svc/shared/fleet/protocol";
 import type { WorkerDirectory, WorkerRecord } from "../directory/types.ts";
 import type { RouterMetrics } from "../metrics/router_metrics.ts";
 import { isServing, modelsOf } from "../pools/selection.ts";
-import { type AnswerShaper, downstreamHeaderPairs } from "../proxy/mod.ts";
+import type { AnswerShaper } from "../proxy/forward.ts";
+import { downstreamHeaderPairs } from "../proxy/headers.ts";
 import type { ResultCacheSettings } from "../settings.ts";
 import { captureAnswer, exact } from "./capture.ts";
 import { awaitLanding, Flights, type Landing, type Lead } from "./flights.ts";
@@ -34,11 +35,22 @@ import { ResultStore } from "./store.ts";
 /** `X-SVC-Model-Revision` as the kept header pairs name it (lower case). */
 const REVISION_HEADER = H.modelRevision.toLowerCase();
 
+/** `X-SVC-Worker-ID` as the kept header pairs name it (lower case). */
+const WORKER_ID_HEADER = H.workerId.toLowerCase();
+
 /** How a request's `Cache-Control` treats the cache. */
 export type CacheMode = "use" | "refresh" | "bypass";
 
 /** Values of `X-SVC-Cache` and of the `result` label (`coalesced` answers say `hit`). */
 export type CacheResult = "hit" | "coalesced" | "miss" | "bypass";
+
+/** The `result` label of each value, made once (counting a request allocates none). */
+const RESULT_LABELS: Readonly<Record<CacheResult, { result: CacheResult }>> = {
+  hit: { result: "hit" },
+  coalesced: { result: "coalesced" },
+  miss: { result: "miss" },
+  bypass: { result: "bypass" },
+};
 
 /** One model request as the cache sees it. */
 export interface CacheRequest {
@@ -62,6 +74,8 @@ export interface ResultCacheDeps {
   settings: ResultCacheSettings;
   directory: WorkerDirectory;
   metrics: RouterMetrics;
+  /** `SVC_EXPOSE_WORKER_ID`: stored answers keep the id of the worker that computed them. */
+  exposeWorkerId: boolean;
   /** Clock in ms of the entries' age (tests pass fake time). */
   now?: () => number;
 }
@@ -124,7 +138,7 @@ export class ResultCache {
 
   /** The client's copy of an answer the router already has. */
   #answered(answer: Landing, result: "hit" | "coalesced"): Response {
-    this.#deps.metrics.cacheRequests.inc([result]);
+    this.#deps.metrics.cacheRequests.inc(RESULT_LABELS[result]);
     const headers = new Headers(answer.headers as [string, string][]);
     headers.set(H.cache, "hit");
     return new Response(answer.body as Uint8Array<ArrayBuffer>, { status: answer.status, headers });
@@ -140,12 +154,15 @@ export class ResultCache {
     key: string | undefined,
     lead: Lead | undefined,
   ): Promise<Response> {
-    this.#deps.metrics.cacheRequests.inc([result]);
+    this.#deps.metrics.cacheRequests.inc(RESULT_LABELS[result]);
     const maxBytes = this.#deps.settings.maxEntryBytes;
     let shaped = false;
     const shape: AnswerShaper = (answer, worker) => {
       shaped = true;
-      const pairs = downstreamHeaderPairs(answer.headers, worker.id);
+      const pairs = downstreamHeaderPairs(answer.headers);
+      // Which worker computed the answer is fleet detail: kept with it (for the hits it answers)
+      // only where clients are shown it; the route adds it to this answer the same way.
+      if (this.#deps.exposeWorkerId) pairs.push([WORKER_ID_HEADER, worker.id]);
       const headers = new Headers(pairs);
       headers.set(H.cache, result);
       if (key === undefined) {

@@ -13,6 +13,7 @@ import { buildHealth } from "../health.ts";
 import type { RouterMetrics } from "../metrics/router_metrics.ts";
 import type { PoolSettings } from "../settings.ts";
 import { forwardedTo, RateTracker } from "./rates.ts";
+import { boundView, type ViewLimits } from "../views/bounds.ts";
 
 /** One worker on the fleet page. */
 export interface ClusterWorker extends WorkerHealth {
@@ -44,9 +45,11 @@ export interface ClusterInputs {
   demand: DemandEntry[];
   routerId: string;
   directory: string;
-  profiles: Pick<PoolSettings, "defaultMachineProfile" | "machineProfiles">;
+  pools: Pick<PoolSettings, "defaultMachineProfile" | "machineProfiles">;
   metrics: RouterMetrics;
   nowMs: number;
+  /** How much of the fleet the message lists (unbounded when absent). */
+  limits?: ViewLimits;
 }
 
 /** Round a rate for display (two decimals). */
@@ -60,15 +63,16 @@ export class ClusterStatusBuilder {
 
   /** The message for `i`. */
   build(i: ClusterInputs): ClusterStatus {
-    const health = buildHealth({
+    const full = buildHealth({
       workers: i.workers,
       demand: i.demand,
       routerId: i.routerId,
       directory: i.directory,
-      profiles: i.profiles,
+      pools: i.pools,
       now: i.nowMs,
     });
-    const totals = new Map(i.workers.map((w) => [w.id, forwardedTo(i.metrics, w)]));
+    const health = i.limits ? boundView(full, i.limits) : full;
+    const totals = forwardedTo(i.metrics, i.workers);
     const rates = this.#rates.sample(totals, i.nowMs);
     const workers: ClusterWorker[] = health.workers.map((w) => ({
       ...w,

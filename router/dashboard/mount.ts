@@ -9,7 +9,12 @@ import type { Logger } from "@svc/shared/log";
 import type { RouterMetrics } from "../metrics/router_metrics.ts";
 import type { DemandTracker } from "../provisioning.ts";
 import type { PoolSettings } from "../settings.ts";
-import { acceptStreamClient, Broadcaster } from "@svc/shared/dashboard/broadcaster";
+import {
+  acceptStreamClient,
+  Broadcaster,
+  type StreamSlots,
+} from "@svc/shared/dashboard/broadcaster";
+import type { ViewLimits } from "../views/bounds.ts";
 import { ClusterStatusBuilder } from "./cluster_status.ts";
 import { dashboardResponse } from "@svc/shared/dashboard";
 import { FLEET_DASHBOARD_HTML } from "./page.ts";
@@ -27,7 +32,11 @@ export interface DashboardDeps {
   log: Logger;
   routerId: string;
   /** The machine profiles the router accepts (its pool settings). */
-  profiles: Pick<PoolSettings, "defaultMachineProfile" | "machineProfiles">;
+  pools: Pick<PoolSettings, "defaultMachineProfile" | "machineProfiles">;
+  /** How much of the fleet a message lists. */
+  limits: ViewLimits;
+  /** The subscriber cap the router's streams share. */
+  slots: StreamSlots;
   /** Stream period (tests shorten it). */
   intervalMs?: number;
 }
@@ -37,6 +46,7 @@ export function mountDashboard<E extends Env>(app: Hono<E>, deps: DashboardDeps)
   const builder = new ClusterStatusBuilder();
   const broadcaster = new Broadcaster({
     intervalMs: deps.intervalMs ?? CLUSTER_STATUS_INTERVAL_MS,
+    slots: deps.slots,
     build: async () => {
       await deps.directory.refresh(); // KV directories: see workers held by other isolates
       const workers = deps.directory.snapshot();
@@ -45,9 +55,10 @@ export function mountDashboard<E extends Env>(app: Hono<E>, deps: DashboardDeps)
         demand: deps.demand.pending(workers),
         routerId: deps.routerId,
         directory: deps.directory.kind,
-        profiles: deps.profiles,
+        pools: deps.pools,
         metrics: deps.metrics,
         nowMs: Date.now(),
+        limits: deps.limits,
       }));
     },
     onError: (err) => deps.log("error", "cluster status failed", { error: String(err) }),

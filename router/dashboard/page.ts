@@ -49,7 +49,7 @@ export const FLEET_DASHBOARD_HTML: string = `<!doctype html>
 <th class="num">queue</th><th class="num">req/s</th></tr></thead><tbody id="pools" data-testid="pools"></tbody></table>
 <h2>Workers</h2>
 <table><thead><tr><th>worker</th><th>pool / profile</th><th>state</th><th>models</th><th class="num">queue</th>
-<th class="num">in flight</th><th>memory</th><th class="num">req/s</th><th class="num">seen</th></tr></thead>
+<th class="num">in flight</th><th title="the worker's own: its resident memory on CPU, its GPUs' memory on CUDA">memory</th><th class="num">req/s</th><th class="num">seen</th></tr></thead>
 <tbody id="workers" data-testid="workers"></tbody></table>
 <h2>Pending demand</h2>
 <table><thead><tr><th>pool</th><th>bundle</th><th class="num">requests waiting</th></tr></thead>
@@ -93,6 +93,18 @@ function memory(w) {
   bar.appendChild(fillEl); box.appendChild(bar);
   return box;
 }
+/** The worker's id, linking to its own page (its advertised URL, http(s) only). */
+function workerLink(w) {
+  const scheme = w.url.slice(0, w.url.indexOf(":"));
+  if (scheme !== "http" && scheme !== "https") return el("span", w.id);
+  const a = el("a", w.id);
+  a.setAttribute("href", w.url + "/"); // navigation on click: nothing is loaded
+  a.target = "_blank";
+  a.rel = "noopener noreferrer";
+  a.dataset.testid = "worker-link";
+  a.title = "the worker's own page, " + w.url + " (a worker with SVC_WORKER_API_KEY asks for it there)";
+  return a;
+}
 function models(w) {
   const box = el("div");
   if (w.models.length === 0) box.appendChild(el("span", "none loaded", "muted"));
@@ -116,7 +128,7 @@ function render(s) {
     { text: p.requests_per_s.toFixed(1), cls: "num" }])), "no pools: no worker is registered", 6);
   fill($("workers"), s.workers.map((w) => {
     const state = el("span", w.state, "pill " + w.state);
-    const tr = row([el("span", w.id), w.pool + " / " + w.machine_profile, state, models(w),
+    const tr = row([workerLink(w), w.pool + " / " + w.machine_profile, state, models(w),
       { text: w.queue_depth, cls: "num" }, { text: w.in_flight, cls: "num" }, memory(w),
       { text: w.requests_per_s.toFixed(1), cls: "num" }, { text: (w.last_seen_ms_ago / 1000).toFixed(1) + " s", cls: "num" }]);
     tr.dataset.workerId = w.id;

@@ -5,16 +5,21 @@
  */
 import type { WorkerRecord } from "../directory/types.ts";
 import type { RouterMetrics } from "../metrics/router_metrics.ts";
-import type { Affinity } from "../pools/selection.ts";
 
-/** Every value of the counter's `affinity` label. */
-const AFFINITIES: readonly Affinity[] = ["loaded", "loading", "none"];
-
-/** Requests forwarded to `w` so far (all affinities). */
-export function forwardedTo(metrics: RouterMetrics, w: WorkerRecord): number {
-  let n = 0;
-  for (const a of AFFINITIES) n += metrics.upstream.get([w.id, w.pool, w.bundle, a]);
-  return n;
+/** Requests forwarded to each of `workers` so far (all affinities), by worker id. */
+export function forwardedTo(
+  metrics: RouterMetrics,
+  workers: readonly WorkerRecord[],
+): Map<string, number> {
+  const byId = new Map(workers.map((w) => [w.id, w]));
+  const totals = new Map(workers.map((w) => [w.id, 0]));
+  for (const { labels, value } of metrics.upstream.values()) {
+    const w = byId.get(labels.worker_id);
+    // Series of an earlier registration of the id (another pool or bundle) are not this one's.
+    if (!w || labels.pool !== w.pool || labels.bundle !== w.bundle) continue;
+    totals.set(w.id, totals.get(w.id)! + value);
+  }
+  return totals;
 }
 
 /** Turns cumulative counts into per-second rates between successive samples. */

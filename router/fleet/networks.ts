@@ -38,7 +38,11 @@ export function cidrProblem(text: string): string | undefined {
  */
 export function hostAllowed(hostname: string, networks: readonly Network[]): boolean {
   const addr = parseIp(hostname.replace(/^\[(.*)\]$/, "$1"));
-  if (!addr) return false;
+  return addr !== undefined && inNetworks(addr, networks);
+}
+
+/** True when `addr` is inside one of `networks`. */
+export function inNetworks(addr: IpAddress, networks: readonly Network[]): boolean {
   return networks.some((n) => {
     if (n.family !== addr.family) return false;
     const bits = n.family === 4 ? 32 : 128;
@@ -46,8 +50,14 @@ export function hostAllowed(hostname: string, networks: readonly Network[]): boo
   });
 }
 
+/** An IP address: family and value (32 or 128 bits). */
+export interface IpAddress {
+  family: 4 | 6;
+  value: bigint;
+}
+
 /** An IP literal as family and integer value (IPv4-mapped IPv6 as IPv4). */
-function parseIp(text: string): { family: 4 | 6; value: bigint } | undefined {
+export function parseIp(text: string): IpAddress | undefined {
   const v4 = parseIpv4(text);
   if (v4 !== undefined) return { family: 4, value: v4 };
   const v6 = parseIpv6(text);

@@ -16,12 +16,16 @@ import { BATCH_SIZE_BUCKETS, MODEL_SERIES } from "@svc/shared/status/request_ser
 import type { FleetHistogram } from "@svc/shared/fleet/protocol";
 import type { WorkerModel, WorkerRecord } from "../directory/types.ts";
 import {
+  type Labels,
   MAX_SERIES_PER_METRIC,
   type MetricsRegistry,
   SeriesCounter,
   SeriesGauge,
   SummedHistogram,
 } from "./series.ts";
+
+/** The labels of the per-device model gauges. */
+type DeviceLabels = Labels<"model" | "device">;
 
 /** What a worker reported for one model at the previous collection. */
 interface Seen {
@@ -34,26 +38,22 @@ const MAX_SEEN = MAX_SERIES_PER_METRIC * 4;
 
 /** The model series and what they accumulated. */
 export class FleetModelSeries {
-  readonly #queueDepth: SeriesGauge;
-  readonly #loaded: SeriesGauge;
-  readonly #memory: SeriesGauge;
-  readonly #tokens: SeriesCounter;
-  readonly #batches: SummedHistogram;
+  readonly #queueDepth: SeriesGauge<"model">;
+  readonly #loaded: SeriesGauge<"model" | "device">;
+  readonly #memory: SeriesGauge<"model" | "device">;
+  readonly #tokens: SeriesCounter<"model">;
+  readonly #batches: SummedHistogram<"model">;
   /** Last cumulative values per worker and model, kept after a worker leaves (it may return). */
   readonly #seen = new Map<string, Seen>();
 
   constructor(registry: MetricsRegistry) {
     const r = registry.registry;
-    const spec = (s: { name: string; help: string; labelNames: readonly string[] }) => ({
-      ...s,
-      labelNames: [...s.labelNames],
-    });
-    this.#queueDepth = new SeriesGauge(r, spec(MODEL_SERIES.queueDepth));
-    this.#loaded = new SeriesGauge(r, spec(MODEL_SERIES.modelLoaded));
-    this.#memory = new SeriesGauge(r, spec(MODEL_SERIES.modelMemory));
-    this.#tokens = new SeriesCounter(r, spec(MODEL_SERIES.tokens));
+    this.#queueDepth = new SeriesGauge(r, MODEL_SERIES.queueDepth);
+    this.#loaded = new SeriesGauge(r, MODEL_SERIES.modelLoaded);
+    this.#memory = new SeriesGauge(r, MODEL_SERIES.modelMemory);
+    this.#tokens = new SeriesCounter(r, MODEL_SERIES.tokens);
     this.#batches = new SummedHistogram(r, {
-      ...spec(MODEL_SERIES.batchSize),
+      ...MODEL_SERIES.batchSize,
       buckets: BATCH_SIZE_BUCKETS,
     });
   }
@@ -61,10 +61,14 @@ export class FleetModelSeries {
   /** Refill the gauges and add what the counters grew, from the workers' latest status. */
   collect(workers: readonly WorkerRecord[]): void {
     const queue = new Map<string, number>();
-    const loaded = new Map<string, { labels: string[]; n: number }>();
-    const memory = new Map<string, { labels: string[]; n: number }>();
-    const add = (m: Map<string, { labels: string[]; n: number }>, labels: string[], n: number) => {
-      const key = labels.join("\u0000");
+    const loaded = new Map<string, { labels: DeviceLabels; n: number }>();
+    const memory = new Map<string, { labels: DeviceLabels; n: number }>();
+    const add = (
+      m: Map<string, { labels: DeviceLabels; n: number }>,
+      labels: DeviceLabels,
+      n: number,
+    ) => {
+      const key = `${labels.model}\u0000${labels.device}`;
       const e = m.get(key) ?? { labels, n: 0 };
       e.n += n;
       m.set(key, e);
@@ -72,14 +76,14 @@ export class FleetModelSeries {
     for (const w of workers) {
       for (const m of w.models) {
         queue.set(m.name, (queue.get(m.name) ?? 0) + m.queue_depth);
-        const labels = [m.name, deviceOf(w, m)];
+        const labels = { model: m.name, device: deviceOf(w, m) };
         add(loaded, labels, m.state === "loaded" ? 1 : 0);
         if (m.memory_bytes !== undefined) add(memory, labels, m.memory_bytes);
         this.#grow(w.id, m);
       }
     }
     this.#queueDepth.reset();
-    for (const [model, n] of queue) this.#queueDepth.set([model], n);
+    for (const [model, n] of queue) this.#queueDepth.set({ model }, n);
     this.#loaded.reset();
     for (const e of loaded.values()) this.#loaded.set(e.labels, e.n);
     this.#memory.reset();
@@ -97,14 +101,14 @@ export class FleetModelSeries {
       (now.tokens < prev.tokens || now.batches.count < prev.batches.count);
     const base = prev === undefined || restarted ? undefined : prev;
     const tokens = now.tokens - (base?.tokens ?? 0);
-    if (tokens > 0) this.#tokens.inc([m.name], tokens);
+    if (tokens > 0) this.#tokens.inc({ model: m.name }, tokens);
     const count = now.batches.count - (base?.batches.count ?? 0);
     if (count > 0) {
       const counts = BATCH_SIZE_BUCKETS.map((_, i) =>
         Math.max(0, (now.batches.counts[i] ?? 0) - (base?.batches.counts[i] ?? 0))
       );
       const sum = Math.max(0, now.batches.sum - (base?.batches.sum ?? 0));
-      this.#batches.add([m.name], counts, sum, count);
+      this.#batches.add({ model: m.name }, counts, sum, count);
     }
     // Re-inserted, so the map's order is the order of last reports (oldest forgotten first).
     this.#seen.delete(key);

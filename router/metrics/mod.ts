@@ -2,7 +2,7 @@
 export { createRouterMetrics, type RouterMetrics } from "./router_metrics.ts";
 export { collectFleetMetrics } from "./fleet_collector.ts";
 export {
-  type LabelValues,
+  type Labels,
   MAX_SERIES_PER_METRIC,
   MetricsRegistry,
   SeriesCounter,

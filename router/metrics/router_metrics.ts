@@ -27,48 +27,44 @@ const LATENCY_BUCKETS = [
 /** Every metric the router exposes on /metrics. */
 export interface RouterMetrics {
   registry: MetricsRegistry;
-  /** labels: endpoint, status, machine_profile */
-  requests: SeriesCounter;
-  /** labels: endpoint */
-  duration: SeriesHistogram;
+  requests: SeriesCounter<"endpoint" | "status" | "machine_profile">;
+  duration: SeriesHistogram<"endpoint">;
   /**
-   * The workers' `svc_requests_total` (model, endpoint, status) as this router saw the answers:
-   * every forwarded model request, so the fleet's counts summed over its workers.
+   * The workers' `svc_requests_total` as this router saw the answers: every forwarded model
+   * request, so the fleet's counts summed over its workers.
    */
-  svcRequests: SeriesCounter;
+  svcRequests: SeriesCounter<typeof REQUESTS_SERIES.labelNames[number]>;
   /**
-   * The workers' `svc_request_duration_seconds` (model, endpoint, phase): `total` as the client
-   * saw it through the router, the other phases from the worker's timing headers.
+   * The workers' `svc_request_duration_seconds`: `total` as the client saw it through the router,
+   * the other phases from the worker's timing headers.
    */
-  svcDuration: SeriesHistogram;
+  svcDuration: SeriesHistogram<typeof DURATION_SERIES.labelNames[number]>;
   /**
    * The workers' model series (`svc_queue_depth`, `svc_model_loaded`, `svc_model_memory_bytes`,
    * `svc_tokens_processed_total`, `svc_batch_size`), from their status; filled by a collector.
    */
   models: FleetModelSeries;
-  /** labels: worker_id, pool, bundle, affinity (loaded | loading | none) */
-  upstream: SeriesCounter;
-  /** labels: worker_id, kind (unreachable | dropped | timeout | draining) */
-  upstreamErrors: SeriesCounter;
-  /** labels: reason */
-  retries: SeriesCounter;
-  /** labels: machine_profile, bundle */
-  provisioning: SeriesCounter;
-  /** labels: machine_profile, bundle; filled by a collector */
-  pendingDemand: SeriesGauge;
-  /** labels: pool, machine_profile, bundle, state (serving | draining); filled by a collector */
-  workers: SeriesGauge;
+  /** `affinity`: loaded | loading | none. */
+  upstream: SeriesCounter<"worker_id" | "pool" | "bundle" | "affinity">;
+  /** `kind`: unreachable | dropped | timeout | draining. */
+  upstreamErrors: SeriesCounter<"worker_id" | "kind">;
+  retries: SeriesCounter<"reason">;
+  provisioning: SeriesCounter<"machine_profile" | "bundle">;
+  /** Filled by a collector. */
+  pendingDemand: SeriesGauge<"machine_profile" | "bundle">;
+  /** `state`: serving | draining; filled by a collector. */
+  workers: SeriesGauge<"pool" | "machine_profile" | "bundle" | "state">;
   /**
-   * labels: result (registered | unauthorized | invalid | protocol_mismatch | timeout | id_in_use
-   * | rate_limited)
+   * `result`: registered | unauthorized | invalid | protocol_mismatch | timeout | id_in_use |
+   * rate_limited | fleet_full.
    */
-  connections: SeriesCounter;
-  /** labels: result (ok | error) */
-  webhook: SeriesCounter;
+  connections: SeriesCounter<"result">;
+  /** `result`: ok | error. */
+  webhook: SeriesCounter<"result">;
   /** Request-body bytes held against `SVC_MAX_INFLIGHT_BODY_BYTES`; set by a collector. */
   bodyBytesHeld: SeriesGauge;
-  /** labels: result (hit | coalesced | miss | bypass) */
-  cacheRequests: SeriesCounter;
+  /** `result`: hit | coalesced | miss | bypass. */
+  cacheRequests: SeriesCounter<"result">;
   /** Bytes the result cache holds, as `SVC_RESULT_CACHE_BYTES` counts them; set by a collector. */
   cacheBytes: SeriesGauge;
 }
@@ -76,18 +72,21 @@ export interface RouterMetrics {
 /** Create the router's metrics in a fresh registry. */
 export function createRouterMetrics(): RouterMetrics {
   const registry = new MetricsRegistry();
-  const counter = (name: string, help: string, labelNames: string[] = []) =>
-    new SeriesCounter(registry.registry, { name, help, labelNames });
-  const gauge = (name: string, help: string, labelNames: string[] = []) =>
-    new SeriesGauge(registry.registry, { name, help, labelNames });
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+    new SeriesCounter<L>(registry.registry, { name, help, labelNames });
+  const gauge = <L extends string = never>(
+    name: string,
+    help: string,
+    labelNames: readonly L[] = [],
+  ) => new SeriesGauge<L>(registry.registry, { name, help, labelNames });
   const started = Date.now();
-  gauge("svc_router_info", "Router release", ["version"]).set([VERSION], 1);
+  gauge("svc_router_info", "Router release", ["version"]).set({ version: VERSION }, 1);
   const uptime = gauge("svc_router_uptime_seconds", "Seconds since this router process started");
   const heap = gauge("svc_router_heap_used_bytes", "V8 heap in use by this router process");
   registry.onCollect(() => {
-    uptime.set([], Math.round((Date.now() - started) / 1000));
+    uptime.set({}, Math.round((Date.now() - started) / 1000));
     try {
-      heap.set([], Deno.memoryUsage().heapUsed);
+      heap.set({}, Deno.memoryUsage().heapUsed);
     } catch {
       // Not every platform exposes it; the gauge is then simply absent.
     }
@@ -105,13 +104,8 @@ export function createRouterMetrics(): RouterMetrics {
       labelNames: ["endpoint"],
       buckets: LATENCY_BUCKETS,
     }),
-    svcRequests: counter(REQUESTS_SERIES.name, REQUESTS_SERIES.help, [
-      ...REQUESTS_SERIES.labelNames,
-    ]),
-    svcDuration: new SeriesHistogram(registry.registry, {
-      ...DURATION_SERIES,
-      labelNames: DURATION_SERIES.labelNames,
-    }),
+    svcRequests: counter(REQUESTS_SERIES.name, REQUESTS_SERIES.help, REQUESTS_SERIES.labelNames),
+    svcDuration: new SeriesHistogram(registry.registry, DURATION_SERIES),
     models: new FleetModelSeries(registry),
     upstream: counter("svc_router_upstream_requests_total", "Requests forwarded to workers", [
       "worker_id",

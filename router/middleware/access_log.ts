@@ -40,12 +40,12 @@ function observeModelRequest(
   res: Response,
   seconds: number,
 ): void {
-  metrics.svcRequests.inc([model, endpoint, String(res.status)]);
-  metrics.svcDuration.observe([model, endpoint, "total"], seconds);
+  metrics.svcRequests.inc({ model, endpoint, status: String(res.status) });
+  metrics.svcDuration.observe({ model, endpoint, phase: "total" }, seconds);
   for (const [phase, header] of PHASE_HEADERS) {
     const ms = Number(res.headers.get(header) ?? NaN);
     if (Number.isFinite(ms) && ms >= 0) {
-      metrics.svcDuration.observe([model, endpoint, phase], ms / 1000);
+      metrics.svcDuration.observe({ model, endpoint, phase }, ms / 1000);
     }
   }
 }
@@ -61,8 +61,12 @@ export function accessLog(
     const endpoint = endpointLabel(path);
     const status = c.res.status;
     const seconds = (performance.now() - start) / 1000;
-    deps.metrics.requests.inc([endpoint, String(status), c.get("profile") ?? "none"]);
-    deps.metrics.duration.observe([endpoint], seconds);
+    deps.metrics.requests.inc({
+      endpoint,
+      status: String(status),
+      machine_profile: c.get("machineProfile") ?? "none",
+    });
+    deps.metrics.duration.observe({ endpoint }, seconds);
     const op = apiEndpointOf(path);
     const cache = c.res.headers.get(H.cache) ?? undefined;
     // The workers' series count what workers computed: an answer the cache gave is not one.
@@ -73,8 +77,9 @@ export function accessLog(
       method: c.req.method,
       path,
       status,
-      ms: Math.round(seconds * 100_000) / 100,
-      machine_profile: c.get("profile"),
+      // The worker's name for it: one line shape whichever process wrote it.
+      total_ms: Math.round(seconds * 100_000) / 100,
+      machine_profile: c.get("machineProfile"),
       worker_id: c.get("worker"),
       cache,
       trace_id: c.res.headers.get(H.traceId) ?? undefined,

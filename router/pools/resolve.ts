@@ -20,7 +20,7 @@ const CATALOG_BUNDLES: ReadonlyMap<string, string> = new Map(
 const CATALOG_BY_ID = catalogById(BUILTIN_CATALOG);
 
 /** Settings that shape profile selection. */
-export interface ProfilePolicy {
+export interface MachineProfilePolicy {
   defaultMachineProfile: string | undefined;
   /** Profiles accepted even while no worker of theirs is registered (pools that scale to zero). */
   machineProfiles: readonly string[];
@@ -30,69 +30,104 @@ export interface ProfilePolicy {
 const LISTED_PROFILES = 20;
 
 /**
- * The pool a request targets: `X-SVC-MACHINE-PROFILE` (or the SIE clients' alias, or their
- * `X-SIE-Pool`: pools are machine profiles here), else the configured default; without either,
- * 400 saying the header is required. Profiles are an allow-list: configured ones
- * (`SVC_MACHINE_PROFILES`, the default) and pools of registered workers. Anything else is a 400
- * naming the accepted ones, before it can create demand (and webhook posts) or metric series.
+ * The pool a request targets: `X-SVC-MACHINE-PROFILE` (or the SIE clients' alias), else the
+ * configured default; without either, 400 saying the header is required. The SIE clients' pool
+ * (`X-SIE-Pool`, or `pool/gpu` in the profile header) is honoured too, see {@link namedPool}.
+ * Pools are an allow-list: configured ones (`SVC_MACHINE_PROFILES`, the default) and pools of
+ * registered workers. Anything else is a 400 naming the accepted ones, before it can create
+ * demand (and webhook posts) or metric series.
  */
-export function requestedProfile(
+export function requestedMachineProfile(
   headers: Headers,
-  policy: ProfilePolicy,
+  policy: MachineProfilePolicy,
   workers: readonly WorkerRecord[],
 ): string {
-  const named = namedProfile(headers);
+  const named = namedPool(headers, policy, workers);
   if (named === undefined) {
     if (policy.defaultMachineProfile) return policy.defaultMachineProfile;
     throw new ServiceError(
       "INVALID_INPUT",
-      `the ${H.machineProfile} header is required: it names the worker pool (GPU type)`,
+      `the ${H.machineProfile} header is required: it names the worker pool (GPU type); or ` +
+        "set SVC_DEFAULT_MACHINE_PROFILE on the router for requests without it",
     );
   }
-  const { profile, header } = named;
-  if (!SLUG_RE.test(profile)) {
-    throw new ServiceError("INVALID_INPUT", `${header} is not a valid profile name`);
-  }
-  if (isAccepted(profile, policy, workers)) return profile;
-  throw new ServiceError("INVALID_INPUT", unknownProfileMessage(profile, policy, workers));
+  const { machineProfile } = named;
+  if (isAccepted(machineProfile, policy, workers)) return machineProfile;
+  throw new ServiceError(
+    "INVALID_INPUT",
+    unknownMachineProfileMessage(machineProfile, policy, workers),
+  );
 }
 
 /** True when `profile` is configured (or the default) or the pool of a registered worker. */
 export function isAccepted(
-  profile: string,
-  policy: ProfilePolicy,
+  machineProfile: string,
+  policy: MachineProfilePolicy,
   workers: readonly WorkerRecord[],
 ): boolean {
-  return profile === policy.defaultMachineProfile || policy.machineProfiles.includes(profile) ||
-    workers.some((w) => w.pool === profile);
+  return machineProfile === policy.defaultMachineProfile ||
+    policy.machineProfiles.includes(machineProfile) ||
+    workers.some((w) => w.pool === machineProfile);
 }
 
+/** The pool every worker belongs to in the SIE gateway: naming it asks for no pool. */
+const SIE_SHARED_POOL = "default";
+
 /**
- * The profile the request's headers name (lower-cased), and the header that named it; undefined
- * when none does. `X-SIE-Pool` and a machine-profile header naming two pools is a 400.
+ * The pool the request's headers name (lower-cased), and the header that named it; undefined
+ * when none does. Workers are routed by pool; the machine-profile header names the pool, as the
+ * API defines it, unless the SIE clients' pool comes with it: they send `gpu: "pool/l4"` as
+ * `X-SIE-Pool: pool` and `X-SIE-MACHINE-PROFILE: l4` (or the profile header as `pool/l4`, as
+ * their gateway also reads it). The pool then routes, and the profile must be the machine
+ * profile of the pool's registered workers (a 400 otherwise: a worker of another GPU type is
+ * never chosen silently). `X-SIE-Pool: default`, the SIE gateway's pool of every worker, names
+ * no pool unless a pool of that name is accepted here.
  */
-function namedProfile(headers: Headers): { profile: string; header: string } | undefined {
+function namedPool(
+  headers: Headers,
+  policy: MachineProfilePolicy,
+  workers: readonly WorkerRecord[],
+): { machineProfile: string } | undefined {
   const read = (name: string) => {
     const v = headers.get(name)?.trim().toLowerCase();
     return v ? v : undefined;
   };
-  const profile = read(H.machineProfile) ?? read(H.machineProfileAlias);
-  const pool = read(H.siePool);
-  if (profile !== undefined && pool !== undefined && profile !== pool) {
-    throw new ServiceError(
-      "INVALID_INPUT",
-      `${H.siePool} and ${H.machineProfile} name different pools; pools are machine profiles ` +
-        `here, so send one of them`,
-    );
+  let machineProfile = read(H.machineProfile) ?? read(H.machineProfileAlias);
+  let pool = read(H.siePool);
+  const slash = machineProfile?.indexOf("/") ?? -1;
+  if (machineProfile !== undefined && slash >= 0) {
+    pool = machineProfile.slice(0, slash).trim() || pool;
+    machineProfile = machineProfile.slice(slash + 1).trim() || undefined;
   }
-  if (profile !== undefined) return { profile, header: H.machineProfile };
-  return pool === undefined ? undefined : { profile: pool, header: H.siePool };
+  if (pool !== undefined && !SLUG_RE.test(pool)) {
+    throw new ServiceError("INVALID_INPUT", `${H.siePool} is not a valid pool name`);
+  }
+  if (machineProfile !== undefined && !SLUG_RE.test(machineProfile)) {
+    throw new ServiceError("INVALID_INPUT", `${H.machineProfile} is not a valid profile name`);
+  }
+  if (pool === SIE_SHARED_POOL && !isAccepted(pool, policy, workers)) pool = undefined;
+  if (pool === undefined) {
+    return machineProfile === undefined ? undefined : { machineProfile };
+  }
+  if (machineProfile !== undefined && machineProfile !== pool) {
+    const runs = [...new Set(workers.filter((w) => w.pool === pool).map((w) => w.machine_profile))];
+    if (runs.some((p) => p !== machineProfile)) {
+      const listed = runs.sort().map((p) => `"${p}"`).join(", ");
+      throw new ServiceError(
+        "INVALID_INPUT",
+        `${H.siePool} "${pool}" and ${H.machineProfile} "${machineProfile}" disagree: ` +
+          `the pool's workers run machine profile ${listed}; send the pool alone, or ` +
+          `"pool/gpu" with its GPU type`,
+      );
+    }
+  }
+  return { machineProfile: pool };
 }
 
 /** The 400 for a profile nobody configured or registered: what is accepted instead. */
-function unknownProfileMessage(
-  profile: string,
-  policy: ProfilePolicy,
+function unknownMachineProfileMessage(
+  machineProfile: string,
+  policy: MachineProfilePolicy,
   workers: readonly WorkerRecord[],
 ): string {
   const accepted = new Set(policy.machineProfiles);
@@ -102,7 +137,7 @@ function unknownProfileMessage(
   const shown = names.length > LISTED_PROFILES
     ? `${names.slice(0, LISTED_PROFILES).join(", ")} and ${names.length - LISTED_PROFILES} more`
     : names.join(", ");
-  return `unknown machine profile "${profile}"; accepted: ${shown || "none yet"} ` +
+  return `unknown machine profile "${machineProfile}"; accepted: ${shown || "none yet"} ` +
     "(SVC_MACHINE_PROFILES, SVC_DEFAULT_MACHINE_PROFILE, or the pool of a registered worker)";
 }
 

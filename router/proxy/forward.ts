@@ -21,8 +21,9 @@ import type { RouterMetrics } from "../metrics/router_metrics.ts";
 import type { LoadTracker } from "../pools/load.ts";
 import { type Affinity, type SelectionRequest, selectWorker } from "../pools/selection.ts";
 import { UpstreamCancel } from "./cancel.ts";
-import { downstreamHeaders, upstreamHeaders } from "./headers.ts";
+import { downstreamHeaders, upstreamHeaders, withWorkerAuth } from "./headers.ts";
 import { sendUpstream, type UpstreamOutcome } from "./upstream.ts";
+import type { WorkerAuth } from "./worker_auth.ts";
 
 /** Everything forwarding needs. */
 export interface ProxyDeps {
@@ -32,8 +33,8 @@ export interface ProxyDeps {
   log: Logger;
   upstreamTimeoutMs: number;
   spillLoad: number;
-  /** Sent to workers as `Authorization: Bearer` when set (`SVC_WORKER_API_KEY`). */
-  workerApiKey?: string;
+  /** The `Authorization` each worker is sent (its own key: router/proxy/worker_auth.ts). */
+  workerAuth?: WorkerAuth;
 }
 
 /** Outcome of a forward. */
@@ -52,11 +53,11 @@ export type WorkerAnswer = Extract<UpstreamOutcome, { kind: "answer" }>;
 export type AnswerShaper = (answer: WorkerAnswer, worker: WorkerRecord) => Response;
 
 /** The client's answer from the worker's: its status, allow-listed headers and body. */
-export function downstreamResponse(res: WorkerAnswer, worker: WorkerRecord): Response {
+export function downstreamResponse(res: WorkerAnswer): Response {
   return new Response(res.body as BodyInit | null, {
     status: res.status,
     statusText: res.statusText,
-    headers: downstreamHeaders(res.headers, worker.id),
+    headers: downstreamHeaders(res.headers),
   });
 }
 
@@ -95,7 +96,7 @@ export async function forward(
 ): Promise<ForwardResult> {
   const url = new URL(req.url);
   const pathAndQuery = url.pathname + url.search;
-  const headers = upstreamHeaders(req.headers, deps.workerApiKey);
+  const headers = upstreamHeaders(req.headers);
   const exclude = new Set<string>();
   let lastDraining: Response | undefined;
   let lastWorker: WorkerRecord | undefined;
@@ -147,7 +148,7 @@ export async function forward(
     if (r.kind === "timeout") {
       throw new ServiceError(
         "GATEWAY_TIMEOUT",
-        `worker ${worker.id} did not answer within ${deps.upstreamTimeoutMs} ms`,
+        `the worker did not answer within ${deps.upstreamTimeoutMs} ms (SVC_UPSTREAM_TIMEOUT_MS)`,
       );
     }
     if (r.kind === "dropped") {
@@ -160,7 +161,7 @@ export async function forward(
       return { kind: "response", response: errorResponse(lost, NO_RETRY), worker };
     }
     exclude.add(worker.id);
-    deps.metrics.retries.inc([r.kind]);
+    deps.metrics.retries.inc({ reason: r.kind });
     if (r.kind === "draining") lastDraining = r.response;
   }
   if (lastDraining && lastWorker) {
@@ -185,12 +186,17 @@ async function attemptOnce(
 ): Promise<Attempt> {
   // The client going away cancels the worker's request too (it drops work of gone clients).
   const cancel = new UpstreamCancel(req.signal, deps.upstreamTimeoutMs);
-  deps.metrics.upstream.inc([worker.id, target.pool, target.bundle, affinity]);
+  deps.metrics.upstream.inc({
+    worker_id: worker.id,
+    pool: target.pool,
+    bundle: target.bundle,
+    affinity,
+  });
   const res = await sendUpstream({
     base: worker.url,
     method: req.method,
     path: pathAndQuery,
-    headers,
+    headers: withWorkerAuth(headers, await deps.workerAuth?.(worker.id)),
     body,
     signal: cancel.signal,
   });
@@ -200,7 +206,7 @@ async function attemptOnce(
     cancel.release();
     if (cancel.cause === "client_gone" || req.signal.aborted) return { kind: "client_gone" };
     if (cancel.cause === "timeout") {
-      deps.metrics.upstreamErrors.inc([worker.id, "timeout"]);
+      deps.metrics.upstreamErrors.inc({ worker_id: worker.id, kind: "timeout" });
       deps.log("warn", "worker timed out", { worker_id: worker.id, path: pathAndQuery });
       return { kind: "timeout" };
     }
@@ -208,7 +214,7 @@ async function attemptOnce(
     // a moment, and a live one that drops connections is not the first choice either.
     deps.load.coolDown(worker.id);
     if (res.kind === "dropped") {
-      deps.metrics.upstreamErrors.inc([worker.id, "dropped"]);
+      deps.metrics.upstreamErrors.inc({ worker_id: worker.id, kind: "dropped" });
       deps.log("warn", "worker dropped a request it had received; not retried elsewhere", {
         worker_id: worker.id,
         path: pathAndQuery,
@@ -216,7 +222,7 @@ async function attemptOnce(
       });
       return { kind: "dropped" };
     }
-    deps.metrics.upstreamErrors.inc([worker.id, "unreachable"]);
+    deps.metrics.upstreamErrors.inc({ worker_id: worker.id, kind: "unreachable" });
     deps.log("warn", "worker unreachable: the request did not reach it whole", {
       worker_id: worker.id,
       error: res.kind === "not_delivered" ? res.error : "aborted",
@@ -225,9 +231,9 @@ async function attemptOnce(
   }
   if (res.status === 503 && isShuttingDown(res)) {
     cancel.release();
-    deps.metrics.upstreamErrors.inc([worker.id, "draining"]);
+    deps.metrics.upstreamErrors.inc({ worker_id: worker.id, kind: "draining" });
     deps.load.coolDown(worker.id);
-    return { kind: "draining", response: downstreamResponse(res, worker) };
+    return { kind: "draining", response: downstreamResponse(res) };
   }
   // The deadline keeps covering the body until the client has it; without a delivery signal
   // (an app called outside Deno.serve) it ends with the headers.

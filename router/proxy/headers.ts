@@ -1,29 +1,23 @@
 /**
- * Which headers cross the router in each direction. Requests lose hop-by-hop headers and the
- * client's credentials. Answers are built from an allow-list: a worker holds only the fleet's
- * token, so it must not be able to set cookies, CORS grants or redirects on the router's origin.
+ * Which headers cross the router in each direction, both from allow-lists: requests carry only
+ * what the worker's API reads, answers only the headers the API defines. A worker holds only the
+ * fleet's token, so it must not learn the client's credentials, nor set cookies, CORS grants or
+ * redirects on the router's origin.
  */
 import type { IncomingHttpHeaders } from "node:http";
 import { HeaderNames as H } from "@svc/shared/headers";
 
-/** Request headers never forwarded: hop-by-hop, the client's credentials, and encodings. */
-const DROP_REQUEST = [
-  "connection",
-  "keep-alive",
-  "proxy-authorization",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-  "host",
-  "authorization",
-  "cookie",
-  "content-length",
-  // Replaced by `identity`: answers pass through as the worker sent them, so a compressed one
-  // would reach a client that may not have asked for that coding (and costs the worker CPU).
-  "accept-encoding",
-] as const;
+/**
+ * Request headers a worker is sent: the ones the API reads (body format, answer format, trace id).
+ * Everything else a client sends (cookies, its API key, `x-forwarded-for`, `user-agent`, custom
+ * headers) stays at the router: a worker holds only the fleet token, and may not be the machine
+ * the client meant to trust with them.
+ */
+const PASS_REQUEST: ReadonlySet<string> = new Set([
+  "content-type",
+  "accept",
+  H.traceId.toLowerCase(),
+]);
 
 /**
  * Response headers a worker may send to clients: the ones the API defines (docs/api.md,
@@ -40,60 +34,54 @@ const PASS_RESPONSE = [
   H.inferenceTime,
   H.postprocessingTime,
   H.traceId,
+  H.truncatedItems,
   H.modelRevision,
   H.retryAfter,
 ].map((h) => h.toLowerCase());
 
-/** {@link DROP_REQUEST} as a set (names as `Headers` iterates them: lower case). */
-const DROPPED = new Set<string>(DROP_REQUEST);
-
 /**
- * Headers sent to the worker, as node:http takes them: the client's, minus
- * {@link DROP_REQUEST}, with `Accept-Encoding: identity`; `authorization` carries the workers'
- * own API key when one is configured.
+ * Headers sent to the worker, as node:http takes them: only the allow-listed ones of the
+ * client's request, with `Accept-Encoding: identity` (answers pass through as the worker sent
+ * them, so a compressed one would reach a client that may not have asked for that coding).
  */
-export function upstreamHeaders(
-  incoming: Headers,
-  workerApiKey: string | undefined,
-): Record<string, string> {
+export function upstreamHeaders(incoming: Headers): Record<string, string> {
   const out: Record<string, string> = {};
-  // `forEach`, not `for...of`: Deno's Headers iterator sorts the whole list again at every step
-  // (measured: 12 µs and tens of KB of garbage for 8 headers, against 1.5 µs).
+  // One `forEach` pass, not `for...of` (Deno's Headers iterator sorts the whole list again at
+  // every step: 12 µs and tens of KB of garbage for 8 headers, against 1.5 µs) nor a `get` per
+  // name (each lowercases and filters the whole list).
   incoming.forEach((v, k) => {
-    if (!DROPPED.has(k)) out[k] = v;
+    if (PASS_REQUEST.has(k)) out[k] = v;
   });
   out["accept-encoding"] = "identity";
-  if (workerApiKey !== undefined) out["authorization"] = `Bearer ${workerApiKey}`;
   return out;
+}
+
+/** `headers` with the worker's own credential (router/proxy/worker_auth.ts), when it has one. */
+export function withWorkerAuth(
+  headers: Readonly<Record<string, string>>,
+  authorization: string | undefined,
+): Readonly<Record<string, string>> {
+  return authorization === undefined ? headers : { ...headers, authorization };
 }
 
 /**
  * Headers of the client's answer: only the allow-listed ones of the worker's answer (whose body
- * passes on byte for byte, so its length and coding stay true), plus the answering worker's id.
+ * passes on byte for byte, so its length and coding stay true). The answering worker's id is not
+ * among them: it is fleet detail (routes add `X-SVC-Worker-ID` only with `SVC_EXPOSE_WORKER_ID`).
  */
-export function downstreamHeaders(
-  upstream: IncomingHttpHeaders,
-  workerId: string,
-): Headers {
-  return new Headers(downstreamHeaderPairs(upstream, workerId));
+export function downstreamHeaders(upstream: IncomingHttpHeaders): Headers {
+  return new Headers(downstreamHeaderPairs(upstream));
 }
 
 /**
  * {@link downstreamHeaders} as name-value pairs (names lower case): what the result cache keeps
  * of an answer (reading them back out of a `Headers` costs several times more).
  */
-export function downstreamHeaderPairs(
-  upstream: IncomingHttpHeaders,
-  workerId: string,
-): [string, string][] {
+export function downstreamHeaderPairs(upstream: IncomingHttpHeaders): [string, string][] {
   const out: [string, string][] = [];
   for (const k of PASS_RESPONSE) {
     const v = upstream[k];
     if (typeof v === "string") out.push([k, v]);
   }
-  out.push([WORKER_ID, workerId]);
   return out;
 }
-
-/** The worker id header as `Headers` names it. */
-const WORKER_ID = H.workerId.toLowerCase();

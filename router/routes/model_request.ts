@@ -12,9 +12,9 @@ import { HeaderNames as H } from "@svc/shared/headers";
 import type { BodyChunks, BodyReadOptions } from "@svc/shared/http/read_body";
 import type { ProvisioningBody } from "@svc/shared/schemas/router";
 import type { RouterContext, RouterEnv } from "../context.ts";
-import { modelNotFound, requestedProfile, routeModel } from "../pools/resolve.ts";
-import { type AnswerShaper, forward } from "../proxy/forward.ts";
 import { bearerToken } from "@svc/shared/http/secrets";
+import { modelNotFound, requestedMachineProfile, routeModel } from "../pools/resolve.ts";
+import { type AnswerShaper, forward } from "../proxy/forward.ts";
 import { isServing } from "../pools/selection.ts";
 
 /** How often a request waiting for capacity looks again. */
@@ -22,7 +22,7 @@ const CAPACITY_POLL_MS = 200;
 
 /** Where a request goes: its pool, bundle, the client's model name and the name workers use. */
 interface Target {
-  profile: string;
+  machineProfile: string;
   bundle: string;
   /** As the client wrote it (errors, demand). */
   model: string;
@@ -62,10 +62,12 @@ export async function routeAndForward(
   if (!ctx.cache) return await send();
   return await ctx.cache.answer({
     req: c.req.raw,
-    pool: target.profile,
+    pool: target.machineProfile,
     bundle: target.bundle,
     model: target.workerModel,
-    tenant: ctx.apiKeys.empty ? "" : bearerToken(c.req.header("authorization")) ?? "",
+    // The key as presented (a client key or an admin key): one tenant never sees another's
+    // answers or their timing. An open API (no SVC_API_KEYS) has no tenants to keep apart.
+    tenant: ctx.access.apiKeys.empty ? "" : bearerToken(c.req.header("authorization")) ?? "",
     readBody: bodyOnce,
     send,
     timeoutMs: ctx.settings.upstreamTimeoutMs,
@@ -87,29 +89,35 @@ async function forwardUntilAnswered(
     metrics: ctx.metrics,
     log: ctx.log,
     upstreamTimeoutMs: ctx.settings.upstreamTimeoutMs,
-    workerApiKey: ctx.settings.workerApiKey,
+    workerAuth: ctx.workerAuth,
     spillLoad: ctx.settings.pools.affinitySpillLoad,
   };
-  const upstream = { pool: target.profile, bundle: target.bundle, model: target.workerModel };
+  const upstream = {
+    pool: target.machineProfile,
+    bundle: target.bundle,
+    model: target.workerModel,
+  };
   let recorded = false;
   while (true) {
     const r = await forward(c.req.raw, bodyOnce, upstream, proxyDeps, c.env?.completed, shape);
     if (r.kind === "response") {
       c.set("worker", r.worker.id);
-      ctx.demand.satisfied(target.profile, target.bundle);
+      // Which worker answered is fleet detail: clients see it only when a setting says so.
+      if (ctx.settings.exposeWorkerId) r.response.headers.set(H.workerId, r.worker.id);
+      ctx.demand.satisfied(target.machineProfile, target.bundle);
       return r.response;
     }
     if (r.kind === "not_served") throw notServed(ctx, target);
     if (whenNoCapacity.kind === "provision") return provisioning(ctx, target);
     if (!recorded) {
-      ctx.demand.record(target.profile, target.bundle, target.model);
+      ctx.demand.record(target.machineProfile, target.bundle, target.model, target.guessed);
       recorded = true;
     }
     const left = whenNoCapacity.untilMs - Date.now();
     if (left <= 0 || c.req.raw.signal.aborted) {
       throw new ServiceError(
         "NO_CAPACITY",
-        `no worker of pool "${target.profile}" serves bundle "${target.bundle}" yet; ${
+        `no worker of pool "${target.machineProfile}" serves bundle "${target.bundle}" yet; ${
           capacityNote(ctx)
         }`,
         { retryAfterS: ctx.settings.provisioning.retryAfterS },
@@ -148,8 +156,8 @@ export async function withBodyHold(
  */
 function resolveTarget(ctx: RouterContext, c: Context<RouterEnv>, model: string): Target {
   const workers = ctx.directory.snapshot();
-  const profile = requestedProfile(c.req.raw.headers, ctx.settings.pools, workers);
-  c.set("profile", profile);
+  const machineProfile = requestedMachineProfile(c.req.raw.headers, ctx.settings.pools, workers);
+  c.set("machineProfile", machineProfile);
   const route = routeModel(model, ctx.directory, ctx.settings.pools.extraModels);
   if (route === undefined) {
     throw modelNotFound(model, ctx.directory, ctx.settings.pools.extraModels);
@@ -159,9 +167,9 @@ function resolveTarget(ctx: RouterContext, c: Context<RouterEnv>, model: string)
   // A worker serving every bundle announces all it has: a name it did not announce is a 404
   // there, not a pool to provision.
   const everyBundle = route.guessed &&
-    workers.some((w) => isServing(w, profile, ALL_BUNDLES));
+    workers.some((w) => isServing(w, machineProfile, ALL_BUNDLES));
   return {
-    profile,
+    machineProfile,
     bundle: everyBundle ? ALL_BUNDLES : route.bundle,
     model,
     workerModel: route.model,
@@ -182,16 +190,16 @@ function capacityNote(ctx: RouterContext): string {
 
 /** 202 with Retry-After, the demand recorded. */
 function provisioning(ctx: RouterContext, t: Target): Response {
-  const entry = ctx.demand.record(t.profile, t.bundle, t.model);
+  const entry = ctx.demand.record(t.machineProfile, t.bundle, t.model, t.guessed);
   const retry = ctx.settings.provisioning.retryAfterS;
   const body: ProvisioningBody = {
     status: "provisioning",
-    machine_profile: t.profile,
+    machine_profile: t.machineProfile,
     bundle: t.bundle,
     model: t.model,
     retry_after_s: retry,
     pending: entry.pending,
-    message: `no worker of pool "${t.profile}" serves bundle "${t.bundle}" yet; ${
+    message: `no worker of pool "${t.machineProfile}" serves bundle "${t.bundle}" yet; ${
       capacityNote(ctx)
     }, retry after ${retry} s`,
   };
@@ -212,7 +220,7 @@ function notServed(ctx: RouterContext, t: Target): ServiceError {
     ctx.settings.pools.extraModels,
     t.guessed
       ? "is not in the catalog"
-      : `is not served by the workers of pool "${t.profile}" (bundle "${t.bundle}")`,
+      : `is not served by the workers of pool "${t.machineProfile}" (bundle "${t.bundle}")`,
   );
 }
 

@@ -1,8 +1,10 @@
 /**
- * `/v1/pools`, the SIE clients' pool API, mapped onto this router's pools: a pool is a machine
- * profile (GPU type). Listing and reading work; creating a pool that is already accepted answers
- * it (idempotent). Pools are fixed by `SVC_MACHINE_PROFILES` (and the pools of registered
- * workers), so creating another one or deleting one at run time is a 501 that names the setting.
+ * `/v1/pools`, the SIE clients' pool API, mapped onto this router's pools: a pool is the set of
+ * workers registered with that pool name (`SVC_POOL`, by default their machine profile), and the
+ * router accepts the pools `SVC_MACHINE_PROFILES` names, the default one, and registered workers'.
+ * Listing, reading and renewing work; creating a pool that is already accepted (with GPU types it
+ * runs) answers it (idempotent). Pools are fixed by the settings and the workers, so creating
+ * another one or deleting one at run time is a 501 that names the settings.
  */
 import type { Context } from "hono";
 import { decodeBody } from "@svc/shared/codec/decode";
@@ -12,27 +14,50 @@ import { readBodyLimited } from "@svc/shared/http/read_body";
 import type { PoolInfo } from "@svc/shared/schemas/router";
 import type { RouterContext, RouterEnv } from "../context.ts";
 import type { WorkerRecord } from "../directory/types.ts";
-import { isAccepted, type ProfilePolicy } from "../pools/resolve.ts";
+import { isAccepted, type MachineProfilePolicy } from "../pools/resolve.ts";
 
-/** Path of the list, and of one pool (Hono syntax). */
+/** Path of the list, of one pool, and of a pool's lease renewal (Hono syntax). */
 export const POOLS_PATH = "/v1/pools";
 export const POOL_PATH = "/v1/pools/:name";
+export const POOL_RENEW_PATH = "/v1/pools/:name/renew";
 
 /** Every accepted pool, sorted by name. */
-export function listPools(policy: ProfilePolicy, workers: readonly WorkerRecord[]): PoolInfo[] {
+export function listPools(
+  policy: MachineProfilePolicy,
+  workers: readonly WorkerRecord[],
+): PoolInfo[] {
   const names = new Set(policy.machineProfiles);
   if (policy.defaultMachineProfile) names.add(policy.defaultMachineProfile);
   for (const w of workers) names.add(w.pool);
   return [...names].sort().map((name) => poolInfo(name, policy, workers));
 }
 
-function poolInfo(name: string, policy: ProfilePolicy, workers: readonly WorkerRecord[]): PoolInfo {
+/** The machine profiles a pool's registered workers run, sorted (empty while it has none). */
+export function poolGpuTypes(name: string, workers: readonly WorkerRecord[]): string[] {
+  return [...new Set(workers.filter((w) => w.pool === name).map((w) => w.machine_profile))].sort();
+}
+
+function poolInfo(
+  name: string,
+  policy: MachineProfilePolicy,
+  workers: readonly WorkerRecord[],
+): PoolInfo {
   const members = workers.filter((w) => w.pool === name).sort((a, b) => a.id.localeCompare(b.id));
   const healthy = members.filter((w) => !w.draining).length;
+  const gpus: Record<string, number> = {};
+  for (const w of members) gpus[w.machine_profile] = (gpus[w.machine_profile] ?? 0) + 1;
+  if (members.length === 0) gpus[name] = 0;
+  const state = healthy > 0 ? "active" : "pending";
   return {
     name,
-    gpu: name,
-    status: healthy > 0 ? "active" : "idle",
+    gpu: members.length > 0 ? poolGpuTypes(name, members).join(",") : name,
+    state,
+    gpus,
+    spec: { gpus: { ...gpus }, bundle: null, minimum_worker_count: 0 },
+    status: {
+      state,
+      assigned_workers: members.map((w) => ({ name: w.id, url: w.url, gpu: w.machine_profile })),
+    },
     configured: name === policy.defaultMachineProfile || policy.machineProfiles.includes(name),
     is_default: name === policy.defaultMachineProfile,
     worker_count: members.length,
@@ -43,54 +68,116 @@ function poolInfo(name: string, policy: ProfilePolicy, workers: readonly WorkerR
   };
 }
 
+/**
+ * A pool as a client without fleet detail rights sees it: its workers counted and typed, not
+ * named or located (worker ids and URLs are fleet detail, router/auth/access.ts).
+ */
+function clientPool(p: PoolInfo): PoolInfo {
+  return {
+    ...p,
+    status: {
+      ...p.status,
+      assigned_workers: p.status.assigned_workers.map((w, i) => ({
+        name: `worker-${i + 1}`,
+        url: "",
+        gpu: w.gpu,
+      })),
+    },
+    workers: [],
+  };
+}
+
+/** `p` as the caller may see it. */
+function shown(p: PoolInfo, detail: boolean): PoolInfo {
+  return detail ? p : clientPool(p);
+}
+
 /** Why pools cannot change at run time, and what to do instead. */
-const FIXED_POOLS = "pools are the machine profiles this router accepts: list them in " +
-  "SVC_MACHINE_PROFILES (and restart the router), and start workers with SVC_MACHINE_PROFILE " +
-  "set to the pool";
+const FIXED_POOLS = "pools here are fixed: a pool is the workers started with SVC_POOL (by " +
+  "default their SVC_MACHINE_PROFILE) set to its name, and the router accepts the pools " +
+  "SVC_MACHINE_PROFILES lists (restart it to change them) and those of registered workers";
 
 /** `GET /v1/pools` */
-export async function handleListPools(ctx: RouterContext): Promise<Response> {
+export async function handleListPools(ctx: RouterContext, detail: boolean): Promise<Response> {
   await ctx.directory.refresh();
-  return Response.json({ pools: listPools(ctx.settings.pools, ctx.directory.snapshot()) });
+  const pools = listPools(ctx.settings.pools, ctx.directory.snapshot());
+  return Response.json({ pools: pools.map((p) => shown(p, detail)) });
 }
 
 /** `GET /v1/pools/{name}`: 404 for a pool the router does not accept. */
-export async function handleGetPool(ctx: RouterContext, c: Context<RouterEnv>): Promise<Response> {
+export async function handleGetPool(
+  ctx: RouterContext,
+  c: Context<RouterEnv>,
+  detail: boolean,
+): Promise<Response> {
   await ctx.directory.refresh();
   const name = poolName(c.req.param("name"));
   const workers = ctx.directory.snapshot();
   if (!isAccepted(name, ctx.settings.pools, workers)) throw unknownPool(name);
-  return Response.json(poolInfo(name, ctx.settings.pools, workers));
+  return Response.json(shown(poolInfo(name, ctx.settings.pools, workers), detail));
 }
 
 /**
- * `POST /v1/pools` with `{name}` (or `gpu`, `gpu_type`, `machine_profile`): an accepted pool is
- * answered as it is; any other is a 501 naming `SVC_MACHINE_PROFILES`.
+ * `POST /v1/pools` with the SIE clients' `{name, gpus: {profile: count}, bundle?,
+ * minimum_worker_count?}` (or `gpu`, `gpu_type`, `machine_profile` in place of `name`): an
+ * accepted pool whose GPU types are the ones asked for is answered as it is (200; counts, bundle
+ * and minimum are not reserved: every worker of the pool serves every client); anything else is
+ * a 501 naming the settings.
  */
 export async function handleCreatePool(
   ctx: RouterContext,
   c: Context<RouterEnv>,
+  detail: boolean,
 ): Promise<Response> {
   const bytes = await readBodyLimited(c.req.raw, ctx.body);
   const type = c.req.header("content-type") ?? "application/json";
   const body = decodeBody(bytes, type, ctx.settings.limits) as Record<string, unknown> | null;
   const raw = body?.name ?? body?.gpu ?? body?.gpu_type ?? body?.machine_profile;
   if (typeof raw !== "string" || raw.trim() === "") {
-    throw invalidInput('a pool needs a `name` (a machine profile, e.g. "l4")');
+    throw invalidInput('a pool needs a `name` (a pool or machine profile, e.g. "l4")');
   }
   const name = poolName(raw);
+  const asked = requestedGpus(body?.gpus);
   await ctx.directory.refresh();
   const workers = ctx.directory.snapshot();
-  if (isAccepted(name, ctx.settings.pools, workers)) {
-    return Response.json(poolInfo(name, ctx.settings.pools, workers));
+  if (!isAccepted(name, ctx.settings.pools, workers)) {
+    throw new ServiceError(
+      "NOT_IMPLEMENTED",
+      `pool "${name}" cannot be created at run time: ${FIXED_POOLS}`,
+    );
   }
-  throw new ServiceError(
-    "NOT_IMPLEMENTED",
-    `pool "${name}" cannot be created at run time: ${FIXED_POOLS}`,
-  );
+  const runs = poolGpuTypes(name, workers);
+  const has = runs.length > 0 ? runs : [name];
+  const other = asked.filter((g) => !has.includes(g));
+  if (other.length > 0) {
+    throw new ServiceError(
+      "NOT_IMPLEMENTED",
+      `pool "${name}" runs machine profile ${has.map((g) => `"${g}"`).join(", ")}, not ` +
+        `${other.map((g) => `"${g}"`).join(", ")}; a pool of other GPU types cannot be made at ` +
+        `run time: ${FIXED_POOLS}`,
+    );
+  }
+  return Response.json(shown(poolInfo(name, ctx.settings.pools, workers), detail));
 }
 
-/** `DELETE /v1/pools/{name}`: 404 for an unknown pool, else a 501 naming the setting. */
+/**
+ * `POST /v1/pools/{name}/renew` (the SIE clients renew their pools' leases every minute): pools
+ * here hold no lease, so an accepted pool answers 200 and an unknown one 404.
+ */
+export async function handleRenewPool(
+  ctx: RouterContext,
+  c: Context<RouterEnv>,
+): Promise<Response> {
+  await ctx.directory.refresh();
+  const name = poolName(c.req.param("name"));
+  if (!isAccepted(name, ctx.settings.pools, ctx.directory.snapshot())) throw unknownPool(name);
+  return Response.json({
+    name,
+    message: `pool "${name}" has no lease to renew: pools here do not expire`,
+  });
+}
+
+/** `DELETE /v1/pools/{name}`: 404 for an unknown pool, else a 501 naming the settings. */
 export async function handleDeletePool(
   ctx: RouterContext,
   c: Context<RouterEnv>,
@@ -110,10 +197,33 @@ function poolName(raw: string | undefined): string {
   const name = (raw ?? "").trim().toLowerCase();
   if (!SLUG_RE.test(name)) {
     throw invalidInput(
-      "a pool name is a machine profile: a lower-case slug (a-z, 0-9, '.', '_', '-')",
+      "a pool name is a lower-case slug (a-z, 0-9, '.', '_', '-'), like a machine profile",
     );
   }
   return name;
+}
+
+/** Most GPU types one create request may name. */
+const MAX_ASKED_GPUS = 32;
+
+/** The GPU types of `gpus` (`{profile: count}`, as the SIE clients send it), checked. */
+function requestedGpus(gpus: unknown): string[] {
+  if (gpus === undefined || gpus === null) return [];
+  if (typeof gpus !== "object" || Array.isArray(gpus)) {
+    throw invalidInput('`gpus` must be an object of machine profile to count, e.g. {"l4": 2}');
+  }
+  const entries = Object.entries(gpus as Record<string, unknown>);
+  if (entries.length > MAX_ASKED_GPUS) {
+    throw invalidInput(`\`gpus\` names ${entries.length} GPU types; at most ${MAX_ASKED_GPUS}`);
+  }
+  return entries.map(([key, count]) => {
+    const g = key.trim().toLowerCase();
+    if (!SLUG_RE.test(g)) throw invalidInput("`gpus` keys are machine profiles (lower-case slugs)");
+    if (typeof count !== "number" || !Number.isInteger(count) || count < 0) {
+      throw invalidInput(`\`gpus.${g}\` must be a whole number of workers`);
+    }
+    return g;
+  });
 }
 
 function unknownPool(name: string): ServiceError {

@@ -2,11 +2,12 @@
 import type { LoraInfo, ModelInfo, ModelState } from "../schemas/models.ts";
 import type { ErrorCode } from "../errors.ts";
 import type { DetectionRecord, ModelConfig, OutputKind } from "./schema.ts";
-import { hasAdapter } from "./served_families.ts";
+import { isFamily } from "./schema.ts";
 
 /**
  * ModelInfo plus the extras both sides send: `family`, `bundle`, and `servable` (false for an
- * entry that is listed but whose family this release cannot run: requests to it answer 400);
+ * entry that is listed but cannot be served: a family this release does not know, an `SVC_MODELS`
+ * entry still being configured);
  * `detected` for an entry configured from its repository's files (`SVC_MODELS`).
  */
 export type CatalogModelInfo = ModelInfo & {
@@ -40,29 +41,31 @@ export function operationsOf(outputs: readonly OutputKind[]): OutputKind[] {
 }
 
 /**
- * Dimension per embedding output as served under `profile` (a reranker has none): a profile whose
- * options set `dimensions` (Matryoshka) answers dense vectors of that size.
+ * Dimension per embedding output as served under `modelProfile` (a reranker has none): a profile
+ * whose options set `dimensions` (Matryoshka) answers dense vectors of that size.
  */
-export function servedDims(config: ModelConfig, profile?: string): Record<string, number> {
+export function servedDims(config: ModelConfig, modelProfile?: string): Record<string, number> {
   const dims: Record<string, number> = {};
   for (const [k, v] of Object.entries(config.dims)) {
     if (k === "dense" || k === "sparse" || k === "multivector") dims[k] = v;
   }
-  const cut = profile === undefined ? undefined : config.profiles[profile]?.options?.dimensions;
+  const cut = modelProfile === undefined
+    ? undefined
+    : config.profiles[modelProfile]?.options?.dimensions;
   if (typeof cut === "number" && dims.dense !== undefined) dims.dense = Math.min(cut, dims.dense);
   return dims;
 }
 
 /**
- * ModelInfo of `config` served under `name` (its id, or `id:profile`, whose `profile` then sets
- * the dims), with live `state` and `last_error` when the caller knows them. `dims` lists
+ * ModelInfo of `config` served under `name` (its id, or `id:profile`, whose `modelProfile` then
+ * sets the dims), with live `state` and `last_error` when the caller knows them. `dims` lists
  * embedding outputs only (a reranker's is empty, as the API says).
  */
 export function modelInfoOf(
   config: ModelConfig,
   live: {
     name?: string;
-    profile?: string;
+    modelProfile?: string;
     state?: ModelState;
     lastError?: { code: ErrorCode; message: string } | null;
     loras?: LoraInfo[];
@@ -72,15 +75,15 @@ export function modelInfoOf(
     maxItemTokens?: number;
   } = {},
 ): CatalogModelInfo {
-  const profiles: ModelInfo["profiles"] = {};
+  const modelProfiles: ModelInfo["profiles"] = {};
   for (const [p, v] of Object.entries(config.profiles)) {
-    profiles[p] = {
+    modelProfiles[p] = {
       is_default: v.is_default,
       output_types: v.output_types,
       output_similarity: v.output_similarity,
     };
   }
-  const dims = servedDims(config, live.profile);
+  const dims = servedDims(config, live.modelProfile);
   const state = live.state ?? "available";
   return {
     name: live.name ?? config.id,
@@ -90,12 +93,12 @@ export function modelInfoOf(
     loaded: state === "loaded",
     max_sequence_length: live.maxSequenceLength ?? config.max_sequence_length,
     ...(live.maxItemTokens === undefined ? {} : { max_item_tokens: live.maxItemTokens }),
-    profiles,
+    profiles: modelProfiles,
     state,
     last_error: live.lastError ?? null,
     family: config.family,
     bundle: config.bundle,
-    servable: hasAdapter(config.family),
+    servable: isFamily(config.family),
     ...(live.loras && live.loras.length > 0 ? { loras: live.loras } : {}),
     ...(config.detected
       ? {

@@ -2,26 +2,47 @@
 import { z } from "zod";
 import { SLUG_RE } from "../fleet/protocol.ts";
 
-/** Model families; one adapter module per family in `worker/families/`. */
-export const FAMILIES = [
-  "dense",
-  "sparse",
-  "colbert",
+/** The API operations a model family serves. */
+export type FamilyOp = "encode" | "score" | "extract";
+
+/**
+ * Model families, each with the operation it serves: the one list of them. Every family has an
+ * adapter module in `worker/families/` (`FAMILY_ADAPTERS` names one per family, which the
+ * compiler checks); encode families also answer score, by the similarity of their embeddings.
+ */
+export const FAMILY_OPS = {
+  dense: "encode",
+  sparse: "encode",
+  colbert: "encode",
   /** One graph, three heads: dense, sparse and multi-vector (BGE-M3). */
-  "bge_m3",
-  "reranker",
-  "gliner",
-  "token_classification",
-  "zero_shot",
+  bge_m3: "encode",
+  reranker: "score",
+  gliner: "extract",
+  token_classification: "extract",
+  zero_shot: "extract",
   /** GLiClass uni-encoder: every label in one prompt with the text, one logit per label. */
-  "gliclass",
-  "clip",
-  "detection",
+  gliclass: "extract",
+  clip: "encode",
+  detection: "extract",
   /** Open-vocabulary detection: text queries and an image (OWL-ViT, OWLv2). */
-  "zero_shot_detection",
-  "static",
-] as const;
-export type Family = typeof FAMILIES[number];
+  zero_shot_detection: "extract",
+  /** Static embeddings (model2vec, GloVe averages): a token-table lookup and mean pooling. */
+  static: "encode",
+} as const satisfies Record<string, FamilyOp>;
+
+/** A model family. */
+export type Family = keyof typeof FAMILY_OPS;
+
+/** Every family, in the order of {@link FAMILY_OPS}. */
+export const FAMILIES = Object.keys(FAMILY_OPS) as [Family, ...Family[]];
+
+/**
+ * True when this release runs `family` (a value read from a file, or reported by a worker of
+ * another release, may name one it does not know).
+ */
+export function isFamily(family: string): family is Family {
+  return Object.hasOwn(FAMILY_OPS, family);
+}
 
 /** What a model can produce. */
 export const OUTPUT_KINDS = [
@@ -60,7 +81,7 @@ const RepoPath = z.string().min(1).max(300).refine(
 );
 
 /** One profile of a model: which outputs it enables and which options it sets. */
-export interface ProfileConfig {
+export interface ModelProfileConfig {
   is_default: boolean;
   output_types: OutputKind[];
   output_similarity: Record<string, string>;
@@ -69,9 +90,9 @@ export interface ProfileConfig {
 }
 
 /** A profile as written in a catalog file (defaults not yet applied). */
-export type ProfileConfigInput =
-  & Omit<ProfileConfig, "output_similarity" | "options">
-  & Partial<Pick<ProfileConfig, "output_similarity" | "options">>;
+export type ModelProfileConfigInput =
+  & Omit<ModelProfileConfig, "output_similarity" | "options">
+  & Partial<Pick<ModelProfileConfig, "output_similarity" | "options">>;
 
 /** A validated model configuration (one catalog entry, defaults applied). */
 export interface ModelConfig {
@@ -107,7 +128,7 @@ export interface ModelConfig {
    * the texts go in as they are. Set for models trained with a prefix on every input.
    */
   default_input_type?: "query" | "document";
-  profiles: Record<string, ProfileConfig>;
+  profiles: Record<string, ModelProfileConfig>;
   /** Max padded tokens (batch × longest) in one ONNX run. */
   batch_token_budget: number;
   /** Worker pool bundle that serves this model. */
@@ -159,10 +180,10 @@ export type ModelConfigInput =
   & Partial<Omit<Pick<ModelConfig, Defaulted>, "profiles">>
   & {
     hub: { repo: string; revision: string; gated?: boolean };
-    profiles?: Record<string, ProfileConfigInput>;
+    profiles?: Record<string, ModelProfileConfigInput>;
   };
 
-const ProfileConfigSchema = z.object({
+const ModelProfileConfigSchema = z.object({
   is_default: z.boolean(),
   output_types: z.array(z.enum(OUTPUT_KINDS)),
   output_similarity: z.record(z.string(), z.string()).default({}),
@@ -195,7 +216,7 @@ export const ModelConfigSchema: z.ZodType<ModelConfig, ModelConfigInput> = z.obj
   matryoshka_dims: z.array(z.number().int().positive()).optional(),
   prompts: z.object({ query: z.string().optional(), document: z.string().optional() }).default({}),
   default_input_type: z.enum(["query", "document"]).optional(),
-  profiles: z.record(z.string(), ProfileConfigSchema).default({}),
+  profiles: z.record(z.string(), ModelProfileConfigSchema).default({}),
   batch_token_budget: z.number().int().positive().default(8192),
   bundle: z.string().regex(SLUG_RE, "bundle must be a lower-case slug").default("default"),
   licence: z.string().default("unknown"),

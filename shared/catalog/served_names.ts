@@ -3,6 +3,7 @@
  * `id:profile` (e.g. `nomic-ai/nomic-embed-text-v1.5:matryoshka-256`).
  */
 import type { ModelConfig } from "./schema.ts";
+import { ServiceError } from "../errors.ts";
 
 /** Index configs by id. Throws when two configs share an id. */
 export function catalogById(configs: readonly ModelConfig[]): Map<string, ModelConfig> {
@@ -15,7 +16,7 @@ export function catalogById(configs: readonly ModelConfig[]): Map<string, ModelC
 }
 
 /** Name of the model's default profile, or undefined when it declares none. */
-export function defaultProfileName(config: ModelConfig): string | undefined {
+export function defaultModelProfile(config: ModelConfig): string | undefined {
   for (const [name, p] of Object.entries(config.profiles)) if (p.is_default) return name;
   return undefined;
 }
@@ -30,15 +31,15 @@ export function servedNamesOf(config: ModelConfig): string[] {
 }
 
 /** Every served name of the given configs, in catalog order. */
-export function expandProfiles(configs: readonly ModelConfig[]): string[] {
+export function expandModelProfiles(configs: readonly ModelConfig[]): string[] {
   return configs.flatMap(servedNamesOf);
 }
 
-/** A served name resolved to its model and profile. */
+/** A served name resolved to its model and model profile. */
 export interface ServedModel {
   config: ModelConfig;
-  /** Profile name; for a plain id the default profile (or "default" when none is declared). */
-  profile: string;
+  /** Model profile; for a plain id the default profile (or "default" when none is declared). */
+  modelProfile: string;
 }
 
 /**
@@ -51,11 +52,36 @@ export function resolveServedName(
   byId: ReadonlyMap<string, ModelConfig>,
 ): ServedModel | undefined {
   const exact = byId.get(name);
-  if (exact) return { config: exact, profile: defaultProfileName(exact) ?? "default" };
+  if (exact) return { config: exact, modelProfile: defaultModelProfile(exact) ?? "default" };
   const colon = name.lastIndexOf(":");
   if (colon <= 0) return undefined;
   const config = byId.get(name.slice(0, colon));
-  const profile = name.slice(colon + 1);
-  if (!config || !Object.hasOwn(config.profiles, profile)) return undefined;
-  return { config, profile };
+  const modelProfile = name.slice(colon + 1);
+  if (!config || !Object.hasOwn(config.profiles, modelProfile)) return undefined;
+  return { config, modelProfile };
+}
+
+/**
+ * The error for a name {@link resolveServedName} does not resolve: a known model with a profile it
+ * lacks (`id:tiny`) is `400 INVALID_INPUT` naming its profiles, as a bad `options.profile` is;
+ * anything else is `404 MODEL_NOT_FOUND`. `quote` is how the caller quotes names in messages.
+ */
+export function unresolvedNameError(
+  name: string,
+  byId: ReadonlyMap<string, ModelConfig>,
+  quote = "'",
+): ServiceError {
+  const colon = name.lastIndexOf(":");
+  const config = colon > 0 ? byId.get(name.slice(0, colon)) : undefined;
+  if (config) {
+    const modelProfiles = Object.keys(config.profiles);
+    return new ServiceError(
+      "INVALID_INPUT",
+      `model ${quote}${config.id}${quote} has no profile ${quote}${name.slice(colon + 1)}${quote}` +
+        (modelProfiles.length
+          ? ` (its profiles: ${modelProfiles.join(", ")})`
+          : " (it declares none)"),
+    );
+  }
+  return new ServiceError("MODEL_NOT_FOUND", `model ${quote}${name}${quote} is not in the catalog`);
 }

@@ -6,7 +6,9 @@ import { DEFAULT_LIMITS, type InputLimits, LIMIT_MAX } from "../codec/limits.ts"
 import { workerTokenProblem } from "../fleet/protocol.ts";
 import { LOG_LEVELS, type LogLevel } from "../log/level.ts";
 import type { BodyReadOptions } from "../http/read_body.ts";
-import { bool, int, millis, oneOf, secret, type Setting, str } from "./fields.ts";
+import { bool, int, list, millis, oneOf, secret, type Setting, str } from "./fields.ts";
+import { type BrowserPolicy, corsOriginProblem, normaliseOrigins } from "../http/browser_guard.ts";
+import type { PeerCaps } from "../http/peer_limits.ts";
 
 /** Values of {@link COMMON_FIELDS}. */
 export interface CommonValues {
@@ -26,6 +28,10 @@ export interface CommonValues {
   SVC_BODY_IDLE_TIMEOUT_MS: number;
   SVC_HEADERS_TIMEOUT_MS: number;
   SVC_REQUEST_TIMEOUT_MS: number;
+  SVC_MAX_STATUS_SUBSCRIBERS: number;
+  SVC_CORS_ORIGINS: string[];
+  SVC_MAX_CONNECTIONS_PER_PEER: number;
+  SVC_MAX_INFLIGHT_PER_PEER: number;
 }
 
 /** A limit setting from the codec's default and bound of `key`. */
@@ -49,9 +55,13 @@ export const COMMON_FIELDS: { readonly [K in keyof CommonValues]: Setting<Common
     check: workerTokenProblem,
   }),
   SVC_WORKER_API_KEY: secret({
-    doc: "optional key of the workers' HTTP API (at least 16 characters, never logged). Worker: " +
-      "every path but `/healthz` and `/readyz` then needs `Authorization: Bearer <key>`, so it " +
-      "cannot be used around the router. Router: sent to the workers on every request",
+    doc: "the fleet's worker secret, the same on router and workers (at least 16 characters, " +
+      "never logged, never sent). Worker: every path but `/healthz` and `/readyz` needs " +
+      "`Authorization: Bearer` with this key or the worker's own key derived from it, so it " +
+      "cannot be used around the router; its registrations prove its `SVC_WORKER_ID`. Router: " +
+      "sends each worker its own derived key (which opens no other worker), and registers a " +
+      "worker under the id it asks for only with a valid proof (others get an id of the " +
+      "router's)",
     check: (v) => v.length < 16 ? "must be at least 16 characters" : undefined,
   }),
   SVC_MAX_BODY_BYTES: limit(
@@ -97,6 +107,40 @@ export const COMMON_FIELDS: { readonly [K in keyof CommonValues]: Setting<Common
     doc: "a request not received whole (headers and body) within this long gets 408 and is " +
       "closed, however slowly it trickles (worker; router on node:http)",
   }),
+  SVC_CORS_ORIGINS: list({
+    item: corsOriginProblem,
+    doc: "web origins (`https://app.example.com`, `http://localhost:3000`) whose pages may call " +
+      "the API and open the status streams from a browser (CORS grants and preflights; `*`: " +
+      "any origin). Unset: CORS is off, and POSTs and WebSocket upgrades carrying another " +
+      "origin's `Origin` are refused (403)",
+  }),
+  SVC_MAX_CONNECTIONS_PER_PEER: int({
+    min: 0,
+    max: 1_000_000,
+    default: 0,
+    shown: "`0` (off)",
+    doc: "open connections from one client address (an IPv6 /64); past it new ones are closed " +
+      "at once. For a server on a public endpoint (e.g. `256`); leave off behind a proxy or load " +
+      "balancer (every client has its address) and on workers behind the router. The router " +
+      "under `Deno.serve` cannot count connections",
+  }),
+  SVC_MAX_INFLIGHT_PER_PEER: int({
+    min: 0,
+    max: 1_000_000,
+    default: 0,
+    shown: "`0` (off)",
+    doc: "requests in flight from one client address (an IPv6 /64); past it `429` with " +
+      "`Retry-After: 1`. For a public endpoint (e.g. `64`); off behind a proxy and on workers " +
+      "behind the router",
+  }),
+  SVC_MAX_STATUS_SUBSCRIBERS: int({
+    min: 1,
+    max: 100_000,
+    default: 64,
+    doc: "WebSocket status subscribers at once, all streams of the process together " +
+      "(`/ws/status`, the router's `/ws/cluster-status`); beyond it `503 QUEUE_FULL`. Each gets " +
+      "the one frame of a tick; one that does not read skips ticks",
+  }),
 };
 
 /** Checks between common settings (run by each process's schema). */
@@ -134,6 +178,10 @@ export interface HttpSettings {
   maxInflightBodyBytes: number;
   headersTimeoutMs: number;
   requestTimeoutMs: number;
+  /** WebSocket status subscribers at once, all streams of the process together. */
+  maxStreamClients: number;
+  /** Per-peer caps (0: off). */
+  peers: PeerCaps;
 }
 
 /**
@@ -163,6 +211,11 @@ export function httpSettingsOf(
       Math.max(inflightDefault, v.SVC_MAX_BODY_BYTES),
     headersTimeoutMs: v.SVC_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: v.SVC_REQUEST_TIMEOUT_MS,
+    maxStreamClients: v.SVC_MAX_STATUS_SUBSCRIBERS,
+    peers: {
+      maxConnections: v.SVC_MAX_CONNECTIONS_PER_PEER,
+      maxInflight: v.SVC_MAX_INFLIGHT_PER_PEER,
+    },
   };
 }
 
@@ -175,4 +228,15 @@ export interface LogSettings {
 /** The logging slice of parsed settings. */
 export function logSettingsOf(v: CommonValues): LogSettings {
   return { json: v.SVC_LOG_JSON, level: v.SVC_LOG_LEVEL };
+}
+
+/**
+ * How the process treats browsers: `SVC_CORS_ORIGINS`, and whether it listens on loopback only
+ * (then `Host` must name this machine).
+ */
+export function browserPolicyOf(v: CommonValues): BrowserPolicy {
+  const host = v.SVC_HOST.toLowerCase();
+  const localOnly = host === "localhost" || host === "::1" || host === "[::1]" ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+  return { allowedOrigins: normaliseOrigins(v.SVC_CORS_ORIGINS), localOnly };
 }

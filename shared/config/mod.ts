@@ -4,3 +4,4 @@ export * from "./schema.ts";
 export * from "./common.ts";
 export * from "./unknown.ts";
 export * from "./reference.ts";
+export * from "./help.ts";

@@ -1,11 +1,21 @@
 /**
  * Unknown `SVC_*` variables: most are typos (`SVC_PROT`), which would otherwise be ignored in
- * silence. Each gets one warning naming the closest setting the process knows.
+ * silence. Each gets one warning naming the closest setting the process knows; a setting that was
+ * removed is named as such, with what to do.
  */
 import type { Env } from "./fields.ts";
 
 /** Prefix of every setting of ours. */
 const PREFIX = "SVC_";
+
+/**
+ * Settings that were removed, each with why and what to do. Their values are ignored (none of
+ * them changed what a process does), so start-up goes on with a warning rather than an error.
+ */
+export const REMOVED_SETTINGS: Readonly<Record<string, string>> = {
+  SVC_ATTENTION_BACKEND: "it never had an effect: ONNX Runtime picks its attention kernels " +
+    "itself, and onnxruntime-node hands the CUDA provider no attention option; unset it",
+};
 
 /** Levenshtein distance (insertions, deletions, substitutions), two rows of memory. */
 export function editDistance(a: string, b: string): number {
@@ -36,6 +46,8 @@ export function closestName(name: string, known: readonly string[]): string | un
 export interface UnknownSetting {
   name: string;
   closest: string | undefined;
+  /** Set for a setting that was removed: why, and what to do. */
+  removed?: string;
 }
 
 /** The `SVC_*` variables of `env` that are not in `known`, sorted by name. */
@@ -44,13 +56,23 @@ export function unknownSettings(env: Env, known: readonly string[]): UnknownSett
   return Object.keys(env)
     .filter((n) => n.startsWith(PREFIX) && !knownSet.has(n))
     .sort()
-    .map((name) => ({ name, closest: closestName(name, known) }));
+    .map((name) =>
+      Object.hasOwn(REMOVED_SETTINGS, name)
+        ? { name, closest: undefined, removed: REMOVED_SETTINGS[name] }
+        : { name, closest: closestName(name, known) }
+    );
 }
 
 /** The warning printed at start-up for unknown variables (undefined when there are none). */
 export function unknownSettingsWarning(env: Env, known: readonly string[]): string | undefined {
-  const unknown = unknownSettings(env, known);
-  if (unknown.length === 0) return undefined;
-  const parts = unknown.map((u) => u.closest ? `${u.name} (did you mean ${u.closest}?)` : u.name);
-  return `unknown settings ignored: ${parts.join(", ")}`;
+  const all = unknownSettings(env, known);
+  const unknown = all.filter((u) => u.removed === undefined);
+  const removed = all.filter((u) => u.removed !== undefined);
+  const lines: string[] = [];
+  if (unknown.length > 0) {
+    const parts = unknown.map((u) => u.closest ? `${u.name} (did you mean ${u.closest}?)` : u.name);
+    lines.push(`unknown settings ignored: ${parts.join(", ")}`);
+  }
+  for (const u of removed) lines.push(`${u.name} was removed and is ignored: ${u.removed}`);
+  return lines.length > 0 ? lines.join("; ") : undefined;
 }

@@ -1,12 +1,16 @@
 /**
  * Fan-out of one periodic message to many WebSocket clients. The message is built ONCE per
- * tick and the same string goes to every client, so a hundred dashboards cost one build, not a
- * hundred. The ticker runs only while at least one client is connected. Used by the worker's
- * /ws/status and the router's /ws/cluster-status.
+ * tick and the same frame goes to every client, so a hundred dashboards cost one build, not a
+ * hundred; sockets that can send prepared bytes (`ws`, under the node:http server) share one
+ * encoded copy. A client that has not taken the previous frames skips ticks instead of having
+ * copies queued for it. The ticker runs only while at least one client is connected. Used by the
+ * worker's /ws/status and the router's /ws/cluster-status and /ws/status; the streams of one
+ * process share one cap on subscribers ({@link StreamSlots}).
  */
 
 import { errorResponse, ServiceError } from "../errors.ts";
 import { type StreamSocket, upgradeWebSocket } from "../http/upgrade.ts";
+import { answeredProtocol, offeredProtocols } from "../http/ws_auth.ts";
 
 /** Options of {@link Broadcaster}. */
 export interface BroadcasterOptions {
@@ -16,16 +20,54 @@ export interface BroadcasterOptions {
   build: () => Promise<string> | string;
   /**
    * A client with more than this many bytes still unsent skips frames until it catches up, so a
-   * slow or frozen reader cannot make the server buffer without bound.
+   * slow or frozen reader holds at most about one frame (default 64 KiB).
    */
   maxBufferedBytes?: number;
+  /** The subscriber cap this stream shares with the process's other streams. */
+  slots?: StreamSlots;
   /** Told when a build fails (the tick is skipped, the stream goes on). */
   onError?: (err: unknown) => void;
 }
 
+/** Default of {@link BroadcasterOptions.maxBufferedBytes}. */
+const MAX_BUFFERED_BYTES = 64 * 1024;
+
+/** Viewers one process serves at most by default, all streams together (each costs a socket). */
+export const MAX_STREAM_CLIENTS = 64;
+
+/** A cap on stream subscribers, shared by the streams of one process. */
+export class StreamSlots {
+  readonly max: number;
+  #used = 0;
+
+  constructor(max: number) {
+    this.max = max;
+  }
+
+  /** Subscribers holding a slot. */
+  get used(): number {
+    return this.#used;
+  }
+
+  /** Take a slot; false when none is left. */
+  take(): boolean {
+    if (this.#used >= this.max) return false;
+    this.#used++;
+    return true;
+  }
+
+  /** Give a slot back. */
+  release(): void {
+    this.#used = Math.max(0, this.#used - 1);
+  }
+}
+
+const utf8 = new TextEncoder();
+
 /** Sends one message per tick to every connected socket. */
 export class Broadcaster {
   readonly #o: BroadcasterOptions;
+  readonly #slots: StreamSlots;
   readonly #clients = new Set<StreamSocket>();
   #timer: ReturnType<typeof setInterval> | undefined;
   #building = false;
@@ -34,6 +76,12 @@ export class Broadcaster {
 
   constructor(opts: BroadcasterOptions) {
     this.#o = opts;
+    this.#slots = opts.slots ?? new StreamSlots(MAX_STREAM_CLIENTS);
+  }
+
+  /** True when no subscriber slot is left (new clients get 503). */
+  get full(): boolean {
+    return this.#slots.used >= this.#slots.max;
   }
 
   /** Clients currently receiving frames. */
@@ -51,13 +99,15 @@ export class Broadcaster {
     return this.#timer !== undefined;
   }
 
-  /** Serve `socket` from its open event until it closes. */
+  /** Serve `socket` from its open event until it closes (it holds a slot meanwhile). */
   add(socket: StreamSocket): void {
-    if (this.#closed) {
+    if (this.#closed || !this.#slots.take()) {
       socket.addEventListener("open", () => socket.close(1001, "server closing"));
       return;
     }
+    let left = false;
     const join = () => {
+      if (left) return;
       this.#clients.add(socket);
       if (this.#timer === undefined) {
         this.#timer = setInterval(() => this.#tick(), this.#o.intervalMs);
@@ -66,6 +116,9 @@ export class Broadcaster {
       }
     };
     const leave = () => {
+      if (left) return;
+      left = true;
+      this.#slots.release();
       this.#clients.delete(socket);
       if (this.#clients.size === 0) this.#stopTicker();
     };
@@ -108,11 +161,13 @@ export class Broadcaster {
     } finally {
       this.#building = false;
     }
-    const max = this.#o.maxBufferedBytes ?? 1 << 20;
+    const max = this.#o.maxBufferedBytes ?? MAX_BUFFERED_BYTES;
+    let bytes: Uint8Array | undefined;
     for (const s of this.#clients) {
       if (s.readyState !== WebSocket.OPEN || s.bufferedAmount > max) continue;
       try {
-        s.send(frame);
+        if (s.sendText) s.sendText(bytes ??= utf8.encode(frame));
+        else s.send(frame);
       } catch {
         // The socket died between the check and the send; its close event removes it.
       }
@@ -120,8 +175,6 @@ export class Broadcaster {
   }
 }
 
-/** Viewers one stream serves at most; beyond it new ones get 503 (each costs a socket). */
-export const MAX_STREAM_CLIENTS = 256;
 /** Seconds without a pong before a silent client is dropped (Deno pings it). */
 export const STREAM_IDLE_TIMEOUT_S = 10;
 
@@ -135,12 +188,20 @@ export function acceptStreamClient(req: Request, path: string, broadcaster: Broa
       upgrade: "websocket",
     });
   }
-  if (broadcaster.clientCount >= MAX_STREAM_CLIENTS) {
+  if (broadcaster.full) {
     return errorResponse(
-      new ServiceError("QUEUE_FULL", `too many ${path} clients`, { retryAfterS: 5 }),
+      new ServiceError(
+        "QUEUE_FULL",
+        `too many status stream clients (SVC_MAX_STATUS_SUBSCRIBERS)`,
+        { retryAfterS: 5 },
+      ),
     );
   }
-  const { socket, response } = upgradeWebSocket(req, { idleTimeoutS: STREAM_IDLE_TIMEOUT_S });
+  const protocol = answeredProtocol(offeredProtocols(req.headers.get("sec-websocket-protocol")));
+  const { socket, response } = upgradeWebSocket(req, {
+    idleTimeoutS: STREAM_IDLE_TIMEOUT_S,
+    protocol,
+  });
   broadcaster.add(socket);
   return response;
 }

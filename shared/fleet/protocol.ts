@@ -13,6 +13,7 @@
  */
 import { z } from "zod";
 import { MODEL_STATES, type ModelState } from "../schemas/models.ts";
+import { ID_PROOF_RE } from "./worker_keys.ts";
 
 /** Version of this message set; bumped on any incompatible change. */
 export const FLEET_PROTOCOL_VERSION = 1;
@@ -37,6 +38,10 @@ export const CLOSE_CODES = {
   idInUse: 4403,
   /** More frames per second than the router allows. */
   rateLimited: 4429,
+  /** The register frame's id proof does not match its worker id. */
+  badIdProof: 4401,
+  /** The fleet is at one of the router's aggregate caps (connections, models, status bytes). */
+  fleetFull: 4503,
 } as const;
 
 /** Error codes carried by `error` frames. */
@@ -48,6 +53,8 @@ export const FLEET_ERROR_CODES = [
   "REPLACED",
   "ID_IN_USE",
   "RATE_LIMITED",
+  "BAD_ID_PROOF",
+  "FLEET_FULL",
 ] as const;
 export type FleetErrorCode = typeof FLEET_ERROR_CODES[number];
 
@@ -168,6 +175,12 @@ export interface RegisterMessage {
    * is the same process reconnecting; without it the id stays with the live connection.
    */
   instance_key?: string;
+  /**
+   * HMAC of `worker_id` under the fleet's worker secret (`SVC_WORKER_API_KEY`; see
+   * shared/fleet/worker_keys.ts). A router holding the secret registers the worker under
+   * `worker_id` only with a valid proof; without one it assigns an id of its own.
+   */
+  id_proof?: string;
 }
 
 /** Periodic load report (about once a second); also serves as a heartbeat. */
@@ -220,6 +233,8 @@ export interface RegisteredMessage {
   status_interval_ms: number;
   /** Silence after which either side treats the peer as gone. */
   stale_after_ms: number;
+  /** The id the router registered the worker under (another one than asked: no id proof). */
+  worker_id?: string;
 }
 
 /** Acknowledges a drain frame. */
@@ -285,6 +300,7 @@ const RegisterMessageSchema = z.object({
   models: z.array(FleetModelSchema).max(1000),
   draining: z.boolean().default(false),
   instance_key: z.string().regex(INSTANCE_KEY_RE, "invalid instance key").optional(),
+  id_proof: z.string().regex(ID_PROOF_RE, "invalid id proof").optional(),
 });
 
 const StatusMessageSchema = z.object({
@@ -326,6 +342,7 @@ const RegisteredMessageSchema = z.object({
   heartbeat_interval_ms: z.number().int().positive(),
   status_interval_ms: z.number().int().positive(),
   stale_after_ms: z.number().int().positive(),
+  worker_id: z.string().regex(WORKER_ID_RE).optional(),
 });
 
 const AckMessageSchema = z.object({ type: z.literal("ack"), of: z.literal("drain") });

@@ -29,6 +29,8 @@ import { ClientGoneError, errorResponse, ServiceError } from "../errors.ts";
 import { attachBodySource, nodeBodySource } from "./body_source.ts";
 import { type DirectAnswer, type DirectHandler, rawHeaderValue } from "./direct_call.ts";
 import { registerUpgrade, type StreamSocket, type UpgradeOptions } from "./upgrade.ts";
+import { answeredProtocol } from "./ws_auth.ts";
+import type { PeerLimits } from "./peer_limits.ts";
 
 /** What the server tells a handler besides the request (the shape of Deno.serve's). */
 export interface ServeInfo {
@@ -57,6 +59,8 @@ export interface NodeServeOptions {
   streamResponses?: boolean;
   /** Asked first for every request; what it claims never becomes a fetch `Request`. */
   direct?: DirectHandler;
+  /** Per-peer caps on connections and requests in flight (shared/http/peer_limits.ts). */
+  peers?: PeerLimits;
   onListen?: (addr: { hostname: string; port: number }) => void;
 }
 
@@ -104,11 +108,32 @@ export async function serveNodeHttp(
     noServer: true,
     perMessageDeflate: false,
     maxPayload: MAX_WS_PAYLOAD_BYTES,
+    // Only the dashboards' stream protocol is ever answered: never one that carries a key.
+    handleProtocols: (offered) => answeredProtocol(offered) ?? false,
   });
   // A streamed answer the client stops taking is dropped after the request timeout.
   const stream = opts.streamResponses === true ? opts.requestTimeoutMs : undefined;
   const direct = opts.direct;
-  server.on("request", (incoming, res) => serveOne(handler, direct, incoming, res, stream));
+  const peers = opts.peers?.active ? opts.peers : undefined;
+  if (peers) {
+    server.on("connection", (socket: import("node:net").Socket) => {
+      const release = peers.connect(socket.remoteAddress ?? "");
+      if (!release) return socket.destroy(); // over SVC_MAX_CONNECTIONS_PER_PEER
+      socket.once("close", release);
+    });
+  }
+  server.on("request", (incoming, res) => {
+    if (peers) {
+      const release = peers.enter(incoming.socket.remoteAddress ?? "");
+      if (!release) {
+        const state: BodyState = { cancelled: true }; // the body is not read: close after
+        return void writeResponse(incoming, res, errorResponse(peers.refusal()), state, undefined)
+          .catch(() => res.destroy());
+      }
+      res.once("close", release);
+    }
+    serveOne(handler, direct, incoming, res, stream);
+  });
   server.on(
     "upgrade",
     (incoming, socket, head) => upgradeOne(handler, wss, incoming, socket, head),
@@ -393,6 +418,9 @@ function upgradeOne(
   socket: Duplex,
   head: Uint8Array,
 ): void {
+  // node:http hands an upgrade's socket over with no error listener of its own: a peer that
+  // resets it (Chrome does, after a refused handshake) must not end the process.
+  socket.on("error", () => socket.destroy());
   let accepted = false;
   let request: Request;
   try {
@@ -408,7 +436,15 @@ function upgradeOne(
     if (!ws) throw new ServiceError("INVALID_INPUT", "WebSocket handshake refused");
     accepted = true;
     keepAlive(ws, o.idleTimeoutS);
-    return { socket: ws as unknown as StreamSocket, response: new Response(null) };
+    const w = ws;
+    // A frame shared by many clients is sent as is: `ws` queues the same bytes for each.
+    const shared = Object.assign(w, {
+      sendText: (data: Uint8Array) => w.send(data, { binary: false }),
+      // Stop reading a peer that is being closed (its frames would cost unmasking and decoding);
+      // what the server still writes (an error, the close frame) goes out.
+      pauseReading: () => (w as unknown as { _socket?: { pause(): void } })._socket?.pause(),
+    });
+    return { socket: shared as unknown as StreamSocket, response: new Response(null) };
   });
   const info: ServeInfo = { remoteAddr: remoteOf(incoming), completed: Promise.resolve() };
   Promise.resolve()

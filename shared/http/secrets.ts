@@ -44,6 +44,14 @@ export class SecretSet {
     return this.#digests.length === 0;
   }
 
+  /**
+   * The bearer-key check: true when an `Authorization` value (`Bearer <key>`) presents one of
+   * the secrets. Router and worker decide every API key with it.
+   */
+  admits(authorization: string | null | undefined): Promise<boolean> {
+    return this.matches(bearerToken(authorization));
+  }
+
   /** True when `presented` equals one of the secrets; every secret is compared every time. */
   async matches(presented: string | undefined): Promise<boolean> {
     if (presented === undefined || this.#digests.length === 0) return false;

@@ -10,6 +10,13 @@ export interface StreamSocket {
   readonly readyState: number;
   readonly bufferedAmount: number;
   send(data: string): void;
+  /**
+   * Send UTF-8 bytes as a text message without copying them (present where the socket can:
+   * `ws` under the node:http server), so many clients share one encoded frame.
+   */
+  sendText?(data: Uint8Array): void;
+  /** Stop reading from the peer (a socket being closed; `ws` under the node:http server). */
+  pauseReading?(): void;
   close(code?: number, reason?: string): void;
   addEventListener(type: "open" | "close" | "error", listener: () => void): void;
 }
@@ -18,6 +25,11 @@ export interface StreamSocket {
 export interface UpgradeOptions {
   /** Seconds without a pong before the server drops the client. */
   idleTimeoutS: number;
+  /**
+   * The subprotocol to answer with (one the client offered). The node:http server decides the
+   * same way on its own (ws_auth.ts `answeredProtocol`), so it may ignore this.
+   */
+  protocol?: string;
 }
 
 /** An accepted upgrade: the socket, and the response the handler returns. */
@@ -43,6 +55,9 @@ export function upgradeWebSocket(req: Request, opts: UpgradeOptions): Upgraded {
     acceptors.delete(req);
     return accept(opts);
   }
-  const { socket, response } = Deno.upgradeWebSocket(req, { idleTimeout: opts.idleTimeoutS });
+  const { socket, response } = Deno.upgradeWebSocket(req, {
+    idleTimeout: opts.idleTimeoutS,
+    ...(opts.protocol ? { protocol: opts.protocol } : {}),
+  });
   return { socket, response };
 }

@@ -12,6 +12,11 @@ export interface ExtractParams {
   output_schema?: FreeObjectValue;
   instruction?: string;
   options?: FreeObjectValue;
+  /**
+   * Confidence threshold, where the SIE TypeScript client puts it; the same as
+   * `options.threshold`, which wins when both are sent.
+   */
+  threshold?: number;
 }
 /** Extract params as a client writes them. */
 export interface ExtractParamsInput {
@@ -19,6 +24,7 @@ export interface ExtractParamsInput {
   output_schema?: FreeObjectValue | null;
   instruction?: string | null;
   options?: FreeObjectValue | null;
+  threshold?: number | null;
 }
 
 /** `params` of extract. */
@@ -27,6 +33,7 @@ export const ExtractParamsSchema: z.ZodType<ExtractParams, ExtractParamsInput> =
   output_schema: optional(FreeObject),
   instruction: optional(z.string()),
   options: optional(FreeObject),
+  threshold: optional(z.number()),
 });
 
 /** A validated extract request; `params` is always present. */

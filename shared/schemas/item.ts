@@ -22,11 +22,19 @@ export interface RawImageInput {
   format?: ImageFormat | null;
 }
 
-/** Image bytes with a format hint. */
-export const ImageInputSchema: z.ZodType<ImageInput, RawImageInput> = z.object({
+const ImageObjectSchema = z.object({
   data: Bytes.refine((b) => b.length > 0, "image data is empty"),
   format: optional(z.enum(IMAGE_FORMATS)),
 });
+
+/**
+ * Image bytes with a format hint. Bare bytes (msgpack `bin`) stand for `{data}`: the SIE
+ * TypeScript client sends `images: [bytes]` as it is.
+ */
+export const ImageInputSchema: z.ZodType<ImageInput, RawImageInput | Uint8Array> = z.preprocess(
+  (v) => (v instanceof Uint8Array ? { data: v } : v),
+  ImageObjectSchema,
+) as unknown as z.ZodType<ImageInput, RawImageInput | Uint8Array>;
 
 /** A validated item: text and/or images, with an optional id echoed back. */
 export interface Item {
@@ -43,7 +51,7 @@ export interface Item {
 export interface ItemInput {
   id?: string | null;
   text?: string | null;
-  images?: RawImageInput[] | null;
+  images?: (RawImageInput | Uint8Array)[] | null;
   metadata?: FreeObjectValue | null;
 }
 

@@ -11,15 +11,15 @@ export const MODEL_STATES = ["available", "loading", "loaded", "unloading", "fai
 export type ModelState = typeof MODEL_STATES[number];
 
 /** What a profile enables. */
-export interface ProfileInfo {
+export interface ModelProfileInfo {
   is_default: boolean;
   output_types: string[];
   /** Similarity metric per output type, e.g. `{dense: "cosine"}`. */
   output_similarity: Record<string, string>;
 }
 
-/** Schema of {@link ProfileInfo}. */
-export const ProfileInfoSchema: z.ZodType<ProfileInfo, ProfileInfo> = z.object({
+/** Schema of {@link ModelProfileInfo}. */
+export const ModelProfileInfoSchema: z.ZodType<ModelProfileInfo, ModelProfileInfo> = z.object({
   is_default: z.boolean(),
   output_types: z.array(z.string()),
   output_similarity: z.record(z.string(), z.string()),
@@ -61,7 +61,7 @@ export interface ModelInfo {
    * entries the router describes without a worker.
    */
   max_item_tokens?: number;
-  profiles: Record<string, ProfileInfo>;
+  profiles: Record<string, ModelProfileInfo>;
   state?: ModelState;
   last_error?: { code: ErrorCode; message: string } | null;
   /** LoRA adapters loading or loaded on the model (models that take adapters). */
@@ -77,7 +77,7 @@ export const ModelInfoSchema: z.ZodType<ModelInfo, ModelInfo> = z.object({
   loaded: z.boolean(),
   max_sequence_length: Count,
   max_item_tokens: Count.optional(),
-  profiles: z.record(z.string(), ProfileInfoSchema),
+  profiles: z.record(z.string(), ModelProfileInfoSchema),
   state: z.enum(MODEL_STATES).optional(),
   last_error: z.object({ code: ErrorCodeSchema, message: z.string() }).nullable().optional(),
   loras: z.array(LoraInfoSchema).optional(),

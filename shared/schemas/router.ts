@@ -18,6 +18,8 @@ export interface DemandEntry {
 /** One worker as /health shows it. */
 export interface WorkerHealth {
   id: string;
+  /** The same as `id`, under the name the SIE clients read. */
+  name: string;
   url: string;
   machine_profile: string;
   pool: string;
@@ -44,14 +46,26 @@ export interface WorkerHealth {
   last_seen_ms_ago: number;
 }
 
-/** One model across the fleet. */
+/** One model across the fleet: ours, then the SIE clients' `ModelSummary` fields. */
 export interface ModelHealth {
   name: string;
   bundle: string;
+  /** Workers announcing it, in any state. */
   workers: number;
   loaded_on: number;
   loading_on: number;
   queue_depth: number;
+  /**
+   * The most advanced state on any worker: `loaded`, then `loading`, `unloading`, else
+   * `available` (a remembered load failure reads as `available`, as in the status streams).
+   */
+  state: "loaded" | "loading" | "unloading" | "available";
+  /** Serving (not draining) workers that have it loaded. */
+  worker_count: number;
+  /** Machine profiles of those workers. */
+  gpu_types: string[];
+  /** Items waiting for it, summed over the workers (the same number as `queue_depth`). */
+  total_queue_depth: number;
 }
 
 /** One (pool, bundle) pair. */
@@ -62,12 +76,19 @@ export interface PoolHealth {
   serving: number;
 }
 
-/** `cluster` of /health: the fleet in the numbers the SIE clients read for capacity. */
+/**
+ * `cluster` of /health: the fleet in the numbers the SIE clients read for capacity, counted over
+ * the serving (not draining) workers, as the SIE gateway counts its healthy ones.
+ */
 export interface ClusterSummary {
+  /** Serving workers. */
   worker_count: number;
+  /** GPUs of the serving workers. */
   gpu_count: number;
-  /** Distinct models loaded on at least one worker. */
+  /** Distinct models loaded on at least one serving worker. */
   models_loaded: number;
+  /** Requests per second this router forwarded, over the last seconds. */
+  total_qps: number;
 }
 
 /** The whole /health body. */
@@ -100,9 +121,14 @@ export interface HealthBody {
 
 /** `GET /readyz` on the router. */
 export interface RouterReadyBody {
-  status: "ready";
+  /** `not_ready` only with `SVC_READYZ_REQUIRE_WORKER` (503) while the default pool is empty. */
+  status: "ready" | "not_ready";
   /** Registered workers that take new work (not draining). */
   healthy_workers: number;
+  /** With `SVC_DEFAULT_MACHINE_PROFILE`: the pool of requests without a profile header. */
+  default_pool?: { machine_profile: string; serving_workers: number };
+  /** Set when the default pool has no serving worker: what requests without a profile get. */
+  message?: string;
 }
 
 /** `202 Accepted`: the request's pool has no serving worker yet; capacity has been requested. */
@@ -119,17 +145,41 @@ export interface ProvisioningBody {
   message: string;
 }
 
+/** A worker of a pool, as the SIE clients' pool API lists it (`assigned_workers`). */
+export interface PoolWorker {
+  /** The worker id. */
+  name: string;
+  url: string;
+  /** Its machine profile (GPU type). */
+  gpu: string;
+}
+
 /**
- * One pool of `GET /v1/pools`: pools are machine profiles (GPU types). A configured pool
- * (`SVC_MACHINE_PROFILES`, the default profile) is listed with no worker; a registered worker's
- * pool is listed while it is registered.
+ * Pool states: `active` with a serving worker, else `pending` (scaled to zero: requests get 202).
+ * Pools here come from the settings and the workers' registrations: none has a lease that expires.
+ */
+export type PoolState = "active" | "pending";
+
+/**
+ * One pool of `GET /v1/pools`: the workers registered with that pool (`SVC_POOL`, by default
+ * their machine profile). A configured pool (`SVC_MACHINE_PROFILES`, the default profile) is
+ * listed with no worker; a registered worker's pool while it is registered. Shaped as the SIE
+ * clients read a pool (`name`, `spec`, `status`, and the listing's `state`, `gpus`,
+ * `worker_count`), plus this router's own fields.
  */
 export interface PoolInfo {
   name: string;
-  /** The pool's GPU type (the same string as `name` and the workers' `gpu`). */
+  /**
+   * The GPU type of its workers (their machine profiles, comma-separated when they differ); the
+   * pool's own name while it has none (pools are named after their machine profile by default).
+   */
   gpu: string;
-  /** `active` with a serving worker, else `idle` (scaled to zero: requests get 202). */
-  status: "active" | "idle";
+  state: PoolState;
+  /** Registered workers per machine profile (the pool's name with 0 while it has none). */
+  gpus: Record<string, number>;
+  /** What the pool is: its GPU types; it takes workers of every bundle; no minimum is kept. */
+  spec: { gpus: Record<string, number>; bundle: null; minimum_worker_count: number };
+  status: { state: PoolState; assigned_workers: PoolWorker[] };
   /** True when `SVC_MACHINE_PROFILES` or `SVC_DEFAULT_MACHINE_PROFILE` names it. */
   configured: boolean;
   /** True for the pool of requests that name none (`SVC_DEFAULT_MACHINE_PROFILE`). */
@@ -141,4 +191,31 @@ export interface PoolInfo {
   bundles: string[];
   /** Ids of its registered workers. */
   workers: string[];
+}
+
+/**
+ * One worker as `/health` shows it to a client without fleet detail rights: what the SIE clients
+ * read for capacity (profile, GPUs, state, loaded models), never its id, URL, load or memory.
+ */
+export type ClientWorkerHealth = Omit<
+  WorkerHealth,
+  | "id"
+  | "name"
+  | "url"
+  | "version"
+  | "queue_depth"
+  | "in_flight"
+  | "memory_used_bytes"
+  | "memory_total_bytes"
+  | "models"
+  | "registered_at"
+  | "last_seen_ms_ago"
+>;
+
+/** `/health` for a client without fleet detail rights (`view: "summary"`). */
+export interface ClientHealthBody
+  extends Omit<HealthBody, "router_id" | "directory" | "workers" | "pending_demand"> {
+  /** `summary`: worker ids, URLs, load and pending demand need an admin key. */
+  view: "summary";
+  workers: ClientWorkerHealth[];
 }

@@ -20,6 +20,17 @@ export interface BenchArgs {
 const USAGE =
   "usage: npx deno task bench [--quick] [--out DIR | --write-docs] [--no-router] [--worker PATH]";
 
+/** `deno task bench --help`. */
+export const BENCH_HELP = `${USAGE}
+
+Measures the worker (and the router) against onnxruntime-node in-process on fixture/bench-small,
+in interleaved rounds; about 4-5 minutes (--quick: under one). Run it on a quiet machine.
+  --quick        fewer rounds and sizes
+  --out DIR      write results.json and chart.svg there (default: bench/results, untracked)
+  --write-docs   refresh the committed copy in docs/bench instead
+  --no-router    skip the router scenarios
+  --worker PATH  measure another worker entry point (A/B)`;
+
 /** Parse the arguments; throws with a usage line on anything unknown. */
 export function parseArgs(argv: readonly string[]): BenchArgs {
   let values;

@@ -12,7 +12,7 @@ import { median, mostFrequent, quantile, summarize } from "./stats.ts";
 import { escapeXml, renderChart } from "./svg.ts";
 import { buildTargets } from "./targets.ts";
 import { corpus, textOfTokens } from "./texts.ts";
-import { Prng } from "../fixtures/prng.ts";
+import { Prng } from "@svc/fixture-models/prng";
 import { contenders, type RawModel, threadCandidates } from "./raw_ort.ts";
 import { fixtureTokenizer } from "../fixtures/testing.ts";
 

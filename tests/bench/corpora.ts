@@ -3,7 +3,7 @@ import type { BenchPlan } from "./plan.ts";
 import { tokenize } from "./raw_ort.ts";
 import type { Corpora } from "./round.ts";
 import { corpus, textOfTokens } from "./texts.ts";
-import { Prng } from "../fixtures/prng.ts";
+import { Prng } from "@svc/fixture-models/prng";
 
 /** Seeds of the three inputs (fixed: every run sends the same texts). */
 const SEEDS = { throughput: 1101, padding: 2202, latency: 3303 } as const;

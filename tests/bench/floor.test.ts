@@ -4,9 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { decodeMsgpackResponse } from "@svc/shared/codec/response_decode";
-import { benchSmall } from "../fixtures/models/bench_small.ts";
-import { MODEL_PATH } from "../fixtures/models/common.ts";
+import { decodeMsgpackResponse } from "../helpers/msgpack_response.ts";
+import { benchSmall } from "@svc/fixture-models/models";
+import { MODEL_PATH } from "@svc/fixture-models/models";
 import { fileBytes } from "../fixtures/testing.ts";
 import { assemble } from "./assemble.ts";
 import { startFloor } from "./floor/start.ts";

@@ -1,5 +1,5 @@
 /**
- * The int8 line of the bench: fixture/bench-small's dynamically quantised twin (infra/onnx
+ * The int8 line of the bench: fixture/bench-small's dynamically quantised twin (@svc/onnx/writer
  * quantizeMatMulWeights) against the float graph, in-process, same texts and thread count.
  * Speed is measured in the rounds (interleaved with the float baseline); agreement here, as the
  * cosine between the mean-pooled vectors each graph gives (what the worker serves as `dense`).

@@ -4,15 +4,15 @@
  * adapter on every linear layer (72 weights, rank 16) is fetched, merged and opened. Run with
  * `deno run -P=tests tests/bench/lora_load.ts`; prints the latencies and the load's own steps.
  */
-import { ensureFixtures } from "../fixtures/mod.ts";
-import { benchSmall } from "../fixtures/models/bench_small.ts";
-import type { EncoderWeights } from "../fixtures/encoder/weights.ts";
+import { ensureFixtures } from "@svc/fixture-models";
+import { benchSmall } from "@svc/fixture-models/models";
+import type { EncoderWeights } from "@svc/fixture-models/models";
 import {
   denseAdapter,
   LAYER_MODULES,
   type LayerModule,
   writeAdapter,
-} from "../fixtures/lora/dense_adapter.ts";
+} from "@svc/fixture-models/lora";
 import { startFakeHub } from "../fake_hub/server.ts";
 import { type Json, postJson, startTestWorker } from "../worker/harness.ts";
 

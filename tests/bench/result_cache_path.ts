@@ -64,7 +64,7 @@ function cacheWork(): void {
     const key = resultKey(parts, bodyOf(i));
     if (store.get(key)) throw new Error("unexpected hit");
     const lead = flights.lead(key)!;
-    const pairs = downstreamHeaderPairs(upstream, "w1");
+    const pairs = downstreamHeaderPairs(upstream);
     const headers = new Headers(pairs);
     headers.set("x-svc-cache", "miss");
     const answer: WorkerAnswer = {
@@ -90,7 +90,7 @@ function cacheWork(): void {
   const bodyOnly = perCall(50_000, (i) => bodyOf(i));
   // What a request pays without the cache for the same steps: the answer's headers and Response.
   const plain = perCall(50_000, () => {
-    const headers = downstreamHeaders(upstream, "w1");
+    const headers = downstreamHeaders(upstream);
     new Response(answerBody, { status: 200, headers });
   });
   console.log(

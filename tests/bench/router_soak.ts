@@ -17,6 +17,18 @@ import { startFakeWorker } from "../router/helpers/fake_worker.ts";
 import { rssMiB, timeGet } from "../hardening/helpers.ts";
 import { waitFor } from "../helpers/wait.ts";
 
+const USAGE =
+  `usage: npx deno task bench:router-soak [--seconds=60] [--concurrency=32] [--server=node|deno]
+
+A router process proxies closed-loop 1-item encodes to an in-process fake worker for --seconds at
+--concurrency; its resident memory and a /healthz round trip are printed every 5 s. Run it on a
+quiet machine.`;
+
+if (Deno.args.includes("--help") || Deno.args.includes("-h")) {
+  console.log(USAGE);
+  Deno.exit(0);
+}
+
 const ROOT = new URL("../../", import.meta.url).pathname;
 const TOKEN = "bench-soak-worker-token-0123456789";
 const SAMPLE_MS = 5000;

@@ -4,9 +4,9 @@
  * results.json and chart.svg. Every process it starts is killed before it returns.
  */
 import { dirname, join, resolve } from "node:path";
-import { ensureFixtures } from "../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 import { type Floors, startFloors } from "./floor/start.ts";
-import { parseArgs } from "./args.ts";
+import { BENCH_HELP, parseArgs } from "./args.ts";
 import { assemble } from "./assemble.ts";
 import { buildCorpora } from "./corpora.ts";
 import { type LoadGen, startLoadGen } from "./loadgen.ts";
@@ -37,7 +37,17 @@ function log(msg: string): void {
 
 /** Run the bench and write the report; returns the process exit code. */
 export async function main(argv: string[]): Promise<number> {
-  const args = parseArgs(argv);
+  if (argv.includes("--help") || argv.includes("-h")) {
+    console.log(BENCH_HELP);
+    return 0;
+  }
+  let args;
+  try {
+    args = parseArgs(argv);
+  } catch (err) {
+    console.error((err as Error).message);
+    return 2;
+  }
   const plan = makePlan(args.quick);
   const started = performance.now();
   const loadAvgStart = loadAvg();

@@ -2,7 +2,7 @@
  * Bringing the system under test up: the router (optional: left out with a reason when it does
  * not start or no worker registers), the worker joined to it, and a checked first answer.
  */
-import { decodeMsgpackResponse } from "@svc/shared/codec/response_decode";
+import { decodeMsgpackResponse } from "../helpers/msgpack_response.ts";
 import { encodeBody } from "./load_core.ts";
 import {
   BENCH_MODEL,

@@ -2,8 +2,8 @@
  * Benchmark texts built from whole words of the fixture vocabulary: every word is one token, so
  * a text of n words is exactly n + 2 tokens ([CLS] and [SEP]) and token counts are predictable.
  */
-import { Prng } from "../fixtures/prng.ts";
-import { WORDS } from "../fixtures/tokenizer/words.ts";
+import { Prng } from "@svc/fixture-models/prng";
+import { WORDS } from "@svc/fixture-models/tokenizer";
 
 /** One benchmark input and its token count (special tokens included). */
 export interface BenchText {

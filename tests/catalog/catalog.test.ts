@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import {
   BUILTIN_CATALOG,
   catalogById,
-  defaultProfileName,
-  expandProfiles,
+  defaultModelProfile,
+  expandModelProfiles,
   resolveServedName,
 } from "@svc/shared/catalog";
 import { imageSpecOf } from "../../worker/images/spec.ts";
@@ -113,7 +113,7 @@ Deno.test("exactly one default profile; profiles agree with outputs", () => {
   for (const c of BUILTIN_CATALOG) {
     const defaults = Object.entries(c.profiles).filter(([, p]) => p.is_default);
     assert.equal(defaults.length, 1, `${c.id}: default profiles`);
-    assert.equal(defaultProfileName(c), "default", `${c.id}: default profile name`);
+    assert.equal(defaultModelProfile(c), "default", `${c.id}: default profile name`);
     for (const [name, p] of Object.entries(c.profiles)) {
       const where = `${c.id}:${name}`;
       assert.match(name, /^[a-z0-9][a-z0-9._-]{0,63}$/, where);
@@ -274,7 +274,7 @@ Deno.test("bundles: valid names, extraction models in `extract`, map covers serv
     assert.equal(c.bundle, EXTRACT_FAMILIES.has(c.family) ? "extract" : "default", c.id);
   }
   const map = modelBundles(BUILTIN_CATALOG);
-  const served = expandProfiles(BUILTIN_CATALOG);
+  const served = expandModelProfiles(BUILTIN_CATALOG);
   assert.deepEqual(Object.keys(map).sort(), [...served].sort());
   assert.equal(map["nomic-ai/nomic-embed-text-v1.5:matryoshka-256"], "default");
   assert.equal(map["onnx-community/gliner_small-v2.1"], "extract");
@@ -287,8 +287,8 @@ Deno.test("bundles: valid names, extraction models in `extract`, map covers serv
   assert.throws(() => modelBundles([BUILTIN_CATALOG[0], clash]), /two bundles/);
 });
 
-Deno.test("expandProfiles serves non-default profiles as id:profile", () => {
-  const served = expandProfiles(BUILTIN_CATALOG);
+Deno.test("expandModelProfiles serves non-default profiles as id:profile", () => {
+  const served = expandModelProfiles(BUILTIN_CATALOG);
   assert.equal(new Set(served).size, served.length);
   for (const c of BUILTIN_CATALOG) assert.ok(served.includes(c.id));
   assert.ok(served.includes("nomic-ai/nomic-embed-text-v1.5:matryoshka-256"));
@@ -306,15 +306,15 @@ Deno.test("resolveServedName", () => {
   const nomic = "nomic-ai/nomic-embed-text-v1.5";
   const plain = resolveServedName(nomic, byId);
   assert.equal(plain?.config.id, nomic);
-  assert.equal(plain?.profile, "default");
+  assert.equal(plain?.modelProfile, "default");
 
   const prof = resolveServedName(`${nomic}:matryoshka-256`, byId);
   assert.equal(prof?.config.id, nomic);
-  assert.equal(prof?.profile, "matryoshka-256");
-  assert.deepEqual(prof?.config.profiles[prof.profile].options, { dimensions: 256 });
+  assert.equal(prof?.modelProfile, "matryoshka-256");
+  assert.deepEqual(prof?.config.profiles[prof.modelProfile].options, { dimensions: 256 });
 
   // The default profile may also be named explicitly.
-  assert.equal(resolveServedName(`${nomic}:default`, byId)?.profile, "default");
+  assert.equal(resolveServedName(`${nomic}:default`, byId)?.modelProfile, "default");
 
   // Unknown profile, unknown model, empty parts, more than one colon.
   assert.equal(resolveServedName(`${nomic}:matryoshka-3`, byId), undefined);
@@ -337,10 +337,10 @@ Deno.test("resolveServedName", () => {
   assert.equal(resolveServedName("baai/bge-small-en-v1.5", byId), undefined);
 
   // Every served name resolves to its own model.
-  for (const name of expandProfiles(BUILTIN_CATALOG)) {
+  for (const name of expandModelProfiles(BUILTIN_CATALOG)) {
     const r = resolveServedName(name, byId);
     assert.ok(r, name);
-    assert.ok(name === r.config.id || name === `${r.config.id}:${r.profile}`, name);
+    assert.ok(name === r.config.id || name === `${r.config.id}:${r.modelProfile}`, name);
   }
 });
 

@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ensureFixtures } from "../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 import { startFakeHub } from "../fake_hub/server.ts";
-import { GraphBuilder } from "../../infra/onnx/mod.ts";
+import { GraphBuilder } from "@svc/onnx/writer";
 import { formatTable, verifyCatalog } from "../../infra/catalog/verify.ts";
 import { parseArgs } from "../../infra/catalog_verify.ts";
 

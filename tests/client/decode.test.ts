@@ -4,10 +4,10 @@
  * (uint8, binary) and Int32Array sparse indices, with multi-vectors as one row per token.
  */
 import assert from "node:assert/strict";
-import { SvcClient } from "@svc/shared/client";
-import { encodeMsgpack } from "@svc/shared/codec/msgpack_encode";
-import { encodeJson } from "@svc/shared/codec/json_encode";
-import { NdArray } from "@svc/shared/codec/ndarray";
+import { SvcClient } from "@svc/client";
+import { encodeMsgpack } from "../../shared/codec/msgpack_encode.ts";
+import { encodeJson } from "../../shared/codec/json_encode.ts";
+import { NdArray } from "../../shared/codec/ndarray.ts";
 import { float32ToFloat16 } from "@svc/shared/codec/float16";
 import { scriptedServer } from "./scripted.ts";
 

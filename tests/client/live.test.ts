@@ -7,9 +7,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { SvcClient, SvcError } from "@svc/shared/client";
+import { SvcClient, SvcError } from "@svc/client";
 import { VERSION } from "@svc/shared/version";
-import { ensureFixtures } from "../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 import {
   type Proc,
   ROOT,
@@ -225,7 +225,7 @@ Deno.test({
       await t.step("the browser bundle runs under Node", async () => {
         const bundle = join(tmp, "client.mjs");
         const built = await new Deno.Command(Deno.execPath(), {
-          args: ["bundle", "-q", "--platform=browser", "shared/client/mod.ts", "-o", bundle],
+          args: ["bundle", "-q", "--platform=browser", "client/mod.ts", "-o", bundle],
           cwd: ROOT,
           stdout: "piped",
           stderr: "piped",

@@ -5,14 +5,14 @@
  * connection failures retried with capped, jittered backoff, one version-skew warning.
  */
 import assert from "node:assert/strict";
-import { SvcClient, SvcError } from "@svc/shared/client";
+import { SvcClient, SvcError } from "@svc/client";
 import {
   connectDelayMs,
   DEFAULT_RETRY,
   parseRetryAfter,
   provisionDelayMs,
   versionSkew,
-} from "../../shared/client/retry.ts";
+} from "../../client/retry.ts";
 import { VERSION } from "@svc/shared/version";
 import { apiError, jsonAnswer, recordingSleep, type Scripted, scriptedServer } from "./scripted.ts";
 
@@ -91,11 +91,53 @@ Deno.test("client: a pool that never comes ends at the retry budget", async () =
   await withScript(script, async (client, ctx) => {
     const err = await rejection(client.score("m", "q", ["a"]));
     assert.equal(err.code, "RETRY_BUDGET_EXHAUSTED");
-    assert.match(err.message, /retry budget 10000 ms.*no worker of pool cpu yet/);
+    assert.match(
+      err.message,
+      /^POST \/v1\/score\/m: gave up after .*retry budget 10000 ms.*no worker of pool cpu yet/,
+    );
     // 1000 + 1500 + 2250 + 3375 = 8125, then the last wait is cut to the 1875 ms left.
     assert.deepEqual(ctx.waits, [1000, 1500, 2250, 3375, 1875]);
     assert.equal(ctx.received.length, 6);
   }, { retry: { budgetMs: 10_000 } });
+});
+
+Deno.test("client: by default a pool with no worker is waited for 60 s, and the error says how long and for what", async () => {
+  const pool: Scripted = {
+    status: 202,
+    body: JSON.stringify({
+      status: "provisioning",
+      machine_profile: "l4",
+      bundle: "default",
+      message: 'no worker of pool "l4" serves bundle "default" yet',
+    }),
+    headers: { "content-type": "application/json", "retry-after": "10" },
+  };
+  await withScript(Array.from({ length: 50 }, () => pool), async (client, ctx) => {
+    const err = await rejection(client.encode("org/m", ["a"]));
+    assert.equal(err.code, "NO_CAPACITY");
+    assert.equal(err.status, 202);
+    assert.match(
+      err.message,
+      /^POST \/v1\/encode\/org%2Fm: no worker to serve it after waiting 60\.0 s/,
+    );
+    assert.match(err.message, /retry\.provisionWaitMs 60000 ms/);
+    assert.match(err.message, /pool "l4" \(bundle "default"\)/);
+    // Retry-After 10 s is the floor of each poll; the last look comes exactly at 60 s.
+    assert.deepEqual(ctx.waits, [10_000, 10_000, 10_000, 10_000, 10_000, 10_000]);
+    assert.equal(ctx.received.length, 7);
+  });
+  // A pool that comes within the wait is served; a longer wait is one option.
+  await withScript([pool, pool, pool, SCORED], async (client) => {
+    assert.equal((await client.score("m", "q", ["a"])).model, "m");
+  }, { retry: { provisionWaitMs: 30_000 } });
+  // The router's /v1/embeddings says the same with 503 NO_CAPACITY: it counts too.
+  const full = apiError(503, "NO_CAPACITY", "no worker within 30000 ms", { "retry-after": "10" });
+  await withScript([full, full, full, full], async (client, ctx) => {
+    const err = await rejection(client.embeddings({ model: "m", input: ["a"] }));
+    assert.equal(err.code, "NO_CAPACITY");
+    assert.match(err.message, /after waiting 20\.0 s .*no worker within 30000 ms/);
+    assert.deepEqual(ctx.waits, [10_000, 10_000]);
+  }, { retry: { provisionWaitMs: 20_000 } });
 });
 
 Deno.test("client: 503 with Retry-After is waited as told, and bounded", async () => {

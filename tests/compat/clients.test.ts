@@ -7,8 +7,13 @@
  *   with no worker for the pool, a Cohere call waits, then gets 503 with Cohere's `message`;
  * - the `openai` SDK: the real message of an error, `models.list()`;
  * - the SIE-style client (tests/compat/client): classification, detection and relation results
- *   carry every list, id-less items come back as `item-{i}`, and `getCapacity(gpu)` reads the
- *   gateway's `/health` workers (`gpu`, `healthy`).
+ *   carry every list in the shape the SIE clients read, id-less items come back as `item-{i}`,
+ *   images go as bare bytes and the threshold as `params.threshold` (as the TypeScript client
+ *   sends them), relations are asked with the entities in item metadata, `getCapacity(gpu)` reads
+ *   the gateway's `/health`, the pool calls (`createPool`, `getPool`, renewal, `deletePool`,
+ *   `gpu: "pool/gpu"`) answer or fail with a message, and every status stream (the worker's
+ *   `/ws/status`, the router's `/ws/status` and `/ws/cluster-status`) carries the fields the
+ *   clients type (tests/compat/client/sie_shapes.ts).
  */
 import assert from "node:assert/strict";
 import { CohereClient, CohereClientV2 } from "cohere-ai";
@@ -27,6 +32,16 @@ import { CompatClient } from "./client/client.ts";
 import { picture } from "../vision/helpers.ts";
 import { has, parseProm, sum } from "../observability/helpers/prom_text.ts";
 import { recordFrames, wsUrl } from "../observability/helpers/ws.ts";
+import {
+  assertShape,
+  CAPACITY_HEALTH,
+  CLUSTER_STATUS_MESSAGE,
+  EXTRACT_RESULT,
+  POOL_INFO,
+  POOL_LIST_ITEM,
+  SCORE_RESULT,
+  WORKER_STATUS_MESSAGE,
+} from "./client/sie_shapes.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -165,38 +180,62 @@ Deno.test({
             const clsItems = cls.items as Json[];
             assert.deepEqual(clsItems.map((it) => it.id), ["a", "item-1"]);
             clsItems.forEach((it, i) => {
+              assertShape(it, EXTRACT_RESULT, `classification ${i}`);
               assertLists(it, ["classifications"], `classification ${i}`);
               assert.equal(it.classifications.length, 2);
             });
 
+            // As the TypeScript client sends them: images as bare bytes, params.threshold.
             const image = await picture(96, 64, "png", 1);
-            const det = await client.extract("fixture/detr", [{
-              images: [{ data: image, format: "png" }],
-            }], {
-              options: { threshold: 0 },
+            const det = await client.extract("fixture/detr", [{ images: [image] }], {
+              labels: [],
+              threshold: 0,
             });
             const detItem = (det.items as Json[])[0];
             assert.equal(detItem.id, "item-0");
+            assertShape(detItem, EXTRACT_RESULT, "detection");
             assertLists(detItem, ["objects"], "detection");
             assert.ok(detItem.objects.length > 0, "threshold 0 keeps objects");
+            const strict = await client.extract("fixture/detr", [{
+              images: [{ data: image, format: "png" }],
+            }], { options: { threshold: 0 } });
+            assert.deepEqual((strict.items as Json[])[0].objects, detItem.objects);
 
-            // Relations with the entity types in each item's metadata, as the SIE clients send them.
+            // Relations as the SIE clients ask them: relation types in params.labels, each item's
+            // entities (from an earlier NER call) in its metadata.
+            const text = "Alice lives in Paris and works for Google with Bob.";
+            const mentions = ["Alice", "Paris", "Google", "Bob"].map((t) => ({
+              text: t,
+              label: t === "Google" ? "ORG" : t === "Paris" ? "LOC" : "PER",
+              start: text.indexOf(t),
+              end: text.indexOf(t) + t.length,
+            }));
             const rel = await client.extract("fixture/gliner-multitask", [{
-              text: "Alice lives in Paris and works for Google with Bob.",
-              metadata: { entity_labels: ["person", "organization", "location"] },
-            }], { labels: ["works for", "lives in"], options: { threshold: 0.3 } });
+              text,
+              metadata: { entities: mentions },
+            }], { labels: ["works for", "lives in"], options: { threshold: 0 } });
             const relItem = (rel.items as Json[])[0];
             assert.equal(relItem.id, "item-0");
+            assertShape(relItem, EXTRACT_RESULT, "relations");
             assertLists(relItem, ["entities", "relations"], "relations");
-            assert.ok(relItem.entities.length > 0, "entities found");
+            assert.deepEqual(relItem.entities, mentions.map((m) => ({ ...m, score: 1 })));
+            assert.ok(relItem.relations.length > 0, "threshold 0 relates the mentions");
+            const named = new Set(mentions.map((m) => m.text));
             for (const x of relItem.relations) {
-              assert.deepEqual(Object.keys(x).sort(), ["head", "relation", "score", "tail"]);
+              assert.ok(named.has(x.head) && named.has(x.tail), `${x.head} → ${x.tail}`);
             }
+            // Our own form beside it: entity types to find first.
+            const typed = await client.extract("fixture/gliner-multitask", [{
+              text,
+              metadata: { entity_labels: ["person", "organization", "location"] },
+            }], { labels: ["works for", "lives in"], options: { threshold: 0.3 } });
+            assertShape((typed.items as Json[])[0], EXTRACT_RESULT, "relations by types");
 
             const scored = await client.score("fixture/reranker", { text: QUERY }, [
               { text: DOCS[0] },
               { id: "b", text: DOCS[1] },
             ]);
+            assertShape(scored, SCORE_RESULT, "score");
             assert.deepEqual((scored.scores as Json[]).map((e) => e.item_id).sort(), [
               "b",
               "item-0",
@@ -207,8 +246,101 @@ Deno.test({
 
       await t.step("SIE client: getCapacity(gpu) from the gateway's /health workers", async () => {
         const client = new CompatClient({ baseUrl: r.url, version: VERSION });
+        assertShape((await json(`${r.url}/health`)).body, CAPACITY_HEALTH, "/health");
         assert.equal(await client.capacity("cpu"), 1);
         assert.equal(await client.capacity("l4"), 0);
+        const all = await client.getCapacity();
+        assert.deepEqual(
+          [all.status, all.workerCount, all.gpuCount, all.liveGpuTypes],
+          ["healthy", 1, 0, ["cpu"]],
+        );
+        assert.ok(all.modelsLoaded >= 1, "the models the steps above loaded");
+        const cpu = await client.getCapacity("CPU");
+        assert.deepEqual(cpu.workers.map((w) => [w.url, w.gpu, w.healthy]), [[
+          workerUrl,
+          "cpu",
+          true,
+        ]]);
+        assert.equal((await client.getCapacity("l4")).workerCount, 0);
+        // On a worker, getCapacity() is refused: it is not a gateway.
+        const onWorker = new CompatClient({ baseUrl: workerUrl, version: VERSION });
+        await assert.rejects(() => onWorker.getCapacity(), /requires a gateway/);
+      });
+
+      await t.step('SIE client: the pool calls and gpu "pool/gpu" through the router', async () => {
+        const client = new CompatClient({ baseUrl: r.url, version: VERSION });
+        const created = await client.createPool("cpu", { cpu: 1 });
+        assertShape(created, POOL_INFO, "createPool's answer");
+        const pool = await client.getPool("cpu");
+        assertShape(pool, POOL_INFO, "getPool");
+        assert.deepEqual((pool as Json).status.assigned_workers, [
+          { name: "clients-cpu", url: workerUrl, gpu: "cpu" },
+        ]);
+        assert.equal((pool as Json).status.state, "active");
+        assert.equal(await client.getPool("eval-bench"), null, "an unknown pool reads as null");
+        assert.equal(await client.renewPool("cpu"), true, "the lease renewal is taken");
+        await assert.rejects(
+          () => client.createPool("eval-bench", { l4: 2 }),
+          /Failed to create pool 'eval-bench': .*SVC_MACHINE_PROFILES/,
+        );
+        const del = await client.deletePool("cpu");
+        assert.equal(del.status, 501);
+        assert.match(del.message ?? "", /cannot be deleted at run time/);
+        const list = await json(`${r.url}/v1/pools`);
+        for (const p of list.body.pools as Json[]) assertShape(p, POOL_LIST_ITEM, p.name);
+        // gpu: "cpu/cpu" is X-SIE-Pool: cpu with X-SIE-MACHINE-PROFILE: cpu.
+        const pooled = new CompatClient({
+          baseUrl: r.url,
+          version: VERSION,
+          pool: "cpu",
+          machineProfile: "cpu",
+        });
+        const enc = await pooled.encode("fixture/dense", [{ text: "x" }]);
+        assert.equal((enc.items as Json[]).length, 1);
+        const wrong = new CompatClient({
+          baseUrl: r.url,
+          version: VERSION,
+          pool: "cpu",
+          machineProfile: "l4",
+        });
+        const err = await wrong.encode("fixture/dense", [{ text: "x" }]).then(
+          () => assert.fail("a GPU type the pool does not run is refused"),
+          (e) => e,
+        );
+        assert.equal(err.status, 400);
+        assert.match(err.message, /X-SIE-Pool "cpu" and X-SVC-MACHINE-PROFILE "l4" disagree/);
+      });
+
+      await t.step("status streams carry the fields the SIE clients type", async () => {
+        const read = async (url: string): Promise<Json> => {
+          const stream = recordFrames(url);
+          try {
+            await stream.opened;
+            await waitFor(() => stream.frames.length > 0, `a frame from ${url}`, 10_000);
+            return JSON.parse(stream.frames[0].data);
+          } finally {
+            await stream.close();
+          }
+        };
+        const own = await read(wsUrl(workerUrl, "/ws/status"));
+        assertShape(own, WORKER_STATUS_MESSAGE, "the worker's /ws/status");
+        assert.deepEqual(
+          [own.name, own.machine_profile, own.pool_name, own.bundle, own.gpu_count, own.ready],
+          ["clients-cpu", "cpu", "cpu", "default", 0, true],
+        );
+        const dense = own.models.find((m: Json) => m.name === "fixture/dense");
+        assert.deepEqual([dense.config.adapter, dense.config.inputs], ["dense", ["text"]]);
+        const fleet = await read(wsUrl(r.url, "/ws/status"));
+        assertShape(fleet, WORKER_STATUS_MESSAGE, "the router's /ws/status");
+        assertShape(fleet, CLUSTER_STATUS_MESSAGE, "the router's /ws/status");
+        const cluster = await read(wsUrl(r.url, "/ws/cluster-status"));
+        assertShape(cluster, CLUSTER_STATUS_MESSAGE, "/ws/cluster-status");
+        assert.equal(cluster.cluster.worker_count, 1);
+        const summary = cluster.models.find((m: Json) => m.name === "fixture/dense");
+        assert.deepEqual(
+          [summary.state, summary.worker_count, summary.gpu_types],
+          ["loaded", 1, ["cpu"]],
+        );
       });
 
       await t.step(

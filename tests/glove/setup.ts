@@ -61,11 +61,11 @@ export async function cachedGloveBuild(words: number): Promise<string> {
   return root;
 }
 
-/** Hash of the generator sources (infra/models, infra/onnx) and `extra`. */
+/** Hash of the generator sources (infra/models, onnx) and `extra`. */
 async function sourceHash(extra: string): Promise<string> {
   const enc = new TextEncoder();
   const parts: Uint8Array[] = [enc.encode(extra)];
-  for (const sub of ["infra/models", "infra/onnx"]) {
+  for (const sub of ["infra/models", "onnx"]) {
     const names: string[] = [];
     for await (const e of Deno.readDir(join(REPO_ROOT, sub))) {
       if (e.isFile && e.name.endsWith(".ts")) names.push(e.name);

@@ -47,7 +47,7 @@ export async function abandonThenProbe(
     for (let i = 0; i < CLIENTS; i++) {
       sockets.push(rawRequest(
         url,
-        `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
           `Accept: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
       ));
     }

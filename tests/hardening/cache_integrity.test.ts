@@ -4,7 +4,7 @@
  * (`<cache>/.quarantine/...`) and fetches them again from the sources, once.
  */
 import assert from "node:assert/strict";
-import { ensureFixtures } from "../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 import { startFakeHub } from "../fake_hub/server.ts";
 import { startTestWorker } from "../worker/harness.ts";
 

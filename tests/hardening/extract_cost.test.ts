@@ -193,7 +193,7 @@ Deno.test({
       // The relations request, left by its client once the relation pass has started.
       sockets.push(rawRequest(
         w.url,
-        `POST ${RELATIONS_PATH} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+        `POST ${RELATIONS_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
           `Accept: application/json\r\nContent-Length: ${relations.length}\r\n\r\n${relations}`,
       ));
       await new Promise((r) => setTimeout(r, 8_000));

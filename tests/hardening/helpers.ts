@@ -79,7 +79,7 @@ export async function assertBudgetRefusesThird(
     for (let i = 0; i < 3; i++) {
       sockets.push(rawRequest(
         url,
-        `POST ${path} HTTP/1.1\r\nHost: x\r\n${headers}` +
+        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${headers}` +
           `Content-Type: application/json\r\nContent-Length: ${1024 * 1024}\r\n\r\n${part}`,
       ));
       await new Promise((r) => setTimeout(r, 300));
@@ -121,11 +121,11 @@ export async function assertSlowBodiesCheap(
     for (let i = 0; i < 20; i++) {
       sockets.push(rawRequest(
         url,
-        `POST ${path} HTTP/1.1\r\nHost: x\r\n${headers}Content-Type: application/json\r\n` +
+        `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${headers}Content-Type: application/json\r\n` +
           "Content-Length: 33554000\r\n\r\n0123456789",
       ));
     }
-    const headless = rawRequest(url, `POST ${path} HTTP/1.1\r\nHost: x\r\n`);
+    const headless = rawRequest(url, `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n`);
     sockets.push(headless);
     await new Promise((r) => setTimeout(r, 500));
     const probes = [];
@@ -158,7 +158,7 @@ export async function assertSlowBodiesCheap(
 /**
  * A fake worker process on node:http (tests/router/helpers/socket_worker_main.ts) registered with
  * `routerUrl` as `id` in pool cpu: it answers with the length and byte sum of each body, and exits
- * on a request carrying `X-Test-Poison`.
+ * on a request whose trace id is `poison`.
  */
 export function socketWorkerProcess(routerUrl: string, id: string): Proc {
   return spawnDeno(["run", "-P=router", "tests/router/helpers/socket_worker_main.ts"], {

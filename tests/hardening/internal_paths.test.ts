@@ -4,7 +4,7 @@
  * corrupt makes ONNX Runtime name the file it failed to load.
  */
 import assert from "node:assert/strict";
-import { ensureFixtures } from "../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 import { startTestWorker } from "../worker/harness.ts";
 
 Deno.test("internal paths: a failed load's answer and last_error name no file-system path", async () => {

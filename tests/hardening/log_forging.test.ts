@@ -4,7 +4,7 @@
  * logger escapes control characters in every field. Text format, the one a forged line would fool.
  */
 import assert from "node:assert/strict";
-import { ensureFixtures } from "../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 import { FLEET_TOKEN, type Proc, spawnDeno } from "../observability/helpers/process.ts";
 import { freePort } from "../bench/procs.ts";
 import { waitFor } from "../helpers/wait.ts";

@@ -30,7 +30,7 @@ Deno.test({
           method: "POST",
           headers: {
             "content-type": "application/json",
-            ...(poison ? { "x-test-poison": "1" } : {}),
+            ...(poison ? { "x-trace-id": "poison" } : {}),
           },
           body: JSON.stringify({ items: [{ text: "x".repeat(100_000) }] }),
           signal: AbortSignal.timeout(30_000),

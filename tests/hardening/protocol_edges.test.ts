@@ -2,10 +2,11 @@
  * Issue 16.12, the small ones: msgpack strings with invalid UTF-8 are a 400 like JSON; an Accept
  * header that refuses msgpack (`q=0`) gets JSON; a wrong method on a known path is a 405 with
  * `Allow`, on the worker and on the router. (GLiNER labels that are special tokens or hold NUL are
- * a 400: tests/worker/extract_gliner.test.ts, "labels are data".)
+ * a 400: tests/worker/extract_gliner.test.ts, "labels are data".) The worker's models run on a
+ * fake backend: these are answers of the HTTP surface.
  */
 import assert from "node:assert/strict";
-import { startTestWorker } from "../worker/harness.ts";
+import { startFakeBackendWorker } from "../worker/harness.ts";
 import { startTestRouter } from "../router/helpers/router.ts";
 
 /** `{items: [{text: <str8 of the given bytes>}]}` in msgpack. */
@@ -26,7 +27,7 @@ function msgpackWithText(bytes: number[]): Uint8Array<ArrayBuffer> {
 }
 
 Deno.test("protocol edges: invalid UTF-8 in a msgpack string is a 400; a genuine U+FFFD is fine", async () => {
-  const w = await startTestWorker({ SVC_PRELOAD_MODELS: "fixture/dense" });
+  const w = await startFakeBackendWorker({ SVC_PRELOAD_MODELS: "fixture/dense" });
   try {
     const url = `${w.url}/v1/encode/fixture/dense`;
     const post = (body: Uint8Array<ArrayBuffer>) =>
@@ -51,7 +52,7 @@ Deno.test("protocol edges: invalid UTF-8 in a msgpack string is a 400; a genuine
 });
 
 Deno.test("protocol edges: Accept with msgpack at q=0 gets JSON; the default stays msgpack", async () => {
-  const w = await startTestWorker({ SVC_PRELOAD_MODELS: "fixture/dense" });
+  const w = await startFakeBackendWorker({ SVC_PRELOAD_MODELS: "fixture/dense" });
   try {
     const url = `${w.url}/v1/encode/fixture/dense`;
     const body = JSON.stringify({ items: [{ text: "hello" }] });
@@ -90,7 +91,7 @@ async function assert405(base: string, cases: MethodCase[]): Promise<void> {
 }
 
 Deno.test("protocol edges: a wrong method on a known path is 405 with Allow (worker)", async () => {
-  const w = await startTestWorker({}, { preload: false });
+  const w = await startFakeBackendWorker({}, { preload: false });
   try {
     await assert405(w.url, [
       ["GET", "/v1/encode/fixture/dense", "POST"],

@@ -14,7 +14,7 @@ const IDLE_MS = 2000;
 
 /** Request line and headers of a POST declaring `length` bytes, then `sent` of them. */
 function post(path: string, length: number, sent: string, profile = "cpu"): string {
-  return `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+  return `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
     `X-SVC-Machine-Profile: ${profile}\r\nContent-Length: ${length}\r\n\r\n${sent}`;
 }
 

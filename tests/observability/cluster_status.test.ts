@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import type { WorkerRecord } from "../../router/directory/types.ts";
 import { ClusterStatusBuilder } from "../../router/dashboard/cluster_status.ts";
 import { createRouterMetrics } from "../../router/metrics/router_metrics.ts";
+import { assertShape, CLUSTER_STATUS_MESSAGE } from "../compat/client/sie_shapes.ts";
 
 function record(id: string, over: Partial<WorkerRecord> = {}): WorkerRecord {
   return {
@@ -31,7 +32,7 @@ function record(id: string, over: Partial<WorkerRecord> = {}): WorkerRecord {
   };
 }
 
-Deno.test("cluster status: workers, pools, models and per-worker request rates", () => {
+Deno.test("cluster status: workers, pools, models and per-worker request rates", async () => {
   const metrics = createRouterMetrics();
   const builder = new ClusterStatusBuilder();
   const workers = [record("w1"), record("w2", { draining: true, queue_depth: 2 })];
@@ -41,28 +42,38 @@ Deno.test("cluster status: workers, pools, models and per-worker request rates",
     demand: [],
     routerId: "r1",
     directory: "memory",
-    profiles: { defaultMachineProfile: undefined, machineProfiles: [] },
+    pools: { defaultMachineProfile: undefined, machineProfiles: [] },
     metrics,
     nowMs,
   });
-  metrics.upstream.inc(["w1", "l4", "default", "loaded"], 4);
-  const first = builder.build(inputs(t0));
+  metrics.upstream.inc({ worker_id: "w1", pool: "l4", bundle: "default", affinity: "loaded" }, 4);
+  const first = await builder.build(inputs(t0));
   assert.equal(first.timestamp, t0 / 1000);
   assert.equal(first.worker_count, 2);
   assert.equal(first.status, "degraded", "one worker is draining");
   assert.equal(first.requests_per_s, 0, "no rate before a second sample");
   assert.equal(first.workers[0].requests_total, 4);
 
-  metrics.upstream.inc(["w1", "l4", "default", "loaded"], 6);
-  metrics.upstream.inc(["w1", "l4", "default", "none"], 4);
-  metrics.upstream.inc(["w2", "l4", "default", "loading"], 2);
-  const second = builder.build(inputs(t0 + 2000));
+  metrics.upstream.inc({ worker_id: "w1", pool: "l4", bundle: "default", affinity: "loaded" }, 6);
+  metrics.upstream.inc({ worker_id: "w1", pool: "l4", bundle: "default", affinity: "none" }, 4);
+  metrics.upstream.inc({ worker_id: "w2", pool: "l4", bundle: "default", affinity: "loading" }, 2);
+  const second = await builder.build(inputs(t0 + 2000));
   const [w1, w2] = second.workers;
   assert.equal(w1.id, "w1");
   assert.equal(w1.requests_per_s, 5);
   assert.equal(w2.requests_per_s, 1);
   assert.equal(second.requests_per_s, 6);
   assert.equal(second.cluster.total_qps, 6, "the SIE clients' name for the fleet rate");
+  assertShape(second, CLUSTER_STATUS_MESSAGE, "/ws/cluster-status");
+  assert.deepEqual(
+    [second.cluster.worker_count, second.cluster.gpu_count, second.cluster.models_loaded],
+    [1, 1, 1],
+    "the SIE clients' numbers count serving workers",
+  );
+  assert.deepEqual(
+    second.models.map((m) => [m.name, m.state, m.worker_count, m.gpu_types, m.total_queue_depth]),
+    [["m/a", "loaded", 1, ["l4"], 6], ["m/b", "available", 0, [], 0]],
+  );
   assert.deepEqual([w1.gpu, w1.healthy, w2.healthy], [w1.machine_profile, true, false]);
   assert.equal(w2.state, "draining");
   assert.deepEqual(w1.models, [{ name: "m/a", state: "loaded", queue_depth: 3 }]);
@@ -77,7 +88,7 @@ Deno.test("cluster status: workers, pools, models and per-worker request rates",
   }]);
 
   // A worker that left disappears; its counts are not carried over.
-  const third = builder.build(inputs(t0 + 3000, [workers[0]]));
+  const third = await builder.build(inputs(t0 + 3000, [workers[0]]));
   assert.deepEqual(third.workers.map((w) => w.id), ["w1"]);
   assert.equal(third.worker_count, 1);
   assert.equal(third.status, "healthy");

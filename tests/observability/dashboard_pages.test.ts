@@ -8,6 +8,7 @@ import { startTestWorker } from "../worker/harness.ts";
 import {} from "./helpers/traffic.ts";
 import { waitFor } from "../helpers/wait.ts";
 import { recordFrames, wsUrl } from "./helpers/ws.ts";
+import { assertShape, CLUSTER_STATUS_MESSAGE } from "../compat/client/sie_shapes.ts";
 
 /** The page is one HTML document that loads nothing from anywhere. */
 async function assertSelfContained(res: Response, stream: string): Promise<void> {
@@ -44,6 +45,7 @@ Deno.test("dashboard: the router page at / and its /ws/cluster-status stream", a
     await client.opened;
     await waitFor(() => client.frames.length > 0, "first fleet frame", 3000);
     const s = JSON.parse(client.frames[0].data) as ClusterStatus;
+    assertShape(s, CLUSTER_STATUS_MESSAGE, "/ws/cluster-status");
     assert.equal(s.worker_count, 0);
     assert.deepEqual(s.workers, []);
     assert.deepEqual(s.pools, []);

@@ -20,7 +20,7 @@ Deno.test("dashboard view: percentiles interpolate inside the bucket, not its up
   assert.equal(latencyQuantile(undefined, 0.5), null);
 });
 
-Deno.test("dashboard view: a failed load shows as failed; loaded models come first", () => {
+Deno.test("dashboard view: a failed load shows as failed, weights not here as not cached; loaded models come first", () => {
   const err = { code: "MODEL_LOAD_FAILED", message: "Could not fetch 'model.onnx'" };
   const rows = [
     { name: "a/available", state: "available", last_error: null },
@@ -28,13 +28,17 @@ Deno.test("dashboard view: a failed load shows as failed; loaded models come fir
     { name: "c/loaded", state: "loaded" },
     { name: "d/loading", state: "loading" },
     { name: "a/loaded", state: "loaded" },
+    { name: "a/remote", state: "available", last_error: null, weights: "not_cached" },
+    { name: "e/failed", state: "available", last_error: err, weights: "not_cached" },
   ];
   assert.deepEqual(rows.sort(compareModelRows).map((r) => `${r.name}:${shownState(r)}`), [
     "a/loaded:loaded",
     "c/loaded:loaded",
     "d/loading:loading",
     "b/failed:failed",
+    "e/failed:failed",
     "a/available:available",
+    "a/remote:not cached",
   ]);
 });
 

@@ -7,8 +7,17 @@ import type { UnitStatus } from "../../worker/registry/registry.ts";
 import { buildStatusMessage, type StatusInputs } from "../../worker/status/message.ts";
 import { parseNvidiaSmiCsv } from "../../worker/telemetry/gpu.ts";
 import { metricsView } from "@svc/shared/status/metrics_view";
+import { assertShape, WORKER_STATUS_MESSAGE } from "../compat/client/sie_shapes.ts";
 
-const config = { id: "org/model", family: "dense" } as unknown as ModelConfig;
+const config = {
+  id: "org/model",
+  family: "dense",
+  hub: { repo: "org/model-onnx", revision: "main", gated: false },
+  inputs: ["text"],
+  outputs: ["dense"],
+  dims: { dense: 8 },
+  max_sequence_length: 512,
+} as unknown as ModelConfig;
 
 function unit(over: Partial<UnitStatus>): UnitStatus {
   return {
@@ -35,6 +44,8 @@ function inputs(over: Partial<StatusInputs> = {}): StatusInputs {
       workingDir: "/srv",
       pid: 42,
     },
+    identity: { name: "w-1", bundle: "default", machineProfile: undefined, pool: undefined },
+    ready: true,
     gpus: [],
     memoryThresholdPct: 85,
     models: [],
@@ -55,6 +66,12 @@ function inputs(over: Partial<StatusInputs> = {}): StatusInputs {
 Deno.test("status message: CPU machine reports no GPUs and gpu=cpu", () => {
   const m = buildStatusMessage(inputs());
   StatusMessageSchema.parse(m);
+  assertShape(m, WORKER_STATUS_MESSAGE, "the worker's status message");
+  // Who sends it, as the SIE clients' worker message names it.
+  assert.deepEqual(
+    [m.name, m.gpu_count, m.bundle, m.machine_profile, m.pool_name, m.ready],
+    ["w-1", 0, "default", "cpu", "cpu", true],
+  );
   assert.deepEqual(m.images, { threads: 4, started: 1, busy: 1, queue_depth: 3, abandoned: 0 });
   assert.equal(m.gpu, "cpu");
   assert.deepEqual(m.gpus, []);
@@ -74,12 +91,27 @@ Deno.test("status message: GPU readings from nvidia-smi with the normalised type
   );
   const m = buildStatusMessage(inputs({ gpus, memoryThresholdPct: 70 }));
   StatusMessageSchema.parse(m);
+  assertShape(m, WORKER_STATUS_MESSAGE, "the worker's status message");
   assert.equal(m.gpu, "h100");
+  assert.deepEqual([m.gpu_count, m.machine_profile], [2, "h100"], "detected: the first GPU's type");
+  assert.equal(m.gpus[1].device, "cuda:1");
+  // A configured profile and pool are reported as set; a draining worker is not ready.
+  const set = buildStatusMessage(inputs({
+    gpus,
+    identity: { name: "w-2", bundle: "gliner", machineProfile: "h100-spot", pool: "eval" },
+    process: { ...inputs().process, draining: true },
+  }));
+  assert.deepEqual(
+    [set.gpu, set.machine_profile, set.pool_name, set.bundle, set.ready],
+    ["h100", "h100-spot", "eval", "gliner", false],
+  );
   assert.deepEqual(m.gpus[0], {
     index: 0,
+    device: "cuda:0",
     name: "NVIDIA H100 80GB HBM3",
     gpu_type: "h100",
     utilization_percent: 37,
+    utilization_pct: 37,
     memory_used_bytes: 20480 * 1024 * 1024,
     memory_total_bytes: 81559 * 1024 * 1024,
     memory_threshold_pct: 70,
@@ -107,6 +139,7 @@ Deno.test("status message: models map to the four stream states", () => {
     ],
   }));
   StatusMessageSchema.parse(m);
+  assertShape(m, WORKER_STATUS_MESSAGE, "the worker's status message");
   assert.deepEqual(m.models.map((x) => [x.name, x.state]), [
     ["a", "loaded"],
     ["b", "loading"],
@@ -120,8 +153,35 @@ Deno.test("status message: models map to the four stream states", () => {
   assert.equal(m.models[0].memory_bytes, 123);
   assert.equal(m.models[0].queue_depth, 7);
   assert.equal(m.models[0].queue_pending_items, 11, "waiting plus running items");
+  // An SVC_MODELS entry not configured yet claims nothing it serves, in the same config shape.
+  const pending = buildStatusMessage(inputs({
+    pending: [{
+      id: "me/model",
+      bundle: "default",
+      state: "loading",
+      lastError: null,
+      source: { kind: "hub", repo: "me/model-onnx", revision: "main" },
+    }],
+  }));
+  assertShape(pending, WORKER_STATUS_MESSAGE, "a pending entry");
+  assert.deepEqual(pending.models[0].config, {
+    id: "me/model",
+    bundle: "default",
+    source: { kind: "hub", repo: "me/model-onnx", revision: "main" },
+    configured: false,
+    hf_id: "me/model-onnx",
+    adapter: "",
+    inputs: [],
+    outputs: [],
+    dims: {},
+  });
   // The entry, with the length the worker runs beside its own.
-  assert.deepEqual(m.models[0].config, { ...config, max_item_tokens: 512 });
+  assert.deepEqual(m.models[0].config, {
+    ...config,
+    max_item_tokens: 512,
+    hf_id: "org/model-onnx",
+    adapter: "dense",
+  });
 });
 
 Deno.test("metrics view: counters and cumulative histogram series, unobserved left out", async () => {

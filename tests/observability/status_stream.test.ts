@@ -12,6 +12,7 @@ import { startTestWorker } from "../worker/harness.ts";
 import { encode, items } from "./helpers/traffic.ts";
 import { waitFor } from "../helpers/wait.ts";
 import { recordFrames, sleep, wsUrl } from "./helpers/ws.ts";
+import { assertShape, WORKER_STATUS_MESSAGE } from "../compat/client/sie_shapes.ts";
 
 const MODEL = "fixture/dense";
 
@@ -28,6 +29,7 @@ Deno.test("status: frames keep coming, each valid against the shared schema", as
     const msgs = frames.map((f) => JSON.parse(f.data) as WorkerStatusMessage);
     for (const m of msgs) StatusMessageSchema.parse(m);
     const last = msgs.at(-1)!;
+    assertShape(last, WORKER_STATUS_MESSAGE, "a real worker's status message");
     assert.ok(Math.abs(last.timestamp - Date.now() / 1000) < 5);
     assert.ok(last.timestamp > 1e9 && last.timestamp < 1e11, "Unix seconds, not ms");
     assert.equal(last.server.version, VERSION);
@@ -55,6 +57,8 @@ Deno.test("status: frames keep coming, each valid against the shared schema", as
     assert.ok(dense.memory_bytes > 0);
     assert.equal(dense.queue_depth, 0);
     assert.equal((dense.config as { id?: string }).id, MODEL);
+    assert.deepEqual([dense.config.adapter, dense.config.outputs], ["dense", ["dense"]]);
+    assert.equal(typeof dense.config.hf_id, "string");
     assert.deepEqual(last.loaded_models, [MODEL]);
     const sparse = last.models.find((m) => m.name === "fixture/sparse")!;
     assert.equal(sparse.state, "available");

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { ServiceError } from "@svc/shared/errors";
 import { BodyBudget } from "@svc/shared/http/body_budget";
 import { readBodyLimited } from "@svc/shared/http/read_body";
-import { attachBodySource } from "@svc/shared/http/body_source";
+import { attachBodySource } from "../../shared/http/body_source.ts";
 
 const MiB = 1024 * 1024;
 

@@ -1,7 +1,7 @@
 /** Resource schemas: defaults, null tolerance, strict types, response and status shapes. */
 import assert from "node:assert/strict";
 import { parseRequest } from "@svc/shared/codec/parse";
-import { NdArray } from "@svc/shared/codec/ndarray";
+import { NdArray } from "../../shared/codec/ndarray.ts";
 import {
   DenseVectorSchema,
   EncodeRequestSchema,
@@ -11,7 +11,7 @@ import {
 import { ExtractRequestSchema, ExtractResponseSchema } from "@svc/shared/schemas/extract";
 import { ScoreRequestSchema, ScoreResponseSchema } from "@svc/shared/schemas/score";
 import { ModelInfoSchema, ModelsListResponseSchema } from "@svc/shared/schemas/models";
-import { ErrorBodySchema } from "@svc/shared/schemas/error_body";
+import { ErrorBodySchema } from "../../shared/schemas/error_body.ts";
 import { StatusMessageSchema } from "@svc/shared/schemas/status";
 import { TimingInfoSchema } from "@svc/shared/schemas/timing";
 import {
@@ -83,6 +83,13 @@ Deno.test("items: text or images; base64 and bytes for image data", () => {
   const unpadded = parseRequest(EncodeRequestSchema, { items: [{ images: [{ data: "/9j" }] }] });
   assert.deepEqual(unpadded.items[0].images?.[0].data, Uint8Array.of(0xff, 0xd8));
   assert.deepEqual(raw.items[0].images?.[0].data, bytes);
+  // Bare bytes, as the SIE TypeScript client sends `images: [bytes]`, stand for `{data}`.
+  const bare = parseRequest(EncodeRequestSchema, { items: [{ images: [bytes] }] });
+  assert.deepEqual(bare.items[0].images, [{ data: bytes }]);
+  assertInvalid(
+    () => parseRequest(EncodeRequestSchema, { items: [{ images: [new Uint8Array(0)] }] }),
+    /image data is empty/,
+  );
   assertInvalid(
     () => parseRequest(EncodeRequestSchema, { items: [{ images: [] }] }),
     /needs `text` or `images`/,
@@ -325,14 +332,20 @@ Deno.test("response schemas: score, extract, timing, models, errors", () => {
 Deno.test("status message: every field of the Events section", () => {
   const msg = {
     timestamp: 1732281600.25,
+    name: "worker-1",
     gpu: "l4",
+    gpu_count: 1,
+    bundle: "default",
+    machine_profile: "l4-spot",
     loaded_models: ["BAAI/bge-m3"],
     server: { version: "0.1.0", uptime_seconds: 12, user: "svc", working_dir: "/srv", pid: 42 },
     gpus: [{
       index: 0,
+      device: "cuda:0",
       name: "NVIDIA L4",
       gpu_type: "l4",
       utilization_percent: 37.5,
+      utilization_pct: 37.5,
       memory_used_bytes: 1 << 30,
       memory_total_bytes: 24 * 2 ** 30,
       memory_threshold_pct: 85,
@@ -345,7 +358,14 @@ Deno.test("status message: every field of the Events section", () => {
       memory_bytes: 2 ** 31,
       queue_depth: 1,
       queue_pending_items: 4,
-      config: { family: "dense" },
+      config: {
+        family: "dense",
+        hf_id: "BAAI/bge-m3",
+        adapter: "bge_m3",
+        inputs: ["text"],
+        outputs: ["dense", "sparse", "multivector"],
+        dims: { dense: 1024, sparse: 250002, multivector: 1024 },
+      },
     }],
     counters: { requests: 3 },
     histograms: {},
@@ -356,4 +376,13 @@ Deno.test("status message: every field of the Events section", () => {
   const missing: Record<string, unknown> = { ...msg };
   delete missing.gpus;
   assert.ok(!StatusMessageSchema.safeParse(missing).success);
+  // The fields the SIE clients type are required, inside `config` too.
+  for (const key of ["name", "gpu_count", "bundle", "machine_profile"]) {
+    const without: Record<string, unknown> = { ...msg };
+    delete without[key];
+    assert.ok(!StatusMessageSchema.safeParse(without).success, key);
+  }
+  const { hf_id: _, ...noHfId } = msg.models[0].config;
+  const noConfigId = { ...msg, models: [{ ...msg.models[0], config: noHfId }] };
+  assert.ok(!StatusMessageSchema.safeParse(noConfigId).success, "config.hf_id");
 });

@@ -39,6 +39,7 @@ Deno.test({
       const router = await startRouterProc("ops-router", {
         SVC_API_KEYS: KEY,
         SVC_DEFAULT_MACHINE_PROFILE: "cpu",
+        SVC_EXPOSE_WORKER_ID: "1", // the drain below picks the worker that answered
       });
       procs.push(router.proc);
       procs.push(await startWorkerProc("ops-w-a", router.url, { SVC_MACHINE_PROFILE: "cpu" }));

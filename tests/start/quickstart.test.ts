@@ -13,7 +13,7 @@ import { sentenceTransformersExport } from "../user_models/repos.ts";
 import { deadline } from "@svc/shared/deadline";
 import { taskArgs } from "./tasks.ts";
 import { firstRunEnv, stackUrl } from "./stack.ts";
-import { ensureFixtures } from "../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 import { startFakeHub } from "../fake_hub/server.ts";
 
 /** `deno task start`'s command line from deno.json, without the leading `deno`. */

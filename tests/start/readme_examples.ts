@@ -56,6 +56,43 @@ function parseBlock(text: string, section: string): CurlExample[] {
   return out;
 }
 
+/** One shell command of a recipe: leading `NAME=value` assignments, then the words. */
+export interface ShellCommand {
+  env: Record<string, string>;
+  argv: string[];
+}
+
+/**
+ * The first `sh` block under the heading `heading` (exact text, any level), as its source text
+ * and its commands (comments dropped, `\`-continued lines joined; words split on spaces, which
+ * is all the recipes use outside curl bodies).
+ */
+export function recipe(
+  markdown: string,
+  heading: string,
+): { text: string; commands: ShellCommand[] } {
+  const lines = markdown.split("\n");
+  const at = lines.findIndex((l) => /^#{1,6} /.test(l) && l.replace(/^#+ /, "") === heading);
+  if (at < 0) throw new Error(`no heading "${heading}"`);
+  const open = lines.findIndex((l, i) => i > at && l.trim() === "```sh");
+  const close = lines.findIndex((l, i) => i > open && l.trim() === "```");
+  if (open < 0 || close < 0) throw new Error(`no sh block under "${heading}"`);
+  const text = lines.slice(open + 1, close).join("\n");
+  const commands = text.replace(/\\\n\s*/g, " ").split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "" && !l.startsWith("#"))
+    .map((l) => {
+      const words = l.split(/\s+/);
+      const env: Record<string, string> = {};
+      while (words.length > 0 && /^[A-Z_][A-Z0-9_]*=/.test(words[0])) {
+        const w = words.shift()!;
+        env[w.slice(0, w.indexOf("="))] = w.slice(w.indexOf("=") + 1);
+      }
+      return { env, argv: words };
+    });
+  return { text, commands };
+}
+
 /**
  * The `SVC_MODELS=… npm start` line of a section of a markdown document (its value as written),
  * or undefined when the section has none.

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ensureFixtures } from "../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 import { ROOT } from "../router/e2e/procs.ts";
 import { deadline } from "@svc/shared/deadline";
 import { taskArgs } from "./tasks.ts";

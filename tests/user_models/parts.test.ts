@@ -13,8 +13,7 @@ import {
   notInCatalogMessage,
 } from "@svc/shared/catalog/suggest";
 import { loadWorkerSettings } from "../../worker/config/settings.ts";
-import { readGraphSignature } from "../../worker/onnx/graph_io.ts";
-import { ProtoFormatError } from "../../worker/onnx/mod.ts";
+import { ProtoFormatError, readGraphSignature } from "@svc/onnx";
 import { createRepoLister } from "../../worker/weights/listing.ts";
 import { createClusterCacheSource } from "../../worker/weights/cluster_cache.ts";
 import { createHubSource } from "../../worker/weights/hub.ts";
@@ -23,7 +22,7 @@ import { createWeightStore } from "../../worker/weights/store.ts";
 import { WeightsError } from "../../worker/weights/errors.ts";
 import { startFakeHub } from "../fake_hub/server.ts";
 import { openModel } from "../fixtures/testing.ts";
-import { ensureFixtures } from "../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 import { fixtureDir } from "./repos.ts";
 
 Deno.test("SVC_MODELS: hub ids, revisions, directories and entry settings parse", () => {

@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { Tokenizer } from "@huggingface/tokenizers";
 import { openModel, runModel } from "../fixtures/testing.ts";
-import type { Feeds } from "../fixtures/types.ts";
+import type { Feeds } from "@svc/fixture-models";
 
 /** Token feeds of one text (or a text pair) with the repository's own tokenizer. */
 async function feedsOf(dir: string, text: string, pair?: string): Promise<Feeds> {

@@ -7,7 +7,7 @@
  * ONNX weights, an unknown architecture).
  */
 import { dirname, join } from "node:path";
-import { ensureFixtures } from "../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 
 /** Copy a directory tree. */
 export async function copyDir(from: string, to: string): Promise<void> {

@@ -10,7 +10,7 @@ import { prepareImage } from "../../worker/images/decode.ts";
 import { imageSpecOf } from "../../worker/images/spec.ts";
 import { type Json, postJson, type TestWorker, withWorker } from "../worker/harness.ts";
 import { base64, fixtureConfig, fixtureFile, picture, postMsgpack } from "./helpers.ts";
-import { DETR_LABELS } from "../fixtures/models/detr.ts";
+import { DETR_LABELS } from "@svc/fixture-models/models";
 
 interface Obj {
   label: string;

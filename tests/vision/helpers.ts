@@ -1,7 +1,7 @@
 /** Shared pieces of the vision tests: test pictures made by sharp, msgpack requests, nd arrays. */
 import sharp from "sharp";
 import { Packr } from "msgpackr/pack";
-import { ensureFixtures } from "../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 import type { Json } from "../worker/harness.ts";
 import { decodeMsgpackView } from "../worker/msgpack_view.ts";
 import { type ModelConfig, parseModelConfig } from "@svc/shared/catalog/schema";

@@ -1,6 +1,12 @@
+/**
+ * Bad input, full queues, wrong models and operations: the answers of the HTTP surface. The
+ * models run on a fake backend (tests/worker/fake_backend.ts): none of this depends on outputs.
+ */
 import assert from "node:assert/strict";
-import { postJson, startTestWorker } from "./harness.ts";
+import { postJson, startFakeBackendWorker } from "./harness.ts";
 import { scrape, sum } from "../observability/helpers/prom_text.ts";
+import { deferred } from "./fake_backend.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 async function post(url: string, body: BodyInit, contentType: string) {
   const res = await fetch(url, { method: "POST", headers: { "content-type": contentType }, body });
@@ -9,7 +15,7 @@ async function post(url: string, body: BodyInit, contentType: string) {
 }
 
 Deno.test("bad input gets 400 INVALID_INPUT with a useful message; the worker keeps serving", async () => {
-  const w = await startTestWorker({ SVC_MAX_ITEMS: "8", SVC_MAX_BODY_BYTES: "65536" });
+  const w = await startFakeBackendWorker({ SVC_MAX_ITEMS: "8", SVC_MAX_BODY_BYTES: "65536" });
   const url = `${w.url}/v1/encode/fixture/dense`;
   try {
     const cases: [string, BodyInit, string, RegExp][] = [
@@ -83,6 +89,9 @@ Deno.test("bad input gets 400 INVALID_INPUT with a useful message; the worker ke
     }
     const ok = await postJson(url, { items: [{ text: "still alive" }] });
     assert.equal(ok.status, 200);
+    assert.deepEqual(w.backend.runners.get("fixture/dense")?.batches.at(-1), [
+      { text: "still alive" },
+    ]);
     const unknownRoute = await fetch(`${w.url}/v2/nothing`);
     assert.equal(unknownRoute.status, 404);
     assert.ok((await unknownRoute.json()).detail.code);
@@ -92,18 +101,28 @@ Deno.test("bad input gets 400 INVALID_INPUT with a useful message; the worker ke
 });
 
 Deno.test("a full queue answers 503 QUEUE_FULL with Retry-After at once", async () => {
-  const w = await startTestWorker({
+  const w = await startFakeBackendWorker({
     SVC_MAX_QUEUE_ITEMS: "4",
     SVC_PRELOAD_MODELS: "fixture/dense",
   });
   try {
+    // The first batch stays on the (fake) thread until some request has found the queue full.
+    const running = deferred();
+    w.backend.hold = running;
+    let refused = 0;
     const long = Array.from({ length: 100 }, (_, i) => `w${i}`).join(" ");
-    const rs = await Promise.all(
+    const answers = Promise.all(
       Array.from({ length: 40 }, () =>
         postJson(`${w.url}/v1/encode/fixture/dense`, {
           items: [{ text: long }, { text: long }, { text: long }],
+        }).then((r) => {
+          if (r.status === 503) refused++;
+          return r;
         })),
     );
+    await waitFor(() => refused > 0, "a request refused while a batch runs");
+    running.resolve();
+    const rs = await answers;
     const full = rs.filter((r) => r.status === 503);
     assert.ok(full.length > 0, "some requests found the queue full");
     assert.ok(rs.some((r) => r.status === 200));
@@ -118,7 +137,7 @@ Deno.test("a full queue answers 503 QUEUE_FULL with Retry-After at once", async 
 });
 
 Deno.test("a request larger than the whole queue is a 400 naming SVC_MAX_QUEUE_ITEMS, before any load", async () => {
-  const w = await startTestWorker({ SVC_MAX_QUEUE_ITEMS: "4" });
+  const w = await startFakeBackendWorker({ SVC_MAX_QUEUE_ITEMS: "4" });
   try {
     const five = Array.from({ length: 5 }, (_, i) => ({ text: `t${i}` }));
     const r = await postJson(`${w.url}/v1/encode/fixture/dense`, { items: five });
@@ -143,7 +162,7 @@ Deno.test("a request larger than the whole queue is a 400 naming SVC_MAX_QUEUE_I
 });
 
 Deno.test("operation and family mismatches are clear 400s", async () => {
-  const w = await startTestWorker();
+  const w = await startFakeBackendWorker();
   try {
     const wrongOp = await postJson(`${w.url}/v1/encode/fixture/reranker`, {
       items: [{ text: "a" }],
@@ -161,7 +180,7 @@ Deno.test("operation and family mismatches are clear 400s", async () => {
 });
 
 Deno.test("a model of another bundle gets 409 DEPENDENCY_CONFLICT", async () => {
-  const w = await startTestWorker({ SVC_BUNDLE: "extract" });
+  const w = await startFakeBackendWorker({ SVC_BUNDLE: "extract" });
   try {
     const r = await postJson(`${w.url}/v1/encode/fixture/dense`, { items: [{ text: "a" }] });
     assert.equal(r.status, 409);
@@ -173,7 +192,7 @@ Deno.test("a model of another bundle gets 409 DEPENDENCY_CONFLICT", async () => 
 });
 
 Deno.test("unknown model names never become metric label values", async () => {
-  const w = await startTestWorker();
+  const w = await startFakeBackendWorker();
   try {
     for (let i = 0; i < 5; i++) {
       const r = await postJson(`${w.url}/v1/encode/nope/made-up-${i}`, { items: [{ text: "a" }] });

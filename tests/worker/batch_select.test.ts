@@ -6,7 +6,7 @@ import {
   selectBatch,
 } from "../../worker/scheduler/batch_select.ts";
 import { planSubBatches } from "../../worker/scheduler/sub_batches.ts";
-import { Prng } from "../fixtures/prng.ts";
+import { Prng } from "@svc/fixture-models/prng";
 
 const CAPS: BatchCaps = { maxItems: 64, maxRequests: 64, tokenBudget: 4096 };
 

@@ -83,6 +83,81 @@ Deno.test("items only share a batch with equal parameters; groups take turns", a
   assert.notEqual(groupKey(P), groupKey(q));
 });
 
+/** Params with every WorkParams field set (the compiler names any field added later). */
+const EVERY_FIELD: Required<WorkParams> = {
+  op: "extract",
+  prefix: "query: ",
+  inputType: "query",
+  outputs: ["dense"],
+  labels: ["person"],
+  entityLabels: ["place"],
+  fieldLabels: ["name"],
+  prompt: "find",
+  hypothesisTemplate: "This is {}.",
+  multiLabel: true,
+  threshold: 0.5,
+  maxTokens: 64,
+  truncate: "start",
+  lora: "org/adapter",
+};
+
+/** Another value of each field: a request that differs from EVERY_FIELD in that field alone. */
+const OTHER_VALUE: Required<WorkParams> = {
+  op: "score",
+  prefix: "passage: ",
+  inputType: "document",
+  outputs: ["sparse"],
+  labels: ["org"],
+  entityLabels: ["date"],
+  fieldLabels: ["title"],
+  prompt: "classify",
+  hypothesisTemplate: "About {}.",
+  multiLabel: false,
+  threshold: 0.25,
+  maxTokens: 32,
+  truncate: "none",
+  lora: "org/other",
+};
+
+Deno.test("batch key: every WorkParams field separates batches, unset fields and order do not", () => {
+  const base = groupKey(EVERY_FIELD);
+  for (const field of Object.keys(EVERY_FIELD) as (keyof WorkParams)[]) {
+    const changed = { ...EVERY_FIELD, [field]: OTHER_VALUE[field] };
+    assert.notEqual(groupKey(changed), base, `${field} is part of the batch key`);
+    const unset: WorkParams = { ...EVERY_FIELD, [field]: undefined };
+    if (field !== "op") assert.notEqual(groupKey(unset), base, `${field} unset is another batch`);
+  }
+  const reversed = Object.fromEntries(
+    Object.entries(EVERY_FIELD).reverse(),
+  ) as unknown as WorkParams;
+  assert.equal(groupKey(reversed), base, "the order fields were set in does not matter");
+  assert.equal(groupKey({ op: "encode", prefix: undefined }), groupKey({ op: "encode" }));
+});
+
+Deno.test("requests with different token caps or truncation never share a batch", async () => {
+  const g = gatedRunner();
+  const b = make(g.run);
+  const score: WorkParams = { op: "score", maxTokens: 64 };
+  const sent = new Map<string, WorkParams>([
+    ["0", score],
+    ["1", { ...score, maxTokens: 8 }],
+    ["2", { ...score, truncate: "start" }],
+    ["3", score],
+  ]);
+  const answers = [...sent].map(([text, params]) => b.submit([{ text }], params));
+  for (let i = 0; i < 3; i++) {
+    g.batches[i].release();
+    await tick();
+  }
+  g.batches[3].release();
+  await Promise.all(answers);
+  // "0" ran alone (the thread was idle); "3" has the params of "0" but came after the others.
+  assert.deepEqual(g.batches.map((batch) => batch.items.length), [1, 1, 1, 1]);
+  for (const batch of g.batches) {
+    assert.deepEqual(batch.params, sent.get(batch.items[0].text!), batch.items[0].text);
+  }
+});
+
 Deno.test("a request's items are split across batches and reassembled in order", async () => {
   const g = gatedRunner();
   const b = make(g.run);

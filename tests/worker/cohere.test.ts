@@ -255,6 +255,38 @@ Deno.test("cohere embed: output_dimension is Matryoshka; truncate END, START and
   }
 });
 
+Deno.test("cohere routes: X-Truncated-Items counts the texts cut by max_tokens, truncate or the model's length", async () => {
+  const w = await startTestWorker();
+  try {
+    const text = "one two three four five six seven eight nine ten";
+    const long = Array.from({ length: 200 }, () => "one").join(" ");
+    const cut = async (path: string, body: Json) => {
+      const r = await postJson(`${w.url}${path}`, { model: "fixture/dense", ...body });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      return r.headers.get("x-truncated-items");
+    };
+    const texts = [text, "one two"];
+    assert.equal(await cut("/v2/embed", { texts, input_type: "search_query" }), "0");
+    assert.equal(await cut("/v2/embed", { texts, input_type: "search_query", max_tokens: 4 }), "1");
+    for (const truncate of ["START", "END"]) {
+      const body = { texts, input_type: "search_query", max_tokens: 4, truncate };
+      assert.equal(await cut("/v2/embed", body), "1", truncate);
+      const own = { texts: [long, text], input_type: "search_query", truncate };
+      assert.equal(await cut("/v2/embed", own), "1", `${truncate}: the model's length`);
+    }
+    assert.equal(await cut("/v1/embed", { texts, max_tokens: 10, truncate: "NONE" }), "0");
+    // Rerank: a document over max_tokens_per_doc, on a cross-encoder and an encode model.
+    for (const model of ["fixture/reranker", "fixture/dense"]) {
+      const docs = [text, "one two"];
+      const rerank = { model, query: QUERY, documents: docs };
+      assert.equal(await cut("/v2/rerank", rerank), "0", model);
+      assert.equal(await cut("/v2/rerank", { ...rerank, max_tokens_per_doc: 3 }), "1", model);
+    }
+  } finally {
+    await w.close();
+  }
+});
+
 Deno.test("cohere routes: errors carry Cohere's message beside detail, with the real cause", async () => {
   const w = await startTestWorker();
   try {

@@ -4,7 +4,7 @@
  * settings are checked against the fixture graph run directly with the recipe's ids and mask.
  */
 import assert from "node:assert/strict";
-import { ensureFixtures, SPECIAL_IDS } from "../fixtures/mod.ts";
+import { ensureFixtures, SPECIAL_IDS } from "@svc/fixture-models";
 import { fixtureTokenizer, openModel, runModel } from "../fixtures/testing.ts";
 import { type Json, postJson, withWorker } from "./harness.ts";
 import { maxDiff } from "./expected.ts";

@@ -92,6 +92,22 @@ Deno.test("config: secrets are collected for redaction; typos get one warning", 
   assert.deepEqual(loadWorkerSettings({ SVC_PROT: "1" }, ["SVC_PROT"]).warnings, []);
 });
 
+Deno.test("config: a removed setting is named as removed, with what to do, and ignored", () => {
+  for (const value of ["auto", "flash_attention_2", "anything"]) {
+    const c = loadWorkerSettings({ SVC_ATTENTION_BACKEND: value, SVC_PROT: "9000" });
+    assert.equal(c.warnings.length, 1);
+    assert.match(c.warnings[0], /SVC_PROT \(did you mean SVC_PORT\?\)/);
+    assert.match(
+      c.warnings[0],
+      /SVC_ATTENTION_BACKEND was removed and is ignored: it never had an effect.*; unset it/,
+    );
+    assert.doesNotMatch(c.warnings[0], /SVC_ATTENTION_BACKEND \(did you mean/);
+  }
+  const alone = loadWorkerSettings({ SVC_ATTENTION_BACKEND: "sdpa" }).warnings;
+  assert.equal(alone.length, 1);
+  assert.doesNotMatch(alone[0], /unknown settings/);
+});
+
 const TOKEN = "0123456789abcdef-secret";
 
 Deno.test("fleet config: null without SVC_ROUTER_URL", () => {

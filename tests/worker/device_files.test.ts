@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ensureFixtures } from "../fixtures/mod.ts";
-import { INT8_MODEL_PATH } from "../fixtures/models/dense.ts";
+import { ensureFixtures } from "@svc/fixture-models";
+import { INT8_MODEL_PATH } from "@svc/fixture-models/models";
 import { configForDevice } from "../../worker/catalog/device_files.ts";
 import { parseModelConfig } from "@svc/shared/catalog/schema";
 import { type Json, postJson, withWorker } from "./harness.ts";

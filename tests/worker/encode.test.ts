@@ -143,6 +143,23 @@ Deno.test("encode: prompts by input_type, instruction prefix, profile dimensions
     assert.equal(t.status, 200);
     const [head] = await expectedDense("dense", [words.slice(0, 126).join(" ")]);
     assert.ok(maxDiff(t.body.items[0].dense.values, head) < 1e-4, "truncated to the first 126");
+    // It says so: one of the request's items was cut (the short ones, and a text of exactly
+    // 126 words, are not).
+    assert.equal(t.headers.get("x-truncated-items"), "1");
+    const exact = words.slice(0, 126).join(" ");
+    const mixed = await postJson(url, {
+      items: [{ text: "short" }, { text: long }, { text: exact }, { text: long + " more" }],
+    });
+    assert.equal(mixed.headers.get("x-truncated-items"), "2");
+    const none = await postJson(url, { items: [{ text: exact }] });
+    assert.equal(none.headers.get("x-truncated-items"), "0");
+    // Token ids too (OpenAI route): 200 ids for 126 places.
+    const ids = await postJson(`${w.url}/v1/embeddings`, {
+      model: "fixture/dense",
+      input: [Array(200).fill(5), [5, 6, 7]],
+    });
+    assert.equal(ids.status, 200, JSON.stringify(ids.body));
+    assert.equal(ids.headers.get("x-truncated-items"), "1");
   });
 });
 

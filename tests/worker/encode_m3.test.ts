@@ -3,8 +3,8 @@
  * output types, dense only by default; results equal a direct run of each text alone.
  */
 import assert from "node:assert/strict";
-import { ensureFixtures, VOCAB_SIZE } from "../fixtures/mod.ts";
-import { M3_COLBERT_DIM } from "../fixtures/models/m3.ts";
+import { ensureFixtures, VOCAB_SIZE } from "@svc/fixture-models";
+import { M3_COLBERT_DIM } from "@svc/fixture-models/models";
 import { expectedM3, maxDiff } from "./expected.ts";
 import { type Json, postJson, withWorker } from "./harness.ts";
 

@@ -3,7 +3,7 @@
  * library tokenizer, the fixture graph run directly in onnxruntime-node, pooling done here.
  * The worker batches, pads and post-processes on its own; results must agree.
  */
-import { ensureFixtures, SPECIAL_IDS } from "../fixtures/mod.ts";
+import { ensureFixtures, SPECIAL_IDS } from "@svc/fixture-models";
 import { fixtureTokenizer, openModel, runModel, textFeeds } from "../fixtures/testing.ts";
 
 async function modelFor(name: string) {

@@ -157,6 +157,41 @@ Deno.test("extract budget: heads longer than costed are dropped, lowest score fi
   }, { SVC_MAX_EXTRACT_ITEM_TOKENS: String(costed) });
 });
 
+Deno.test("extract budget: relations between named entities are costed exactly, with no entity pass", async () => {
+  // The SIE clients' relation request: the entities in item metadata. Their relation pass is
+  // all the model reads, and its cost is known before the batch runs: to the token.
+  const text = LONG_TEXT.slice(0, 400);
+  const body = {
+    items: [{
+      text,
+      metadata: { entities: [{ text: "word1" }, { text: "thing2" }, { text: "word1" }] },
+    }],
+    params: { labels: ["works for", "lives in", "knows"], options: { threshold: 0 } },
+  };
+  const model = "fixture/gliner-multitask";
+  const path = `/v1/extract/${model}`;
+  let read = 0;
+  await withWorker(async (w) => {
+    const r = await postJson(`${w.url}${path}`, body);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    read = await tokensRun(w.url, model);
+    assert.ok(r.body.items[0].relations.length > 0, "threshold 0 relates them");
+  });
+  await withWorker(async (w) => {
+    const r = await postJson(`${w.url}${path}`, body);
+    assert.equal(r.status, 400);
+    assert.match(
+      r.body.detail.message,
+      new RegExp(`needs ${read} model tokens \\(2 entities × 3 relation types in \\d+ prompts?, `),
+    );
+    assert.equal(await tokensRun(w.url, model), 0, "the model never ran it");
+  }, { SVC_MAX_EXTRACT_ITEM_TOKENS: String(read - 1) });
+  await withWorker(async (w) => {
+    const r = await postJson(`${w.url}${path}`, body);
+    assert.equal(r.status, 200);
+  }, { SVC_MAX_EXTRACT_ITEM_TOKENS: String(read) });
+});
+
 Deno.test("extract budget: one item over the bound refuses its request before any of it runs", async () => {
   await withWorker(async (w) => {
     const before = await tokensRun(w.url, "fixture/gliner");

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { Ajv } from "ajv";
-import { GLINER_TOKENS, MAX_WIDTH, MAX_WORDS } from "../fixtures/models/gliner.ts";
+import { GLINER_TOKENS, MAX_WIDTH, MAX_WORDS } from "@svc/fixture-models/models";
 import { assertExtractKeys, type Json, postJson, type TestWorker, withWorker } from "./harness.ts";
 import { decodeMsgpackView } from "./msgpack_view.ts";
 import {

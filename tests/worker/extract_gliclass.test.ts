@@ -5,8 +5,8 @@
  * probabilities written out here.
  */
 import assert from "node:assert/strict";
-import { ensureFixtures } from "../fixtures/mod.ts";
-import { GLICLASS_MAX_TOKENS, GLICLASS_TOKENS, LABEL_ID } from "../fixtures/models/gliclass.ts";
+import { ensureFixtures } from "@svc/fixture-models";
+import { GLICLASS_MAX_TOKENS, GLICLASS_TOKENS, LABEL_ID } from "@svc/fixture-models/models";
 import { fixtureTokenizer, type OpenModel, openModel, runModel } from "../fixtures/testing.ts";
 import { assertExtractKeys, type Json, postJson, type TestWorker, withWorker } from "./harness.ts";
 import { decodeMsgpackView } from "./msgpack_view.ts";

@@ -4,7 +4,7 @@
  * describes them and decoded here (sigmoid, threshold, greedy flat NER, word offsets).
  */
 import assert from "node:assert/strict";
-import { GLINER_TOKENS, MAX_WIDTH, MAX_WORDS } from "../fixtures/models/gliner.ts";
+import { GLINER_TOKENS, MAX_WIDTH, MAX_WORDS } from "@svc/fixture-models/models";
 import { type Json, postJson, type TestWorker, withWorker } from "./harness.ts";
 import {
   type Ent,
@@ -115,6 +115,23 @@ Deno.test("extract gliner: threshold 0 finds a superset; labels required; bad pa
       want,
       "threshold 0",
     );
+    // The SIE TypeScript client sends its threshold as params.threshold: the same option.
+    assertSameEntities(
+      (await extract(w, [TEXTS[1]], { labels: LABELS, threshold: 0 }))[0],
+      want,
+      "params.threshold 0",
+    );
+    assertSameEntities(
+      (await extract(w, [TEXTS[1]], {
+        labels: LABELS,
+        threshold: 0.99,
+        options: { threshold: 0 },
+      }))[
+        0
+      ],
+      want,
+      "options.threshold wins",
+    );
 
     const post = (body: Json) => postJson(`${w.url}${URL_PATH}`, body);
     const cases: [string, Json][] = [
@@ -132,12 +149,22 @@ Deno.test("extract gliner: threshold 0 finds a superset; labels required; bad pa
         params: { labels: LABELS, options: { threshold: 2 } },
       }],
       ["item without text", { items: [{ id: "a" }], params: { labels: LABELS } }],
+      ["bad params.threshold", {
+        items: [{ text: "a" }],
+        params: { labels: LABELS, threshold: 2 },
+      }],
+      ["params.threshold not a number", {
+        items: [{ text: "a" }],
+        params: { labels: LABELS, threshold: "high" },
+      }],
     ];
     for (const [what, body] of cases) {
       const r = await post(body);
       assert.equal(r.status, 400, what);
       assert.equal(r.body.detail.code, "INVALID_INPUT", what);
     }
+    const high = await post({ items: [{ text: "a" }], params: { labels: LABELS, threshold: 2 } });
+    assert.match(high.body.detail.message, /params\.threshold must be a number from 0 to 1/);
     const noLabels = await post({ items: [{ text: "a" }] });
     assert.match(noLabels.body.detail.message, /labels/);
     // Within the limits, yet a prompt that leaves no room for text in 256 tokens.

@@ -4,7 +4,7 @@
  * argmax, BIO merge) with offsets from a separate character aligner.
  */
 import assert from "node:assert/strict";
-import { ensureFixtures, NER_LABELS } from "../fixtures/mod.ts";
+import { ensureFixtures, NER_LABELS } from "@svc/fixture-models";
 import { fixtureTokenizer, openModel, runModel, textFeeds } from "../fixtures/testing.ts";
 import { type Json, postJson, type TestWorker, withWorker } from "./harness.ts";
 import { decodeMsgpackView } from "./msgpack_view.ts";
@@ -183,6 +183,8 @@ Deno.test("extract ner: truncation at max_sequence_length; batching does not cha
     const seen = words.slice(0, BODY_TOKENS).join(" ");
     const [got] = await extract(w, [long]);
     const [want] = await expectedEntities([seen]);
+    const cut = await postJson(`${w.url}${URL_PATH}`, { items: [{ text: long }, { text: seen }] });
+    assert.equal(cut.headers.get("x-truncated-items"), "1", "the long text, not its head");
     assertOffsets(long, got);
     assertSameEntities(got, want, "long text = its first 126 tokens");
     assert.ok(got.every((e) => e.end <= seen.length));

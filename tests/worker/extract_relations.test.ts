@@ -7,7 +7,7 @@
  * the spans found are tails.
  */
 import assert from "node:assert/strict";
-import { GLINER_TOKENS, MAX_WIDTH, MAX_WORDS } from "../fixtures/models/gliner.ts";
+import { GLINER_TOKENS, MAX_WIDTH, MAX_WORDS } from "@svc/fixture-models/models";
 import { fixtureTokenizer } from "../fixtures/testing.ts";
 import { assertExtractKeys, type Json, postJson, type TestWorker, withWorker } from "./harness.ts";
 import { decodeMsgpackView } from "./msgpack_view.ts";
@@ -81,6 +81,8 @@ async function expected(
     entityLabels?: string[];
     /** Heads the client named (else the entities found are the heads). */
     heads?: string[];
+    /** The only texts a tail may be (the entities a client named). */
+    tails?: string[];
   } = {},
 ): Promise<{ entities: Ent[]; relations: Rel[] }> {
   const threshold = opts.threshold ?? 0.5;
@@ -99,8 +101,10 @@ async function expected(
     }
   }
   const ws = words(text);
+  const spanText = (s: Span) => text.slice(ws[s.start].start, ws[s.end].end);
+  const allowed = opts.tails && new Set(opts.tails);
   const best = new Map<string, Rel>();
-  for (const s of flat(found)) {
+  for (const s of flat(allowed ? found.filter((s) => allowed.has(spanText(s))) : found)) {
     const head = heads[s.label % heads.length];
     const relation = relations[Math.floor(s.label / heads.length)];
     const tail = text.slice(ws[s.start].start, ws[s.end].end);
@@ -260,7 +264,7 @@ Deno.test("extract relations: entity_labels required, bounded and validated; not
   });
 });
 
-Deno.test("extract relations: entity types and mentions from each item's metadata (as the SIE clients send them)", async () => {
+Deno.test("extract relations: entity types from each item's metadata (ours beside the SIE clients' mentions)", async () => {
   await withWorker(async (w) => {
     const byOptions = await extract(w, TEXTS, PARAMS);
     const withMeta = async (metas: Json[]) => {
@@ -287,29 +291,93 @@ Deno.test("extract relations: entity types and mentions from each item's metadat
     assertSameEntities(mixed[0].entities, first.entities, "person only");
     assertSameRelations(mixed[0].relations, first.relations, "person only");
     assertSameRelations(mixed[1].relations, (await expected(TEXTS[1])).relations, "all types");
-    // Mentions: their labels are the types, their texts the heads.
-    const mentions = [
-      [{ text: "Alice", label: "person" }, { text: "Google", label: "organization" }],
-      [{ text: "Bob", label: "person" }, { text: "London", label: "location" }],
-    ];
-    const named = await withMeta(mentions.map((entities) => ({ entities })));
-    for (const [i, text] of TEXTS.entries()) {
-      const want = await expected(text, {
-        entityLabels: mentions[i].map((m) => m.label),
-        heads: mentions[i].map((m) => m.text),
-      });
-      assertSameEntities(named[i].entities, want.entities, `mentions ${i}`);
-      assertSameRelations(named[i].relations, want.relations, `mentions ${i}`);
-      for (const r of named[i].relations) assert.ok(mentions[i].some((m) => m.text === r.head));
+    // An item without metadata in such a request names no entity: empty lists, as SIE answers.
+    const bare = await postJson(`${w.url}${URL_PATH}`, {
+      items: [{ text: TEXTS[0], metadata: { entity_labels: ENTITY_LABELS } }, { text: TEXTS[1] }],
+      params: { labels: RELATIONS },
+    });
+    assert.equal(bare.status, 200);
+    assertSameRelations(bare.body.items[0].relations, byOptions[0].relations, "with types");
+    assertExtractKeys(bare.body.items[1], []);
+  });
+});
+
+/** Mentions `{text, label, start, end}` of `texts` in `text` (ASCII: code points = indices). */
+function mentionsOf(text: string, texts: string[]): Json[] {
+  return texts.map((t) => {
+    const start = text.indexOf(t);
+    assert.ok(start >= 0, t);
+    return { text: t, label: "ENT", start, end: start + t.length };
+  });
+}
+
+Deno.test("extract relations: entity mentions in item metadata are the entities, as the SIE clients send them", async () => {
+  await withWorker(async (w) => {
+    // Mentions whose texts the fixture relates (picked from an unrestricted run), so that the
+    // restriction to them leaves relations to compare.
+    const picked: string[][] = [];
+    for (const text of TEXTS) {
+      const heads = text.startsWith("Alice") ? ["Alice", "Google"] : ["Bob", "London"];
+      const free = await expected(text, { heads });
+      picked.push([...heads, ...new Set(free.relations.map((r) => r.tail))].slice(0, 5));
     }
-    // options.entity_labels wins over the items' types; their mentions are still the heads.
+    const mentions = TEXTS.map((text, i) => mentionsOf(text, picked[i]));
+    // As the SIE clients send a relation request: relation types in params.labels, entities in
+    // each item's metadata; no entity types anywhere.
     const r = await postJson(`${w.url}${URL_PATH}`, {
-      items: [{ text: TEXTS[0], metadata: { entities: mentions[0] } }],
+      items: TEXTS.map((text, i) => ({ text, metadata: { entities: mentions[i] } })),
+      params: { labels: RELATIONS },
+    });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    let total = 0;
+    for (const [i, text] of TEXTS.entries()) {
+      const item = r.body.items[i];
+      assertExtractKeys(item, ["entities", "relations"]);
+      // The entities are the mentions, as sent, with score 1 (no entity pass ran).
+      assert.deepEqual(item.entities, mentions[i].map((m) => ({ ...m, score: 1 })));
+      const want = await expected(text, { heads: picked[i], tails: picked[i] });
+      assertSameRelations(item.relations, want.relations, `mentions ${i}`);
+      for (const rel of item.relations as Rel[]) {
+        assert.ok(picked[i].includes(rel.head) && picked[i].includes(rel.tail), "between mentions");
+      }
+      total += item.relations.length;
+    }
+    assert.ok(total > 0, "the fixture relates some of the mentions");
+
+    // Mentions need no label; a score sent is kept; the shared entity types apply to items
+    // without mentions only; an empty list is an item without entities (empty lists).
+    const mixed = await postJson(`${w.url}${URL_PATH}`, {
+      items: [
+        {
+          text: TEXTS[0],
+          metadata: { entities: picked[0].map((text, j) => ({ text, score: j === 0 ? 0.5 : 1 })) },
+        },
+        { text: TEXTS[1] },
+        { id: "none", text: TEXTS[1], metadata: { entities: [] } },
+      ],
       params: PARAMS,
     });
-    const want = await expected(TEXTS[0], { heads: ["Alice", "Google"] });
-    assertSameEntities(r.body.items[0].entities, want.entities, "options win");
-    assertSameRelations(r.body.items[0].relations, want.relations, "options win");
+    assert.equal(mixed.status, 200, JSON.stringify(mixed.body));
+    const [named, typed, none] = mixed.body.items;
+    assert.deepEqual(named.entities[0], { text: picked[0][0], label: "", score: 0.5 });
+    assertSameRelations(
+      named.relations,
+      (await expected(TEXTS[0], { heads: picked[0], tails: picked[0] })).relations,
+      "mentions beside options.entity_labels",
+    );
+    const alone = await expected(TEXTS[1]);
+    assertSameEntities(typed.entities, alone.entities, "options.entity_labels");
+    assertSameRelations(typed.relations, alone.relations, "options.entity_labels");
+    assert.equal(none.id, "none");
+    assertExtractKeys(none, []);
+
+    // Every item without entities: answered at once, nothing to run.
+    const empty = await postJson(`${w.url}${URL_PATH}`, {
+      items: [{ text: TEXTS[0], metadata: { entities: [] } }],
+      params: { labels: RELATIONS },
+    });
+    assert.equal(empty.status, 200);
+    assertExtractKeys(empty.body.items[0], []);
   });
 });
 
@@ -321,11 +389,23 @@ Deno.test("extract relations: item metadata of the wrong shape is a 400 naming t
       ["mention without text", [{ entities: [{ label: "person" }] }], /entities\[0\]\.text/],
       ["bad mention", [{ entities: ["person", 4] }], /entities\[1\]/],
       ["special token", [{ entity_labels: ["<<ENT>>"] }], /special token/],
-      ["one item without types", [{ entity_labels: ["person"] }, {}], /items\[1\] names no entity/],
+      ["special token in a mention", [{ entities: [{ text: "<<ENT>>" }] }], /special token/],
       [
         "too many mentions",
         [{ entities: Array.from({ length: 65 }, (_, i) => ({ text: `e${i}`, label: "x" })) }],
         /at most 64/,
+      ],
+      [
+        "too many distinct mentions",
+        [{ entities: Array.from({ length: 17 }, (_, i) => ({ text: `e${i}` })) }],
+        /17 distinct entities; relations are found between at most 16/,
+      ],
+      ["score out of range", [{ entities: [{ text: "Alice", score: 2 }] }], /entities\[0\]\.score/],
+      ["negative offset", [{ entities: [{ text: "Alice", start: -1 }] }], /entities\[0\]\.start/],
+      [
+        "end before start",
+        [{ entities: [{ text: "Alice", start: 4, end: 2 }] }],
+        /entities\[0\]\.end must not be before/,
       ],
     ];
     for (const [what, metas, message] of cases) {

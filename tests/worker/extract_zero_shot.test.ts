@@ -4,8 +4,8 @@
  * contradiction logits taken from config.json's id2label and the probabilities written out here.
  */
 import assert from "node:assert/strict";
-import { ensureFixtures } from "../fixtures/mod.ts";
-import { NLI_LABELS } from "../fixtures/models/nli.ts";
+import { ensureFixtures } from "@svc/fixture-models";
+import { NLI_LABELS } from "@svc/fixture-models/models";
 import {
   fixtureTokenizer,
   type OpenModel,

@@ -6,8 +6,8 @@ import {
   type GliclassSettings,
   labelPrompt,
 } from "../../worker/families/gliclass.ts";
-import { GLICLASS_TOKENS, LABEL_ID } from "../fixtures/models/gliclass.ts";
-import { extraTokenIds, tokenizerConfig, tokenizerJson } from "../fixtures/tokenizer/files.ts";
+import { GLICLASS_TOKENS, LABEL_ID } from "@svc/fixture-models/models";
+import { extraTokenIds, tokenizerConfig, tokenizerJson } from "@svc/fixture-models/tokenizer";
 
 const tok = new TextTokenizer(
   tokenizerJson(GLICLASS_TOKENS),

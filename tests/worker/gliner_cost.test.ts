@@ -11,9 +11,9 @@ import { planWindows } from "../../worker/families/gliner/windows.ts";
 import { buildRow, promptIds } from "../../worker/families/gliner/rows.ts";
 import { splitWords } from "../../worker/families/gliner/words.ts";
 import { TopSpans } from "../../worker/families/gliner/top_spans.ts";
-import { Prng } from "../fixtures/prng.ts";
-import { ENT_ID, GLINER_TOKENS, MAX_WIDTH } from "../fixtures/models/gliner.ts";
-import { extraTokenIds, tokenizerConfig, tokenizerJson } from "../fixtures/tokenizer/files.ts";
+import { Prng } from "@svc/fixture-models/prng";
+import { ENT_ID, GLINER_TOKENS, MAX_WIDTH } from "@svc/fixture-models/models";
+import { extraTokenIds, tokenizerConfig, tokenizerJson } from "@svc/fixture-models/tokenizer";
 
 const MAX_LENGTH = 96;
 const tok = new TextTokenizer(

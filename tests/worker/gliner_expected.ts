@@ -3,10 +3,10 @@
  * ONNX exports take them (label prompt, word-wise sub-tokens, one window at a time, each window alone in
  * its batch), direct onnxruntime runs of the fixture, and decoding written out here.
  */
-import { ensureFixtures } from "../fixtures/mod.ts";
-import type { ExtraToken } from "../fixtures/tokenizer/files.ts";
+import { ensureFixtures } from "@svc/fixture-models";
+import type { ExtraToken } from "@svc/fixture-models/tokenizer";
 import { fixtureTokenizer, type OpenModel, openModel, runModel } from "../fixtures/testing.ts";
-import type { Feeds } from "../fixtures/types.ts";
+import type { Feeds } from "@svc/fixture-models";
 
 /** An entity as the API returns it (offsets in the text's UTF-16 units unless converted). */
 export interface Ent {

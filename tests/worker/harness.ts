@@ -1,14 +1,21 @@
-/** Test harness: an in-process worker over the generated fixtures, on 127.0.0.1 and a free port. */
+/**
+ * Test harness: an in-process worker over the generated fixtures, on 127.0.0.1 and a free port;
+ * its models run in ONNX Runtime, or on a fake backend for tests of the HTTP surface alone.
+ */
 import assert from "node:assert/strict";
-import { ensureFixtures } from "../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 import { createWorker, type WorkerInstance } from "../../worker/bootstrap.ts";
-import { createLogger } from "@svc/shared/log";
 import { serveWorkerApp } from "../../worker/server/http_server.ts";
+import type { NodeHttpServer } from "@svc/shared/http/node_server";
+import type { ModelBackend } from "../../worker/registry/runner.ts";
+import { FakeBackend, modelShaped } from "./fake_backend.ts";
 
 /** A running test worker. */
 export interface TestWorker {
   url: string;
   instance: WorkerInstance;
+  /** Its HTTP server (node:http, as the process runs it). */
+  server: NodeHttpServer;
   logs: string[];
   close(): Promise<void>;
 }
@@ -19,7 +26,7 @@ export interface TestWorker {
  */
 export async function startTestWorker(
   env: Record<string, string> = {},
-  opts: { preload?: boolean } = {},
+  opts: { preload?: boolean; backend?: ModelBackend } = {},
 ): Promise<TestWorker> {
   const fx = await ensureFixtures();
   const cacheDir = env.SVC_CACHE_DIR ?? await Deno.makeTempDir({ prefix: "svc-cache-" });
@@ -30,19 +37,19 @@ export async function startTestWorker(
     SVC_CACHE_DIR: cacheDir,
     SVC_HUB_DISABLED: "1",
     SVC_MODEL_FILTER: "fixture/*",
+    // Where the server below listens (a loopback server checks the Host of every request).
+    SVC_HOST: "127.0.0.1",
     SVC_DEVICE: "cpu",
     SVC_INTRA_OP_THREADS: "1",
+    SVC_LOG_JSON: "1",
+    SVC_LOG_LEVEL: "debug",
     ...env,
   };
   for (const [k, v] of Object.entries(fullEnv)) if (v === "") delete fullEnv[k];
+  // The logger the settings describe (secrets redacted as a process writes them), kept here.
   const instance = await createWorker(fullEnv, {
-    log: createLogger({
-      json: true,
-      level: "debug",
-      component: "worker",
-      secrets: [fullEnv.HF_TOKEN],
-      write: (l) => logs.push(l),
-    }),
+    writeLog: (l) => logs.push(l),
+    backend: opts.backend,
   });
   if (opts.preload !== false) {
     try {
@@ -62,6 +69,7 @@ export async function startTestWorker(
   return {
     url,
     instance,
+    server,
     logs,
     async close() {
       await instance.close();
@@ -69,6 +77,25 @@ export async function startTestWorker(
       if (!env.SVC_CACHE_DIR) await Deno.remove(cacheDir, { recursive: true }).catch(() => {});
     },
   };
+}
+
+/** A test worker whose models run on a fake backend, and that backend. */
+export interface FakeBackendWorker extends TestWorker {
+  backend: FakeBackend;
+}
+
+/**
+ * A test worker over the fixture catalog whose models run on a fake backend answering outputs
+ * shaped like the model's (tests/worker/fake_backend.ts): everything the HTTP surface does
+ * (parsing, validation, negotiation, keys, queues, drain), without ONNX Runtime. Never for tests
+ * of what a model computes.
+ */
+export async function startFakeBackendWorker(
+  env: Record<string, string> = {},
+  opts: { preload?: boolean } = {},
+): Promise<FakeBackendWorker> {
+  const backend = new FakeBackend("cpu", modelShaped);
+  return { ...await startTestWorker(env, { ...opts, backend }), backend };
 }
 
 /** Run `fn` against a fresh test worker that is always stopped afterwards. */

@@ -6,9 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ensureFixtures } from "../fixtures/mod.ts";
-import { elementCount, indexOnnxModel } from "../../worker/onnx/model.ts";
-import { replaceFloatInitializers } from "../../worker/onnx/initializers.ts";
+import { ensureFixtures } from "@svc/fixture-models";
+import { elementCount, indexOnnxModel, replaceFloatInitializers } from "@svc/onnx";
 import { variantModelsDir } from "./variant_models.ts";
 import { postJson, withWorker } from "./harness.ts";
 import { allFinite, nonFiniteOutput } from "../../worker/families/finite.ts";

@@ -8,8 +8,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Tokenizer } from "@huggingface/tokenizers";
-import { ensureFixtures, SPECIAL_IDS } from "../fixtures/mod.ts";
-import { tokenizerConfig, tokenizerJson } from "../fixtures/tokenizer/files.ts";
+import { ensureFixtures, SPECIAL_IDS } from "@svc/fixture-models";
+import { tokenizerConfig, tokenizerJson } from "@svc/fixture-models/tokenizer";
 import { openModel, runModel } from "../fixtures/testing.ts";
 import { TextTokenizer, zeroPairTypes } from "../../worker/families/text/tokenizer.ts";
 import { postJson, withWorker } from "./harness.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ensureFixtures } from "../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 import { startFakeHub } from "../fake_hub/server.ts";
 import { postJson, startTestWorker } from "./harness.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -171,6 +171,34 @@ Deno.test("GET /v1/models/{id:profile} reports that profile's dims, as its encod
       assert.deepEqual(info.dims, { dense: r.body.items[0].dense.dims }, name);
     }
     assert.deepEqual([small.dims.dense, plain.dims.dense], [16, 32]);
+  } finally {
+    await w.close();
+  }
+});
+
+Deno.test("an unknown profile is a 400 naming the model's profiles, as a name or an option; an unknown model 404", async () => {
+  const w = await startTestWorker();
+  try {
+    const byName = await ENCODE(w.url, "fixture%2Fdense%3Atiny");
+    const info = await fetch(`${w.url}/v1/models/fixture%2Fdense%3Atiny`);
+    const infoBody = await info.json();
+    const byOption = await fetch(`${w.url}/v1/encode/fixture/dense`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json" },
+      body: JSON.stringify({ items: [{ text: "x" }], params: { options: { profile: "tiny" } } }),
+    });
+    const optionBody = await byOption.json();
+    for (const [status, body] of [[byName.status, byName.body], [info.status, infoBody]]) {
+      assert.equal(status, 400);
+      assert.equal(body.detail.code, "INVALID_INPUT");
+      assert.match(body.detail.message, /model 'fixture\/dense' has no profile 'tiny'/);
+      assert.match(body.detail.message, /default, small/);
+    }
+    assert.equal(byOption.status, 400, JSON.stringify(optionBody));
+    assert.equal(optionBody.detail.code, "INVALID_INPUT");
+    const nf = await fetch(`${w.url}/v1/models/nope%2Fnothing%3Atiny`);
+    assert.equal(nf.status, 404);
+    assert.equal((await nf.json()).detail.code, "MODEL_NOT_FOUND");
   } finally {
     await w.close();
   }

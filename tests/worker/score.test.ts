@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ensureFixtures } from "../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 import { fixtureTokenizer, openModel, runModel, textFeeds } from "../fixtures/testing.ts";
 import { type Json, postJson, startTestWorker } from "./harness.ts";
 import { splitRoom } from "../../worker/families/text/tokenizer.ts";
@@ -75,9 +75,15 @@ Deno.test("score: long pairs are truncated longest-first to the model's limit", 
     });
     assert.equal(r.status, 200);
     assert.equal(r.body.scores.length, 1);
+    assert.equal(r.headers.get("x-truncated-items"), "1");
     // 128 tokens minus [CLS] [SEP] [SEP] leave 125: split longest-first into 63 + 62.
     const [want] = await expectedScores(cats(63), [cats(62)]);
     assert.ok(Math.abs(r.body.scores[0].score - want) < 1e-4, "scored on the truncated pair");
+    const fits = await postJson(`${w.url}/v1/score/fixture/reranker`, {
+      query: { text: cats(60) },
+      items: [{ text: cats(65) }, { text: cats(300) }],
+    });
+    assert.equal(fits.headers.get("x-truncated-items"), "1", "only the pair that did not fit");
   } finally {
     await w.close();
   }

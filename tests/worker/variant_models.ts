@@ -3,7 +3,7 @@
  * other family options), for tests that compare one setting against another.
  */
 import { join } from "node:path";
-import { ensureFixtures } from "../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 
 /** A temp models dir: every fixture entry plus `variants` (id → changes on top of `base`). */
 export async function variantModelsDir(

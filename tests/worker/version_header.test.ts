@@ -1,13 +1,14 @@
 /**
  * The worker stamps its version under both names on every answer (docs/api.md "Versioning"), probes,
- * metrics and errors included: `X-SIE-Server-Version` is what the SIE clients read for skew.
+ * metrics and errors included: `X-SIE-Server-Version` is what the SIE clients read for skew. The
+ * models run on a fake backend: this is about headers, not outputs.
  */
 import assert from "node:assert/strict";
 import { VERSION } from "@svc/shared/version";
-import { startTestWorker } from "./harness.ts";
+import { startFakeBackendWorker } from "./harness.ts";
 
 Deno.test("version header: both names on model answers, errors, probes, metrics and the page", async () => {
-  const w = await startTestWorker({}, { preload: false });
+  const w = await startFakeBackendWorker({}, { preload: false });
   try {
     const encode = (model: string, body: string) =>
       fetch(`${w.url}/v1/encode/${model}`, {

@@ -6,7 +6,7 @@
  * (`acme/e5=/srv/e5;pooling=mean`), spelled like the catalog descriptor's fields.
  */
 import { isAbsolute, resolve } from "node:path";
-import { FAMILIES, isSafeModelId, POOLINGS } from "@svc/shared/catalog/schema";
+import { FAMILIES, isFamily, isSafeModelId, POOLINGS } from "@svc/shared/catalog/schema";
 import { SLUG_RE } from "@svc/shared/fleet/protocol";
 
 /** Most entries one worker takes from the setting. */
@@ -35,7 +35,7 @@ export type ModelEntry =
 
 /** How each entry setting is read: a phrase saying what it must be, or the value. */
 const OPTION_READERS: Record<string, (v: string) => string | number | boolean | undefined> = {
-  family: (v) => (FAMILIES as readonly string[]).includes(v) ? v : undefined,
+  family: (v) => isFamily(v) ? v : undefined,
   pooling: (v) => (POOLINGS as readonly string[]).includes(v) ? v : undefined,
   normalize: (v) =>
     v === "true" || v === "1" ? true : v === "false" || v === "0" ? false : undefined,

@@ -4,7 +4,7 @@
  * and detects its catalog entry from the files (detect/detect.ts), as this worker's device runs it.
  */
 import type { ModelConfig } from "@svc/shared/catalog/schema";
-import type { DeferredEntry } from "../registry/deferred.ts";
+import type { DeferredEntry } from "./deferred.ts";
 import type { RepoLister } from "../weights/listing.ts";
 import { listDirectoryFiles } from "../weights/listing.ts";
 import { fileStamp } from "../weights/local_cache.ts";

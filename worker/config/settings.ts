@@ -6,8 +6,11 @@
 import { WORKER_ID_RE } from "@svc/shared/fleet/protocol";
 import type { InputLimits } from "@svc/shared/codec/limits";
 import { MAX_IMAGES_PER_ITEM } from "@svc/shared/schemas/item";
+import { loraAllowProblem } from "../lora/allow.ts";
+import type { BrowserPolicy } from "@svc/shared/http/browser_guard";
 import {
   bool,
+  browserPolicyOf,
   checkCommon,
   COMMON_FIELDS,
   decimal,
@@ -45,8 +48,9 @@ import { DEFAULT_EXTRACT_BUDGET, type ExtractBudget } from "../families/extract_
 const WORKER_FIELDS = {
   SVC_DEVICE: oneOf(["cpu", "cuda", "auto"], {
     default: "auto",
-    doc: "`cpu`, `cuda`, or `auto` (CUDA when a GPU is detected). The CUDA execution provider " +
-      "path is written but **was not run here** (no GPU)",
+    doc: "`cpu`, `cuda`, or `auto`: CUDA when `nvidia-smi` finds a GPU and ONNX Runtime's CUDA " +
+      "provider starts, else the CPU with a warning. `cuda` refuses to start without a " +
+      "provider (`deno task gpu:setup`). See docs/gpu.md: CUDA was **not run here** (no GPU)",
   }),
   SVC_MODELS_DIR: path({
     default: undefined,
@@ -184,6 +188,21 @@ const WORKER_FIELDS = {
       "an http cluster cache states its size, else as soon as its download passes the bound " +
       "(nothing past it is written, the partial file is deleted)",
   }),
+  SVC_LORA_DISK_BYTES: int({
+    min: 2 * 1024 * 1024,
+    max: 1024 * 1024 * 1024 * 1024,
+    default: 2 * 1024 * 1024 * 1024,
+    shown: "`2147483648` (2 GiB)",
+    doc: "LoRA adapter files kept in `SVC_CACHE_DIR`, all models together; past it the files " +
+      "of the least recently used adapters are deleted (a loaded adapter keeps serving). At " +
+      "least `SVC_MAX_LORA_BYTES` plus 1 MiB",
+  }),
+  SVC_LORA_ALLOW: list({
+    item: loraAllowProblem,
+    doc: "hub owners (`org`) and repositories (`org/name`) whose LoRA adapters clients may name " +
+      "in `options.lora_id` (any other is a `400`, before any download); unset: any public " +
+      "repository, including ones a client uploaded",
+  }),
   SVC_INTRA_OP_THREADS: int({
     min: 0,
     max: 256,
@@ -213,12 +232,6 @@ const WORKER_FIELDS = {
     default: 2048,
     doc: "longest item (tokens) a CPU worker runs; longer texts are truncated to it (one item " +
       "is one ONNX run; memory per length in docs/catalog.md). GPU workers use the model's length",
-  }),
-  SVC_ATTENTION_BACKEND: oneOf(["auto", "default", "flash_attention_2", "sdpa", "eager"], {
-    default: "auto",
-    doc: "accepted values `auto`, `default`, `flash_attention_2`, `sdpa`, `eager`. ONNX Runtime " +
-      "picks its attention kernels itself (fused/flash kernels on CUDA where the graph allows); " +
-      "on CPU the setting has no effect",
   }),
   SVC_BUNDLE: slug({
     default: "default",
@@ -384,6 +397,9 @@ const SCHEMA = settingsSchema(
   { ...COMMON_FIELDS, ...WORKER_FIELDS, ...IMAGE_FIELDS, ...COST_FIELDS, ...FLEET_FIELDS },
   (v, issue) => {
     checkCommon(v, issue);
+    if (v.SVC_LORA_DISK_BYTES < v.SVC_MAX_LORA_BYTES + 1024 * 1024) {
+      issue("SVC_LORA_DISK_BYTES", "must be at least SVC_MAX_LORA_BYTES plus 1 MiB");
+    }
     if (v.SVC_ROUTER_URL !== undefined && v.SVC_WORKER_TOKEN === undefined) {
       issue("SVC_WORKER_TOKEN", "is required when SVC_ROUTER_URL is set");
     }
@@ -414,17 +430,23 @@ export interface ListenSettings {
 
 /** How the model registry batches, queues, loads and evicts. */
 export interface SchedulingSettings {
+  /** Requests with items in one batch (SVC_MAX_BATCH_REQUESTS). */
   maxBatchRequests: number;
+  /** Items in one batch (SVC_MAX_BATCH_ITEMS). */
   maxBatchItems: number;
+  /** How long an idle model waits for a batch to fill (SVC_MAX_BATCH_WAIT_MS). */
   maxWaitMs: number;
+  /** Items waiting per model before QUEUE_FULL (SVC_MAX_QUEUE_ITEMS). */
   maxQueueItems: number;
+  /** Loaded models before the least recently used idle one is evicted (SVC_MAX_LOADED_MODELS). */
   maxLoadedModels: number;
-  /** How long a failed load is answered without a new attempt. */
+  /** How long a failed load is answered at once without a new attempt (see load_failure.ts). */
   loadFailureCooldownMs: number;
-  /** Cap on padded tokens per ONNX run (0: automatic per device). */
+  /** Cap on padded tokens per ONNX run (0: automatic per device, see runTokenBudget). */
   maxRunTokens: number;
   /** Longest item (tokens) a CPU worker runs; longer texts are truncated to it. */
   cpuMaxItemTokens: number;
+  /** Memory use above which idle models are evicted (SVC_MEMORY_PRESSURE_THRESHOLD_PERCENT). */
   memoryThresholdPercent: number;
 }
 
@@ -435,7 +457,11 @@ export interface LoraSettings {
   /** How long a request waits for its adapter before 503 LORA_LOADING. */
   waitMs: number;
   /** Largest adapter weights file accepted. */
-  maxAdapterBytes: number;
+  maxLoraBytes: number;
+  /** Adapter files kept on disk, all models together. */
+  diskBytes: number;
+  /** Adapter owners and repositories clients may name (empty: any). */
+  allow: string[];
 }
 
 /** Image preprocessing: pool size and the bounds of image inputs. */
@@ -464,13 +490,18 @@ export interface FleetSettings {
   workerId: string;
   /** Base URL the router uses to reach this worker; undefined: loopback at the bound port. */
   advertiseUrl: string | undefined;
-  /** Undefined means "detect the GPU type". */
+  /** `SVC_MACHINE_PROFILE`; undefined means "detect the GPU type". */
   machineProfile: string | undefined;
   bundle: string;
-  /** Undefined means "same as the machine profile". */
+  /** `SVC_POOL`; undefined means "same as the machine profile". */
   pool: string | undefined;
   /** Cap of the reconnect backoff. */
   reconnectMaxMs: number;
+  /**
+   * The fleet's worker secret (`SVC_WORKER_API_KEY`), when the worker has one: its registrations
+   * carry a proof of the worker id made with it.
+   */
+  secret: string | undefined;
 }
 
 /** The worker's settings, in the slices its subsystems receive. */
@@ -504,6 +535,8 @@ export interface WorkerSettings {
   maxMaxSimOps: number;
   /** Connection and body-reading bounds of the HTTP server. */
   http: HttpSettings;
+  /** How browsers are treated (CORS, Origin, Host on loopback). */
+  browser: BrowserPolicy;
   log: LogSettings;
   /** The bundle this worker serves. */
   bundle: string;
@@ -541,6 +574,7 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
     bundle: v.SVC_BUNDLE,
     pool: v.SVC_POOL,
     reconnectMaxMs: v.SVC_ROUTER_RECONNECT_MAX_MS,
+    secret: v.SVC_WORKER_API_KEY,
   };
   return {
     listen: { host: v.SVC_HOST, port: v.SVC_PORT },
@@ -579,7 +613,9 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
     lora: {
       maxPerModel: v.SVC_MAX_LORAS_PER_MODEL,
       waitMs: v.SVC_LORA_WAIT_MS,
-      maxAdapterBytes: v.SVC_MAX_LORA_BYTES,
+      maxLoraBytes: v.SVC_MAX_LORA_BYTES,
+      diskBytes: v.SVC_LORA_DISK_BYTES,
+      allow: v.SVC_LORA_ALLOW,
     },
     limits: limitsOf(v),
     images: {
@@ -600,6 +636,7 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
     },
     maxMaxSimOps: v.SVC_MAX_MAXSIM_OPS,
     http: httpSettingsOf(v),
+    browser: browserPolicyOf(v),
     log: logSettingsOf(v),
     bundle: v.SVC_BUNDLE,
     apiKey: v.SVC_WORKER_API_KEY,

@@ -23,6 +23,7 @@ export const WORKER_DASHBOARD_HTML: string = `<!doctype html>
   .live { background: #cfe9d3; } .down { background: #f4d0d0; }
   .loaded { background: #cfe9d3; } .loading, .unloading { background: #fbe7b5; }
   .draining, .failed { background: #f4d0d0; }
+  .not-cached { background: #e6e0f2; }
   .reason { display: block; font-size: .8rem; color: #923; max-width: 40rem; }
   .cards { display: flex; flex-wrap: wrap; gap: .6rem; }
   .card { background: #fff; border: 1px solid #dde; border-radius: 6px; padding: .5rem .8rem; min-width: 8rem; }
@@ -135,11 +136,13 @@ function render(m) {
     cell(tr, md.name);
     const shown = shownState(md);
     const st = cell(tr, ""); const pill = document.createElement("span");
-    pill.className = "pill " + shown; pill.textContent = shown; st.replaceChildren(pill);
-    if (shown === "failed") {
+    pill.className = "pill " + shown.replace(" ", "-"); pill.textContent = shown; st.replaceChildren(pill);
+    const reason = shown === "failed" ? md.last_error.code + ": " + md.last_error.message
+      : shown === "not cached" ? md.weights_reason : null;
+    if (reason) {
       const why = document.createElement("span");
       why.className = "reason"; why.dataset.testid = "reason";
-      why.textContent = md.last_error.code + ": " + md.last_error.message;
+      why.textContent = reason;
       st.appendChild(why);
     }
     cell(tr, md.device); cell(tr, md.memory_bytes ? bytes(md.memory_bytes) : "–", "num");

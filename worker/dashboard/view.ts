@@ -34,21 +34,42 @@ export interface ModelRowFacts {
   name: string;
   state: string;
   last_error?: { code: string; message: string } | null;
+  /** `not_cached`: available, but its weights are on no disk of this worker. */
+  weights?: string;
 }
 
 /**
  * The state the page shows: the stream reports a remembered load failure as `available` (its
- * four-state contract), the page says `failed`.
+ * four-state contract), the page says `failed`; an available model whose weights are not on this
+ * machine is `not cached` (the stream's `weights_reason` says what would fetch them).
  */
 export function shownState(m: ModelRowFacts): string {
-  return m.state === "available" && m.last_error ? "failed" : m.state;
+  if (m.state !== "available") return m.state;
+  return m.last_error ? "failed" : m.weights === "not_cached" ? "not cached" : m.state;
 }
 
-/** Row order: loaded first, then loading/unloading, failed, available; by name within each. */
+/**
+ * Row order: loaded first, then loading/unloading, failed, available, not cached; by name within
+ * each.
+ */
 export function compareModelRows(a: ModelRowFacts, b: ModelRowFacts): number {
   const rank = (m: ModelRowFacts): number => {
-    const s = m.state === "available" && m.last_error ? "failed" : m.state;
-    return s === "loaded" ? 0 : s === "loading" || s === "unloading" ? 1 : s === "failed" ? 2 : 3;
+    const s = m.state !== "available"
+      ? m.state
+      : m.last_error
+      ? "failed"
+      : m.weights === "not_cached"
+      ? "not cached"
+      : m.state;
+    return s === "loaded"
+      ? 0
+      : s === "loading" || s === "unloading"
+      ? 1
+      : s === "failed"
+      ? 2
+      : s === "available"
+      ? 3
+      : 4;
   };
   return rank(a) - rank(b) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 }

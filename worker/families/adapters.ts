@@ -2,8 +2,8 @@
  * Which adapter runs which family. Imported only by the inference thread: every adapter pulls in
  * ONNX Runtime and the tokenizer, which must stay off the main thread (see `kinds.ts`).
  */
+import type { Family } from "@svc/shared/catalog/schema";
 import type { AdapterFactory } from "./types.ts";
-import type { AdapterFamily } from "./kinds.ts";
 import { createDenseAdapter } from "./dense.ts";
 import { createSparseAdapter } from "./sparse.ts";
 import { createColbertAdapter } from "./colbert.ts";
@@ -17,8 +17,8 @@ import { createClipAdapter } from "./clip.ts";
 import { createDetectionAdapter } from "./detection.ts";
 import { createZeroShotDetectionAdapter } from "./zero_shot_detection.ts";
 
-/** Adapter factories by family: exactly the families `kinds.ts` lists as having one. */
-export const FAMILY_ADAPTERS: Record<AdapterFamily, AdapterFactory> = {
+/** Adapter factories by family: one for every family of the catalog schema. */
+export const FAMILY_ADAPTERS: Record<Family, AdapterFactory> = {
   dense: createDenseAdapter,
   // Static embedding models (model2vec, GloVe averages) are a token-table lookup plus mean
   // pooling inside the graph: the dense adapter's rank-2 path serves them unchanged.

@@ -70,11 +70,15 @@ class ColbertAdapter extends TextAdapter<ColbertItem> {
     // One extra slot for the marker, which goes right after [CLS].
     const room = Math.max(0, max - prefix.length - suffix.length - 1);
     let body: number[];
-    if (item.tokenIds) body = item.tokenIds.slice(0, room);
-    else {
+    let cut: boolean;
+    if (item.tokenIds) {
+      body = item.tokenIds.slice(0, room);
+      cut = item.tokenIds.length > room;
+    } else {
       const t = textBody(tok, params.prefix ?? "", item.text ?? "", room, params);
       if ("error" in t) return { index, length: 0, ids: [], isQuery, error: t.error };
       body = t.ids;
+      cut = t.truncated;
     }
     const marker = isQuery ? this.s.queryMarker : this.s.documentMarker;
     const ids = [...prefix, marker, ...body, ...suffix];
@@ -83,7 +87,7 @@ class ColbertAdapter extends TextAdapter<ColbertItem> {
       attend = this.s.attendToMask ? undefined : ids.length;
       while (ids.length < this.s.queryLength) ids.push(this.s.maskId);
     }
-    return { index, length: ids.length, ids, attend, isQuery };
+    return { index, length: ids.length, ids, attend, isQuery, truncated: cut };
   }
 
   protected postprocess(

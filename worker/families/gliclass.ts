@@ -72,14 +72,18 @@ export function gliclassBody(
   labels: number,
   text: string,
   room: number,
-): { ids: number[] } | { error: string } {
+): { ids: number[]; truncated?: boolean } | { error: string } {
   // A text longer than ~24 characters per token of room cannot fit whole: cut it first so that a
   // huge text costs O(room); take it all when that cut yields too few tokens.
   const cap = Math.max(64, room * 24);
   const compose = (t: string) =>
     tok.bodyIds(s.promptFirst ? prompt + t : t + prompt, Number.MAX_SAFE_INTEGER);
-  let ids = compose(text.length > cap ? text.slice(0, cap) : text);
-  if (text.length > cap && ids.length < room) ids = compose(text);
+  let capped = text.length > cap;
+  let ids = compose(capped ? text.slice(0, cap) : text);
+  if (capped && ids.length < room) {
+    ids = compose(text);
+    capped = false;
+  }
   const marks = ids.filter((id) => id === s.labelId).length;
   const seps = ids.filter((id) => id === s.sepId).length;
   if (marks !== labels || seps !== 1) {
@@ -90,10 +94,14 @@ export function gliclassBody(
   if (end - start > room) {
     return { error: `the labels take ${end - start} tokens; the model reads at most ${room}` };
   }
-  if (ids.length <= room) return { ids };
-  if (s.promptFirst) return { ids: ids.slice(0, room) };
+  // A capped text filled the room: what was left out is cut too.
+  if (ids.length <= room) return { ids, truncated: capped };
+  if (s.promptFirst) return { ids: ids.slice(0, room), truncated: true };
   const tail = ids.slice(start);
-  return { ids: [...ids.slice(0, Math.max(0, room - tail.length)), ...tail.slice(0, room)] };
+  return {
+    ids: [...ids.slice(0, Math.max(0, room - tail.length)), ...tail.slice(0, room)],
+    truncated: true,
+  };
 }
 
 class GliclassAdapter implements ModelAdapter<GliclassItem> {
@@ -131,7 +139,7 @@ class GliclassAdapter implements ModelAdapter<GliclassItem> {
     const body = gliclassBody(tok, this.s, prompt, labels.length, item.text ?? "", room);
     if ("error" in body) return fail(body.error);
     const ids = [...prefix, ...body.ids, ...suffix];
-    return { index, length: ids.length, ids };
+    return { index, length: ids.length, ids, truncated: body.truncated };
   }
 
   async run(group: GliclassItem[], params: WorkParams): Promise<RunResult> {

@@ -239,19 +239,27 @@ class GlinerAdapter implements ModelAdapter<GlinerItem> {
       rows: [],
       error: { code: "INVALID_INPUT", message },
     });
+    const relations = params.entityLabels && params.labels ? params.labels : undefined;
+    // An item that names its entities (mentions) needs no entity pass, unless schema fields are
+    // read in that pass too.
+    const named = relations && item.heads?.length && !params.fieldLabels?.length
+      ? item.heads
+      : undefined;
     const labels = firstPassLabels(params);
-    if (labels.length === 0) return fail("GLiNER models need params.labels (entity types)");
+    if (!named && labels.length === 0) {
+      return fail("GLiNER models need params.labels (entity types)");
+    }
     // In relation mode the instruction belongs to the relation pass.
     const lead = params.entityLabels ? "" : params.prompt ?? "";
-    const plan = this.#firstPass(JSON.stringify([lead, ...labels]));
-    if ("error" in plan) return fail(plan.error);
-    if (params.entityLabels) {
+    const plan = named ? undefined : this.#firstPass(JSON.stringify([lead, ...labels]));
+    if (plan && "error" in plan) return fail(plan.error);
+    if (relations) {
       // Relation types go into the second pass's labels: check them now.
-      const bad = this.#badLabel(JSON.stringify(params.labels ?? []));
+      const bad = this.#badLabel(JSON.stringify(relations));
       if (bad) return fail(bad);
     }
     const words = splitWords(text);
-    const room = this.#room(plan.prompt.ids.length);
+    const room = this.#room(plan ? plan.prompt.ids.length : 0);
     // Texts repeat words a lot: tokenise each distinct word once.
     const cache = new Map<string, number[]>();
     const wordIds = words.map((w) => {
@@ -259,19 +267,48 @@ class GlinerAdapter implements ModelAdapter<GlinerItem> {
       if (!ids) cache.set(w.text, ids = tok.bodyIds(w.text, room));
       return ids;
     });
-    const rows = this.#rows(wordIds, plan);
+    const rows = plan ? this.#rows(wordIds, plan) : [];
     const length = rows.reduce((n, r) => n + r.ids.length, 0);
     let cost = length;
-    let what = `${plural(rows.length, "window")} of ${plural(plan.prompt.labels, "label")}`;
-    if (params.entityLabels && params.labels && rows.length > 0) {
-      const lead = this.#relationLead(params.prompt ?? this.s.relationPrompt);
-      const rel = this.#relationEstimate(wordIds.map((ids) => ids.length), params.labels, lead);
+    let what = plan
+      ? `${plural(rows.length, "window")} of ${plural(plan.prompt.labels, "label")}`
+      : "";
+    if (named && relations) {
+      // The heads are known: the relation pass is costed exactly, and refused whole rather
+      // than cut (the client named every one of these entities).
+      const bad = this.#badLabel(JSON.stringify(named));
+      if (bad) return fail(bad);
+      const rel = this.#namedRelationCost(wordIds, named, relations, params);
       cost += rel.tokens;
-      what += ` for entities, then up to ${rel.heads} heads × ${params.labels.length} ` +
+      what = `${plural(named.length, "entity", "entities")} × ` +
+        `${plural(relations.length, "relation type")} in ${plural(rel.prompts, "prompt")}, ` +
+        `${plural(rel.rows, "window")} in all`;
+    } else if (relations && rows.length > 0) {
+      const lead = this.#relationLead(params.prompt ?? this.s.relationPrompt);
+      const rel = this.#relationEstimate(wordIds.map((ids) => ids.length), relations, lead);
+      cost += rel.tokens;
+      what += ` for entities, then up to ${rel.heads} heads × ${relations.length} ` +
         `relation types in ${rel.prompts} prompts, ${rel.rows} windows in all`;
     }
     if (cost > this.budget.maxItemTokens) return fail(itemOverBudget(cost, this.budget, what));
     return { index, length, text, words, wordIds, rows, heads: item.heads };
+  }
+
+  /** Tokens of the relation pass over the heads a client named: their prompts × the windows. */
+  #namedRelationCost(
+    wordIds: readonly number[][],
+    heads: readonly string[],
+    relations: readonly string[],
+    params: WorkParams,
+  ): { tokens: number; prompts: number; rows: number } {
+    const lead = this.#relationLead(params.prompt ?? this.s.relationPrompt);
+    const plans = this.#chunks(relationLabels(heads, relations), lead, new Map());
+    const cost = passTokens(
+      wordIds.map((ids) => ids.length),
+      plans.map((p) => p.prompt.ids.length),
+      this.#shape(lead),
+    );
+    return { ...cost, prompts: plans.length };
   }
 
   /**
@@ -402,7 +439,12 @@ class GlinerAdapter implements ModelAdapter<GlinerItem> {
     const t1 = performance.now();
     group.forEach((item, g) => {
       if (gone(g)) return;
-      const spans = greedyFlat(found[g].spans(), item.words.length);
+      // The entities a client named are the only tails; spans of other text never compete.
+      const named = item.heads ? new Set(item.heads) : undefined;
+      const candidates = named
+        ? found[g].spans().filter((s) => named.has(spanText(item, s)))
+        : found[g].spans();
+      const spans = greedyFlat(candidates, item.words.length);
       outputs[g].relations = heads[g].length === 0
         ? []
         : assembleRelations(spans, (s) => spanText(item, s), heads[g], relations);
@@ -476,9 +518,9 @@ function firstPassLabels(params: WorkParams): string[] {
   return [...(params.entityLabels ?? params.labels ?? []), ...(params.fieldLabels ?? [])];
 }
 
-/** `n thing` or `n things`. */
-function plural(n: number, thing: string): string {
-  return `${n} ${thing}${n === 1 ? "" : "s"}`;
+/** `n thing` or `n things` (or `n {many}`). */
+function plural(n: number, thing: string, many = `${thing}s`): string {
+  return `${n} ${n === 1 ? thing : many}`;
 }
 
 /** The text a span covers. */

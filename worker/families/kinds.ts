@@ -1,33 +1,10 @@
 /**
- * What each model family is, without loading it: the op it serves and whether this release has
- * an adapter for it. Imports nothing at run time: the main thread reads it (model gate), while
+ * What each model family does, without loading it: the op it serves (from the catalog schema's
+ * family list) and whether it takes LoRA adapters. The main thread reads it (model gate), while
  * the adapters themselves (and ONNX Runtime with them) load only inside inference threads.
  */
-import type { Family } from "@svc/shared/catalog/schema";
+import { type Family, FAMILY_OPS } from "@svc/shared/catalog/schema";
 import type { Op } from "./types.ts";
-
-export {
-  ADAPTER_FAMILIES,
-  type AdapterFamily,
-  hasAdapter,
-} from "@svc/shared/catalog/served_families";
-
-// Every family names its op, so a family added to the catalog schema must be placed here.
-const FAMILY_OPS: Record<Family, Op> = {
-  dense: "encode",
-  static: "encode",
-  sparse: "encode",
-  colbert: "encode",
-  bge_m3: "encode",
-  clip: "encode",
-  reranker: "score",
-  gliner: "extract",
-  token_classification: "extract",
-  zero_shot: "extract",
-  gliclass: "extract",
-  detection: "extract",
-  zero_shot_detection: "extract",
-};
 
 /**
  * Families that take LoRA adapters: encode families whose graph is one text encoder loaded by

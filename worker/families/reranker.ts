@@ -29,12 +29,12 @@ export function pairScore(data: Float32Array, dims: readonly number[], b: number
 
 class RerankerAdapter extends TextAdapter<PairItem> {
   /** Every item of a score request carries the same query: tokenise it once. */
-  readonly #queryIds: (query: string) => number[];
+  readonly #queryIds: (query: string) => { ids: number[]; cut: boolean };
 
   constructor(model: TextModel, private readonly sigmoid: boolean) {
     super(model);
     const tok = model.tokenizer;
-    this.#queryIds = memoLast((q) => tok.bodyIds(q, tok.pairRoom()));
+    this.#queryIds = memoLast((q) => tok.bodyIdsCut(q, tok.pairRoom()));
   }
 
   override prepare(item: WorkItem, index: number, params: WorkParams): PairItem {
@@ -42,10 +42,12 @@ class RerankerAdapter extends TextAdapter<PairItem> {
     const query = this.#queryIds((params.prefix ?? "") + (item.query ?? ""));
     // A cap on the document's tokens (Cohere's max_tokens_per_doc) applies before the pair's.
     const doc = params.maxTokens === undefined
-      ? item.text ?? ""
-      : tok.bodyIds(item.text ?? "", Math.min(params.maxTokens, tok.pairRoom()));
-    const { ids, typeIds } = tok.encodePair(query, doc);
-    return { index, length: ids.length, ids, typeIds: typeIds ?? [] };
+      ? { ids: item.text ?? "", cut: false }
+      : tok.bodyIdsCut(item.text ?? "", Math.min(params.maxTokens, tok.pairRoom()));
+    const pair = tok.encodePair(query.ids, doc.ids);
+    const { ids, typeIds } = pair;
+    const truncated = query.cut || doc.cut || pair.truncated === true;
+    return { index, length: ids.length, ids, typeIds: typeIds ?? [], truncated };
   }
 
   protected postprocess(

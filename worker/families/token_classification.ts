@@ -125,7 +125,8 @@ class TokenClassificationAdapter extends TextAdapter<TaggedItem> {
     const room = Math.max(0, tok.maxLength - prefix.length - suffix.length);
     const spans = tokenizeWithOffsets(tok, text, room);
     const ids = [...prefix, ...spans.ids, ...suffix];
-    return { index, length: ids.length, ids, text, spans, bodyAt: prefix.length };
+    const truncated = spans.truncated;
+    return { index, length: ids.length, ids, text, spans, bodyAt: prefix.length, truncated };
   }
 
   /**

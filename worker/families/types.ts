@@ -3,12 +3,12 @@
  * they tokenise, build tensors, run the ONNX session and post-process. The registry and the
  * batcher never know which family they drive.
  */
-import type { ModelConfig } from "@svc/shared/catalog/schema";
+import type { FamilyOp, ModelConfig } from "@svc/shared/catalog/schema";
 import type { OutputType } from "@svc/shared/schemas/encode";
 import type { ExtractBudget } from "./extract_budget.ts";
 
 /** Which API operation a batch serves. */
-export type Op = "encode" | "score" | "extract";
+export type Op = FamilyOp;
 
 /** One prepared image: a `[3, height, width]` float32 tensor plus its original geometry. */
 export interface PixelInput {
@@ -99,6 +99,8 @@ export interface PreparedItem {
   index: number;
   /** Number of tokens the model will see (after truncation, with special tokens). */
   length: number;
+  /** True when the item's input was cut to the model's length (counted in X-Truncated-Items). */
+  truncated?: boolean;
   /** Set when the item cannot be run; it is answered with this error and skipped. */
   error?: { code: "INVALID_INPUT" | "INFERENCE_ERROR"; message: string };
 }
@@ -121,6 +123,8 @@ export interface ItemOutput {
   fieldSpans?: { text: string; score: number; start: number }[][];
   /** Tokens the model processed for this item (usage, metrics). */
   tokens: number;
+  /** The item's input was cut to the model's length (set by the driver from its PreparedItem). */
+  truncated?: boolean;
   /** Set when this item alone was rejected (e.g. token ids outside the vocabulary). */
   error?: { code: "INVALID_INPUT" | "INFERENCE_ERROR"; message: string };
 }

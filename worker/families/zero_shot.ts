@@ -111,10 +111,12 @@ class ZeroShotAdapter implements ModelAdapter<NliItem> {
     const template = params.hypothesisTemplate ?? DEFAULT_HYPOTHESIS_TEMPLATE;
     const hyps = this.#hypotheses(JSON.stringify([template, params.prompt ?? "", ...labels]));
     if ("error" in hyps) return fail(hyps.error);
-    const premise = tok.bodyIds(item.text ?? "", tok.pairRoom());
+    const premise = tok.bodyIdsCut(item.text ?? "", tok.pairRoom());
+    let truncated = premise.cut;
     const pairs = hyps.ids.map((h) => {
-      const { ids, typeIds } = tok.encodePair(premise, h);
-      return { ids, typeIds: typeIds ?? [] };
+      const pair = tok.encodePair(premise.ids, h);
+      truncated ||= pair.truncated === true;
+      return { ids: pair.ids, typeIds: pair.typeIds ?? [] };
     });
     const length = pairs.reduce((n, p) => n + p.ids.length, 0);
     if (length > this.budget.maxItemTokens) {
@@ -122,7 +124,7 @@ class ZeroShotAdapter implements ModelAdapter<NliItem> {
         itemOverBudget(length, this.budget, `${pairs.length} text-hypothesis pairs, one per label`),
       );
     }
-    return { index, length, pairs };
+    return { index, length, pairs, truncated };
   }
 
   async run(group: NliItem[], params: WorkParams, control?: RunControl): Promise<RunResult> {

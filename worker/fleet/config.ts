@@ -5,21 +5,10 @@
 import { FLEET_PATH } from "@svc/shared/fleet/protocol";
 import type { FleetSettings } from "../config/settings.ts";
 
-/** What the fleet link runs with. */
-export interface FleetConfig {
-  /** ws(s) URL of the router's fleet endpoint. */
-  routerWsUrl: string;
-  token: string;
-  workerId: string;
+/** What the fleet link runs with: the fleet settings, with the advertised URL known. */
+export interface FleetConfig extends Omit<FleetSettings, "advertiseUrl"> {
   /** Base URL the router uses to reach this worker. */
   advertiseUrl: string;
-  /** From SVC_MACHINE_PROFILE; undefined means "detect the GPU type". */
-  machineProfile: string | undefined;
-  bundle: string;
-  /** From SVC_POOL; undefined means "same as the machine profile". */
-  pool: string | undefined;
-  /** Cap of the reconnect backoff. */
-  reconnectMaxMs: number;
 }
 
 /** The link's configuration for a worker listening on `port` (the loopback default URL). */

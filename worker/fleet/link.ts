@@ -18,6 +18,7 @@ import {
 import { deadline } from "@svc/shared/deadline";
 import type { Logger } from "@svc/shared/log";
 import { VERSION } from "@svc/shared/version";
+import { WorkerKeys } from "@svc/shared/fleet/worker_keys";
 import { backoffDelay } from "./backoff.ts";
 import type { FleetConfig } from "./config.ts";
 import { LinkSession, type SessionHost } from "./session.ts";
@@ -55,7 +56,7 @@ export interface FleetLink {
 
 /** Machine profile and GPUs of this machine, as registered. */
 export interface MachineFacts {
-  profile: string;
+  machineProfile: string;
   gpuCount: number;
   gpuTypes: string[];
 }
@@ -107,6 +108,8 @@ export class FleetLinkImpl implements FleetLink {
   #closed = false;
   #seq = 0;
   #machine: MachineFacts | undefined;
+  /** Proof of the worker id under the fleet's worker secret (none without the secret). */
+  #idProof: string | undefined;
   /** Settles a pending drain(): true on the router's ack, false when the socket ended. */
   #drainAnswer: ((acked: boolean) => void) | null = null;
   #wake: (() => void) | null = null;
@@ -137,6 +140,10 @@ export class FleetLinkImpl implements FleetLink {
 
   async #run(): Promise<void> {
     this.#machine = await this.#deps.detect();
+    const secret = this.#cfg.secret;
+    if (secret !== undefined) {
+      this.#idProof = await new WorkerKeys(secret).idProof(this.#cfg.workerId);
+    }
     let attempt = 0;
     while (!this.#closed) {
       this.#session = new LinkSession(this.#host);
@@ -184,14 +191,15 @@ export class FleetLinkImpl implements FleetLink {
       protocol: FLEET_PROTOCOL_VERSION,
       worker_id: this.#cfg.workerId,
       url: this.#cfg.advertiseUrl,
-      machine_profile: machine.profile,
-      pool: this.#cfg.pool ?? machine.profile,
+      machine_profile: machine.machineProfile,
+      pool: this.#cfg.pool ?? machine.machineProfile,
       bundle: this.#cfg.bundle,
       version: VERSION,
       gpus: { count: machine.gpuCount, types: machine.gpuTypes.filter((t) => SLUG_RE.test(t)) },
       models,
       draining: this.#draining,
       instance_key: this.#instanceKey,
+      ...(this.#idProof === undefined ? {} : { id_proof: this.#idProof }),
     };
   }
 
@@ -235,12 +243,19 @@ export class FleetLinkImpl implements FleetLink {
 
   #onRegistered(msg: RegisteredMessage): void {
     this.#failuresInARow = 0;
+    if (msg.worker_id !== undefined && msg.worker_id !== this.#cfg.workerId) {
+      this.#deps.log("warn", "the router registered this worker under an id of its own", {
+        worker_id: msg.worker_id,
+        asked_for: this.#cfg.workerId,
+        hint: "the router has SVC_WORKER_API_KEY: set the same key on this worker",
+      });
+    }
     this.#deps.log("info", "registered with the router", {
       router: this.#cfg.routerWsUrl,
       router_id: msg.router_id,
       router_version: msg.router_version,
       worker_id: this.#cfg.workerId,
-      pool: this.#cfg.pool ?? this.#machine?.profile,
+      pool: this.#cfg.pool ?? this.#machine?.machineProfile,
       bundle: this.#cfg.bundle,
     });
   }

@@ -4,7 +4,7 @@
  * `close()` at exit.
  */
 import type { Logger } from "@svc/shared/log";
-import { gpuInventory, profileOfGpus } from "../telemetry/gpu.ts";
+import { gpuInventory, machineProfileOfGpus } from "../telemetry/gpu.ts";
 import type { FleetSettings } from "../config/settings.ts";
 import { fleetConfigOf } from "./config.ts";
 import { type FleetLink, FleetLinkImpl, type WorkerStatusSnapshot } from "./link.ts";
@@ -35,9 +35,9 @@ export function startFleetLink(opts: {
     detect: async () => {
       // A failed detection reads as no GPU (gpuInventory never rejects).
       const gpus = await gpuInventory();
-      const profile = cfg.machineProfile ?? profileOfGpus(gpus);
+      const machineProfile = cfg.machineProfile ?? machineProfileOfGpus(gpus);
       return {
-        profile,
+        machineProfile,
         gpuCount: gpus.length,
         gpuTypes: [...new Set(gpus.map((g) => g.gpu_type))],
       };

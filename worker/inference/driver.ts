@@ -106,6 +106,7 @@ export async function driveBatch(
       const out = r.outputs[k];
       const bad = out && !out.error ? nonFiniteOutput(out) : undefined;
       outputs[p.index] = bad === undefined ? out : refused(p, bad);
+      if (p.truncated && bad === undefined && out) out.truncated = true;
     });
   }
   return { outputs, timing: { tokenizationMs, inferenceMs, postprocessingMs }, paddedTokens };

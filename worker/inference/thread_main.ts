@@ -5,9 +5,8 @@
  * and runs that (its own thread, because building a session blocks the thread that builds it).
  */
 import { FAMILY_ADAPTERS } from "../families/adapters.ts";
-import { hasAdapter } from "../families/kinds.ts";
 import type { ModelAdapter } from "../families/types.ts";
-import { AdapterConfigError } from "../lora/adapter_config.ts";
+import { LoraConfigError } from "../lora/lora_config.ts";
 import { buildAdaptedModel } from "../lora/build.ts";
 import { LoraMismatchError } from "../lora/plan.ts";
 import { SafetensorsError } from "../lora/safetensors.ts";
@@ -37,7 +36,6 @@ async function handle(msg: ToThread): Promise<void> {
     case "load": {
       try {
         const family = msg.config.family;
-        if (!hasAdapter(family)) throw new Error(`family '${family}' has no adapter yet`);
         const { type: _, lora, computeGate, ...options } = msg;
         let loaded: LoraLoaded | undefined;
         if (lora) {
@@ -55,7 +53,7 @@ async function handle(msg: ToThread): Promise<void> {
         scope.postMessage({ type: "loaded", lora: loaded });
       } catch (err) {
         const mismatch = err instanceof LoraMismatchError || err instanceof SafetensorsError ||
-          err instanceof AdapterConfigError;
+          err instanceof LoraConfigError;
         scope.postMessage({ type: "load_failed", message: errorText(err), mismatch });
       }
       return;

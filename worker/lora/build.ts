@@ -3,8 +3,8 @@
  * graph and the adapter's tensors, check the adapter against the graph (fast: no weight is read
  * before every module and shape fits), merge every planned update, and return the patched model.
  */
-import { indexOnnxModel } from "../onnx/model.ts";
-import type { AdapterConfig } from "./adapter_config.ts";
+import { indexOnnxModel } from "@svc/onnx";
+import type { LoraConfig } from "./lora_config.ts";
 import { linearTargets } from "./graph_targets.ts";
 import { mergeLoraIntoModel } from "./merge.ts";
 import { planLora } from "./plan.ts";
@@ -17,7 +17,7 @@ export interface AdaptedModelSpec {
   /** Local path of `adapter_model.safetensors`. */
   weightsPath: string;
   /** The adapter's validated `adapter_config.json`. */
-  config: AdapterConfig;
+  config: LoraConfig;
   /** The base model's catalog id and hub repository (checked against the adapter's base). */
   model: { id: string; repo: string };
   limits?: SafetensorsLimits;

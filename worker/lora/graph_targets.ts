@@ -9,8 +9,13 @@
  * operand is `[in, out]`; Gemm's is `[out, in]` (PyTorch's Linear layout) when `transB = 1`; a
  * weight reaching a MatMul through a 2-D Transpose is stored `[out, in]`.
  */
-import { dataTypeName, type InitializerRef, type NodeRef, type OnnxIndex } from "../onnx/model.ts";
-import { floatTypeOf } from "../onnx/initializers.ts";
+import {
+  dataTypeName,
+  floatTypeOf,
+  type InitializerRef,
+  type NodeRef,
+  type OnnxIndex,
+} from "@svc/onnx";
 
 /** One weight of a linear layer in the graph. */
 export interface LinearTarget {

@@ -3,8 +3,12 @@
  * layer's output, so the merged PyTorch weight (`[out, in]`) is `W + scale · B·A`, and a graph
  * weight stored `[in, out]` (a MatMul operand) gets the transpose, `W + scale · Aᵀ·Bᵀ`.
  */
-import { indexOnnxModel, type OnnxIndex } from "../onnx/model.ts";
-import { readFloatInitializer, replaceFloatInitializers } from "../onnx/initializers.ts";
+import {
+  indexOnnxModel,
+  type OnnxIndex,
+  readFloatInitializer,
+  replaceFloatInitializers,
+} from "@svc/onnx";
 import { LoraMismatchError, type LoraPlan, type WeightPatch } from "./plan.ts";
 import { allFinite } from "../families/finite.ts";
 

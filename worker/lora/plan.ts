@@ -9,7 +9,7 @@
  * with the prefix `base_model.model.`; the module path may carry a wrapper's prefix the export
  * lacks (`bert.`, `0.auto_model.`) or the reverse, so paths match on whole dotted parts at the end.
  */
-import type { AdapterConfig } from "./adapter_config.ts";
+import type { LoraConfig } from "./lora_config.ts";
 import type { LinearTarget } from "./graph_targets.ts";
 import { isFloatDtype } from "./safetensors.ts";
 
@@ -49,7 +49,7 @@ export interface TensorInfo {
 
 /** Everything the plan is made from. */
 export interface PlanInputs {
-  config: AdapterConfig;
+  config: LoraConfig;
   tensors: ReadonlyMap<string, TensorInfo>;
   targets: readonly LinearTarget[];
   /** The base model's catalog id and hub repository. */
@@ -154,7 +154,7 @@ function endsWithParts(path: string, suffix: string): boolean {
  * have weights. (A regular expression is not evaluated: the saved weights say which modules it
  * matched, and running a client-chosen pattern could hang the thread.)
  */
-function checkTargetModules(config: AdapterConfig, modules: string[], problems: string[]): void {
+function checkTargetModules(config: LoraConfig, modules: string[], problems: string[]): void {
   const targets = config.targetModules;
   if (!Array.isArray(targets)) return;
   for (const m of modules) {
@@ -211,7 +211,7 @@ function checkShapes(
   pair: { a?: string; b?: string },
   target: LinearTarget,
   tensors: ReadonlyMap<string, TensorInfo>,
-  config: AdapterConfig,
+  config: LoraConfig,
   problems: string[],
 ): WeightPatch | undefined {
   if (!pair.a || !pair.b) {

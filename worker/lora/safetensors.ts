@@ -7,7 +7,7 @@
  * overlaps; each tensor's byte length is its element count times its dtype size) and bounded
  * (header bytes, tensor count), so a hostile file is refused before anything big is allocated.
  */
-import { decodeFloats } from "../onnx/float_values.ts";
+import { decodeFloats } from "@svc/onnx";
 
 /** The file is not a valid (or not an acceptable) safetensors file. */
 export class SafetensorsError extends Error {

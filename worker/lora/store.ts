@@ -16,17 +16,18 @@ import type { LoraLoadSpec } from "../inference/protocol.ts";
 import type { WorkItem, WorkParams } from "../families/types.ts";
 import type { BatchRunner } from "../scheduler/batcher.ts";
 import type { ModelRunner, StartedLora } from "../registry/runner.ts";
-import { AdapterConfigError, parseAdapterConfig } from "./adapter_config.ts";
+import { LoraConfigError, parseLoraConfig } from "./lora_config.ts";
 import { LoraMismatchError } from "./plan.ts";
+import type { LoraDiskBudget } from "./disk_budget.ts";
 
 /** The files of a PEFT LoRA adapter repository, by role. */
-export const ADAPTER_FILES = {
+export const LORA_FILES = {
   config: "adapter_config.json",
   weights: "adapter_model.safetensors",
 } as const;
 
 /** Largest `adapter_config.json` read (they are a few hundred bytes). */
-export const MAX_ADAPTER_CONFIG_BYTES = 1024 * 1024;
+export const MAX_LORA_CONFIG_BYTES = 1024 * 1024;
 
 /** Failed adapters remembered per model (oldest forgotten first). */
 const MAX_REMEMBERED_FAILURES = 256;
@@ -43,9 +44,13 @@ export interface LoraStoreOptions {
   /** Adapters kept loaded (SVC_MAX_LORAS_PER_MODEL). */
   maxLoaded: number;
   /** Largest adapter weights file (SVC_MAX_LORA_BYTES). */
-  maxAdapterBytes: number;
+  maxLoraBytes: number;
   /** How long a failed adapter is answered without a new attempt. */
   failureCooldownMs: number;
+  /** `SVC_LORA_ALLOW`: the adapters clients may name (absent: any). */
+  allowed?: (id: string) => boolean;
+  /** `SVC_LORA_DISK_BYTES`: the worker-wide budget of adapter files on disk (absent: none). */
+  disk?: LoraDiskBudget;
   now?: () => number;
   onEvent?: (event: string, fields: Record<string, unknown>) => void;
 }
@@ -87,6 +92,12 @@ export class LoraStore {
    * that releases it. Waits at most `waitMs` for a load; then 503 LORA_LOADING with Retry-After.
    */
   async acquire(id: string, waitMs: number): Promise<() => void> {
+    if (this.#o.allowed && !this.#o.allowed(id)) {
+      throw new ServiceError(
+        "INVALID_INPUT",
+        `options.lora_id '${id}' is not among the adapters this worker serves (SVC_LORA_ALLOW)`,
+      );
+    }
     for (;;) {
       if (this.#closed) {
         throw new ServiceError("MODEL_NOT_LOADED", `model '${this.#o.model.id}' is unloading`);
@@ -100,6 +111,7 @@ export class LoraStore {
       if (e.state === "loaded") {
         e.inUse++;
         e.lastUsed = this.#now();
+        this.#o.disk?.touch(id);
         return () => {
           e.inUse--;
           e.lastUsed = this.#now();
@@ -173,7 +185,8 @@ export class LoraStore {
       // A refused adapter is not kept on disk: any client can name one, and the failure is
       // remembered for the cool-down anyway.
       if (error.code === "INVALID_INPUT") {
-        this.#o.weights.discard?.(id, "main", { ...ADAPTER_FILES }).catch(() => {});
+        this.#o.disk?.forget(id);
+        this.#o.weights.discard?.(id, "main", { ...LORA_FILES }).catch(() => {});
       }
       this.#o.onEvent?.("lora_load_failed", {
         model: this.#o.model.id,
@@ -211,14 +224,27 @@ export class LoraStore {
   }
 
   async #load(e: Entry): Promise<void> {
+    const disk = this.#o.disk;
+    // Its files stay on disk while it loads, whatever other adapters need.
+    disk?.pin(e.id);
+    try {
+      await this.#fetchAndStart(e);
+    } finally {
+      disk?.release(e.id);
+    }
+  }
+
+  async #fetchAndStart(e: Entry): Promise<void> {
     const started = performance.now();
     // Bounded before the download where the source states sizes (hub, http cluster cache), and
     // while it streams where it does not.
-    const files = await this.#o.weights.ensureFiles(e.id, "main", { ...ADAPTER_FILES }, {
+    const files = await this.#o.weights.ensureFiles(e.id, "main", { ...LORA_FILES }, {
       modelId: e.id,
       signal: e.controller.signal,
-      maxBytes: { config: MAX_ADAPTER_CONFIG_BYTES, weights: this.#o.maxAdapterBytes },
+      maxBytes: { config: MAX_LORA_CONFIG_BYTES, weights: this.#o.maxLoraBytes },
     });
+    // Counted against SVC_LORA_DISK_BYTES; the least recently used others may go.
+    await this.#o.disk?.admit(e.id);
     const fetchMs = performance.now() - started;
     const config = await this.#readConfig(files.config);
     const { runner, loaded } = await this.#o.start(e.id, {
@@ -253,9 +279,9 @@ export class LoraStore {
     try {
       json = JSON.parse(await Deno.readTextFile(path));
     } catch {
-      throw new AdapterConfigError("adapter_config.json is not valid JSON");
+      throw new LoraConfigError("adapter_config.json is not valid JSON");
     }
-    return parseAdapterConfig(json);
+    return parseLoraConfig(json);
   }
 
   #remember(id: string, error: ServiceError): void {
@@ -271,7 +297,7 @@ export class LoraStore {
     const model = this.#o.model.id;
     const text = hidePaths(err instanceof Error ? err.message : String(err));
     // The safetensors file is read in the adapter's thread, whose refusals arrive as mismatches.
-    if (err instanceof LoraMismatchError || err instanceof AdapterConfigError) {
+    if (err instanceof LoraMismatchError || err instanceof LoraConfigError) {
       return new ServiceError(
         "INVALID_INPUT",
         `LoRA adapter '${id}' does not fit model '${model}': ${text}`,
@@ -282,7 +308,7 @@ export class LoraStore {
       return new ServiceError(
         "INVALID_INPUT",
         `LoRA adapter '${id}': ${file} ${err.over}` +
-          (file === ADAPTER_FILES.weights ? " (SVC_MAX_LORA_BYTES)" : ""),
+          (file === LORA_FILES.weights ? " (SVC_MAX_LORA_BYTES)" : ""),
       );
     }
     if (err instanceof WeightsError) {

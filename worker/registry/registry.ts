@@ -1,13 +1,12 @@
 /**
- * Model registry: which models exist, their states, on-demand loading (one shared load per model,
- * bounded waits), memory accounting, and LRU eviction of idle models under memory pressure.
+ * Model registry: the state of every model the served catalog lists (catalog/served.ts), on-demand
+ * loading (one shared load per model, bounded waits), memory accounting, and LRU eviction of idle
+ * models under memory pressure.
  * States: available → loading → loaded → unloading → available; a failed load is remembered.
  * Models run through an injected backend (`runner.ts`), so all of this is testable without ONNX.
  */
 import type { ModelConfig } from "@svc/shared/catalog/schema";
-import { resolveServedName, type ServedModel, servedNamesOf } from "@svc/shared/catalog";
-import { notInCatalogMessage } from "@svc/shared/catalog/suggest";
-import type { PendingEntryFacts } from "@svc/shared/catalog/model_info";
+import type { ServedModel } from "@svc/shared/catalog";
 import { type ErrorCode, ServiceError } from "@svc/shared/errors";
 import { deadline } from "@svc/shared/deadline";
 import type { ModelState } from "@svc/shared/schemas/models";
@@ -17,11 +16,13 @@ import { Batcher, type BatchStats } from "../scheduler/batcher.ts";
 import { filesSize, type MemoryProbe } from "./memory.ts";
 import { failureRemembered, type LoadFailure, loadFailure } from "./load_failure.ts";
 import type { ModelBackend, ModelRunner, RunnerSpec } from "./runner.ts";
-import { supportsLora } from "../families/kinds.ts";
+import { runTokenBudget } from "../inference/device_policy.ts";
+import type { ServedCatalog } from "../catalog/served.ts";
+import type { SchedulingSettings } from "../config/settings.ts";
 import type { ExtractBudget } from "../families/extract_budget.ts";
-import { type LoraStatus, LoraStore } from "../lora/store.ts";
-import { LoraLabels } from "../lora/labels.ts";
-import { DeferredEntries, type DeferredEntry } from "./deferred.ts";
+import type { LoraStatus, LoraStore } from "../lora/store.ts";
+import { type LoraOptions, LoraStores, withLoras } from "../lora/stores.ts";
+import type { LoraLabels } from "../lora/labels.ts";
 import { RevisionHasher } from "./revision.ts";
 
 export type { ModelState };
@@ -43,49 +44,25 @@ export interface LoadedModel {
   revision?: string;
 }
 
-/** LoRA settings of the registry. */
-export interface RegistryLoraOptions {
-  /** Adapters kept loaded per model (SVC_MAX_LORAS_PER_MODEL). */
-  maxPerModel: number;
-  /** Largest adapter weights file (SVC_MAX_LORA_BYTES). */
-  maxAdapterBytes: number;
-}
-
-/** Adapter ids that may be metric label values, process-wide (see lora/labels.ts). */
-const MAX_LORA_LABELS = 64;
-
-/** Registry settings and collaborators. */
-export interface RegistryOptions {
-  catalog: Map<string, ModelConfig>;
+/**
+ * Registry settings (the worker's scheduling settings; the item cap is the served catalog's) and
+ * collaborators.
+ */
+export interface RegistryOptions extends Omit<SchedulingSettings, "cpuMaxItemTokens"> {
+  /** What this worker serves; each entry gets a unit, and so does every entry added later. */
+  catalog: ServedCatalog;
   weights: WeightStore;
   /** Starts a runner for each model that loads (and knows the device they run on). */
   backend: ModelBackend;
-  maxBatchRequests: number;
-  maxBatchItems: number;
-  maxWaitMs: number;
-  maxQueueItems: number;
-  maxLoadedModels: number;
-  /** How long a failed load is answered at once without a new attempt (see load_failure.ts). */
-  loadFailureCooldownMs: number;
-  /** Cap on padded tokens per ONNX run (0: automatic per device, see runTokenBudget). */
-  maxRunTokens: number;
-  /** Longest item (tokens) on CPU (default {@link CPU_MAX_ITEM_TOKENS}); see itemTokenCap. */
-  cpuMaxItemTokens?: number;
   /** Bounds of one extract item's work, handed to every model's runner (absent: defaults). */
   extractBudget?: ExtractBudget;
-  memoryThresholdPercent: number;
   memoryProbe: MemoryProbe;
   /** LoRA adapters; absent: the defaults (10 per model, 256 MiB files). */
-  lora?: RegistryLoraOptions;
+  lora?: LoraOptions;
   onEvent?: (event: string, fields: Record<string, unknown>) => void;
   onBatch?: (model: string, stats: BatchStats) => void;
   /** Clock in ms for recency and failure memory (default `performance.now`). */
   now?: () => number;
-  /**
-   * Entries configured at run time from their own files (`SVC_MODELS`): each joins the catalog
-   * once configured, and is listed as loading or failed until then.
-   */
-  deferred?: readonly DeferredEntry[];
   /** Computes a loaded model's revision (default: hashes its files; see revision.ts). */
   revisions?: Pick<RevisionHasher, "revisionOf">;
 }
@@ -103,6 +80,8 @@ interface Unit {
   loaded?: LoadedModel & { runner: ModelRunner };
   lastUsed: number;
   inUse: number;
+  /** Whether its files are on this machine (undefined until checked: refreshPresence). */
+  onDisk?: boolean;
 }
 
 /** A started model: its local files, what its runner was started from, the runner. */
@@ -129,6 +108,8 @@ export interface UnitStatus {
   maxItemTokens: number;
   /** LoRA adapters loading or loaded on the model (absent: none). */
   loras?: LoraStatus[];
+  /** Whether its weights are on this machine (undefined: not checked yet, or loaded). */
+  onDisk?: boolean;
   /** The loaded model's revision (see revision.ts); absent unless loaded. */
   revision?: string;
 }
@@ -137,99 +118,23 @@ export interface UnitStatus {
 export class ModelRegistry {
   readonly #o: RegistryOptions;
   readonly #units = new Map<string, Unit>();
-  /** The max_sequence_length each entry declares (the model's), before the CPU item cap. */
-  readonly #declaredLength = new Map<string, number>();
   readonly #now: () => number;
-  /** Label values of adapters in metrics: a bounded set. */
-  readonly loraLabels: LoraLabels = new LoraLabels(MAX_LORA_LABELS);
-  readonly #deferred: DeferredEntries;
+  /** The adapter stores of loaded models (families that take LoRA adapters). */
+  readonly #loras: LoraStores;
 
   constructor(opts: RegistryOptions) {
-    // Entries are held as this worker runs them, so ModelInfo reports the length it truncates at.
-    for (const [id, c] of opts.catalog) this.#declaredLength.set(id, c.max_sequence_length);
-    const catalog = new Map([...opts.catalog].map(([id, c]) => [id, this.#asRun(c, opts)]));
-    this.#o = { ...opts, catalog, revisions: opts.revisions ?? new RevisionHasher() };
+    this.#o = { ...opts, revisions: opts.revisions ?? new RevisionHasher() };
     this.#now = opts.now ?? (() => performance.now());
-    for (const c of catalog.values()) this.#unit(c, c.files.model);
-    this.#deferred = new DeferredEntries(opts.deferred ?? [], {
-      adopt: (config) => this.addModel(config),
-      cooldownMs: opts.loadFailureCooldownMs,
+    for (const c of opts.catalog.entries.values()) this.#unit(c, c.files.model);
+    // A unit at once, so the next status frame announces it and the router learns the name.
+    opts.catalog.onAdded((c) => this.#unit(c, c.files.model));
+    this.#loras = new LoraStores({
+      settings: opts.lora,
+      weights: opts.weights,
+      failureCooldownMs: opts.loadFailureCooldownMs,
       now: this.#now,
       onEvent: opts.onEvent,
     });
-  }
-
-  /** An entry as this worker runs it (the CPU item cap applied). */
-  #asRun(config: ModelConfig, opts: RegistryOptions = this.#o): ModelConfig {
-    return itemTokenCap(config, opts.backend.device, opts.cpuMaxItemTokens);
-  }
-
-  /** The catalog this registry serves. */
-  get catalog(): Map<string, ModelConfig> {
-    return this.#o.catalog;
-  }
-
-  /**
-   * Serve one more model from now on (`deno task start` adds GloVe once it is built in the
-   * background); false, and nothing changes, when the id is already in the catalog.
-   */
-  addModel(added: ModelConfig): boolean {
-    if (this.#o.catalog.has(added.id)) return false;
-    this.#declaredLength.set(added.id, added.max_sequence_length);
-    const config = this.#asRun(added);
-    this.#o.catalog.set(config.id, config);
-    // A unit now, so the next status frame announces it and the router learns the name.
-    this.#unit(config, config.files.model);
-    return true;
-  }
-
-  /**
-   * The model's own max_sequence_length (what its entry declares); the catalog holds the length
-   * this worker truncates at, which the CPU item cap may lower.
-   */
-  declaredMaxLength(id: string): number | undefined {
-    return this.#declaredLength.get(id);
-  }
-
-  /**
-   * Resolve a served name (`id` or `id:profile`). A pending entry answers 503 MODEL_LOADING (its
-   * files are being read) or its 502 MODEL_LOAD_FAILED; anything else is a 404 MODEL_NOT_FOUND
-   * naming the closest served names.
-   */
-  resolve(name: string): ServedModel {
-    const r = resolveServedName(name, this.#o.catalog);
-    if (r) return r;
-    throw this.#deferred.answerFor(name) ?? this.notFound(name);
-  }
-
-  /** The 404 for a name nobody serves here, with the closest served names as suggestions. */
-  notFound(name: string): ServiceError {
-    return new ServiceError("MODEL_NOT_FOUND", notInCatalogMessage(name, this.#servedNames()));
-  }
-
-  /** Every name served (or pending) here: ids, `id:profile` names, pending ids. */
-  *#servedNames(): Generator<string> {
-    for (const c of this.#o.catalog.values()) yield* servedNamesOf(c);
-    yield* this.#deferred.ids;
-  }
-
-  /**
-   * Wait (at most `waitMs`) while the entry `name` belongs to is being configured from its files,
-   * trying a failed one again once its failure is over. Undefined for every other name (nothing
-   * to wait for: the request path does not even await).
-   */
-  settle(name: string, waitMs: number): Promise<void> | undefined {
-    return this.#deferred.has(name) ? this.#deferred.settle(name, waitMs) : undefined;
-  }
-
-  /** Resolves once the configurations started so far have ended (start-up readiness). */
-  settled(): Promise<void> {
-    return this.#deferred.settled();
-  }
-
-  /** Entries still being configured, or whose configuration failed (with the reason). */
-  pendingEntries(): PendingEntryFacts[] {
-    return this.#deferred.facts();
   }
 
   /** State of a model (its default weights file) without loading it. */
@@ -243,7 +148,7 @@ export class ModelRegistry {
    * it or adding it to {@link statuses}: a file never asked for reads as `available`.
    */
   servedStatus(served: ServedModel): UnitStatus | undefined {
-    const modelFile = profileModelFile(served);
+    const modelFile = modelProfileFile(served);
     if (modelFile === served.config.files.model) return this.status(served.config.id);
     const u = this.#units.get(unitKey(served.config, modelFile));
     return u ? this.#status(u) : this.#status(this.#newUnit(served.config, modelFile));
@@ -254,9 +159,29 @@ export class ModelRegistry {
     return [...this.#units.values()].map((u) => this.#status(u));
   }
 
+  /**
+   * Note which models not loaded have their weights on this machine (stats of the local cache and
+   * a cluster cache directory only; no download, no network): the pages show the others as
+   * "not cached" with what would fetch them.
+   */
+  async refreshPresence(): Promise<void> {
+    const has = this.#o.weights.hasLocally?.bind(this.#o.weights);
+    if (!has) return;
+    for (const u of [...this.#units.values()]) {
+      if (u.state !== "available" && u.state !== "failed") continue;
+      const { repo, revision } = u.config.hub;
+      u.onDisk = await has(repo, revision, this.#wanted(u)).catch(() => undefined);
+    }
+  }
+
   /** Memory in use and available, as eviction sees it (container limit when there is one). */
   memoryUsage(): { usedBytes: number; totalBytes: number } {
     return this.#o.memoryProbe();
+  }
+
+  /** Label values of adapters in metrics: a bounded set. */
+  get loraLabels(): LoraLabels {
+    return this.#loras.labels;
   }
 
   /** The device models run on (`cpu` or `cuda`). */
@@ -270,7 +195,7 @@ export class ModelRegistry {
    * answered at once with its 502 MODEL_LOAD_FAILED (see load_failure.ts).
    */
   async acquire(served: ServedModel, waitMs: number): Promise<LoadedModel> {
-    const modelFile = profileModelFile(served);
+    const modelFile = modelProfileFile(served);
     const u = this.#unit(served.config, modelFile);
     u.lastUsed = this.#now();
     while (!u.load) {
@@ -468,7 +393,7 @@ export class ModelRegistry {
       await this.evictIfNeeded(u.key);
       const { files, spec, runner, revision } = await this.#startChecked(u);
       const memoryBytes = await filesSize([files.model, files.model_data].filter(Boolean));
-      const loras = this.#loraStore(spec);
+      const loras = this.#loras.storeFor(spec, this.#o.backend);
       const batcher = new Batcher({
         maxBatchRequests: this.#o.maxBatchRequests,
         maxBatchItems: this.#o.maxBatchItems,
@@ -476,11 +401,10 @@ export class ModelRegistry {
         maxItemTokens: u.config.max_sequence_length,
         maxWaitMs: this.#o.maxWaitMs,
         maxQueueItems: this.#o.maxQueueItems,
-        // Batches never mix adapters (the adapter is part of the batch key): one runner each.
-        run: (items, params, abandoned, requestOf) =>
-          params.lora === undefined || !loras
-            ? runner.run(items, params, abandoned, requestOf)
-            : loras.run(params.lora, items, params, abandoned, requestOf),
+        run: withLoras(
+          (items, params, abandoned, requestOf) => runner.run(items, params, abandoned, requestOf),
+          loras,
+        ),
         onBatch: (s) => this.#o.onBatch?.(u.config.id, s),
       });
       u.loaded = {
@@ -495,6 +419,7 @@ export class ModelRegistry {
       };
       u.state = "loaded";
       u.failure = undefined;
+      u.onDisk = true;
       this.#o.onEvent?.("model_loaded", {
         model: u.config.id,
         key: u.key,
@@ -530,27 +455,6 @@ export class ModelRegistry {
     }
   }
 
-  /** The adapter store of a model whose family and backend take LoRA adapters. */
-  #loraStore(spec: RunnerSpec): LoraStore | undefined {
-    const { config } = spec;
-    const backend = this.#o.backend;
-    if (!supportsLora(config.family) || !backend.startLora) return undefined;
-    const lora = this.#o.lora ?? { maxPerModel: 10, maxAdapterBytes: 256 * 1024 * 1024 };
-    return new LoraStore({
-      model: { id: config.id, repo: config.hub.repo },
-      weights: this.#o.weights,
-      start: (_id, adapter) => backend.startLora!(spec, adapter),
-      maxLoaded: lora.maxPerModel,
-      maxAdapterBytes: lora.maxAdapterBytes,
-      failureCooldownMs: this.#o.loadFailureCooldownMs,
-      now: this.#now,
-      onEvent: (event, fields) => {
-        if (event === "lora_loaded") this.loraLabels.admit(String(fields.lora));
-        this.#o.onEvent?.(event, fields);
-      },
-    });
-  }
-
   #status(u: Unit): UnitStatus {
     return {
       name: u.key,
@@ -563,44 +467,15 @@ export class ModelRegistry {
       // The entry as declared (the model's length), with the length this worker runs beside it.
       config: {
         ...u.config,
-        max_sequence_length: this.#declaredLength.get(u.config.id) ?? u.config.max_sequence_length,
+        max_sequence_length: this.#o.catalog.declaredMaxLength(u.config.id) ??
+          u.config.max_sequence_length,
       },
       maxItemTokens: u.config.max_sequence_length,
       loras: u.loaded?.loras?.statuses() ?? [],
+      ...(u.onDisk === undefined ? {} : { onDisk: u.onDisk }),
       ...(u.state === "loaded" && u.loaded?.revision ? { revision: u.loaded.revision } : {}),
     };
   }
-}
-
-/**
- * Padded tokens one ONNX run may hold. A batch (up to the model's budget) is cut into runs of at
- * most this size inside the thread. On CPU, runs of about 1k tokens are fastest (measured: 4k-token
- * runs were 16–22% slower, attention falls out of cache); GPUs want the whole budget at once.
- */
-export function runTokenBudget(modelBudget: number, device: string, cap: number): number {
-  const limit = cap > 0 ? cap : device === "cpu" ? CPU_RUN_TOKENS : modelBudget;
-  return Math.min(modelBudget, limit);
-}
-
-/** Default cap of padded tokens per ONNX run on CPU. */
-export const CPU_RUN_TOKENS = 1024;
-
-/** Default longest item (tokens) on CPU (SVC_CPU_MAX_ITEM_TOKENS). */
-export const CPU_MAX_ITEM_TOKENS = 2048;
-
-/**
- * The config a runner starts from: on CPU, `max_sequence_length` at most `cap`. One item is one
- * ONNX run however the batch is cut, and its attention scores grow with the square of its
- * length (8,192 tokens: about 3 GB per layer for 12 heads), so longer texts are truncated like
- * texts past the model's own limit. GPU runners keep the model's length.
- */
-export function itemTokenCap(
-  config: ModelConfig,
-  device: string,
-  cap = CPU_MAX_ITEM_TOKENS,
-): ModelConfig {
-  if (device !== "cpu" || config.max_sequence_length <= cap) return config;
-  return { ...config, max_sequence_length: cap };
 }
 
 /** Registry key of a model's weights file: its id, or `id@file` for a profile's own file. */
@@ -609,7 +484,7 @@ function unitKey(config: ModelConfig, modelFile: string): string {
 }
 
 /** The ONNX file a profile runs (profiles may pick a quantised variant via `model_file`). */
-export function profileModelFile(served: ServedModel): string {
-  const opt = served.config.profiles[served.profile]?.options?.model_file;
+export function modelProfileFile(served: ServedModel): string {
+  const opt = served.config.profiles[served.modelProfile]?.options?.model_file;
   return typeof opt === "string" && opt.length > 0 ? opt : served.config.files.model;
 }

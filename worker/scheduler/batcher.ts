@@ -109,22 +109,16 @@ export function assertFitsQueue(workItems: number, maxQueueItems: number): void 
   }
 }
 
-/** Stable key of the parameters that must match for items to share a batch. */
+/**
+ * Stable key of the parameters that must match for items to share a batch: every field of the
+ * params that is set, by name. A batch runs with one request's params, so each field must be in
+ * the key; derived rather than listed, a field added to WorkParams cannot mix batches.
+ */
 export function groupKey(params: WorkParams): string {
-  return JSON.stringify([
-    params.op,
-    params.prefix ?? null,
-    params.inputType ?? null,
-    params.outputs ?? null,
-    params.labels ?? null,
-    params.threshold ?? null,
-    params.entityLabels ?? null,
-    params.fieldLabels ?? null,
-    params.prompt ?? null,
-    params.hypothesisTemplate ?? null,
-    params.multiLabel ?? null,
-    params.lora ?? null,
-  ]);
+  const fields = (Object.keys(params) as (keyof WorkParams)[])
+    .filter((k) => params[k] !== undefined)
+    .sort();
+  return JSON.stringify(fields.map((k) => [k, params[k]]));
 }
 
 /** The per-model queue and batch former. */

@@ -1,28 +1,41 @@
 /**
- * The worker's own API key (`SVC_WORKER_API_KEY`): when set, nothing but the probes answers
- * without `Authorization: Bearer <key>`, so a worker reachable on the network cannot be used
- * around the router (which sends the key on every request it forwards).
+ * The worker's API key (`SVC_WORKER_API_KEY`, the fleet's worker secret): when set, nothing but
+ * the probes and the static page answers without `Authorization: Bearer` (on a WebSocket upgrade,
+ * or the `svc.bearer.*` subprotocol: shared/http/ws_auth.ts) and one of two keys: this worker's own
+ * request key (derived from the secret and its worker id: what the router sends it, see
+ * shared/fleet/worker_keys.ts), or the secret itself (operators). A worker reachable on the
+ * network cannot be used around the router, and the key another machine received from the router
+ * (its own) opens nothing here.
  */
 import type { MiddlewareHandler } from "hono";
 import { errorResponse, ServiceError } from "@svc/shared/errors";
-import { bearerToken, SecretSet } from "@svc/shared/http/secrets";
+import { SecretSet } from "@svc/shared/http/secrets";
+import { presentedAuthorization } from "@svc/shared/http/ws_auth";
+import { WorkerKeys } from "@svc/shared/fleet/worker_keys";
 
-/** Paths that stay open: orchestrators probe them without credentials. */
-const OPEN_PATHS = new Set(["/healthz", "/readyz"]);
-
-/** Headers of the 401 answer. */
-export const UNAUTHORIZED_HEADERS: Readonly<Record<string, string>> = {
-  "www-authenticate": "Bearer",
-};
+/**
+ * Paths that stay open: orchestrators probe them without credentials, and the page (`/`) is
+ * static: its data comes from /ws/status, which needs the key (sent as a subprotocol).
+ */
+const OPEN_PATHS = new Set(["/healthz", "/readyz", "/"]);
 
 /** Whether an `Authorization` header carries the key. */
 export type KeyCheck = (authorization: string | undefined) => Promise<boolean>;
 
-/** The check for `key`; undefined when no key is set (every request passes). */
-export function workerKeyCheck(key: string | undefined): KeyCheck | undefined {
+/**
+ * The check for `key` on worker `workerId` (a fleet member: its request key is accepted too);
+ * undefined when no key is set (every request passes).
+ */
+export function workerKeyCheck(
+  key: string | undefined,
+  workerId?: string,
+): KeyCheck | undefined {
   if (key === undefined) return undefined;
-  const accepted = SecretSet.create([key]);
-  return async (authorization) => (await accepted).matches(bearerToken(authorization));
+  const accepted = (async () => {
+    const own = workerId === undefined ? [] : [await new WorkerKeys(key).requestKey(workerId)];
+    return await SecretSet.create([key, ...own]);
+  })();
+  return async (authorization) => (await accepted).admits(authorization);
 }
 
 /** The 401 for a request without the key. */
@@ -37,9 +50,9 @@ export function unauthorized(): ServiceError {
 export function requireWorkerKey(check: KeyCheck | undefined): MiddlewareHandler {
   if (check === undefined) return async (_c, next) => await next();
   return async (c, next) => {
-    if (OPEN_PATHS.has(c.req.path) || await check(c.req.header("authorization"))) {
+    if (OPEN_PATHS.has(c.req.path) || await check(presentedAuthorization(c.req.raw.headers))) {
       return await next();
     }
-    return errorResponse(unauthorized(), UNAUTHORIZED_HEADERS);
+    return errorResponse(unauthorized());
   };
 }

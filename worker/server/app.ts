@@ -9,6 +9,7 @@ import { errorResponse, ServiceError } from "@svc/shared/errors";
 import { HeaderNames as H, setServerVersion } from "@svc/shared/headers";
 import { VERSION } from "@svc/shared/version";
 import { methodNotAllowed } from "@svc/shared/http/method_not_allowed";
+import { browserGuard } from "@svc/shared/http/browser_middleware";
 import { type KeyCheck, requireWorkerKey } from "./api_key.ts";
 import type { WorkerContext } from "./context.ts";
 import { CLIENT_CLOSED, failureOf, shuttingDown } from "./failure.ts";
@@ -33,6 +34,9 @@ export function createWorkerApp(ctx: WorkerContext, keyCheck: KeyCheck | undefin
     if (c.res.status !== 101) setServerVersion(c.res.headers, VERSION);
   });
 
+  // What a web page may make the worker do (bodies, Origin, Host on loopback, CORS): before the
+  // key, so that preflights are answered.
+  app.use("*", browserGuard(ctx.settings.browser));
   app.use("*", requireWorkerKey(keyCheck));
 
   app.use("*", async (c, next) => {

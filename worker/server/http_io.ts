@@ -27,6 +27,15 @@ export function makeTiming(
   };
 }
 
+/** `X-Truncated-Items`: how many of the answered items the model read only in part. */
+export function truncationHeader(
+  outputs: readonly ({ truncated?: boolean } | undefined)[],
+): Record<string, string> {
+  let n = 0;
+  for (const o of outputs) if (o?.truncated) n++;
+  return { [H.truncatedItems]: String(n) };
+}
+
 /** Timing headers (ms, two decimals); X-Postprocessing-Time only when > 0. */
 export function timingHeaders(t: TimingInfo, traceId: string): Record<string, string> {
   const h: Record<string, string> = {

@@ -10,6 +10,7 @@ import {
   serveNodeHttp,
 } from "@svc/shared/http/node_server";
 import type { HttpSettings } from "@svc/shared/config";
+import { PeerLimits } from "@svc/shared/http/peer_limits";
 
 /**
  * Serve a worker's routes on `hostname:port` (0: any free port) with the connection bounds of
@@ -28,6 +29,7 @@ export function serveWorkerApp(
     port: listen.port,
     headersTimeoutMs: http.headersTimeoutMs,
     requestTimeoutMs: http.requestTimeoutMs,
+    peers: new PeerLimits(http.peers),
     onListen,
   });
 }

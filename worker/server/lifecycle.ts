@@ -8,12 +8,73 @@ import { deadline } from "@svc/shared/deadline";
 import { startFleetLink } from "../fleet/mod.ts";
 import { serveWorkerApp } from "./http_server.ts";
 import { announcedBundle } from "./model_gate.ts";
+import { workerMemory } from "../telemetry/worker_memory.ts";
 
 /** How long the answers to requests cut off at the drain bound get to go out. */
 const ANSWER_BOUND_MS = 2000;
 
+/** What a process embedding the worker (`deno task start`) adds to its lifecycle. */
+export interface LifecycleHooks {
+  /** Resolves with a reason when the process should stop as on SIGTERM (its launcher died). */
+  stopWhen?: Promise<string>;
+  /** Runs (bounded) when shutdown starts: stop helper threads and the processes they run. */
+  onShutdown?: () => Promise<void>;
+}
+
+/** What a drain stops besides the worker's models. */
+export interface DrainParts {
+  /** The worker's HTTP server. */
+  server: { shutdown(): Promise<void> };
+  /** The link to the router (told first, so that it stops sending work); null: standalone. */
+  link?: { drain(): Promise<void>; close(): Promise<void> } | null;
+  /** Runs (bounded) when the drain starts: see {@link LifecycleHooks.onShutdown}. */
+  onShutdown?: () => Promise<void>;
+}
+
+/**
+ * Stop gracefully: readiness flips and new work gets 503 SHUTTING_DOWN at once, the router is
+ * told, in-flight work gets the drain bound (`SVC_SHUTDOWN_DRAIN_S`) to finish; then what still
+ * runs is answered 503 SHUTTING_DOWN with Retry-After (never the 500 of a torn-down session),
+ * the models unload and the server closes once those answers are out. Resolves with whether the
+ * work drained within the bound.
+ */
+export async function drainWorker(
+  worker: WorkerInstance,
+  parts: DrainParts,
+  reason: string,
+): Promise<boolean> {
+  const { ctx } = worker;
+  const { link } = parts;
+  ctx.state.draining = true;
+  ctx.log("info", "shutdown started", { signal: reason, in_flight: ctx.state.inFlight });
+  const helpers = parts.onShutdown
+    ? deadline(parts.onShutdown().catch(() => {}), ANSWER_BOUND_MS)
+    : undefined;
+  await link?.drain().catch(() => {});
+  const boundMs = ctx.settings.shutdownDrainS * 1000;
+  const drained = await deadline(ctx.state.whenIdle().then(() => true), boundMs, () => false);
+  ctx.log(drained ? "info" : "warn", "drain finished", {
+    drained,
+    in_flight: ctx.state.inFlight,
+  });
+  await link?.close().catch(() => {});
+  // Requests still running lose their models now: their batchers answer them 503
+  // SHUTTING_DOWN with Retry-After, and those answers go out before the server closes, so the
+  // router or the client retries elsewhere.
+  ctx.state.stopping = true;
+  await worker.close().catch(() => {});
+  await deadline(ctx.state.whenIdle(), ANSWER_BOUND_MS);
+  await deadline(parts.server.shutdown().catch(() => {}), ANSWER_BOUND_MS);
+  await helpers;
+  ctx.log("info", "worker stopped");
+  return drained;
+}
+
 /** Serve until a termination signal, then drain and exit. */
-export async function runWorkerProcess(worker: WorkerInstance): Promise<never> {
+export async function runWorkerProcess(
+  worker: WorkerInstance,
+  hooks: LifecycleHooks = {},
+): Promise<never> {
   const { ctx } = worker;
   const { host: hostname, port } = ctx.settings.listen;
   const server = await serveWorkerApp(
@@ -34,37 +95,21 @@ export async function runWorkerProcess(worker: WorkerInstance): Promise<never> {
     stopping = drainAndExit(signal);
   };
   const drainAndExit = async (signal: string): Promise<never> => {
-    ctx.state.draining = true;
-    ctx.log("info", "shutdown started", { signal, in_flight: ctx.state.inFlight });
-    await link?.drain().catch(() => {});
-    const boundMs = ctx.settings.shutdownDrainS * 1000;
-    const drained = await deadline(ctx.state.whenIdle().then(() => true), boundMs, () => false);
-    ctx.log(drained ? "info" : "warn", "drain finished", {
-      drained,
-      in_flight: ctx.state.inFlight,
-    });
-    await link?.close().catch(() => {});
-    // Requests still running lose their models now: their batchers answer them 503
-    // SHUTTING_DOWN with Retry-After (never the 500 of a torn-down session), and those answers
-    // go out before the server closes, so the router or the client retries elsewhere.
-    ctx.state.stopping = true;
-    await worker.close().catch(() => {});
-    await deadline(ctx.state.whenIdle(), ANSWER_BOUND_MS);
-    await deadline(server.shutdown().catch(() => {}), ANSWER_BOUND_MS);
-    ctx.log("info", "worker stopped");
+    await drainWorker(worker, { server, link, onShutdown: hooks.onShutdown }, signal);
     Deno.exit(0);
   };
   for (const sig of ["SIGTERM", "SIGINT"] as const) Deno.addSignalListener(sig, () => stop(sig));
+  hooks.stopWhen?.then((reason) => stop(reason));
 
   await worker.preload();
-  ctx.log("info", "worker ready", { models: ctx.registry.catalog.size });
+  ctx.log("info", "worker ready", { models: ctx.catalog.entries.size });
   link = startFleetLink({
     fleet: ctx.settings.fleet,
     port: actualPort,
     // SVC_MODELS entries that could not be configured are announced too (as failed): the router
     // then routes their requests here, and they get the reason.
     servedModels: () => [
-      ...[...ctx.registry.catalog.values()].map((c) => {
+      ...[...ctx.catalog.entries.values()].map((c) => {
         const status = ctx.registry.status(c.id);
         return {
           name: c.id,
@@ -73,7 +118,7 @@ export async function runWorkerProcess(worker: WorkerInstance): Promise<never> {
           revision: status?.revision,
         };
       }),
-      ...ctx.registry.pendingEntries().map((p) => ({
+      ...ctx.catalog.pendingEntries().map((p) => ({
         name: p.id,
         bundle: announcedBundle(p.bundle, ctx.bundle),
         state: p.state,
@@ -81,7 +126,13 @@ export async function runWorkerProcess(worker: WorkerInstance): Promise<never> {
     ],
     status: () => {
       const statuses = ctx.registry.statuses();
-      const mem = ctx.registry.memoryUsage();
+      // The worker's own memory (RSS, or the GPUs' on CUDA), never the host's used memory.
+      const mem = workerMemory({
+        device: ctx.registry.deviceName,
+        rssBytes: Deno.memoryUsage().rss,
+        budgetTotalBytes: ctx.registry.memoryUsage().totalBytes,
+        gpus: worker.status.gpus.latest(),
+      });
       return {
         models: [
           ...statuses.map((s) => {
@@ -101,7 +152,7 @@ export async function runWorkerProcess(worker: WorkerInstance): Promise<never> {
                 : {}),
             };
           }),
-          ...ctx.registry.pendingEntries().map((p) => ({
+          ...ctx.catalog.pendingEntries().map((p) => ({
             name: p.id,
             state: p.state,
             queue_depth: 0,

@@ -2,7 +2,7 @@
 import type { ServedModel } from "@svc/shared/catalog";
 import { ALL_BUNDLES } from "@svc/shared/catalog/bundles";
 import { invalidInput, ServiceError } from "@svc/shared/errors";
-import { familyOp, familyServes, hasAdapter } from "../families/kinds.ts";
+import { familyOp, familyServes } from "../families/kinds.ts";
 import type { WorkerContext } from "./context.ts";
 
 /** The bundle a model is announced under by a worker serving `workerBundle`. */
@@ -18,17 +18,12 @@ export function gateModel(
   name: string,
   op: "encode" | "score" | "extract",
 ): ServedModel {
-  const served = ctx.registry.resolve(name);
+  const served = ctx.catalog.resolve(name);
   const c = served.config;
   const modelOp = familyOp(c.family);
   if (!familyServes(c.family, op)) {
     throw invalidInput(
       `model '${c.id}' is a ${c.family} model: use /v1/${modelOp}/, not /v1/${op}/`,
-    );
-  }
-  if (!hasAdapter(c.family)) {
-    throw invalidInput(
-      `model '${c.id}' is a ${c.family} model; this release has no ${c.family} family yet`,
     );
   }
   if (c.bundle !== ctx.bundle && ctx.bundle !== ALL_BUNDLES) {

@@ -13,7 +13,7 @@ import { assertFitsQueue, type RequestResult } from "../scheduler/batcher.ts";
 import type { WorkerContext } from "./context.ts";
 import { gateModel } from "./model_gate.ts";
 import { HeaderNames as H } from "@svc/shared/headers";
-import { makeTiming, timingHeaders, traceIdOf } from "./http_io.ts";
+import { makeTiming, timingHeaders, traceIdOf, truncationHeader } from "./http_io.ts";
 import type { TimingInfo } from "@svc/shared/schemas/timing";
 import { modelFromPath } from "@svc/shared/catalog/model_path";
 import { jsonAnswer, negotiatedAnswer } from "./respond.ts";
@@ -40,7 +40,7 @@ export async function openModelRequest<S extends z.ZodType>(
   const started = performance.now();
   const name = modelFromPath(call.url, `/v1/${op}/`);
   // An SVC_MODELS entry still being read from its files is waited for like a loading model.
-  const pending = ctx.registry.settle(name, ctx.settings.loadWaitMs);
+  const pending = ctx.catalog.settle(name, ctx.settings.loadWaitMs);
   if (pending) await pending;
   const served = gateModel(ctx, name, op);
   // Labelled only once the name is a known served name: metric label values stay bounded.
@@ -71,7 +71,7 @@ export async function openBodyModelRequest<S extends z.ZodType<{ model: string }
   const bytes = await call.readBody();
   const contentType = call.header("content-type") ?? "application/json";
   const body = decodeRequest(schema, bytes, contentType, ctx.limits);
-  const pending = ctx.registry.settle(body.model, ctx.settings.loadWaitMs);
+  const pending = ctx.catalog.settle(body.model, ctx.settings.loadWaitMs);
   if (pending) await pending;
   const served = gateModel(ctx, body.model, op);
   call.facts.model = body.model;
@@ -122,9 +122,16 @@ function noteRevision(facts: ModelCall["facts"], revision: string | undefined): 
   facts.revision = facts.revision === undefined || facts.revision === r ? r : null;
 }
 
-/** The answer's headers: timing, trace id, and the model's revision when it has one. */
-function answerHeaders(mr: ModelRequest<unknown>, timing: TimingInfo): Record<string, string> {
-  const headers = timingHeaders(timing, mr.traceId);
+/**
+ * The answer's headers: timing, trace id, `X-Truncated-Items`, and the model's revision when it
+ * has one.
+ */
+function answerHeaders(
+  mr: ModelRequest<unknown>,
+  timing: TimingInfo,
+  result: RequestResult,
+): Record<string, string> {
+  const headers = { ...timingHeaders(timing, mr.traceId), ...truncationHeader(result.outputs) };
   const revision = mr.call.facts.revision;
   if (typeof revision === "string") headers[H.modelRevision] = revision;
   return headers;
@@ -132,7 +139,7 @@ function answerHeaders(mr: ModelRequest<unknown>, timing: TimingInfo): Record<st
 
 /**
  * Answer 200 JSON with `payload` as it is (another API's shape: no `model` or `timing` added),
- * with the timing headers and the trace id.
+ * with the timing headers, the trace id and `X-Truncated-Items`.
  */
 export function answerJson(
   mr: ModelRequest<unknown>,
@@ -141,10 +148,10 @@ export function answerJson(
 ): DirectAnswer {
   const timing = makeTiming(performance.now() - mr.started, result);
   mr.call.facts.phases = timing;
-  return jsonAnswer(payload, answerHeaders(mr, timing));
+  return jsonAnswer(payload, answerHeaders(mr, timing, result));
 }
 
-/** Answer 200 with `payload` plus `timing`, the timing headers and the trace id. */
+/** Answer 200 with `payload` plus `timing`, the timing headers, the trace id and truncations. */
 export function answerModelRequest(
   mr: ModelRequest<unknown>,
   result: RequestResult,
@@ -156,6 +163,6 @@ export function answerModelRequest(
     mr.call.header("accept"),
     { model: mr.name, ...payload, timing },
     200,
-    answerHeaders(mr, timing),
+    answerHeaders(mr, timing, result),
   );
 }

@@ -15,9 +15,10 @@ import {
   errorAnswer,
 } from "@svc/shared/http/direct_call";
 import { readSourceLimited } from "@svc/shared/http/read_body";
+import { browserProblem, corsHeaders } from "@svc/shared/http/browser_guard";
 import { HeaderNames as H, serverVersionHeaders } from "@svc/shared/headers";
 import { VERSION } from "@svc/shared/version";
-import { type KeyCheck, unauthorized, UNAUTHORIZED_HEADERS } from "./api_key.ts";
+import { type KeyCheck, unauthorized } from "./api_key.ts";
 import type { WorkerContext } from "./context.ts";
 import { CLIENT_CLOSED, failureOf, shuttingDown } from "./failure.ts";
 import type { ModelCall, RequestFacts } from "./model_call.ts";
@@ -108,8 +109,11 @@ async function serve(
   path: string,
   dialect: ErrorDialect,
 ): Promise<DirectAnswer> {
+  const browser = ctx.settings.browser;
+  const refused = browserProblem(req.method, req.header, browser);
+  if (refused) return versioned(errorAnswer(refused));
   if (keyCheck && !await keyCheck(req.header("authorization"))) {
-    return versioned(errorAnswer(unauthorized(), UNAUTHORIZED_HEADERS, dialect));
+    return versioned(errorAnswer(unauthorized(), {}, dialect));
   }
   const started = performance.now();
   const facts: RequestFacts = {};
@@ -128,8 +132,12 @@ async function serve(
     traceId: answer.headers[H.traceId],
     facts,
   };
+  // CORS grants only for a page's request (the hot path of other clients stays as it was).
+  const shown = req.header("origin") === undefined
+    ? answer
+    : { ...answer, headers: { ...answer.headers, ...corsHeaders(req.header, browser) } };
   return {
-    ...versioned(answer),
+    ...versioned(shown),
     afterWrite: () => {
       try {
         recordRequest(ctx, finished);

@@ -41,9 +41,9 @@ export function planEmbeddingScore(
   requestOptions: Record<string, unknown> | undefined,
 ): EmbeddingScorePlan {
   const config = served.config;
-  const { profile, options } = effectiveOptions(served, requestOptions);
+  const { modelProfile, options } = effectiveOptions(served, requestOptions);
   const lora = checkLora(config, options);
-  const output = scoreOutput(config, profile, options.output_type);
+  const output = scoreOutput(config, modelProfile, options.output_type);
   const dimensions = options.dimensions === undefined
     ? undefined
     : checkDimensions(config, options.dimensions, "options.dimensions");
@@ -69,8 +69,8 @@ export function planEmbeddingScore(
 }
 
 /** The output type a score request compares (see the module comment). */
-function scoreOutput(config: ModelConfig, profile: string, asked: unknown): OutputType {
-  if (asked === undefined) return defaultOutputTypes(config, profile)[0];
+function scoreOutput(config: ModelConfig, modelProfile: string, asked: unknown): OutputType {
+  if (asked === undefined) return defaultOutputTypes(config, modelProfile)[0];
   if (typeof asked !== "string" || !OUTPUT_TYPES.includes(asked as OutputType)) {
     throw invalidInput(`options.output_type must be one of ${OUTPUT_TYPES.join(", ")}`);
   }

@@ -26,9 +26,9 @@ export interface EncodePlan {
 export function effectiveOptions(
   served: ServedModel,
   requestOptions: Record<string, unknown> | undefined,
-): { profile: string; options: Record<string, unknown> } {
+): { modelProfile: string; options: Record<string, unknown> } {
   const opts = { ...(requestOptions ?? {}) };
-  let profile = served.profile;
+  let modelProfile = served.modelProfile;
   if (opts.profile !== undefined) {
     if (typeof opts.profile !== "string") throw invalidInput("options.profile must be a string");
     if (!Object.hasOwn(served.config.profiles, opts.profile)) {
@@ -37,11 +37,11 @@ export function effectiveOptions(
         `unknown profile '${opts.profile}' for model '${served.config.id}' (profiles: ${known})`,
       );
     }
-    profile = opts.profile;
+    modelProfile = opts.profile;
   }
   delete opts.profile;
-  const fromProfile = served.config.profiles[profile]?.options ?? {};
-  return { profile, options: { ...fromProfile, ...opts } };
+  const fromProfile = served.config.profiles[modelProfile]?.options ?? {};
+  return { modelProfile, options: { ...fromProfile, ...opts } };
 }
 
 /**
@@ -98,18 +98,18 @@ export function checkDimensions(config: ModelConfig, value: unknown, field: stri
  * Output types when the request names none: `dense` (as the API specifies) for models that have
  * it; otherwise what the profile enables (a ColBERT-only model answers multivector).
  */
-export function defaultOutputTypes(config: ModelConfig, profile: string): OutputType[] {
+export function defaultOutputTypes(config: ModelConfig, modelProfile: string): OutputType[] {
   if (config.outputs.includes("dense")) return ["dense"];
-  const fromProfile = config.profiles[profile]?.output_types ?? config.outputs;
+  const fromProfile = config.profiles[modelProfile]?.output_types ?? config.outputs;
   return fromProfile.filter((t): t is OutputType => OUTPUT_TYPES.includes(t as OutputType));
 }
 
 /** Build the batch parameters of an encode request (types and values already schema-checked). */
 export function planEncode(served: ServedModel, p: Partial<EncodeParams> | undefined): EncodePlan {
   const config = served.config;
-  const { profile, options } = effectiveOptions(served, p?.options);
+  const { modelProfile, options } = effectiveOptions(served, p?.options);
   const lora = checkLora(config, options);
-  const outputTypes = p?.output_types ?? defaultOutputTypes(config, profile);
+  const outputTypes = p?.output_types ?? defaultOutputTypes(config, modelProfile);
   for (const t of outputTypes) {
     if (!config.outputs.includes(t)) {
       throw invalidInput(

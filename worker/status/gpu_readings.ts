@@ -49,6 +49,18 @@ export class GpuReadings {
     return this.#readings;
   }
 
+  /**
+   * The readings as they are now, without waiting (empty before the first query ends); starts a
+   * refresh when one is due. For callers that must answer at once (the fleet's status frames).
+   */
+  latest(): readonly GpuReading[] {
+    const age = performance.now() - this.#fetchedAt;
+    if (age >= (this.#failing ? this.#retryMs : this.#refreshMs) && !this.#inflight) {
+      this.#inflight = this.#refresh().finally(() => this.#inflight = undefined);
+    }
+    return this.#readings;
+  }
+
   /** Resolves when no query is running (shutdown, tests). */
   async settle(): Promise<void> {
     await this.#inflight;

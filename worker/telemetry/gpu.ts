@@ -28,7 +28,7 @@ export const NVIDIA_SMI_FIELDS = [
 ] as const;
 
 /** Arguments of the nvidia-smi call (values without units and header; the parser accepts both). */
-export const NVIDIA_SMI_ARGS = [
+export const NVIDIA_SMI_ARGS: string[] = [
   `--query-gpu=${NVIDIA_SMI_FIELDS.join(",")}`,
   "--format=csv,noheader,nounits",
 ];
@@ -186,6 +186,6 @@ export function gpuInventory(): Promise<GpuReading[]> {
 }
 
 /** Machine profile for a set of GPUs: the type of the first GPU, or `cpu` when there is none. */
-export function profileOfGpus(gpus: readonly GpuReading[]): string {
+export function machineProfileOfGpus(gpus: readonly GpuReading[]): string {
   return gpus.length > 0 ? gpus[0].gpu_type : "cpu";
 }

@@ -208,17 +208,79 @@ export function createWeightStore(opts: WeightStoreOptions): WeightStore {
 
     async discard(repo, revision, files) {
       assertSafeRepo(repo);
+      const dirs = new Set<string>();
       for (const path of new Set(Object.values(files))) {
         assertSafeRepoPath(path);
         const local = localCachePath(cacheDir, repo, revision, path);
         await Deno.remove(local).catch(() => {});
         unchecked.delete(local);
+        dirs.add(dirname(local));
       }
+      // Folders left empty go too (the revision's, the repository's, its owner's): names that
+      // clients chose must not pile up as empty folders either. Non-empty ones stay.
+      for (let dir of dirs) {
+        while (dir.startsWith(cacheDir + "/") && dir !== cacheDir) {
+          try {
+            await Deno.remove(dir);
+          } catch {
+            break;
+          }
+          dir = dirname(dir);
+        }
+      }
+    },
+
+    async cachedBytes(repo, revision, files) {
+      assertSafeRepo(repo);
+      let total = 0;
+      for (const path of new Set(Object.values(files))) {
+        assertSafeRepoPath(path);
+        const info = await Deno.stat(localCachePath(cacheDir, repo, revision, path)).catch(() =>
+          null
+        );
+        if (info?.isFile) total += info.size;
+      }
+      return total;
+    },
+
+    async listCached(revision, path) {
+      assertSafeRepoPath(path);
+      const out: { repo: string; bytes: number; mtimeMs: number }[] = [];
+      for (const org of await dirNames(cacheDir)) {
+        if (org.startsWith(".")) continue; // the quarantine, never a repository's owner
+        for (const name of await dirNames(joinPath(cacheDir, org))) {
+          const repo = `${org}/${name}`;
+          let file: string;
+          try {
+            file = localCachePath(cacheDir, repo, revision, path);
+          } catch {
+            continue; // not a valid repository id
+          }
+          const info = await Deno.stat(file).catch(() => null);
+          if (info?.isFile) {
+            out.push({ repo, bytes: info.size, mtimeMs: info.mtime?.getTime() ?? 0 });
+          }
+        }
+      }
+      return out;
     },
 
     unchecked(repo, revision, files) {
       return [...new Set(Object.values(files))]
         .filter((path) => unchecked.has(localCachePath(cacheDir, repo, revision, path)));
+    },
+
+    async hasLocally(repo, revision, files) {
+      for (const path of new Set(Object.values(files))) {
+        const ref: WeightFileRef = { repo, revision, path };
+        let here = await isCachedFile(localCachePath(cacheDir, repo, revision, path));
+        for (const source of opts.sources) {
+          if (here) break;
+          here = (await source.localPath?.(ref)) !== undefined;
+        }
+        if (!here) return false;
+      }
+      return true;
     },
 
     async cacheStamp(repo, revision, files) {
@@ -234,6 +296,17 @@ export function createWeightStore(opts: WeightStoreOptions): WeightStore {
       return parts.join(";");
     },
   };
+}
+
+/** Names of the folders in `dir` (none when it does not exist). */
+async function dirNames(dir: string): Promise<string[]> {
+  const names: string[] = [];
+  try {
+    for await (const e of Deno.readDir(dir)) if (e.isDirectory) names.push(e.name);
+  } catch {
+    // absent or unreadable: nothing cached there
+  }
+  return names;
 }
 
 /** The smallest bound the roles naming `path` have, if any. */

@@ -83,6 +83,11 @@ export interface WeightStore {
    */
   cacheStamp(repo: string, revision: string, files: Record<string, string>): Promise<string>;
   /**
+   * True when every one of these files is on this machine: in the local cache, or in a source
+   * read in place (a cluster cache directory). Stats only: never downloads, never asks a server.
+   */
+  hasLocally?(repo: string, revision: string, files: Record<string, string>): Promise<boolean>;
+  /**
    * Move the local cache's copies of these files aside (a model that does not load from them may
    * have been cut short or corrupted), so the next `ensureFiles` fetches them again. Returns the
    * repository paths that were moved (none when the files are not in the local cache).
@@ -99,4 +104,17 @@ export interface WeightStore {
    * copy cut short, not a file that can never load.
    */
   unchecked?(repo: string, revision: string, files: Record<string, string>): string[];
+  /**
+   * Bytes the local cache holds of these files (0 for files read in place from a cluster cache
+   * directory, or absent): what keeping them costs `SVC_CACHE_DIR`.
+   */
+  cachedBytes?(repo: string, revision: string, files: Record<string, string>): Promise<number>;
+  /**
+   * Repositories whose local cache holds `path` at `revision`, with its size and modification
+   * time: what an earlier process left there (LoRA adapters, for their disk budget).
+   */
+  listCached?(
+    revision: string,
+    path: string,
+  ): Promise<{ repo: string; bytes: number; mtimeMs: number }[]>;
 }

@@ -37,6 +37,8 @@ export interface ClientOptions {
   /** The client's own release: compared with the server's major.minor. */
   version: string;
   machineProfile?: string;
+  /** The SIE clients' pool: sent as `X-SIE-Pool` (their `gpu: "pool/gpu"`). */
+  pool?: string;
   /** Longest total wait for a provisioning pool (202s) before giving up. */
   provisionWaitMs?: number;
   /** Retries of 503 MODEL_LOADING before the error is raised. */
@@ -63,6 +65,7 @@ export class CompatClient {
   constructor(options: ClientOptions) {
     this.#o = {
       machineProfile: "",
+      pool: "",
       provisionWaitMs: 60_000,
       loadingRetries: 3,
       maxSleepMs: 2_000,
@@ -106,6 +109,85 @@ export class CompatClient {
     }).length;
   }
 
+  /**
+   * Cluster capacity as the SIE clients' `getCapacity(gpu)` builds it from the gateway's
+   * `/health`: refused on a worker (no `type: "gateway"`); with a GPU type, the workers of that
+   * type and their count; without, the cluster's numbers.
+   */
+  async getCapacity(gpu?: string): Promise<{
+    status: string;
+    workerCount: number;
+    gpuCount: number;
+    modelsLoaded: number;
+    liveGpuTypes: string[];
+    workers: { url: string; gpu: string; healthy: boolean; queueDepth: number }[];
+  }> {
+    const res = await fetch(`${this.#o.baseUrl}/health`, { signal: AbortSignal.timeout(30_000) });
+    // deno-lint-ignore no-explicit-any
+    const body = await res.json() as any;
+    if (body.type !== "gateway") throw new Error("getCapacity() requires a gateway endpoint");
+    let workers = (body.workers ?? []) as { [k: string]: unknown }[];
+    if (gpu) workers = workers.filter((w) => String(w.gpu).toLowerCase() === gpu.toLowerCase());
+    return {
+      status: body.status,
+      workerCount: gpu ? workers.length : body.cluster?.worker_count ?? 0,
+      gpuCount: body.cluster?.gpu_count ?? 0,
+      modelsLoaded: body.cluster?.models_loaded ?? 0,
+      liveGpuTypes: body.live_gpu_types ?? [],
+      workers: workers.map((w) => ({
+        url: w.url as string,
+        gpu: w.gpu as string,
+        healthy: w.healthy as boolean,
+        queueDepth: w.queue_depth as number,
+      })),
+    };
+  }
+
+  /** `POST /v1/pools {name, gpus}`, as `createPool`: the error's `detail.message` raised. */
+  async createPool(name: string, gpus: Record<string, number>): Promise<Record<string, unknown>> {
+    const res = await this.#json("POST", "/v1/pools", { name, gpus });
+    // deno-lint-ignore no-explicit-any
+    const body = await res.json() as any;
+    if (res.status >= 400) {
+      throw new Error(`Failed to create pool '${name}': ${body.detail?.message ?? res.status}`);
+    }
+    return body;
+  }
+
+  /** `GET /v1/pools/{name}`, as `getPool`: null when it fails (a 404 included). */
+  async getPool(name: string): Promise<Record<string, unknown> | null> {
+    const res = await this.#json("GET", `/v1/pools/${encodeURIComponent(name)}`);
+    if (!res.ok) {
+      await res.body?.cancel();
+      return null;
+    }
+    return await res.json();
+  }
+
+  /** `POST /v1/pools/{name}/renew`, as the clients' lease renewal: true when it was taken. */
+  async renewPool(name: string): Promise<boolean> {
+    const res = await this.#json("POST", `/v1/pools/${encodeURIComponent(name)}/renew`);
+    await res.body?.cancel();
+    return res.ok;
+  }
+
+  /** `DELETE /v1/pools/{name}`, as `deletePool`: the status, for the test to read. */
+  async deletePool(name: string): Promise<{ status: number; message?: string }> {
+    const res = await this.#json("DELETE", `/v1/pools/${encodeURIComponent(name)}`);
+    // deno-lint-ignore no-explicit-any
+    const body = await res.json().catch(() => ({})) as any;
+    return { status: res.status, message: body.detail?.message };
+  }
+
+  #json(method: string, path: string, body?: unknown): Promise<Response> {
+    return fetch(this.#o.baseUrl + path, {
+      method,
+      headers: { "content-type": "application/json", accept: "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(30_000),
+    });
+  }
+
   /** POST a msgpack body and decode the msgpack answer, following 202 and MODEL_LOADING. */
   async call(path: string, body: unknown): Promise<Record<string, unknown>> {
     const started = performance.now();
@@ -115,6 +197,7 @@ export class CompatClient {
       accept: "application/msgpack",
     };
     if (this.#o.machineProfile) headers["X-SIE-MACHINE-PROFILE"] = this.#o.machineProfile;
+    if (this.#o.pool) headers["X-SIE-Pool"] = this.#o.pool;
     const bytes = pack(body);
     while (true) {
       const res = await fetch(this.#o.baseUrl + path, {

@@ -30,9 +30,14 @@ export interface Page {
   ): Promise<unknown>;
   evaluate<T>(fn: () => T): Promise<T>;
   textContent(selector: string): Promise<string | null>;
+  getAttribute(selector: string, name: string): Promise<string | null>;
+  fill(selector: string, value: string): Promise<void>;
+  click(selector: string): Promise<void>;
+  reload(): Promise<unknown>;
   on(event: "request", fn: (req: { url(): string }) => void): void;
   on(event: "console", fn: (msg: { type(): string; text(): string }) => void): void;
   on(event: "pageerror", fn: (err: Error) => void): void;
+  on(event: "websocket", fn: (ws: { url(): string }) => void): void;
 }
 
 /** The part of a Playwright browser the tests use. */

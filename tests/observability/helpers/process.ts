@@ -4,7 +4,7 @@
  * read from the "listening" log line (JSON logs), so there is no free-port race.
  */
 import { fileURLToPath } from "node:url";
-import { ensureFixtures } from "../../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 
 const REPO = fileURLToPath(new URL("../../../", import.meta.url));
 

@@ -42,6 +42,7 @@ Deno.test({
       const r = await startRouterProc("router", {
         SVC_WORKER_STALE_MS: "120000",
         SVC_MACHINE_PROFILES: "h100,l4",
+        SVC_EXPOSE_WORKER_ID: "1", // which worker answered is what the steps check
       });
       router = r.proc;
       const url = r.url;
@@ -234,7 +235,10 @@ Deno.test({
         const port = r.port;
         await router!.stop();
         router = undefined;
-        const r2 = await startRouterProc("router2", { SVC_PORT: String(port) });
+        const r2 = await startRouterProc("router2", {
+          SVC_PORT: String(port),
+          SVC_EXPOSE_WORKER_ID: "1",
+        });
         router2 = r2.proc;
         const ms = await waitFor(
           async () => (await workerIds(r2.url)).length === 2,

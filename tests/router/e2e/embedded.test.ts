@@ -3,7 +3,7 @@
  * the router plus one local worker, and requests without a machine-profile header work.
  */
 import assert from "node:assert/strict";
-import { ensureFixtures } from "../../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 import { encode, json, Proc, workerIds } from "./procs.ts";
 import { waitFor } from "../../helpers/wait.ts";
 

@@ -29,6 +29,7 @@ Deno.test({
       SVC_KV_REFRESH_MS: "200",
       SVC_WORKER_STALE_MS: "120000",
       SVC_MACHINE_PROFILES: "cpu",
+      SVC_EXPOSE_WORKER_ID: "1",
     };
     const flags = [`--allow-read=${dir}`, `--allow-write=${dir}`];
     const procs: Proc[] = [];

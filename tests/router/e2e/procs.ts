@@ -3,7 +3,7 @@
  * sets as `deno task router` / `deno task worker`, bound to 127.0.0.1, their output captured
  * (to find the port they bound and to check what they log), always killed in `finally`.
  */
-import { ensureFixtures } from "../../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 
 /** Repository root (cwd of every child: deno.json and its permission sets live there). */
 export const ROOT = new URL("../../../", import.meta.url).pathname;
@@ -22,9 +22,15 @@ export class Proc {
   #waiters: { re: RegExp; resolve: (m: RegExpMatchArray) => void }[] = [];
   #pumps: Promise<void>[];
 
-  constructor(name: string, args: string[], env: Record<string, string>) {
+  /** `command`: the program (default: this deno; the start tests run `npm`). */
+  constructor(
+    name: string,
+    args: string[],
+    env: Record<string, string>,
+    command = Deno.execPath(),
+  ) {
     this.name = name;
-    this.child = new Deno.Command(Deno.execPath(), {
+    this.child = new Deno.Command(command, {
       args,
       cwd: ROOT,
       env: { NO_COLOR: "1", ...env },

@@ -131,6 +131,7 @@ export function startFakeWorker(opts: FakeWorkerOptions): FakeWorker {
         "x-total-time": "1.00",
         "x-inference-time": "0.50",
         "x-trace-id": "t-1",
+        "x-truncated-items": "2",
       };
       const revision = modelOf(url.pathname, body, state.models)?.revision;
       if (revision) headers["x-svc-model-revision"] = revision;

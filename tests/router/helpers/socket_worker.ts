@@ -63,8 +63,11 @@ export async function startSocketWorker(opts: {
   profile: string;
   models: { name: string; state?: "loaded" | "available" }[];
   behaviour?: SocketBehaviour;
-  /** A request carrying this header ends the process once its body has arrived. */
-  exitOnHeader?: string;
+  /**
+   * A request whose trace id is this value ends the process once its body has arrived (the trace
+   * id is one of the few headers the router forwards).
+   */
+  exitOnTraceId?: string;
 }): Promise<SocketWorker> {
   const held: (() => void)[] = [];
   const sockets = new Set<import("node:net").Socket>();
@@ -88,7 +91,7 @@ export async function startSocketWorker(opts: {
     });
     req.on("end", () => {
       worker.seen.push({ path: req.url!, bytes, sum });
-      if (opts.exitOnHeader && req.headers[opts.exitOnHeader.toLowerCase()]) Deno.exit(70);
+      if (opts.exitOnTraceId && req.headers["x-trace-id"] === opts.exitOnTraceId) Deno.exit(70);
       if (behaviour === "drop_after_body") {
         dropped = true;
         return void req.socket.destroy();

@@ -3,7 +3,7 @@
  * its death touches the test process: it registers with the router in `SVC_ROUTER_URL` (token
  * `SVC_WORKER_TOKEN`, id `SVC_WORKER_ID`, pool `cpu`) serving fixture/dense, answers model
  * requests with the length and byte sum of their bodies, and exits at once after receiving one
- * that carries `X-Test-Poison` (the way a worker killed by what a request asked for dies). Needs
+ * whose trace id is `poison` (the way a worker killed by what a request asked for dies). Needs
  * network and environment permissions only.
  */
 import { startSocketWorker } from "./socket_worker.ts";
@@ -20,5 +20,5 @@ await startSocketWorker({
   id: env("SVC_WORKER_ID"),
   profile: "cpu",
   models: [{ name: "fixture/dense", state: "loaded" }],
-  exitOnHeader: "X-Test-Poison",
+  exitOnTraceId: "poison",
 });

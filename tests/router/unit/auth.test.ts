@@ -29,3 +29,13 @@ Deno.test("auth: secret sets match any configured secret, nothing when empty", a
   assert.equal(none.empty, true);
   assert.equal(await none.matches("anything"), false);
 });
+
+Deno.test("auth: a secret set admits an Authorization header that presents one as a bearer token", async () => {
+  const s = await SecretSet.create(["first-secret-1"]);
+  assert.equal(await s.admits("Bearer first-secret-1"), true);
+  assert.equal(await s.admits("bearer  first-secret-1 "), true);
+  for (const refused of ["first-secret-1", "Basic first-secret-1", "Bearer other", "", null]) {
+    assert.equal(await s.admits(refused), false, String(refused));
+  }
+  assert.equal(await s.admits(undefined), false);
+});

@@ -47,7 +47,7 @@ async function routerWithWorker(env: Record<string, string> = {}) {
 
 /** Headers of a POST declaring `length` bytes. */
 function head(path: string, length: number, profile = "cpu"): string {
-  return `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+  return `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
     `X-SVC-Machine-Profile: ${profile}\r\nContent-Length: ${length}\r\n\r\n`;
 }
 
@@ -117,7 +117,7 @@ Deno.test("body hold: nothing stays counted after 202, 404, 400, 502 WORKER_LOST
     // 400: a chunked body that passes SVC_MAX_BODY_BYTES part-way.
     const chunked = rawRequest(
       r.url,
-      `POST ${PATH} HTTP/1.1\r\nHost: x\r\nX-SVC-Machine-Profile: cpu\r\n` +
+      `POST ${PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-SVC-Machine-Profile: cpu\r\n` +
         "Transfer-Encoding: chunked\r\n\r\n",
     );
     for (let i = 0; i < 3; i++) chunked.socket.write(`${(100 * KiB).toString(16)}\r\n${body}\r\n`);

@@ -101,7 +101,10 @@ Deno.test("fleet: workers without or with a wrong token are refused, token never
     models: MODELS,
   });
   try {
-    await waitFor(() => r.metrics.connections.get(["unauthorized"]) >= 2, "two refused dials");
+    await waitFor(
+      async () => (await r.metrics.connections.value({ result: "unauthorized" })) >= 2,
+      "two refused dials",
+    );
     assert.equal(w.link.connected, false);
     assert.deepEqual(await healthIds(r.url), []);
     // A plain upgrade without any Authorization header: 401 with the error body.
@@ -134,7 +137,10 @@ Deno.test("fleet: a router without SVC_WORKER_TOKEN refuses every worker", async
     models: MODELS,
   });
   try {
-    await waitFor(() => r.metrics.connections.get(["unauthorized"]) >= 1, "refusal");
+    await waitFor(
+      async () => (await r.metrics.connections.value({ result: "unauthorized" })) >= 1,
+      "refusal",
+    );
     assert.deepEqual(await healthIds(r.url), []);
   } finally {
     await w.close();
@@ -169,7 +175,7 @@ Deno.test("fleet: status frames update load and model states; drain is acknowled
     // Draining workers get no new requests: the pool is empty for routing.
     const res = await fetch(`${r.url}/v1/encode/fixture/dense`, {
       method: "POST",
-      headers: { "x-svc-machine-profile": "cpu" },
+      headers: { "content-type": "application/json", "x-svc-machine-profile": "cpu" },
       body: "{}",
     });
     assert.equal(res.status, 202);
@@ -199,7 +205,7 @@ Deno.test("fleet: after a router restart the worker registers again by itself", 
     await waitFor(async () => (await healthIds(r2!.url)).includes("w1"), "re-registration");
     const res = await fetch(`${r2.url}/v1/encode/fixture/dense`, {
       method: "POST",
-      headers: { "x-svc-machine-profile": "cpu" },
+      headers: { "content-type": "application/json", "x-svc-machine-profile": "cpu" },
       body: "{}",
     });
     assert.equal(res.status, 200);

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import {
+  machineProfileOfGpus,
   normaliseGpuType,
   parseNvidiaSmiCsv,
-  profileOfGpus,
 } from "../../../worker/telemetry/gpu.ts";
 
 const GIB = 1024 ** 3;
@@ -52,7 +52,7 @@ Deno.test("gpu: parses noheader,nounits output", () => {
     memory_total_bytes: 81559 * 1024 * 1024,
     temperature_c: 41,
   });
-  assert.equal(profileOfGpus(g), "h100");
+  assert.equal(machineProfileOfGpus(g), "h100");
 });
 
 Deno.test("gpu: parses the default csv format with header, units and N/A", () => {
@@ -75,5 +75,5 @@ Deno.test("gpu: parses the default csv format with header, units and N/A", () =>
 
 Deno.test("gpu: no GPUs means the cpu profile", () => {
   assert.deepEqual(parseNvidiaSmiCsv(""), []);
-  assert.equal(profileOfGpus([]), "cpu");
+  assert.equal(machineProfileOfGpus([]), "cpu");
 });

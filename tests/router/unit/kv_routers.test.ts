@@ -16,6 +16,7 @@ Deno.test("kv: two routers sharing one KV see each other's workers", async () =>
     SVC_KV_REFRESH_MS: "100",
     SVC_WORKER_STALE_MS: "600000",
     SVC_MACHINE_PROFILES: "cpu",
+    SVC_EXPOSE_WORKER_ID: "1", // which router answered is what this test checks
   };
   const a = await startTestRouter(env, { kv });
   const b = await startTestRouter(env, { kv });
@@ -35,7 +36,7 @@ Deno.test("kv: two routers sharing one KV see each other's workers", async () =>
     // B routes to the worker whose socket is on A; B also knows the fixture model's bundle.
     const res = await fetch(`${b.url}/v1/encode/fixture%2Fdense`, {
       method: "POST",
-      headers: { "x-svc-machine-profile": "cpu" },
+      headers: { "content-type": "application/json", "x-svc-machine-profile": "cpu" },
       body: "{}",
     });
     assert.equal(res.status, 200);
@@ -62,7 +63,7 @@ Deno.test("kv: two routers sharing one KV see each other's workers", async () =>
     // The learned bundle survives: an empty pool answers 202, not 404.
     const p = await fetch(`${b.url}/v1/encode/fixture%2Fdense`, {
       method: "POST",
-      headers: { "x-svc-machine-profile": "cpu" },
+      headers: { "content-type": "application/json", "x-svc-machine-profile": "cpu" },
       body: "{}",
     });
     assert.equal(p.status, 202);

@@ -43,3 +43,28 @@ Deno.test("middleware: a path holding %0A cannot forge an access-log line", asyn
     await r.close();
   }
 });
+
+Deno.test("middleware: the access-log line names its fields as the worker's does (total_ms)", async () => {
+  const lines: string[] = [];
+  const r = await startTestRouter({}, {
+    log: createLogger({
+      json: true,
+      level: "info",
+      component: "router",
+      write: (l) => lines.push(l),
+    }),
+  });
+  try {
+    const res = await fetch(`${r.url}/v1/models`);
+    await res.body?.cancel();
+    const access = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === "request");
+    assert.equal(access.length, 1, lines.join("\n"));
+    const [line] = access;
+    assert.deepEqual([line.method, line.path, line.status], ["GET", "/v1/models", res.status]);
+    assert.equal(typeof line.total_ms, "number");
+    assert.ok(line.total_ms >= 0);
+    assert.equal(line.ms, undefined, "one name for the request's time, router and worker");
+  } finally {
+    await r.close();
+  }
+});

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { pack } from "msgpackr/pack";
 import { getModel } from "../../../router/models.ts";
-import { getJson, startTestRouter } from "../helpers/router.ts";
+import { getJson, startTestRouter, TEST_TOKEN } from "../helpers/router.ts";
+import { startFakeWorker } from "../helpers/fake_worker.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 const quiet = () => {};
 
@@ -32,6 +34,36 @@ Deno.test("models: GET /v1/models/{id:profile} answers 200 on the router", async
     assert.equal(res.status, 200);
     assert.equal(res.body.name, "nomic-ai/nomic-embed-text-v1.5:matryoshka-256");
   } finally {
+    await r.close();
+  }
+});
+
+Deno.test("models: an unknown profile of a known model is a 400 on the router, an unknown model 404", async () => {
+  const r = await startTestRouter({});
+  const w = startFakeWorker({
+    routerUrl: r.url,
+    token: TEST_TOKEN,
+    id: "w1",
+    profile: "cpu",
+    models: [{ name: "fixture/dense" }],
+  });
+  try {
+    await waitFor(() => w.link.connected, "registered");
+    const builtin = await getJson(`${r.url}/v1/models/nomic-ai%2Fnomic-embed-text-v1.5%3Atiny`);
+    assert.equal(builtin.status, 400);
+    assert.equal(builtin.body.detail.code, "INVALID_INPUT");
+    assert.match(
+      builtin.body.detail.message,
+      /has no profile "tiny" \(its profiles: .*matryoshka-256/,
+    );
+    const served = await getJson(`${r.url}/v1/models/fixture%2Fdense%3Atiny`);
+    assert.equal(served.status, 400);
+    assert.match(served.body.detail.message, /model "fixture\/dense" has no profile "tiny"/);
+    const unknown = await getJson(`${r.url}/v1/models/nope%2Fnothing%3Atiny`);
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.body.detail.code, "MODEL_NOT_FOUND");
+  } finally {
+    await w.close();
     await r.close();
   }
 });

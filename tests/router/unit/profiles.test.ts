@@ -118,3 +118,17 @@ Deno.test("profiles: configured profiles and registered pools are accepted; metr
     await hook.close();
   }
 });
+
+Deno.test("profiles: without a default, a request with no profile header is a 400 naming the header and SVC_DEFAULT_MACHINE_PROFILE", async () => {
+  const r = await startTestRouter();
+  try {
+    const res = await encode(r.url, {});
+    const body = await res.json();
+    assert.equal(res.status, 400);
+    assert.equal(body.detail.code, "INVALID_INPUT");
+    assert.match(body.detail.message, /X-SVC-MACHINE-PROFILE header is required/);
+    assert.match(body.detail.message, /SVC_DEFAULT_MACHINE_PROFILE/);
+  } finally {
+    await r.close();
+  }
+});

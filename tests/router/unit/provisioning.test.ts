@@ -4,7 +4,7 @@ import { createRouterMetrics } from "../../../router/metrics/router_metrics.ts";
 import { DemandTracker } from "../../../router/provisioning.ts";
 import type { WorkerRecord } from "../../../router/directory/types.ts";
 
-Deno.test("demand: counts per pool, ends when served or after the window", () => {
+Deno.test("demand: counts per pool, ends when served or after the window", async () => {
   let now = 1_000_000;
   const metrics = createRouterMetrics();
   const d = new DemandTracker({
@@ -22,7 +22,7 @@ Deno.test("demand: counts per pool, ends when served or after the window", () =>
     d.pending().map((e) => [e.machine_profile, e.bundle, e.pending]),
     [["l4", "default", 2], ["h100", "extract", 1]],
   );
-  assert.equal(metrics.provisioning.get(["l4", "default"]), 2);
+  assert.equal(await metrics.provisioning.value({ machine_profile: "l4", bundle: "default" }), 2);
   d.satisfied("l4", "default");
   assert.deepEqual(d.pending().map((e) => e.machine_profile), ["h100"]);
   now += 61_000;
@@ -67,7 +67,7 @@ Deno.test("demand: webhook is posted, debounced per pool, with the bearer token"
     assert.equal(first.body.bundle, "default");
     assert.equal(first.body.router_id, "r1");
     assert.equal(received[2].body.pending, 3);
-    assert.equal(metrics.webhook.get(["ok"]), 3);
+    assert.equal(await metrics.webhook.value({ result: "ok" }), 3);
   } finally {
     await server.shutdown();
   }
@@ -85,7 +85,7 @@ Deno.test("demand: a failing webhook is counted, never thrown", async () => {
   });
   d.record("l4", "default", "m");
   await d.flush();
-  assert.equal(metrics.webhook.get(["error"]), 1);
+  assert.equal(await metrics.webhook.value({ result: "error" }), 1);
   assert.ok(logs.every((l) => !l.includes("s3cr3t")), "webhook URL is not logged");
 });
 
@@ -135,4 +135,55 @@ Deno.test("demand: a pool that gained a serving worker leaves every reader's vie
   } as unknown as WorkerRecord;
   assert.deepEqual(d.pending([worker]).map((e) => e.machine_profile), ["t4"]);
   assert.deepEqual(d.pending().map((e) => e.machine_profile), ["t4"], "and it stays gone");
+});
+
+Deno.test("demand: made-up names count once per pool and bundle, refreshed at most once a second", async () => {
+  let now = 5_000_000;
+  const metrics = createRouterMetrics();
+  const d = new DemandTracker({
+    windowS: 60,
+    webhook: undefined,
+    routerId: "r",
+    log: silentLogger,
+    metrics,
+    now: () => now,
+  });
+  for (let i = 0; i < 20_000; i++) d.record("cpu", "default", `made/up-${i}`, true);
+  assert.deepEqual(d.pending().map((e) => [e.machine_profile, e.bundle, e.pending]), [
+    ["cpu", "default", 1],
+  ]);
+  assert.equal(
+    await metrics.provisioning.value({ machine_profile: "cpu", bundle: "default" }),
+    1,
+    "one count, not 20,000",
+  );
+  // Known models still count each request; invented ones keep the pool's one count alive.
+  d.record("cpu", "default", "BAAI/bge-small-en-v1.5");
+  now += 59_000;
+  d.record("cpu", "default", "made/up-x", true);
+  now += 59_000;
+  assert.equal(d.pending()[0].pending, 2, "alive while invented names keep coming");
+  now += 2_000;
+  assert.deepEqual(d.pending(), []);
+  // Through the router: 2000 invented names, one pending request for the pool.
+  const { startTestRouter, getJson } = await import("../helpers/router.ts");
+  const r = await startTestRouter({ SVC_MACHINE_PROFILES: "cpu" });
+  try {
+    for (let i = 0; i < 2000; i++) {
+      const res = await fetch(`${r.url}/v1/encode/made%2Fup-${i}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-svc-machine-profile": "cpu" },
+        body: "{}",
+      });
+      assert.equal(res.status, 202);
+      await res.body?.cancel();
+    }
+    const h = await getJson(`${r.url}/health`);
+    assert.deepEqual(
+      h.body.pending_demand.map((e: { bundle: string; pending: number }) => [e.bundle, e.pending]),
+      [["default", 1]],
+    );
+  } finally {
+    await r.close();
+  }
 });

@@ -14,6 +14,7 @@ const REV_A = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 const REV_B = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
 const KEY_1 = "tenant-one-key-0001";
 const KEY_2 = "tenant-two-key-0002";
+const ADMIN_KEY = "operator-admin-key-0003";
 const CPU = { "x-svc-machine-profile": "cpu" };
 
 /** A router and one fake worker serving `fixture/dense` at `revision`. */
@@ -89,20 +90,44 @@ Deno.test("result cache: a repeat is a hit equal to the miss, byte for byte and 
     assert.equal(hit.cache, "hit");
     assert.deepEqual(hit.body, miss.body);
     assert.deepEqual(stable(hit.headers), stable(miss.headers));
+    // What the worker said of its truncations stays with the answer; which worker it was is not
+    // told (SVC_EXPOSE_WORKER_ID is off), on the miss or on the hit.
+    assert.equal(hit.headers.get("x-truncated-items"), "2");
+    assert.equal(miss.headers.get("x-svc-worker-id"), null);
+    assert.equal(hit.headers.get("x-svc-worker-id"), null);
     assert.equal(w.requests.length, 1, "the repeat never reached the worker");
     // Another text is another entry.
     assert.equal((await encode(r, "other")).cache, "miss");
     assert.equal(w.requests.length, 2);
-    assert.equal(r.metrics.cacheRequests.get(["hit"]), 1);
-    assert.equal(r.metrics.cacheRequests.get(["miss"]), 2);
+    assert.equal(r.metrics.cacheRequests.value({ result: "hit" }), 1);
+    assert.equal(r.metrics.cacheRequests.value({ result: "miss" }), 2);
     const metrics = await (await fetch(`${r.url}/metrics`)).text();
     assert.match(metrics, /svc_router_cache_requests_total\{result="hit"\} 1/);
     const bytes = Number(metrics.match(/^svc_router_cache_bytes (\d+)/m)?.[1]);
     assert.ok(bytes > miss.body.length * 2, `svc_router_cache_bytes ${bytes}`);
     // A hit is not a request a worker computed: the workers' series leave it out.
-    assert.equal(r.metrics.svcRequests.get(["fixture/dense", "encode", "200"]), 2);
+    assert.equal(
+      r.metrics.svcRequests.value({ model: "fixture/dense", endpoint: "encode", status: "200" }),
+      2,
+    );
     // The Accept header is part of the key.
     assert.equal((await encode(r, "hello", { accept: "application/msgpack" })).cache, "miss");
+  } finally {
+    await close();
+  }
+});
+
+Deno.test("result cache: with SVC_EXPOSE_WORKER_ID, a hit names the worker that computed it", async () => {
+  const { r, w, close } = await setup({ SVC_EXPOSE_WORKER_ID: "1" });
+  try {
+    const miss = await encode(r, "hello");
+    assert.equal(miss.cache, "miss");
+    assert.equal(miss.headers.get("x-svc-worker-id"), "w1");
+    const hit = await encode(r, "hello");
+    assert.equal(hit.cache, "hit");
+    assert.equal(hit.headers.get("x-svc-worker-id"), "w1");
+    assert.deepEqual(stable(hit.headers), stable(miss.headers));
+    assert.equal(w.requests.length, 1);
   } finally {
     await close();
   }
@@ -132,15 +157,23 @@ Deno.test("result cache: /v1/embeddings and the Cohere routes are cached too", a
 });
 
 Deno.test("result cache: one tenant never gets another's entry", async () => {
-  const { r, w, close } = await setup({ SVC_API_KEYS: `${KEY_1},${KEY_2}` });
+  const { r, w, close } = await setup({
+    SVC_API_KEYS: `${KEY_1},${KEY_2}`,
+    SVC_ADMIN_KEYS: ADMIN_KEY,
+  });
   try {
     const one = { authorization: `Bearer ${KEY_1}` };
     const two = { authorization: `Bearer ${KEY_2}` };
+    const admin = { authorization: `Bearer ${ADMIN_KEY}` };
     assert.equal((await encode(r, "hello", one)).cache, "miss");
     assert.equal((await encode(r, "hello", two)).cache, "miss");
     assert.equal((await encode(r, "hello", one)).cache, "hit");
     assert.equal((await encode(r, "hello", two)).cache, "hit");
     assert.equal(w.requests.length, 2);
+    // An admin key used as a client key is a tenant of its own too.
+    assert.equal((await encode(r, "hello", admin)).cache, "miss");
+    assert.equal((await encode(r, "hello", admin)).cache, "hit");
+    assert.equal(w.requests.length, 3);
     assert.equal((await encode(r, "hello", { authorization: "Bearer wrong-key-000" })).status, 401);
   } finally {
     await close();
@@ -194,7 +227,7 @@ Deno.test("result cache: no-store and no-cache reach the worker; no-cache refres
     // A no-store answer is not stored.
     await encode(r, "fresh", { "cache-control": "no-store" });
     assert.equal((await encode(r, "fresh")).cache, "miss");
-    assert.equal(r.metrics.cacheRequests.get(["bypass"]), 3);
+    assert.equal(r.metrics.cacheRequests.value({ result: "bypass" }), 3);
   } finally {
     await close();
   }
@@ -291,7 +324,7 @@ Deno.test("coalescing: 16 identical requests in flight reach the worker once", a
       assert.deepEqual(a.body, answers[0].body);
     }
     assert.deepEqual(answers.map((a) => a.cache).sort(), ["miss", ...Array(15).fill("hit")].sort());
-    assert.equal(r.metrics.cacheRequests.get(["coalesced"]), 15);
+    assert.equal(r.metrics.cacheRequests.value({ result: "coalesced" }), 15);
   } finally {
     await close();
   }

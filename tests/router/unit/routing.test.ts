@@ -20,7 +20,8 @@ async function cluster(
   env: Record<string, string>,
   specs: Spec[],
 ): Promise<{ r: TestRouter; ws: FakeWorker[]; close: () => Promise<void> }> {
-  const r = await startTestRouter(env);
+  // Which worker answered is what these tests check: the debug header says it.
+  const r = await startTestRouter({ SVC_EXPOSE_WORKER_ID: "1", ...env });
   const ws = specs.map((s) => startFakeWorker({ routerUrl: r.url, token: TEST_TOKEN, ...s }));
   try {
     await waitFor(() => ws.every((w) => w.link.connected), "workers to register");
@@ -47,7 +48,7 @@ function post(url: string, headers: Record<string, string> = {}, body = "{}"): P
   });
 }
 
-const CPU = { "x-svc-machine-profile": "cpu" };
+const CPU = { "x-svc-machine-profile": "cpu", "content-type": "application/json" };
 const DENSE = { name: "fixture/dense" };
 
 Deno.test("routing: the header picks the pool; the alias header works; answers pass through", async () => {
@@ -67,6 +68,7 @@ Deno.test("routing: the header picks the pool; the alias header works; answers p
       assert.equal(res.headers.get("x-svc-server-version"), "0.1.0");
       assert.equal(res.headers.get("x-total-time"), "1.00", "timing headers pass through");
       assert.equal(res.headers.get("x-trace-id"), "t-1");
+      assert.equal(res.headers.get("x-truncated-items"), "2", "and the truncation count");
       assert.equal((await res.json()).worker, want);
     }
   } finally {
@@ -106,13 +108,17 @@ Deno.test("routing: path, body and headers are forwarded; credentials are not", 
 Deno.test("routing: no header → 400 unless a default profile is configured", async () => {
   const c = await cluster({}, [{ id: "w", profile: "cpu", models: [DENSE] }]);
   try {
-    const res = await getJson(`${c.r.url}/v1/encode/fixture/dense`, { method: "POST", body: "{}" });
+    const res = await getJson(`${c.r.url}/v1/encode/fixture/dense`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
     assert.equal(res.status, 400);
     assert.equal(res.body.detail.code, "INVALID_INPUT");
     assert.match(res.body.detail.message, /X-SVC-MACHINE-PROFILE/);
     const bad = await getJson(`${c.r.url}/v1/encode/fixture/dense`, {
       method: "POST",
-      headers: { "x-svc-machine-profile": "no good" },
+      headers: { "content-type": "application/json", "x-svc-machine-profile": "no good" },
       body: "{}",
     });
     assert.equal(bad.status, 400);
@@ -151,7 +157,7 @@ Deno.test("routing: unknown model → 404; catalog model without a pool → 202 
     // Built-in catalog model, no worker anywhere: the router still knows its bundle.
     const p = await getJson(`${c.r.url}/v1/encode/BAAI%2Fbge-small-en-v1.5`, {
       method: "POST",
-      headers: { "x-svc-machine-profile": "h100" },
+      headers: { "content-type": "application/json", "x-svc-machine-profile": "h100" },
       body: "{}",
     });
     assert.equal(p.status, 202);
@@ -164,7 +170,7 @@ Deno.test("routing: unknown model → 404; catalog model without a pool → 202 
     // Fixture model learned from a cpu worker, asked of an empty pool.
     const q = await getJson(`${c.r.url}/v1/encode/fixture/dense`, {
       method: "POST",
-      headers: { "x-svc-machine-profile": "l4" },
+      headers: { "content-type": "application/json", "x-svc-machine-profile": "l4" },
       body: "{}",
     });
     assert.equal(q.status, 202);
@@ -228,7 +234,7 @@ Deno.test("routing: a model of another bundle goes to that bundle's pool of the 
     // l4 has no extract pool: 202 for the extract bundle, never the default-bundle l4 worker.
     const p = await getJson(`${c.r.url}/v1/extract/fixture/gliner`, {
       method: "POST",
-      headers: { "x-svc-machine-profile": "l4" },
+      headers: { "content-type": "application/json", "x-svc-machine-profile": "l4" },
       body: "{}",
     });
     assert.equal(p.status, 202);
@@ -330,7 +336,9 @@ Deno.test("routing: an unreachable worker costs one retry; none left → 502", a
     });
     assert.equal(res.status, 502);
     assert.equal(res.body.detail.code, "BAD_GATEWAY");
-    assert.ok(c.r.metrics.upstreamErrors.get(["a", "unreachable"]) >= 1);
+    assert.ok(
+      (await c.r.metrics.upstreamErrors.value({ worker_id: "a", kind: "unreachable" })) >= 1,
+    );
   } finally {
     await c.close();
   }
@@ -372,8 +380,14 @@ Deno.test("routing: affinity — the worker with the model loaded gets the traff
       await res.body?.cancel();
     }
     const m = c.r.metrics.upstream;
-    assert.equal(m.get(["warm", "cpu", "default", "loaded"]), 20);
-    assert.equal(m.get(["cold", "cpu", "default", "none"]), 0);
+    assert.equal(
+      await m.value({ worker_id: "warm", pool: "cpu", bundle: "default", affinity: "loaded" }),
+      20,
+    );
+    assert.equal(
+      await m.value({ worker_id: "cold", pool: "cpu", bundle: "default", affinity: "none" }),
+      0,
+    );
     assert.equal(c.ws[0].requests.length, 0);
   } finally {
     await c.close();
@@ -404,7 +418,10 @@ Deno.test("routing: without affinity, load is spread by in-flight requests", asy
 });
 
 Deno.test("routing: API keys guard /v1 and the fleet's status, not the probes", async () => {
-  const c = await cluster({ SVC_API_KEYS: "first-key-123,second-key-456" }, [{
+  const c = await cluster({
+    SVC_API_KEYS: "first-key-123,second-key-456",
+    SVC_ADMIN_KEYS: "admin-key-0123456789",
+  }, [{
     id: "w",
     profile: "cpu",
     models: [DENSE],
@@ -420,9 +437,12 @@ Deno.test("routing: API keys guard /v1 and the fleet's status, not the probes", 
       });
       assert.equal(res.status, 401);
       assert.equal(res.body.detail.code, "UNAUTHORIZED");
+      // How to authenticate, as the worker says it (the one bearer-key check and 401).
+      assert.equal(res.headers.get("www-authenticate"), "Bearer");
     }
     const models = await getJson(`${c.r.url}/v1/models`);
     assert.equal(models.status, 401);
+    assert.equal(models.headers.get("www-authenticate"), "Bearer");
     for (const key of ["first-key-123", "second-key-456"]) {
       const res = await post(`${c.r.url}/v1/encode/fixture/dense`, {
         ...CPU,
@@ -436,18 +456,24 @@ Deno.test("routing: API keys guard /v1 and the fleet's status, not the probes", 
       assert.equal(res.status, 200, p);
       await res.body?.cancel();
     }
-    for (const p of ["/health", "/metrics", "/"]) {
-      const res = await fetch(`${c.r.url}${p}`);
-      assert.equal(res.status, 401, p);
+    // The dashboard page carries no data: open (its stream needs a key: stream_auth.test.ts).
+    // /health needs a client key (its summary), /metrics names workers: an admin key (a client
+    // key is refused with 403).
+    const status = async (p: string, key?: string) => {
+      const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
+      const res = await fetch(`${c.r.url}${p}`, { headers });
       await res.body?.cancel();
-      const keyed = await fetch(`${c.r.url}${p}`, {
-        headers: { authorization: "Bearer second-key-456" },
-      });
-      assert.equal(keyed.status, 200, p);
-      await keyed.body?.cancel();
-    }
+      return res.status;
+    };
+    assert.equal(await status("/"), 200);
+    assert.equal(await status("/health"), 401);
+    assert.equal(await status("/health", "second-key-456"), 200);
+    assert.equal(await status("/metrics"), 401);
+    assert.equal(await status("/metrics", "second-key-456"), 403);
+    assert.equal(await status("/metrics", "admin-key-0123456789"), 200);
     const logs = JSON.stringify(c.r.logs);
     assert.ok(!logs.includes("first-key-123") && !logs.includes("wrong-key-000"));
+    assert.ok(!logs.includes("admin-key-0123456789"));
   } finally {
     await c.close();
   }
@@ -469,7 +495,11 @@ Deno.test("routing: /v1/embeddings never answers 202: it waits for capacity, the
     assert.equal(res.headers.get("retry-after"), "10");
     // It waited the bound (never less), then gave up (the upper bound only catches a hang).
     assert.ok(waited >= 280 && waited < 15_000, `waited ${waited} ms`);
-    assert.equal(c.r.metrics.provisioning.get(["cpu", "default"]), 1, "demand recorded once");
+    assert.equal(
+      await c.r.metrics.provisioning.value({ machine_profile: "cpu", bundle: "default" }),
+      1,
+      "demand recorded once",
+    );
     const bad = await getJson(`${c.r.url}/v1/embeddings`, {
       method: "POST",
       headers: CPU,
@@ -499,7 +529,11 @@ Deno.test("routing: a worker that joins while /v1/embeddings waits serves the re
       body,
     });
     // The request is waiting once its demand is recorded; only then does the worker join.
-    await waitFor(() => c.r.metrics.provisioning.get(["cpu", "default"]) >= 1, "request waiting");
+    await waitFor(
+      async () =>
+        (await c.r.metrics.provisioning.value({ machine_profile: "cpu", bundle: "default" })) >= 1,
+      "request waiting",
+    );
     w = startFakeWorker({
       routerUrl: c.r.url,
       token: TEST_TOKEN,

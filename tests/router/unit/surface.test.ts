@@ -15,6 +15,12 @@ import { recordFrames, wsUrl } from "../../observability/helpers/ws.ts";
 import { type FakeWorker, startFakeWorker } from "../helpers/fake_worker.ts";
 import { waitFor } from "../../helpers/wait.ts";
 import { getJson, startTestRouter, TEST_TOKEN } from "../helpers/router.ts";
+import {
+  assertShape,
+  CAPACITY_HEALTH,
+  CLUSTER_STATUS_MESSAGE,
+  WORKER_STATUS_MESSAGE,
+} from "../../compat/client/sie_shapes.ts";
 
 function record(id: string, over: Partial<WorkerRecord> = {}): WorkerRecord {
   return {
@@ -79,27 +85,40 @@ Deno.test("health: type gateway, cluster numbers, live and configured GPU types"
   const h = buildHealth({
     ...base,
     workers: FLEET,
-    profiles: { defaultMachineProfile: "t4", machineProfiles: [] },
+    pools: { defaultMachineProfile: "t4", machineProfiles: [] },
   });
   assert.equal(h.type, "gateway");
-  assert.deepEqual(h.cluster, { worker_count: 3, gpu_count: 5, models_loaded: 1 });
+  assertShape(h, CAPACITY_HEALTH, "/health");
+  // Counted over the serving workers, as the SIE gateway counts its healthy ones.
+  assert.deepEqual(h.cluster, { worker_count: 2, gpu_count: 5, models_loaded: 1, total_qps: 0 });
+  assert.deepEqual([h.worker_count, h.healthy_workers], [3, 2]);
+  assert.deepEqual(h.workers.map((w) => [w.name, w.id]), [["a", "a"], ["b", "b"], ["c", "c"]]);
+  // Models carry the SIE clients' summary beside ours.
+  assert.deepEqual(
+    h.models.map((m) => [m.name, m.state, m.worker_count, m.gpu_types, m.total_queue_depth]),
+    [
+      ["m/x", "loaded", 1, ["l4"], 5],
+      ["m/y", "loading", 0, [], 0],
+      ["m/z", "available", 0, [], 0],
+    ],
+  );
   assert.deepEqual(h.gpu_types, ["a100-80gb", "cpu", "l4"], "every registered worker");
   assert.deepEqual(h.live_gpu_types, ["a100-80gb", "l4"], "the draining cpu worker serves none");
   assert.deepEqual(h.configured_gpu_types, ["a100-80gb", "cpu", "l4", "t4"], "no allow-list");
   const allowed = buildHealth({
     ...base,
     workers: FLEET,
-    profiles: { defaultMachineProfile: undefined, machineProfiles: ["l4", "h100"] },
+    pools: { defaultMachineProfile: undefined, machineProfiles: ["l4", "h100"] },
   });
   assert.deepEqual(allowed.configured_gpu_types, ["h100", "l4"], "SVC_MACHINE_PROFILES");
   const empty = buildHealth({
     ...base,
     workers: [],
-    profiles: { defaultMachineProfile: undefined, machineProfiles: [] },
+    pools: { defaultMachineProfile: undefined, machineProfiles: [] },
   });
   assert.deepEqual(
     [empty.cluster, empty.live_gpu_types, empty.configured_gpu_types],
-    [{ worker_count: 0, gpu_count: 0, models_loaded: 0 }, [], []],
+    [{ worker_count: 0, gpu_count: 0, models_loaded: 0, total_qps: 0 }, [], []],
   );
 });
 
@@ -107,6 +126,7 @@ Deno.test("fleet status: the worker schema, the union of models with every worke
   const now = 1_700_000_005_500;
   const m = buildFleetStatus({
     nowMs: now,
+    routerId: "router-1",
     server: { version: VERSION, startedAtMs: now - 4_000, user: "svc", workingDir: "/srv", pid: 7 },
     workers: FLEET,
     catalog: new Map(),
@@ -115,7 +135,15 @@ Deno.test("fleet status: the worker schema, the union of models with every worke
     rates: new Map([["a", 2.5], ["b", 1.25]]),
   });
   StatusMessageSchema.parse(m);
+  // Read as a worker's message, and as the SIE gateway's cluster message.
+  assertShape(m, WORKER_STATUS_MESSAGE, "the router's /ws/status");
+  assertShape(m, CLUSTER_STATUS_MESSAGE, "the router's /ws/status");
   assert.equal(m.timestamp, now / 1000);
+  assert.deepEqual(
+    [m.name, m.gpu_count, m.bundle, m.machine_profile],
+    ["router-1", 5, "default", "a100-80gb,l4"],
+    "the serving workers' GPUs, bundles and profiles",
+  );
   assert.deepEqual(m.server, {
     version: VERSION,
     uptime_seconds: 4,
@@ -127,7 +155,7 @@ Deno.test("fleet status: the worker schema, the union of models with every worke
   assert.deepEqual(m.gpus, []);
   assert.deepEqual(m.loaded_models, ["m/x"]);
   assert.deepEqual(m.cluster, {
-    worker_count: 3,
+    worker_count: 2,
     gpu_count: 5,
     models_loaded: 1,
     total_qps: 3.75,
@@ -143,6 +171,11 @@ Deno.test("fleet status: the worker schema, the union of models with every worke
   assert.equal(x.queue_depth, 5, "summed over workers");
   assert.equal(x.device, "cpu,cuda", "the devices it runs on");
   assert.equal(x.memory_bytes, 1500, "memory summed over workers");
+  assert.deepEqual(
+    [x.worker_count, x.gpu_types, x.total_queue_depth],
+    [1, ["l4"], 5],
+    "serving workers with it loaded, their GPU types, the queue summed",
+  );
   assert.equal(byName.get("m/y")!.device, null, "no worker reports where it runs");
   assert.deepEqual(x.workers, [
     { id: "a", pool: "l4", state: "loaded", queue_depth: 2 },
@@ -155,7 +188,15 @@ Deno.test("fleet status: the worker schema, the union of models with every worke
     ["failed", "loading"],
     "failures kept per worker",
   );
-  assert.deepEqual(byName.get("m/z")!.config, { id: "m/z", bundle: "other" });
+  assert.deepEqual(byName.get("m/z")!.config, {
+    id: "m/z",
+    bundle: "other",
+    hf_id: "m/z",
+    adapter: "",
+    inputs: [],
+    outputs: [],
+    dims: {},
+  });
 });
 
 /** Router + one fake worker serving fixture/dense. */
@@ -193,7 +234,7 @@ Deno.test("router: svc_* request series beside svc_router_*, /health and /ws/sta
     }
     const unknown = await fetch(`${url}/v1/encode/no%2Fsuch`, {
       method: "POST",
-      headers: { "x-svc-machine-profile": "cpu" },
+      headers: { "content-type": "application/json", "x-svc-machine-profile": "cpu" },
       body: "{}",
     });
     assert.equal(unknown.status, 404);
@@ -224,7 +265,11 @@ Deno.test("router: svc_* request series beside svc_router_*, /health and /ws/sta
 
     const health = await getJson(`${url}/health`);
     assert.equal(health.body.type, "gateway");
-    assert.deepEqual(health.body.cluster, { worker_count: 1, gpu_count: 0, models_loaded: 1 });
+    assertShape(health.body, CAPACITY_HEALTH, "/health");
+    assert.deepEqual(
+      [health.body.cluster.worker_count, health.body.cluster.models_loaded],
+      [1, 1],
+    );
     assert.deepEqual(health.body.live_gpu_types, ["cpu"]);
     assert.deepEqual(health.body.configured_gpu_types, ["cpu"]);
 
@@ -234,6 +279,8 @@ Deno.test("router: svc_* request series beside svc_router_*, /health and /ws/sta
       await waitFor(() => client.frames.length > 0, "a status frame");
       const m = JSON.parse(client.frames[0].data) as FleetStatusMessage;
       StatusMessageSchema.parse(m);
+      assertShape(m, WORKER_STATUS_MESSAGE, "the router's /ws/status");
+      assertShape(m, CLUSTER_STATUS_MESSAGE, "the router's /ws/status");
       assert.equal(m.server.version, VERSION);
       assert.equal(m.server.pid, Deno.pid);
       assert.deepEqual(m.loaded_models, ["fixture/dense"]);

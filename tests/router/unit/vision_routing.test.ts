@@ -19,7 +19,7 @@ Deno.test("routing: CLIP and detection models with no worker → 202 for their c
     for (const c of CASES) {
       const res = await getJson(`${r.url}/v1/${c.path}/${encodeURIComponent(c.model)}`, {
         method: "POST",
-        headers: { "x-svc-machine-profile": "l4" },
+        headers: { "content-type": "application/json", "x-svc-machine-profile": "l4" },
         body: "{}",
       });
       assert.equal(res.status, 202, `${c.model}: ${JSON.stringify(res.body)}`);

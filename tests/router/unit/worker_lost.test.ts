@@ -69,8 +69,8 @@ Deno.test("worker lost: a worker that drops a request it received gets 502 WORKE
     assert.equal(res.headers.get("x-should-retry"), "false", "OpenAI clients must not replay it");
     assert.equal(a.seen.length, 2, "the worker got the request once: no replay");
     assert.equal(b.seen.length, 0, "the other worker never saw it");
-    assert.equal(r.metrics.upstreamErrors.get(["a", "dropped"]), 1);
-    assert.equal(r.metrics.retries.get(["unreachable"]), 0);
+    assert.equal(await r.metrics.upstreamErrors.value({ worker_id: "a", kind: "dropped" }), 1);
+    assert.equal(await r.metrics.retries.value({ reason: "unreachable" }), 0);
     const logged = r.logs.find((l) => l.msg.startsWith("worker dropped a request"));
     assert.equal(logged?.fields?.worker_id, "a", "the log names the worker for operators");
     // While its registration lingers, the worker that dropped it is passed over.
@@ -107,7 +107,7 @@ Deno.test("worker lost: a worker whose connection is refused costs one retry on 
     assert.equal(res.status, 200);
     assert.equal(res.body.worker, "b");
     assert.equal(b.seen.length, 1, "sent once, to the worker that can take it");
-    assert.equal(r.metrics.upstreamErrors.get(["a", "unreachable"]), 1);
+    assert.equal(await r.metrics.upstreamErrors.value({ worker_id: "a", kind: "unreachable" }), 1);
   } finally {
     await close();
   }
@@ -126,7 +126,7 @@ Deno.test("worker lost: a worker that closes the connection before the body is s
     assert.equal(res.body.sum, byteSum(body));
     assert.equal(a.seen.length, 1);
     assert.equal(b.seen.length, 1);
-    assert.ok(r.metrics.retries.get(["unreachable"]) >= 1);
+    assert.ok((await r.metrics.retries.value({ reason: "unreachable" })) >= 1);
   } finally {
     await close();
   }
@@ -144,7 +144,7 @@ Deno.test("worker lost: a worker that closes the connection with the request unr
     assert.equal(res.body.sum, byteSum(body));
     assert.equal(a.seen.length, 1, "it reached `a`, which closed with it unread");
     assert.equal(b.seen.length, 1);
-    assert.equal(r.metrics.upstreamErrors.get(["a", "dropped"]), 0);
+    assert.equal(await r.metrics.upstreamErrors.value({ worker_id: "a", kind: "dropped" }), 0);
   } finally {
     await close();
   }

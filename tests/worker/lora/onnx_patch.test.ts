@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import ort from "onnxruntime-node";
-import { DataType, encodeModel, GraphBuilder } from "../../../infra/onnx/mod.ts";
-import { ensureFixtures } from "../../fixtures/mod.ts";
+import { DataType, encodeModel, GraphBuilder } from "@svc/onnx/writer";
+import { ensureFixtures } from "@svc/fixture-models";
 import {
   indexOnnxModel,
   ProtoFormatError,
   readFloatInitializer,
   replaceFloatInitializers,
-} from "../../../worker/onnx/mod.ts";
+} from "@svc/onnx";
 import { linearTargets, nodeModulePath } from "../../../worker/lora/graph_targets.ts";
 import { addLoraUpdate } from "../../../worker/lora/merge.ts";
 import { float32ToFloat16 } from "@svc/shared/codec/float16";

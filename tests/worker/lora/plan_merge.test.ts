@@ -1,20 +1,20 @@
 import assert from "node:assert/strict";
 import ort from "onnxruntime-node";
-import { ensureFixtures } from "../../fixtures/mod.ts";
-import { dense } from "../../fixtures/models/dense.ts";
-import type { EncoderWeights } from "../../fixtures/encoder/weights.ts";
+import { ensureFixtures } from "@svc/fixture-models";
+import { dense } from "@svc/fixture-models/models";
+import type { EncoderWeights } from "@svc/fixture-models/models";
 import {
   type AdapterSpec,
   DENSE_QV_SPEC,
   denseAdapter,
   type LoraFixture,
   mergedWeights,
-} from "../../fixtures/lora/dense_adapter.ts";
+} from "@svc/fixture-models/lora";
 import { maxDiff, referenceDense } from "../../fixtures/lora/reference.ts";
 import { fixtureTokenizer, textFeeds } from "../../fixtures/testing.ts";
-import { indexOnnxModel } from "../../../worker/onnx/mod.ts";
+import { indexOnnxModel } from "@svc/onnx";
 import { linearTargets } from "../../../worker/lora/graph_targets.ts";
-import { parseAdapterConfig } from "../../../worker/lora/adapter_config.ts";
+import { parseLoraConfig } from "../../../worker/lora/lora_config.ts";
 import { LoraMismatchError, planLora } from "../../../worker/lora/plan.ts";
 import { mergeLoraIntoModel } from "../../../worker/lora/merge.ts";
 import { parseSafetensorsHeader, tensorFloat32 } from "../../../worker/lora/safetensors.ts";
@@ -49,7 +49,7 @@ async function plan(spec: AdapterSpec, edit: (config: Record<string, unknown>) =
     lora,
     ...f,
     plan: planLora({
-      config: parseAdapterConfig(f.config),
+      config: parseLoraConfig(f.config),
       tensors: f.header.tensors,
       targets,
       model: MODEL,
@@ -174,7 +174,7 @@ Deno.test("plan: a same-name mirror and a local path are accepted as base model;
   );
   const targets = linearTargets(indexOnnxModel(await denseModel()));
   const p = planLora({
-    config: parseAdapterConfig(f.config),
+    config: parseLoraConfig(f.config),
     tensors: renamed,
     targets,
     model: MODEL,
@@ -197,10 +197,10 @@ Deno.test("adapter_config.json: what cannot be applied is refused by name", () =
     [{ ...base, target_modules: [] }, /target_modules is missing or empty/],
     [{ ...base, r: "4" }, /r:/],
   ];
-  for (const [config, message] of cases) assert.throws(() => parseAdapterConfig(config), message);
-  const rs = parseAdapterConfig({ ...base, r: 16, lora_alpha: 32, use_rslora: true });
+  for (const [config, message] of cases) assert.throws(() => parseLoraConfig(config), message);
+  const rs = parseLoraConfig({ ...base, r: 16, lora_alpha: 32, use_rslora: true });
   assert.equal(rs.scale, 8, "rsLoRA scales by alpha / sqrt(r)");
-  assert.deepEqual(parseAdapterConfig({ ...base, target_modules: ".*query" }).targetModules, {
+  assert.deepEqual(parseLoraConfig({ ...base, target_modules: ".*query" }).targetModules, {
     pattern: ".*query",
   });
 });

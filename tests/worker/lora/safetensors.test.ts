@@ -5,7 +5,7 @@ import {
   SafetensorsError,
   tensorFloat32,
 } from "../../../worker/lora/safetensors.ts";
-import { writeSafetensors } from "../../fixtures/lora/safetensors_writer.ts";
+import { writeSafetensors } from "@svc/fixture-models/lora";
 
 /** A safetensors file with a hand-written header and `data` bytes of tensor data. */
 function rawFile(header: unknown, data = new Uint8Array(0), declared?: number): Uint8Array {

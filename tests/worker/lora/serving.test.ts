@@ -4,8 +4,8 @@
  * against a plain-TypeScript encoder run with the merged weights.
  */
 import assert from "node:assert/strict";
-import { dense } from "../../fixtures/models/dense.ts";
-import type { EncoderWeights } from "../../fixtures/encoder/weights.ts";
+import { dense } from "@svc/fixture-models/models";
+import type { EncoderWeights } from "@svc/fixture-models/models";
 import {
   type AdapterSpec,
   DENSE_QV_SPEC,
@@ -13,12 +13,12 @@ import {
   type LoraFixture,
   mergedWeights,
   writeAdapter,
-} from "../../fixtures/lora/dense_adapter.ts";
+} from "@svc/fixture-models/lora";
 import { maxDiff, referenceDense } from "../../fixtures/lora/reference.ts";
 import { type FakeHub, startFakeHub } from "../../fake_hub/server.ts";
 import { type Json, postJson, startTestWorker, type TestWorker } from "../harness.ts";
 import { waitFor } from "../../helpers/wait.ts";
-import { ensureFixtures } from "../../fixtures/mod.ts";
+import { ensureFixtures } from "@svc/fixture-models";
 import { StatusMessageSchema } from "@svc/shared/schemas/status";
 
 const W = dense.weights() as EncoderWeights;

@@ -10,9 +10,9 @@ import { createDirClusterCache } from "../../../worker/weights/cluster_cache.ts"
 import { type LoraStarter, LoraStore } from "../../../worker/lora/store.ts";
 import { LoraMismatchError } from "../../../worker/lora/plan.ts";
 import { LoraLabels } from "../../../worker/lora/labels.ts";
-import { DENSE_QV_SPEC, denseAdapter, writeAdapter } from "../../fixtures/lora/dense_adapter.ts";
-import { dense } from "../../fixtures/models/dense.ts";
-import type { EncoderWeights } from "../../fixtures/encoder/weights.ts";
+import { DENSE_QV_SPEC, denseAdapter, writeAdapter } from "@svc/fixture-models/lora";
+import { dense } from "@svc/fixture-models/models";
+import type { EncoderWeights } from "@svc/fixture-models/models";
 
 const W = dense.weights() as EncoderWeights;
 const IDS = ["fixture-lora/a", "fixture-lora/b", "fixture-lora/c"];
@@ -62,7 +62,7 @@ async function withStore(
       }),
       start: runner.start,
       maxLoaded: opts.maxLoaded ?? 10,
-      maxAdapterBytes: 1024 * 1024,
+      maxLoraBytes: 1024 * 1024,
       failureCooldownMs: 30_000,
       now: () => clock.t,
     });

@@ -8,12 +8,10 @@ import { parseModelConfig } from "@svc/shared/catalog/schema";
 import type { ModelConfig } from "@svc/shared/catalog/schema";
 import { ServiceError } from "@svc/shared/errors";
 import { ModelRegistry, type RegistryOptions } from "../../../worker/registry/registry.ts";
-import {
-  IncompatibleModelError,
-  type ModelBackend,
-  type ModelRunner,
-  type RunnerSpec,
-} from "../../../worker/registry/runner.ts";
+import { ServedCatalog } from "../../../worker/catalog/served.ts";
+import type { DeferredEntry } from "../../../worker/catalog/deferred.ts";
+import { IncompatibleModelError } from "../../../worker/registry/runner.ts";
+import { type Deferred, deferred, FakeBackend } from "../fake_backend.ts";
 import type { WeightStore } from "../../../worker/weights/types.ts";
 import {
   accessDeniedError,
@@ -22,85 +20,12 @@ import {
 } from "../../../worker/weights/errors.ts";
 import { HttpTimeoutError } from "../../../worker/weights/http.ts";
 import type { BatchStats } from "../../../worker/scheduler/batcher.ts";
-import type { WorkItem, WorkParams } from "../../../worker/families/types.ts";
-
-/** A promise with its settle functions. */
-interface Deferred<T = void> {
-  promise: Promise<T>;
-  resolve(value: T): void;
-  reject(err: unknown): void;
-}
-
-function deferred<T = void>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  let reject!: (err: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
+import type { WorkParams } from "../../../worker/families/types.ts";
 
 /** Let every pending promise callback run (a timer fires only after the microtask queue). */
 const settle = () => new Promise<void>((r) => setTimeout(r, 0));
 
 const ENCODE: WorkParams = { op: "encode" };
-
-/** A model runner that answers one output per item (tokens = text length). */
-class FakeRunner implements ModelRunner {
-  readonly batches: WorkItem[][] = [];
-  /** When set, runs wait for it (a batch "on the thread"). */
-  hold: Deferred | undefined;
-  disposedWith: number | undefined | null = null;
-
-  constructor(readonly spec: RunnerSpec, private readonly onDispose: () => void) {}
-
-  async run(items: WorkItem[], _params: WorkParams) {
-    this.batches.push(items);
-    await this.hold?.promise;
-    const tokens = items.map((it) => it.text?.length ?? 0);
-    return {
-      outputs: tokens.map((t) => ({ tokens: t })),
-      timing: { tokenizationMs: 0, inferenceMs: 0, postprocessingMs: 0 },
-      paddedTokens: items.length * Math.max(...tokens),
-    };
-  }
-
-  dispose(timeoutMs?: number): Promise<void> {
-    this.disposedWith = timeoutMs;
-    // Like the inference thread: what was running fails once the model is gone.
-    this.hold?.reject(new Error("model unloaded"));
-    this.onDispose();
-    return Promise.resolve();
-  }
-
-  get disposed(): boolean {
-    return this.disposedWith !== null;
-  }
-}
-
-/** A backend whose loads can be held, made to fail, and counted. */
-class FakeBackend implements ModelBackend {
-  readonly starts: RunnerSpec[] = [];
-  readonly runners = new Map<string, FakeRunner>();
-  /** When set, starts wait for it (a load in progress). */
-  gate: Deferred | undefined;
-  /** Model ids whose start rejects with this error. */
-  readonly failures = new Map<string, unknown>();
-  /** Called when a runner is disposed (memory goes down). */
-  onDispose = () => {};
-
-  constructor(readonly device: "cpu" | "cuda" = "cpu") {}
-
-  async start(spec: RunnerSpec): Promise<ModelRunner> {
-    this.starts.push(spec);
-    await this.gate?.promise;
-    if (this.failures.has(spec.config.id)) throw this.failures.get(spec.config.id);
-    const runner = new FakeRunner(spec, () => this.onDispose());
-    this.runners.set(spec.config.id, runner);
-    return runner;
-  }
-}
 
 /** A weights store that answers paths at once, or fails for chosen repositories. */
 class FakeWeights implements WeightStore {
@@ -159,16 +84,35 @@ const CATALOG = new Map(
 /** The failure cool-down of the test registries. */
 const COOLDOWN_MS = 5_000;
 
-/** A registry over fakes; `mem.usedPercent` and `clock.now` are the test's to move. */
-function setup(opts: Partial<RegistryOptions> & { device?: "cpu" | "cuda" } = {}) {
+/** Options of {@link setup}: registry settings, and what the served catalog is built from. */
+type SetupOptions = Partial<Omit<RegistryOptions, "catalog">> & {
+  device?: "cpu" | "cuda";
+  entries?: Map<string, ModelConfig>;
+  deferred?: DeferredEntry[];
+};
+
+/**
+ * A registry (and its served catalog) over fakes; `mem.usedPercent` and `clock.now` are the
+ * test's to move.
+ */
+function setup(opts: SetupOptions = {}) {
+  const { entries = CATALOG, deferred, ...registryOpts } = opts;
   const backend = new FakeBackend(opts.device);
   const weights = new FakeWeights();
   const events: { event: string; fields: Record<string, unknown> }[] = [];
   const batches: BatchStats[] = [];
   const mem = { usedPercent: 10 };
   const clock = { now: 1_000 };
+  const catalog = new ServedCatalog({
+    entries,
+    device: backend.device,
+    deferred,
+    failureCooldownMs: COOLDOWN_MS,
+    now: () => clock.now,
+    onEvent: (event, fields) => events.push({ event, fields }),
+  });
   const registry = new ModelRegistry({
-    catalog: CATALOG,
+    catalog,
     weights,
     backend,
     maxBatchRequests: 8,
@@ -187,14 +131,26 @@ function setup(opts: Partial<RegistryOptions> & { device?: "cpu" | "cuda" } = {}
     onEvent: (event, fields) => events.push({ event, fields }),
     onBatch: (_model, s) => batches.push(s),
     now: () => clock.now,
-    ...opts,
+    ...registryOpts,
   });
   const count = (event: string, id: string) =>
     events.filter((e) => e.event === event && e.fields.model === id).length;
   const state = (id: string) => registry.status(id)?.state;
   const acquire = (name: string, waitMs = 10_000) =>
-    registry.acquire(registry.resolve(name), waitMs);
-  return { registry, backend, weights, events, batches, mem, clock, count, state, acquire };
+    registry.acquire(catalog.resolve(name), waitMs);
+  return {
+    catalog,
+    registry,
+    backend,
+    weights,
+    events,
+    batches,
+    mem,
+    clock,
+    count,
+    state,
+    acquire,
+  };
 }
 
 /** Assert that `p` rejects with a ServiceError of `code` whose message matches `message`. */
@@ -544,11 +500,11 @@ Deno.test("registry: a profile's own model file is its own unit; the run budget 
   ]);
   assert.equal(cpu.backend.starts[0].files.model, "/fake/org/a/onnx/model_int8.onnx");
   // A served name reports the state of the file it runs.
-  assert.equal(cpu.registry.servedStatus(cpu.registry.resolve("org/a:small"))?.state, "loaded");
-  assert.equal(cpu.registry.servedStatus(cpu.registry.resolve("org/a"))?.state, "available");
+  assert.equal(cpu.registry.servedStatus(cpu.catalog.resolve("org/a:small"))?.state, "loaded");
+  assert.equal(cpu.registry.servedStatus(cpu.catalog.resolve("org/a"))?.state, "available");
   const fresh = setup();
   assert.equal(
-    fresh.registry.servedStatus(fresh.registry.resolve("org/a:small"))?.state,
+    fresh.registry.servedStatus(fresh.catalog.resolve("org/a:small"))?.state,
     "available",
   );
   assert.equal(fresh.registry.statuses().length, 3, "asking adds no unit");
@@ -564,28 +520,28 @@ Deno.test("registry: a profile's own model file is its own unit; the run budget 
   assert.equal(capped.backend.starts[0].runTokenBudget, 2000);
 });
 
-Deno.test("registry: addModel serves a new catalog entry at run time (and refuses a taken id)", async () => {
-  const catalog = new Map(CATALOG);
-  const t = setup({ catalog });
-  assert.throws(() => t.registry.resolve("org/late"), /not in the catalog/);
-  assert.equal(t.registry.addModel(model("org/late")), true);
+Deno.test("registry: an entry added to the served catalog at run time is served (a taken id is refused)", async () => {
+  const entries = new Map(CATALOG);
+  const t = setup({ entries });
+  assert.throws(() => t.catalog.resolve("org/late"), /not in the catalog/);
+  assert.equal(t.catalog.add(model("org/late")), true);
   // Announced at once (the status frames list every unit), without being loaded.
   assert.equal(t.state("org/late"), "available");
   assert.ok(t.registry.statuses().some((s) => s.name === "org/late"));
-  assert.equal(t.registry.catalog.get("org/late")?.id, "org/late");
+  assert.equal(t.catalog.get("org/late")?.id, "org/late");
   const m = await t.acquire("org/late");
   assert.equal(t.state("org/late"), "loaded");
   assert.equal(m.config.id, "org/late");
   // An id already served keeps its entry.
-  const before = t.registry.catalog.get("org/a");
-  assert.equal(t.registry.addModel(model("org/a")), false);
-  assert.equal(t.registry.catalog.get("org/a"), before);
+  const before = t.catalog.get("org/a");
+  assert.equal(t.catalog.add(model("org/a")), false);
+  assert.equal(t.catalog.get("org/a"), before);
   assert.ok(!CATALOG.has("org/late"));
 });
 
-/** `registry.resolve(name)` as a promise (its throw becomes a rejection). */
+/** `catalog.resolve(name)` as a promise (its throw becomes a rejection). */
 function resolving(t: ReturnType<typeof setup>, name: string): Promise<unknown> {
-  return Promise.resolve().then(() => t.registry.resolve(name));
+  return Promise.resolve().then(() => t.catalog.resolve(name));
 }
 
 /** A run-time configured entry whose configure calls the test answers one by one. */
@@ -609,19 +565,19 @@ function deferredEntry(id: string) {
 Deno.test("registry: an SVC_MODELS entry answers 503 while configured, then serves like any entry", async () => {
   const late = deferredEntry("org/late");
   const t = setup({ deferred: [late.entry] });
-  assert.equal(late.calls.length, 1, "configuring starts with the registry");
-  assert.deepEqual(t.registry.pendingEntries().map((p) => [p.id, p.state]), [
+  assert.equal(late.calls.length, 1, "configuring starts with the served catalog");
+  assert.deepEqual(t.catalog.pendingEntries().map((p) => [p.id, p.state]), [
     ["org/late", "loading"],
   ]);
   await rejectsWith(resolving(t, "org/late"), "MODEL_LOADING", /configured/);
   // A request waits at most its bound, then gets the 503.
-  await t.registry.settle("org/late", 1);
+  await t.catalog.settle("org/late", 1);
   await rejectsWith(resolving(t, "org/late"), "MODEL_LOADING", /configured/);
   late.calls[0].resolve(model("org/late"));
-  await t.registry.settle("org/late", 1000);
-  await t.registry.settled();
-  assert.deepEqual(t.registry.pendingEntries(), []);
-  assert.equal(t.registry.resolve("org/late").config.id, "org/late");
+  await t.catalog.settle("org/late", 1000);
+  await t.catalog.settled();
+  assert.deepEqual(t.catalog.pendingEntries(), []);
+  assert.equal(t.catalog.resolve("org/late").config.id, "org/late");
   assert.equal((await t.acquire("org/late")).config.id, "org/late");
   assert.equal(t.count("model_configured", "org/late"), 1);
 });
@@ -633,8 +589,8 @@ Deno.test("registry: a failed SVC_MODELS entry fails alone; transient causes ret
   const ref = { repo: "org/hub", revision: "main", path: "(file list)" };
   hubDown.calls[0].reject(sourceFailedError("hub", ref, new Error("connection refused")));
   broken.calls[0].reject(new IncompatibleModelError("config.json architectures: names Foo"));
-  await t.registry.settled();
-  const facts = t.registry.pendingEntries();
+  await t.catalog.settled();
+  const facts = t.catalog.pendingEntries();
   assert.deepEqual(facts.map((p) => [p.id, p.state]), [
     ["org/hub", "failed"],
     ["org/broken", "failed"],
@@ -644,7 +600,7 @@ Deno.test("registry: a failed SVC_MODELS entry fails alone; transient causes ret
   assert.equal((await t.acquire("org/b")).config.id, "org/b");
   await rejectsWith(resolving(t, "org/hub"), "MODEL_LOAD_FAILED", /refused/);
   try {
-    t.registry.resolve("org/broken");
+    t.catalog.resolve("org/broken");
   } catch (err) {
     assert.deepEqual((err as ServiceError).extra, {
       error_class: "incompatible",
@@ -653,42 +609,42 @@ Deno.test("registry: a failed SVC_MODELS entry fails alone; transient causes ret
     });
   }
   // Within the cool-down nothing is tried again.
-  await t.registry.settle("org/hub", 1000);
-  await t.registry.settle("org/broken", 1000);
+  await t.catalog.settle("org/hub", 1000);
+  await t.catalog.settle("org/broken", 1000);
   assert.equal(hubDown.calls.length, 1);
   assert.equal(broken.calls.length, 1);
   t.clock.now += COOLDOWN_MS;
   // After it, a transient cause is tried again by the next request (and may now succeed)...
-  const retried = t.registry.settle("org/hub", 1000);
+  const retried = t.catalog.settle("org/hub", 1000);
   await settle();
   assert.equal(hubDown.calls.length, 2);
   hubDown.calls[1].resolve(model("org/hub"));
   await retried;
-  assert.equal(t.registry.resolve("org/hub").config.id, "org/hub");
+  assert.equal(t.catalog.resolve("org/hub").config.id, "org/hub");
   // ...a permanent one only once the files it read changed.
-  await t.registry.settle("org/broken", 1000);
+  await t.catalog.settle("org/broken", 1000);
   assert.equal(broken.calls.length, 1);
   broken.files.stamp = "v1";
-  const again = t.registry.settle("org/broken", 1000);
+  const again = t.catalog.settle("org/broken", 1000);
   await settle();
   assert.equal(broken.calls.length, 2);
   broken.calls[1].resolve(model("org/broken"));
   await again;
-  assert.equal(t.registry.resolve("org/broken").config.id, "org/broken");
+  assert.equal(t.catalog.resolve("org/broken").config.id, "org/broken");
 });
 
 Deno.test("registry: a 404 names the closest served names", () => {
   const late = deferredEntry("org/pending");
   const t = setup({ deferred: [late.entry] });
   assert.throws(
-    () => t.registry.resolve("org/aa"),
+    () => t.catalog.resolve("org/aa"),
     (err) =>
       err instanceof ServiceError && err.code === "MODEL_NOT_FOUND" &&
       /not in the catalog; did you mean org\/a\?$/.test(err.message),
   );
-  assert.throws(() => t.registry.resolve("org/pendin"), /did you mean org\/pending\?/);
+  assert.throws(() => t.catalog.resolve("org/pendin"), /did you mean org\/pending\?/);
   assert.throws(
-    () => t.registry.resolve("something/else-entirely"),
+    () => t.catalog.resolve("something/else-entirely"),
     (err) => err instanceof Error && !err.message.includes("did you mean"),
   );
 });

@@ -16,6 +16,7 @@
 import {
   type DetectionRecord,
   type Family,
+  FAMILY_OPS,
   type ModelConfig,
   type ModelConfigInput,
   type OutputKind,
@@ -24,7 +25,7 @@ import {
 } from "@svc/shared/catalog/schema";
 import { nliHeads } from "../../families/classification.ts";
 import { labelList } from "../../families/labels.ts";
-import { type GraphSignature, type GraphValue, readGraphSignature } from "../../onnx/graph_io.ts";
+import { type GraphSignature, type GraphValue, readGraphSignature } from "@svc/onnx";
 import type { EntryOptions } from "../model_entries.ts";
 import { DetectionError, OVERRIDE_FILE, REPOSITORY, sayIt } from "./errors.ts";
 import { imageOptions, PREPROCESSOR } from "./images.ts";
@@ -71,20 +72,13 @@ const OVERRIDABLE = new Set([
   "matryoshka_dims",
 ]);
 
-/** Families served to the extract bundle when the worker serves every bundle. */
-const EXTRACT_FAMILIES: ReadonlySet<Family> = new Set([
-  "gliner",
-  "token_classification",
-  "zero_shot",
-  "gliclass",
-  "detection",
-  "zero_shot_detection",
-]);
-
-/** The bundle of a detected model on a worker serving `workerBundle` (`all`: by family). */
+/**
+ * The bundle of a detected model on a worker serving `workerBundle` (`all`: by family, the
+ * extract families in the extract bundle).
+ */
 export function detectedBundle(family: Family, workerBundle: string): string {
   if (workerBundle !== "all") return workerBundle;
-  return EXTRACT_FAMILIES.has(family) ? "extract" : "default";
+  return FAMILY_OPS[family] === "extract" ? "extract" : "default";
 }
 
 /** Tokens per ONNX batch by family (vocabulary-wide outputs and span grids need smaller ones). */

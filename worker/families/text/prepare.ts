@@ -32,12 +32,12 @@ export function prepareText(
       };
     }
     const ids = [...prefix, ...item.tokenIds.slice(0, room), ...suffix];
-    return { index, length: ids.length, ids };
+    return { index, length: ids.length, ids, truncated: item.tokenIds.length > room };
   }
   const body = textBody(tok, params.prefix ?? "", item.text ?? "", room, params);
   if ("error" in body) return { index, length: 0, ids: [], error: body.error };
   const ids = [...prefix, ...body.ids, ...suffix];
-  return { index, length: ids.length, ids };
+  return { index, length: ids.length, ids, truncated: body.truncated };
 }
 
 /**
@@ -45,7 +45,7 @@ export function prepareText(
  * keeps its start: prompt and text are tokenised together and cut at `room`. `params.maxTokens`
  * caps the text's own tokens (the prompt not counted); `params.truncate` says what happens to a
  * text longer than its room: `start` drops its start (the prompt stays first), `none` answers the
- * item with an error instead.
+ * item with an error instead. `truncated`: the model reads the text only in part.
  */
 export function textBody(
   tok: TextTokenizer,
@@ -53,16 +53,20 @@ export function textBody(
   text: string,
   room: number,
   params: Pick<WorkParams, "maxTokens" | "truncate">,
-): { ids: number[] } | { error: { code: "INVALID_INPUT"; message: string } } {
+): { ids: number[]; truncated: boolean } | { error: { code: "INVALID_INPUT"; message: string } } {
   if (params.maxTokens === undefined && params.truncate === undefined) {
-    return { ids: tok.bodyIds(prompt + text, room) };
+    const { ids, cut } = tok.bodyIdsCut(prompt + text, room);
+    return { ids, truncated: cut };
   }
   const promptIds = prompt === "" ? [] : tok.bodyIds(prompt, room);
   const limit = Math.min(Math.max(0, room - promptIds.length), params.maxTokens ?? room);
-  if (params.truncate === "start") return { ids: [...promptIds, ...tok.bodyTail(text, limit)] };
+  if (params.truncate === "start") {
+    const tail = tok.bodyTailCut(text, limit);
+    return { ids: [...promptIds, ...tail.ids], truncated: tail.cut };
+  }
   // One token more than fits tells a text that is too long (the cost stays O(limit)).
   const ids = tok.bodyIds(prompt + text, promptIds.length + limit + 1);
-  if (ids.length <= promptIds.length + limit) return { ids };
+  if (ids.length <= promptIds.length + limit) return { ids, truncated: false };
   if (params.truncate === "none") {
     const why = params.maxTokens !== undefined && limit === params.maxTokens
       ? `max_tokens ${limit}`
@@ -74,5 +78,5 @@ export function textBody(
       },
     };
   }
-  return { ids: ids.slice(0, promptIds.length + limit) };
+  return { ids: ids.slice(0, promptIds.length + limit), truncated: true };
 }

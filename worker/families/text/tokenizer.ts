@@ -6,6 +6,8 @@ export interface TokenizedText {
   ids: number[];
   /** Segment ids (0 for a single text; 0/1 for a pair, all 0 for RoBERTa-style tokenizers). */
   typeIds?: number[];
+  /** True when the text (or a text of the pair) was cut to fit the length. */
+  truncated?: boolean;
 }
 
 /**
@@ -72,23 +74,30 @@ export class TextTokenizer {
 
   /** Body tokens of a text (no special tokens), at most `limit` of them. */
   bodyIds(text: string, limit: number): number[] {
+    return this.bodyIdsCut(text, limit).ids;
+  }
+
+  /** {@link bodyIds}, and whether the text had more tokens than `limit` (it was cut). */
+  bodyIdsCut(text: string, limit: number): { ids: number[]; cut: boolean } {
     // Cap the characters fed to the tokenizer so a huge text costs O(limit), not O(text);
-    // fall back to the whole text in the rare case the cut produced too few tokens.
+    // fall back to the whole text in the rare case the cut produced too few tokens. A capped
+    // prefix that fills the limit leaves text unread: cut.
     const cap = Math.max(64, limit * 24);
     if (text.length > cap) {
       const ids = this.#tok.encode(text.slice(0, cap), { add_special_tokens: false }).ids;
-      if (ids.length >= limit) return ids.slice(0, limit);
+      if (ids.length >= limit) return { ids: ids.slice(0, limit), cut: true };
     }
     const ids = this.#tok.encode(text, { add_special_tokens: false }).ids;
-    return ids.length > limit ? ids.slice(0, limit) : ids;
+    return ids.length > limit ? { ids: ids.slice(0, limit), cut: true } : { ids, cut: false };
   }
 
   /**
    * The last `limit` body tokens of a text (its start dropped). Only the text's end is tokenised
    * (from a word boundary, so that the first word read is whole) unless that gives too few tokens.
+   * `cut`: the text had more tokens than `limit` (its start was dropped).
    */
-  bodyTail(text: string, limit: number): number[] {
-    if (limit <= 0) return [];
+  bodyTailCut(text: string, limit: number): { ids: number[]; cut: boolean } {
+    if (limit <= 0) return { ids: [], cut: this.bodyIds(text, 1).length > 0 };
     const cap = Math.max(64, limit * 24);
     if (text.length > cap) {
       let tail = text.slice(-cap);
@@ -96,10 +105,10 @@ export class TextTokenizer {
       if (space >= 0 && space < 64) tail = tail.slice(space + 1);
       const ids = this.#tok.encode(tail, { add_special_tokens: false }).ids;
       // More than needed: the first token, maybe cut from a longer word, is not kept.
-      if (ids.length > limit) return ids.slice(-limit);
+      if (ids.length > limit) return { ids: ids.slice(-limit), cut: true };
     }
     const ids = this.#tok.encode(text, { add_special_tokens: false }).ids;
-    return ids.length > limit ? ids.slice(-limit) : ids;
+    return ids.length > limit ? { ids: ids.slice(-limit), cut: true } : { ids, cut: false };
   }
 
   /** Body tokens a text pair may hold in total (the limit minus the pair's special tokens). */
@@ -119,8 +128,9 @@ export class TextTokenizer {
   ): TokenizedText {
     const t = this.#pair;
     const room = this.pairRoom(max);
-    const aIds = typeof a === "string" ? this.bodyIds(a, room) : a;
-    const bIds = typeof b === "string" ? this.bodyIds(b, room) : b;
+    const aBody = typeof a === "string" ? this.bodyIdsCut(a, room) : { ids: a, cut: false };
+    const bBody = typeof b === "string" ? this.bodyIdsCut(b, room) : { ids: b, cut: false };
+    const [aIds, bIds] = [aBody.ids, bBody.ids];
     const [na, nb] = splitRoom(aIds.length, bIds.length, room);
     const ids = [...t.prefix, ...aIds.slice(0, na), ...t.middle, ...bIds.slice(0, nb), ...t.suffix];
     const typeIds = [
@@ -130,13 +140,15 @@ export class TextTokenizer {
       ...new Array<number>(nb).fill(t.typeB),
       ...t.suffixTypes,
     ];
-    return { ids, typeIds };
+    const truncated = aBody.cut || bBody.cut || na < aIds.length || nb < bIds.length;
+    return { ids, typeIds, truncated };
   }
 
   /** Encode one text with the model's special tokens, truncated to `maxLength` (or `max`). */
   encode(text: string, max = this.maxLength): TokenizedText {
     const room = Math.max(0, max - this.#prefix.length - this.#suffix.length);
-    return { ids: [...this.#prefix, ...this.bodyIds(text, room), ...this.#suffix] };
+    const body = this.bodyIdsCut(text, room);
+    return { ids: [...this.#prefix, ...body.ids, ...this.#suffix], truncated: body.cut };
   }
 }
 

@@ -13,6 +13,8 @@ export interface TokenSpans {
   starts: number[];
   /** End offset (exclusive) of token i in the text. */
   ends: number[];
+  /** True when the text had more tokens than the limit (what follows them was not read). */
+  truncated?: boolean;
 }
 
 /** A character range `[start, end)`. */
@@ -30,18 +32,25 @@ export function tokenizeWithOffsets(tok: TextTokenizer, text: string, limit: num
   const out: TokenSpans = { ids: [], starts: [], ends: [] };
   const unknown = unknownIds(tok);
   const chunks = /\S+/g;
-  for (let m = chunks.exec(text); m && out.ids.length < limit; m = chunks.exec(text)) {
+  let m = chunks.exec(text);
+  for (; m && out.ids.length < limit; m = chunks.exec(text)) {
     const room = limit - out.ids.length;
     const ids = tok.bodyIds(m[0], room);
     if (ids.length === 0) continue; // e.g. only control characters: nothing the model sees
     // Only the chunk at the limit can be cut; one more token tells whether it was.
     const cut = ids.length === room && tok.bodyIds(m[0], room + 1).length > room;
+    if (cut) out.truncated = true;
     const spans = alignChunk(tok, unknown, m[0], m.index, ids, cut);
     ids.forEach((id, i) => {
       out.ids.push(id);
       out.starts.push(spans[i][0]);
       out.ends.push(spans[i][1]);
     });
+  }
+  // The limit stopped the loop at chunk `m`: any chunk from there on that the model would have
+  // read (it has a token) was left out.
+  for (; m && !out.truncated; m = chunks.exec(text)) {
+    if (tok.bodyIds(m[0], 1).length > 0) out.truncated = true;
   }
   return out;
 }

@@ -13,18 +13,18 @@ export function modelInfo(
   ctx: WorkerContext,
   config: ModelConfig,
   name = config.id,
-  profile?: string,
+  modelProfile?: string,
 ) {
-  const st = profile === undefined
+  const st = modelProfile === undefined
     ? ctx.registry.status(config.id)
-    : ctx.registry.servedStatus({ config, profile });
+    : ctx.registry.servedStatus({ config, modelProfile });
   return modelInfoOf(config, {
     name,
-    profile,
+    modelProfile,
     state: st?.state,
     lastError: st?.lastError,
     loras: st?.loras,
-    maxSequenceLength: ctx.registry.declaredMaxLength(config.id),
+    maxSequenceLength: ctx.catalog.declaredMaxLength(config.id),
     maxItemTokens: config.max_sequence_length,
   });
 }
@@ -32,8 +32,8 @@ export function modelInfo(
 /** GET /v1/models: the catalog, then the SVC_MODELS entries still pending (loading or failed). */
 export function listModels(ctx: WorkerContext): Response {
   const models = [
-    ...[...ctx.registry.catalog.values()].map((c) => modelInfo(ctx, c)),
-    ...ctx.registry.pendingEntries().map(pendingModelInfo),
+    ...[...ctx.catalog.entries.values()].map((c) => modelInfo(ctx, c)),
+    ...ctx.catalog.pendingEntries().map(pendingModelInfo),
   ];
   return Response.json(modelListBody(models));
 }
@@ -41,9 +41,9 @@ export function listModels(ctx: WorkerContext): Response {
 /** GET /v1/models/{model} (raw or percent-encoded, `id:profile` accepted) */
 export function getModel(ctx: WorkerContext, url: string): Response {
   const name = modelFromPath(url, "/v1/models/");
-  const served = resolveServedName(name, ctx.registry.catalog);
-  if (served) return Response.json(modelInfo(ctx, served.config, name, served.profile));
-  const pending = ctx.registry.pendingEntries().find((p) => p.id === name);
+  const served = resolveServedName(name, ctx.catalog.entries);
+  if (served) return Response.json(modelInfo(ctx, served.config, name, served.modelProfile));
+  const pending = ctx.catalog.pendingEntries().find((p) => p.id === name);
   if (pending) return Response.json(pendingModelInfo(pending));
-  throw ctx.registry.notFound(name);
+  throw ctx.catalog.unknownName(name);
 }

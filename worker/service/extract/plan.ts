@@ -48,9 +48,26 @@ export interface Common {
   instruction?: string;
 }
 
+/** How a group of a relation request runs (see item_metadata.ts). */
+export interface PlanContext {
+  /** The items name their entities (mentions): a relation plan needs no entity types. */
+  namedEntities?: boolean;
+}
+
 /** Build the plan of an extract request; throws INVALID_INPUT on params the model cannot take. */
-export function planExtract(served: ServedModel, p: ExtractParams): ExtractPlan {
-  const { options } = effectiveOptions(served, p.options);
+export function planExtract(
+  served: ServedModel,
+  p: ExtractParams,
+  context: PlanContext = {},
+): ExtractPlan {
+  // `params.threshold` (the SIE TypeScript client puts it there) is a request option too.
+  if (p.threshold !== undefined && !(p.threshold >= 0 && p.threshold <= 1)) {
+    throw invalidInput("params.threshold must be a number from 0 to 1");
+  }
+  const requested = p.threshold !== undefined && p.options?.threshold === undefined
+    ? { ...p.options, threshold: p.threshold }
+    : p.options;
+  const { options } = effectiveOptions(served, requested);
   checkLora(served.config, options);
   const common: Common = {
     options,
@@ -76,7 +93,7 @@ export function planExtract(served: ServedModel, p: ExtractParams): ExtractPlan 
     case "token_classification":
       return planTokenClassification(served, p, common);
     case "gliner":
-      return planGliner(served, p, common);
+      return planGliner(served, p, common, context);
     case "detection":
       return planDetection(served, p, common);
     case "zero_shot_detection":
@@ -127,11 +144,16 @@ function planTokenClassification(served: ServedModel, p: ExtractParams, c: Commo
  * GLiNER: entity types in `labels`, and/or an `output_schema` whose fields are found as spans in
  * the same pass. On a multitask model, `labels` are relation types instead (see planRelations).
  */
-function planGliner(served: ServedModel, p: ExtractParams, c: Common): ExtractPlan {
+function planGliner(
+  served: ServedModel,
+  p: ExtractParams,
+  c: Common,
+  context: PlanContext,
+): ExtractPlan {
   const schema = p.output_schema === undefined ? undefined : compileSchema(p.output_schema);
   const relationsModel = served.config.outputs.includes("relations");
   if (relationsModel && p.labels !== undefined && p.labels.length > 0) {
-    return planRelations(served, p, c, schema);
+    return planRelations(served, p, c, schema, context);
   }
   if (c.options.entity_labels !== undefined) {
     throw invalidInput(
@@ -221,12 +243,15 @@ function planGliclass(served: ServedModel, p: ExtractParams, c: Common): Extract
 /**
  * A GLiNER multitask model: `labels` are relation types; entities of `options.entity_labels` are
  * found first and become the heads (and candidate tails) of a second, relation-prompted pass.
+ * Items that name their entities (mentions in metadata) skip the first pass: their mentions are
+ * the heads and tails, and the plan needs no entity types (`entityLabels` is then empty).
  */
 function planRelations(
   served: ServedModel,
   p: ExtractParams,
   c: Common,
   schema: SchemaPlan | undefined,
+  context: PlanContext,
 ): ExtractPlan {
   const relations = checkLabelList(p.labels, "params.labels", MAX_LABELS);
   if (relations === undefined) {
@@ -239,12 +264,13 @@ function planRelations(
   if (raw !== undefined && !Array.isArray(raw)) {
     throw invalidInput("options.entity_labels must be a list of entity types");
   }
-  const entityLabels = checkLabelList(raw, "options.entity_labels", MAX_ENTITY_LABELS);
+  const entityLabels = checkLabelList(raw, "options.entity_labels", MAX_ENTITY_LABELS) ??
+    (context.namedEntities ? [] : undefined);
   if (entityLabels === undefined) {
     throw invalidInput(
-      `relation extraction needs options.entity_labels (or metadata.entity_labels on each ` +
-        `item): the entity types whose mentions are the relations' heads and tails ` +
-        `(e.g. ["person", "organization"])`,
+      `relation extraction needs the entities: options.entity_labels (the entity types to find ` +
+        `first, e.g. ["person", "organization"]), or on each item metadata.entities, its ` +
+        `entity mentions [{text, label, start, end}] (or metadata.entity_labels, its types)`,
     );
   }
   return {

@@ -1,2 +1,0 @@
-/** The worker ↔ router fleet protocol: message schemas, constants and frame codec. */
-export * from "./protocol.ts";
