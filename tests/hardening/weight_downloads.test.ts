@@ -13,6 +13,7 @@ import { ensureFixtures } from "@svc/fixture-models";
 import { startFakeHub } from "../fake_hub/server.ts";
 import { postJson, startTestWorker } from "../worker/harness.ts";
 import { partialFiles } from "../weights/helpers.ts";
+import { copyDir } from "../helpers/files.ts";
 
 /** Every file under `dir` with its size (paths relative to it). */
 async function filesUnder(dir: string): Promise<Record<string, number>> {
@@ -28,17 +29,11 @@ async function filesUnder(dir: string): Promise<Record<string, number>> {
   return out;
 }
 
-async function copyTree(from: string, to: string): Promise<void> {
-  await Deno.mkdir(to, { recursive: true });
-  const cp = await new Deno.Command("cp", { args: ["-r", `${from}/.`, to] }).output();
-  assert.ok(cp.success);
-}
-
 Deno.test("weight downloads: an adapter streamed without a length stops at SVC_MAX_LORA_BYTES", async () => {
   const fx = await ensureFixtures();
   const root = await Deno.makeTempDir({ prefix: "svc-chunked-cache-" });
   const cacheDir = await Deno.makeTempDir({ prefix: "svc-local-cache-" });
-  await copyTree(`${fx}/cache/fixture/dense`, `${root}/fixture/dense`);
+  await copyDir(`${fx}/cache/fixture/dense`, `${root}/fixture/dense`);
   // 8 MiB of adapter weights (never parsed: the bound refuses them first) and a config.
   await Deno.mkdir(`${root}/fixture-lora/huge`, { recursive: true });
   await Deno.writeFile(

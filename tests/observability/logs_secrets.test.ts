@@ -15,20 +15,12 @@ import { loadRouterSettings } from "../../router/settings.ts";
 import { FLEET_TOKEN, startRouterProcess, startWorkerProcess } from "./helpers/process.ts";
 import { items } from "./helpers/traffic.ts";
 import { waitFor } from "../helpers/wait.ts";
+import { copyDir } from "../helpers/files.ts";
 
 const HF_TOKEN = "hf_ObsGatedAccessToken7Qx2Lm9";
 const OTHER_HUB_TOKEN = "hf_SomebodyElsesToken4Kd8Vb1";
 const API_KEYS = ["obs-api-key-alpha-93KD7", "obs-api-key-bravo-61PW2"];
 const SECRETS = [HF_TOKEN, FLEET_TOKEN, ...API_KEYS];
-
-/** Copy a directory tree. */
-async function copyDir(from: string, to: string): Promise<void> {
-  await Deno.mkdir(to, { recursive: true });
-  for await (const e of Deno.readDir(from)) {
-    if (e.isDirectory) await copyDir(join(from, e.name), join(to, e.name));
-    else await Deno.copyFile(join(from, e.name), join(to, e.name));
-  }
-}
 
 /**
  * A catalog with the fixtures plus two gated copies of fixture/dense on the fake hub: one our

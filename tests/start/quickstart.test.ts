@@ -15,6 +15,7 @@ import { taskArgs } from "./tasks.ts";
 import { firstRunEnv, stackUrl } from "./stack.ts";
 import { ensureFixtures } from "@svc/fixture-models";
 import { startFakeHub } from "../fake_hub/server.ts";
+import { copyDir } from "../helpers/files.ts";
 
 /** `deno task start`'s command line from deno.json, without the leading `deno`. */
 const startArgs = () => taskArgs("start");
@@ -185,15 +186,6 @@ async function ownModelFolder(
   const cwd = join(under, "reader");
   await sentenceTransformersExport(join(cwd, m[2]));
   return { id: m[1], env: { SVC_MODELS: value, INIT_CWD: cwd } };
-}
-
-/** Copy a directory tree. */
-async function copyDir(from: string, to: string): Promise<void> {
-  await Deno.mkdir(to, { recursive: true });
-  for await (const e of Deno.readDir(from)) {
-    if (e.isDirectory) await copyDir(join(from, e.name), join(to, e.name));
-    else await Deno.copyFile(join(from, e.name), join(to, e.name));
-  }
 }
 
 /** POST a JSON body asking for JSON (bounded: a first load on a busy machine is slow). */
