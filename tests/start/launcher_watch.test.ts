@@ -1,4 +1,7 @@
-/** The launcher watch of `deno task start`, on process tables given by the test. */
+/**
+ * The launcher watch of `deno task start`, on process tables given by the test (the real `ps`:
+ * tests/e2e/start/launcher_watch.test.ts).
+ */
 import assert from "node:assert/strict";
 import {
   goneLauncher,
@@ -7,7 +10,6 @@ import {
   orphaned,
   parsePs,
   type ProcRow,
-  psTable,
 } from "../../infra/launcher_watch.ts";
 
 // shell (group 100) → npm (leader of 200) → sh → node → deno task → deno run (self, 205)
@@ -91,18 +93,3 @@ async function watchCases(): Promise<void> {
   parent = 1;
   assert.equal(await parentOnly, "parent process 203 exited");
 }
-
-Deno.test("launcher watch: the real ps finds this process's parent", async () => {
-  let rows: ProcRow[];
-  try {
-    rows = await psTable();
-  } catch (err) {
-    console.log(`skipped: ps cannot run here (${(err as Error).message})`);
-    return;
-  }
-  const self = rows.find((r) => r.pid === Deno.pid);
-  assert.ok(self, "this process is in the table");
-  assert.equal(self.ppid, Deno.ppid);
-  const some = await psTable([Deno.pid, 999_999_999]);
-  assert.deepEqual(some.map((r) => r.pid), [Deno.pid]);
-});
