@@ -11,6 +11,7 @@ import {
   parsePs,
   type ProcRow,
 } from "../../infra/launcher_watch.ts";
+import { FakeTime } from "../helpers/fake_time.ts";
 
 // shell (group 100) → npm (leader of 200) → sh → node → deno task → deno run (self, 205)
 const SHELL: ProcRow = { pid: 100, ppid: 1, pgid: 100 };
@@ -59,16 +60,7 @@ Deno.test("launcher watch: ps output, the launchers of a job, and which one is g
 });
 
 Deno.test("launcher watch: resolves once a launcher goes; a table that fails leaves the parent watch", async () => {
-  // The watch's timer does not keep a process alive; this one keeps the test's loop running.
-  const hold = setInterval(() => {}, 1000);
-  try {
-    await watchCases();
-  } finally {
-    clearInterval(hold);
-  }
-});
-
-async function watchCases(): Promise<void> {
+  using time = new FakeTime();
   let rows = TABLE;
   const gone = launcherGone({
     intervalMs: 5,
@@ -78,9 +70,11 @@ async function watchCases(): Promise<void> {
   });
   let settled = false;
   gone.then(() => settled = true);
-  await new Promise((r) => setTimeout(r, 30));
+  await time.tick(30); // six checks, every launcher still there
   assert.equal(settled, false);
   rows = [INIT, SHELL, { ...CHAIN[1], ppid: 1 }, ...CHAIN.slice(2)];
+  await time.tick(5);
+  assert.equal(settled, true);
   assert.equal(await gone, "launcher process 200 exited");
 
   let parent = 203;
@@ -91,5 +85,7 @@ async function watchCases(): Promise<void> {
     table: () => Promise.reject(new Error("no ps")),
   });
   parent = 1;
+  await time.tick(5);
   assert.equal(await parentOnly, "parent process 203 exited");
-}
+  assert.equal(time.pendingTimers, 0, "each watch stopped its timer");
+});

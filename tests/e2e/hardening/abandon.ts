@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { scrape, sum } from "../../observability/helpers/prom_text.ts";
 import { rawRequest, within } from "../../hardening/helpers.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 const CLIENTS = 6;
 const ITEMS = 1024;
@@ -51,13 +52,17 @@ export async function abandonThenProbe(
           `Accept: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
       ));
     }
-    // Work has begun (the first batch finished), then every client goes away 0.4 s later.
-    const started = performance.now();
-    while ((await tokensRun(workerUrl)) === before) {
-      assert.ok(performance.now() - started < 30_000, "no work started");
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    await new Promise((r) => setTimeout(r, 400));
+    // Work has begun (the first batch finished) and gone on (a second one finished too): then
+    // every client goes away, in the middle of its work.
+    let first = 0;
+    await waitFor(async () => (first = await tokensRun(workerUrl) - before) > 0, "work to start", {
+      timeoutMs: 30_000,
+    });
+    await waitFor(
+      async () => (await tokensRun(workerUrl)) - before >= 2 * first,
+      "a second batch",
+      { timeoutMs: 30_000 },
+    );
     for (const s of sockets) s.socket.destroy();
     const t0 = performance.now();
     const res = await within(

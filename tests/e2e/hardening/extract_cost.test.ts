@@ -196,6 +196,8 @@ Deno.test({
         `POST ${RELATIONS_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
           `Accept: application/json\r\nContent-Length: ${relations.length}\r\n\r\n${relations}`,
       ));
+      // A duration, not a wait for a state: the request runs 8 s (into its relation pass, ~100 s
+      // in all) while /healthz, the RSS and the loop lag are watched; no state marks the pass.
       await new Promise((r) => setTimeout(r, 8_000));
       for (const s of sockets) s.socket.destroy();
       await w.proc.waitForLog(

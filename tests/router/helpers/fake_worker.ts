@@ -26,8 +26,8 @@ export interface FakeWorkerOptions {
   bundle?: string;
   pool?: string;
   models: FakeModel[];
-  /** Delay before answering a model operation. */
-  delayMs?: number;
+  /** Model operations wait for this before answering: a worker busy until the test lets go. */
+  hold?: Promise<unknown>;
   /** Extra environment for the link (e.g. SVC_ROUTER_RECONNECT_MAX_MS). */
   env?: Record<string, string>;
 }
@@ -110,7 +110,7 @@ export function startFakeWorker(opts: FakeWorkerOptions): FakeWorker {
         }
         return Response.json({ name, loaded: m.state === "loaded", state: m.state ?? "available" });
       }
-      if (opts.delayMs) await new Promise((r) => setTimeout(r, opts.delayMs));
+      if (opts.hold) await opts.hold;
       if (fake.failWith) {
         const { status, detail, retryAfter } = fake.failWith;
         const headers: Record<string, string> = retryAfter ? { "retry-after": retryAfter } : {};
