@@ -56,8 +56,6 @@ Deno.test("cuda: the probe graph is what @svc/onnx/writer writes for Identity(x)
 Deno.test({
   name: "cuda: the probe session fails here as every model would, with ONNX Runtime's own error",
   ignore: INSTALLED || !LINUX_X64,
-  sanitizeResources: false,
-  sanitizeOps: false,
   fn: async () => {
     const error = await probeCuda(60_000);
     assert.ok(error !== undefined, "a CUDA session started without the provider");

@@ -40,8 +40,6 @@ const list = (a: ArrayLike<number>) => Array.from(a);
 
 Deno.test({
   name: "client: real router and workers (202 until a worker joins, typed results, typed errors)",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async (t) => {
     const fx = await ensureFixtures();
     const tmp = await Deno.makeTempDir({ prefix: "client-live-" });

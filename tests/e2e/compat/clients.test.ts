@@ -61,8 +61,6 @@ function assertLists(item: Json, filled: string[], what: string): void {
 
 Deno.test({
   name: "compat: cohere-ai, openai and SIE clients through the router and on the worker",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async (t) => {
     let router: Proc | undefined;
     let worker: Proc | undefined;

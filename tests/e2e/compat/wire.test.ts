@@ -162,8 +162,6 @@ function checkItems(items: Obj[], refs: Obj[], outputs: string[], dtype: Dtype, 
 
 Deno.test({
   name: "compat: an SIE-style client through the router and the worker",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async (t) => {
     let router: Proc | undefined;
     let worker: Proc | undefined;
@@ -348,8 +346,6 @@ async function raised(p: Promise<unknown>): Promise<ServiceCallError> {
 Deno.test({
   name:
     "compat: MODEL_LOADING followed to success, MODEL_LOAD_FAILED raised at once (router and worker processes)",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async (t) => {
     const fx = await ensureFixtures();
     // Weights come from a hub on 127.0.0.1 serving the fixtures, so loads take real downloads

@@ -10,8 +10,6 @@ import { abandonThenProbe } from "./abandon.ts";
 
 Deno.test({
   name: "abandoned work: disconnected clients' items are dropped; a fresh request is not stuck",
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn() {
     const w = await startWorkerProcess({
       SVC_PRELOAD_MODELS: "fixture/dense",

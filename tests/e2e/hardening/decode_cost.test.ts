@@ -19,8 +19,6 @@ import { waitFor } from "../../helpers/wait.ts";
 
 Deno.test({
   name: "decode cost: 500,000 keys in params.options are a quick 400; the main thread never stalls",
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn() {
     const w = await startWorkerProcess();
     try {
@@ -64,8 +62,6 @@ Deno.test({
 
 Deno.test({
   name: "decode cost: heavy bodies never starve the worker's heartbeats to the router",
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn() {
     // The router's defaults: heartbeat 500 ms, status 1 s, a worker silent 3 s is removed.
     const router = await startRouterProcess({

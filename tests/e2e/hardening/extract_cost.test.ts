@@ -91,8 +91,6 @@ function watch(url: string, pid: number) {
 Deno.test({
   name:
     "extract cost: the 100 KB relations request and a 30 MB enum are quick 400s naming the bound",
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn() {
     const w = await startWorkerProcess({
       SVC_PRELOAD_MODELS: "fixture/gliner-multitask,fixture/gliner",
@@ -150,8 +148,6 @@ Deno.test({
 Deno.test({
   name:
     "extract cost: let run, spans stay bounded and shaping stays off the loop; a left request stops",
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn() {
     const w = await startWorkerProcess({
       SVC_PRELOAD_MODELS: "fixture/gliner-multitask,fixture/gliner",

@@ -59,8 +59,6 @@ function frozenSubscriber(
 
 Deno.test({
   name: "fleet trust e2e: issue 26's done-when against real router and worker processes",
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn(t) {
     const router = await startRouterProcess({
       SVC_API_KEYS: CLIENT,

@@ -52,8 +52,6 @@ const DETR = "/v1/extract/fixture/detr";
 
 Deno.test({
   name: "image bombs: repeated-scan JPEGs are a 400 while a small image beside them is answered",
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn() {
     // Built before the worker starts: building them busies this process, not the worker.
     const bomb = await scanBombJpeg(6320, 6320, 10_000);
@@ -105,8 +103,6 @@ Deno.test({
 Deno.test({
   name:
     "image bombs: a decode past SVC_IMAGE_DECODE_TIMEOUT_MS is a 400; other requests still served",
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn() {
     // The scan bound raised so that slow JPEGs (1,000 scans of 3000×3000, over a second each
     // here) reach the decoder: the time bound is the backstop for costs no check foresees.

@@ -60,8 +60,6 @@ async function hit(base: string): Promise<void> {
 
 Deno.test({
   name: "log forging: %0A in a path never starts a line in the worker's log",
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn() {
     const fx = await ensureFixtures();
     const cache = await Deno.makeTempDir({ prefix: "svc-logs-" });
@@ -86,8 +84,6 @@ Deno.test({
 
 Deno.test({
   name: "log forging: %0A in a path never starts a line in the router's log",
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn() {
     const [proc, url] = await startText(["-P=router", "router/main.ts"], {
       SVC_WORKER_TOKEN: FLEET_TOKEN,

@@ -18,8 +18,6 @@ async function alive(p: Proc): Promise<boolean> {
 
 Deno.test({
   name: "poison request: a worker that dies of a request is its only victim; 502 WORKER_LOST",
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn() {
     const r = await startRouterProcess({ SVC_DEFAULT_MACHINE_PROFILE: "cpu" });
     const workers = [socketWorkerProcess(r.url, "crash-a"), socketWorkerProcess(r.url, "crash-b")];

@@ -22,8 +22,6 @@ async function upgradeAndHangUp(url: string, path: string): Promise<void> {
 
 Deno.test({
   name: "refused upgrades: a client that resets after the 401 ends neither worker nor router",
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn() {
     const worker = await startWorkerProcess({ SVC_WORKER_API_KEY: "refused-upgrade-key-0123" });
     const router = await startRouterProcess({ SVC_API_KEYS: "refused-upgrade-client-key" });

@@ -48,8 +48,6 @@ async function routerWithWorker(env: Record<string, string>, profile: string) {
 
 Deno.test({
   name: "router bodies: 20 sockets declaring 32 MiB and sending 10 bytes cost < 50 MB and close",
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn() {
     // A worker of the pool, so the router has somewhere to send the bodies and must read them.
     const { r, worker, close } = await routerWithWorker({
@@ -74,8 +72,6 @@ Deno.test({
 
 Deno.test({
   name: "router bodies: 400, 404 and 202 are answered before the body arrives",
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn() {
     // Long idle timeout: an answer that waited for the body would take 20 s.
     const { r, worker, close } = await routerWithWorker({
@@ -114,8 +110,6 @@ Deno.test({
 
 Deno.test({
   name: "router bodies: past SVC_MAX_INFLIGHT_BODY_BYTES, bodies get 503 QUEUE_FULL + Retry-After",
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn() {
     const { r, close } = await routerWithWorker({
       SVC_MAX_BODY_BYTES: String(1024 * 1024),

@@ -16,8 +16,6 @@ import { abandonThenProbe } from "./abandon.ts";
 
 Deno.test({
   name: "router disconnect: a client leaving the router cancels the worker's work for it",
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn() {
     const r = await startRouterProcess({ SVC_DEFAULT_MACHINE_PROFILE: "cpu" });
     let w;

@@ -45,8 +45,6 @@ function flood(url: string, body: Uint8Array<ArrayBuffer>, count: number, profil
 
 Deno.test({
   name: "router memory: 24 parallel 31 MB encodes raise router RSS by less than 300 MB",
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn() {
     const r = await startRouterProcess({ SVC_MACHINE_PROFILES: "cpu,gpu" });
     const pid = r.proc.child.pid;

@@ -45,8 +45,6 @@ async function upgradeStatus(url: string, headers: Record<string, string> = {}):
 Deno.test({
   name:
     "router status auth: fleet details need an admin key, the summary a client key; probes stay open",
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn() {
     const keys = { SVC_API_KEYS: KEY, SVC_ADMIN_KEYS: ADMIN_KEY };
     const r = await startRouterProcess(keys);
@@ -91,8 +89,6 @@ Deno.test({
 
 Deno.test({
   name: "router status auth: a set but blank SVC_API_KEYS refuses to start",
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn() {
     for (const blank of ["", "   ", " , ,"]) {
       const proc = spawnDeno(["run", "-P=router", "router/main.ts"], {
@@ -114,8 +110,6 @@ Deno.test({
 Deno.test({
   name:
     "router status auth: the router reaches workers keyed by SVC_WORKER_API_KEY; the worker refuses others",
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn() {
     const r = await startRouterProcess({
       SVC_WORKER_API_KEY: WORKER_KEY,

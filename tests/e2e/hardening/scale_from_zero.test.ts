@@ -31,8 +31,6 @@ async function encode(url: string, model: string) {
 
 Deno.test({
   name: "scale from zero: an empty pool answers 202 for models only workers know",
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn() {
     const r = await startRouterProcess({
       SVC_MACHINE_PROFILES: "cpu",
@@ -71,8 +69,6 @@ Deno.test({
 
 Deno.test({
   name: "scale from zero: a bad SVC_EXTRA_MODELS refuses to start, naming the variable",
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn() {
     for (const bad of ["fixture/dense", "../x=default", '{"a/b": 5}', "a/b=Not A Slug"]) {
       const proc = spawnDeno(["run", "-P=router", "router/main.ts"], {

@@ -10,8 +10,6 @@ const IDLE_MS = 2000;
 
 Deno.test({
   name: "slow bodies: 20 sockets declaring 32 MiB and sending 10 bytes cost < 50 MB and are closed",
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn() {
     const w = await startWorkerProcess({
       SVC_BODY_IDLE_TIMEOUT_MS: String(IDLE_MS),
@@ -27,8 +25,6 @@ Deno.test({
 
 Deno.test({
   name: "slow bodies: past SVC_MAX_INFLIGHT_BODY_BYTES, bodies get 503 QUEUE_FULL + Retry-After",
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn() {
     const w = await startWorkerProcess({
       SVC_MAX_BODY_BYTES: String(1024 * 1024),

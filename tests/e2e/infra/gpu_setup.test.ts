@@ -32,8 +32,6 @@ async function packageCopy(): Promise<{ root: string; pkg: string }> {
 Deno.test({
   name: "gpu:setup: report, dry run, and an install that cannot download says so in one line",
   ignore: !LINUX_X64,
-  sanitizeResources: false,
-  sanitizeOps: false,
   fn: async () => {
     const { root, pkg } = await packageCopy();
     // A closed proxy port: the script's downloads fail at once, wherever this runs.

@@ -58,8 +58,6 @@ async function trafficUntil(router: string, stop: { done: boolean }): Promise<vo
 Deno.test({
   name: "dashboard (browser): fleet page shows the workers live and drops one that leaves",
   ignore: skipReason !== undefined,
-  sanitizeResources: false, // playwright's pipes to the browser outlive individual awaits
-  sanitizeOps: false,
   async fn() {
     const router = await startRouterProcess();
     const workers: Service[] = [];
@@ -145,8 +143,6 @@ const REFUSAL =
 Deno.test({
   name: "dashboard (browser): with API keys, the pages take a key into sessionStorage, never a URL",
   ignore: skipReason !== undefined,
-  sanitizeResources: false,
-  sanitizeOps: false,
   async fn() {
     const CLIENT_KEY = "dash-client-key-4f2a9c";
     // The fleet page's data is fleet detail: an admin key opens it, a client key does not.

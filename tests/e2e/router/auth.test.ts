@@ -22,8 +22,6 @@ const WRONG = "not-the-worker-token-at-all-42";
 
 Deno.test({
   name: "e2e: worker tokens and API keys",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async (t) => {
     const procs: Proc[] = [];
     try {

@@ -29,8 +29,6 @@ async function loadedOn(routerUrl: string, model: string): Promise<string[]> {
 
 Deno.test({
   name: "e2e: router + 2 cpu workers + 1 l4 worker",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async (t) => {
     let router: Proc | undefined;
     const workers: Record<string, Proc> = {};

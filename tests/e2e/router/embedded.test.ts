@@ -9,8 +9,6 @@ import { waitFor } from "../../helpers/wait.ts";
 
 Deno.test({
   name: "e2e: deno task start serves on one port without a profile header",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async () => {
     const fixtures = await ensureFixtures();
     const cache = await Deno.makeTempDir({ prefix: "e2e-embedded-" });

@@ -17,8 +17,6 @@ import { waitFor } from "../../helpers/wait.ts";
 
 Deno.test({
   name: "e2e: two routers sharing one KV path see each other's workers",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async () => {
     const dir = await Deno.makeTempDir({ prefix: "e2e-kv-" });
     const kvPath = `${dir}/fleet.kv`;

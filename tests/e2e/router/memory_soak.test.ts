@@ -107,7 +107,6 @@ async function load(url: string, untilMs: number, max: number): Promise<number> 
 
 Deno.test({
   name: "router memory: the heap returns near idle after thousands of proxied requests",
-  sanitizeResources: false,
   fn: async () => {
     const probe = new HeapProbe({
       SVC_HOST: "127.0.0.1",

@@ -20,8 +20,6 @@ function taskOf(c: ShellCommand): [string, string[]] {
 
 Deno.test({
   name: "fleet recipe: the README's router + worker + curl run as written, offline",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async () => {
     const readme = await Deno.readTextFile(join(ROOT, "README.md"));
     const { text, commands } = recipe(readme, "Running a fleet");

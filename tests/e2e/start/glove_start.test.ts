@@ -40,8 +40,6 @@ const BUILT = /^start: glove\/6B-100d: built in [\d.]+ s \(\d+ words\); served n
 Deno.test({
   name: "start + glove: fixtures answer during the background build, GloVe after it, no restart",
   ignore: !availability.ok,
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async () => {
     const xdg = await Deno.makeTempDir({ prefix: "svc-start-glove-" });
     const env = firstRunEnv(xdg, {
@@ -99,8 +97,6 @@ Deno.test({
 
 Deno.test({
   name: "start + glove: no npm registry reachable is one line, and the fixtures keep answering",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async () => {
     const xdg = await Deno.makeTempDir({ prefix: "svc-start-glove-offline-" });
     const npmCache = await Deno.makeTempDir({ prefix: "svc-start-npm-cache-" });

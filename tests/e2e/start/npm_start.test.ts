@@ -47,8 +47,6 @@ async function encodeStatus(base: string): Promise<number> {
 Deno.test({
   name:
     "npm start: /readyz 200 means served (no 202 after it), drain works, SIGTERM to npm stops it",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async () => {
     const xdg = await Deno.makeTempDir({ prefix: "svc-npm-start-" });
     const port = freePort();

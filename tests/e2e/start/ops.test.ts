@@ -25,8 +25,6 @@ function rowsOf(text: string, first: string): string[][] {
 
 Deno.test({
   name: "ops tasks: --help, status, models and drain against a live router and two workers",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async () => {
     for (const task of ["status", "models", "drain"]) {
       const r = await runTask(task, ["--help"]);

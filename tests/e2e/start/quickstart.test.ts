@@ -22,8 +22,6 @@ const startArgs = () => taskArgs("start");
 
 Deno.test({
   name: "quickstart: deno task start serves the README's curl examples offline, 200 each",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async () => {
     const readme = await Deno.readTextFile(join(ROOT, "README.md"));
     const examples = curlExamples(readme);
@@ -92,8 +90,6 @@ Deno.test({
 
 Deno.test({
   name: "quickstart: a port in use is one line naming the port and SVC_PORT, exit 2",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async () => {
     const xdg = await Deno.makeTempDir({ prefix: "svc-quickstart-port-" });
     const holder = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -126,8 +122,6 @@ Deno.test({
 
 Deno.test({
   name: "quickstart: with a reachable hub, built-in catalog models load through the local stack",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async () => {
     // A hub holding two built-in ids (one per bundle), with fixture files of the same families.
     const fixtures = await ensureFixtures();

@@ -12,8 +12,6 @@ const DENO_SUBCOMMANDS = /^deno (check|test|fmt|lint) /;
 
 Deno.test({
   name: "tasks: every deno task X --help exits 0 with its usage",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async () => {
     const cfg = JSON.parse(await Deno.readTextFile(join(ROOT, "deno.json")));
     const tasks = Object.entries(cfg.tasks as Record<string, string | { command: string }>);

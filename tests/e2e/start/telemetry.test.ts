@@ -40,8 +40,6 @@ const exists = (p: string) => Deno.stat(p).then(() => true, () => false);
 Deno.test({
   name: "telemetry: ONNX Runtime's trace file appears for a bare session, never for the worker",
   ignore: Deno.build.os !== "linux",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async () => {
     const model = join(await ensureFixtures(), "cache/fixture/dense/onnx/model.onnx");
     const bare = spawn([

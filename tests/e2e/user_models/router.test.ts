@@ -30,8 +30,6 @@ const CPU = { "X-SVC-MACHINE-PROFILE": "cpu" };
 
 Deno.test({
   name: "SVC_MODELS behind a router: scale from zero, routing, listing, failures, typos",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async () => {
     const root = await Deno.makeTempDir({ prefix: "svc-user-router-" });
     const repos = {

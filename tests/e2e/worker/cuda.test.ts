@@ -22,8 +22,6 @@ Deno.test({
   name:
     "cuda: a worker process with SVC_DEVICE=cuda and no provider stops at start: one line, the fix",
   ignore: INSTALLED || !LINUX_X64,
-  sanitizeResources: false,
-  sanitizeOps: false,
   fn: async () => {
     const fx = await ensureFixtures();
     const proc = new Proc("cuda-worker", await taskArgs("worker"), {
@@ -54,8 +52,6 @@ Deno.test({
 Deno.test({
   name: "cuda: SVC_DEVICE=auto with a GPU but no provider serves on the CPU and names the fix",
   ignore: INSTALLED || !LINUX_X64,
-  sanitizeResources: false,
-  sanitizeOps: false,
   fn: async () => {
     const fx = await ensureFixtures();
     // An nvidia-smi that reports one L4, found first on PATH.
