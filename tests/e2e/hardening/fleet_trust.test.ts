@@ -1,6 +1,6 @@
 /**
- * Issue 26, "Done when", with real processes: a router with SVC_API_KEYS, SVC_ADMIN_KEYS and
- * SVC_WORKER_API_KEY, and one real worker.
+ * What a token holder, a client and a web page can do to a fleet, with real processes: a router
+ * with SVC_API_KEYS, SVC_ADMIN_KEYS and SVC_WORKER_API_KEY, and one real worker.
  *
  * - a registration advertising 169.254.169.254 is refused;
  * - the credential a token-holding rogue receives with client traffic gets 401 from the real
@@ -58,7 +58,8 @@ function frozenSubscriber(
 }
 
 Deno.test({
-  name: "fleet trust e2e: issue 26's done-when against real router and worker processes",
+  name:
+    "fleet trust: rogue workers, floods, client keys and browsers against real router and worker processes",
   async fn(t) {
     const router = await startRouterProcess({
       SVC_API_KEYS: CLIENT,
