@@ -20,7 +20,7 @@ ARG RUNTIME_IMAGE=gcr.io/distroless/cc-debian12:nonroot
 
 # ---------------------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS build
-# npm packages the router's module graph loads at run time. tests/infra/infra.test.ts compares
+# npm packages the router's module graph loads at run time. tests/e2e/infra/images.test.ts compares
 # this list with `deno info router/main.ts`, so a new import fails the test, not the deployment.
 ARG ROUTER_NPM_PACKAGES="@opentelemetry/api @types/node @types/ws bintrees hono msgpackr prom-client tdigest undici-types ws zod"
 WORKDIR /app

@@ -1,5 +1,5 @@
 /**
- * Run under Node by tests/client/live.test.ts: the client bundled for browsers (no Deno or Node
+ * Run under Node by tests/e2e/client/live.test.ts: the client bundled for browsers (no Deno or Node
  * built-ins inside) calls a live router, and what came back is printed as one JSON line.
  * Usage: node node_smoke.mjs <bundle.mjs> <router url> <api key>
  */

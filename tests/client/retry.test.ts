@@ -14,6 +14,7 @@ import {
   versionSkew,
 } from "../../client/retry.ts";
 import { VERSION } from "@svc/shared/version";
+import { waitFor } from "../helpers/wait.ts";
 import { apiError, jsonAnswer, recordingSleep, type Scripted, scriptedServer } from "./scripted.ts";
 
 const PROVISIONING: Scripted = {
@@ -286,7 +287,7 @@ Deno.test("client: the caller's signal aborts a wait", async () => {
     const client = new SvcClient({ baseUrl: server.url });
     const ac = new AbortController();
     const call = client.score("m", "q", ["a"], {}, { signal: ac.signal });
-    while (server.received.length === 0) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => server.received.length > 0, "the first request");
     ac.abort();
     const err = await rejection(call);
     assert.equal(err.code, "ABORTED");

@@ -7,16 +7,13 @@ import assert from "node:assert/strict";
 import { ensureFixtures } from "@svc/fixture-models";
 import { startFakeHub } from "../fake_hub/server.ts";
 import { startTestWorker } from "../worker/harness.ts";
+import { copyDir } from "../helpers/files.ts";
 
 Deno.test("cache integrity: a truncated model file in the local cache is quarantined and fetched again", async () => {
   const fx = await ensureFixtures();
   const cacheDir = await Deno.makeTempDir({ prefix: "svc-integrity-" });
   const local = `${cacheDir}/fixture/dense/@main`;
-  await Deno.mkdir(`${cacheDir}/fixture/dense`, { recursive: true });
-  const cp = await new Deno.Command("cp", {
-    args: ["-r", `${fx}/cache/fixture/dense`, local],
-  }).output();
-  assert.ok(cp.success);
+  await copyDir(`${fx}/cache/fixture/dense`, local);
   const good = await Deno.readFile(`${local}/onnx/model.onnx`);
   // What a crash or a full disk leaves behind: the first part of the file.
   await Deno.writeFile(`${local}/onnx/model.onnx`, good.subarray(0, good.length >> 1));

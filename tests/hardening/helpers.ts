@@ -82,6 +82,8 @@ export async function assertBudgetRefusesThird(
         `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${headers}` +
           `Content-Type: application/json\r\nContent-Length: ${1024 * 1024}\r\n\r\n${part}`,
       ));
+      // A fixed pause, not a wait for a state: no state of a worker process says that it has
+      // read a body (it exports none), so each body gets 300 ms to land before the next.
       await new Promise((r) => setTimeout(r, 300));
     }
     const refused = await within(
@@ -127,6 +129,8 @@ export async function assertSlowBodiesCheap(
     }
     const headless = rawRequest(url, `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n`);
     sockets.push(headless);
+    // A fixed pause, not a wait for a state: nothing a worker process exports says it has taken
+    // these connections, so the attack gets 500 ms to land before it is measured.
     await new Promise((r) => setTimeout(r, 500));
     const probes = [];
     for (let i = 0; i < 5; i++) probes.push(await timeGet(`${url}/healthz`));

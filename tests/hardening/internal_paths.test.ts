@@ -6,17 +6,14 @@
 import assert from "node:assert/strict";
 import { ensureFixtures } from "@svc/fixture-models";
 import { startTestWorker } from "../worker/harness.ts";
+import { copyDir } from "../helpers/files.ts";
 
 Deno.test("internal paths: a failed load's answer and last_error name no file-system path", async () => {
   const fx = await ensureFixtures();
   const root = await Deno.makeTempDir({ prefix: "svc-paths-" });
   const cluster = `${root}/cluster`;
   const cacheDir = `${root}/local`;
-  await Deno.mkdir(`${cluster}/fixture`, { recursive: true });
-  const cp = await new Deno.Command("cp", {
-    args: ["-r", `${fx}/cache/fixture/dense`, `${cluster}/fixture/dense`],
-  }).output();
-  assert.ok(cp.success);
+  await copyDir(`${fx}/cache/fixture/dense`, `${cluster}/fixture/dense`);
   const model = `${cluster}/fixture/dense/onnx/model.onnx`;
   const bytes = await Deno.readFile(model);
   await Deno.writeFile(model, bytes.subarray(0, 200)); // not an ONNX graph any more

@@ -3,7 +3,7 @@
  * with Retry-After (so the router or the client retries elsewhere), never a 500 from its model
  * being torn down under it. The drain the process runs on SIGTERM (worker/server/lifecycle.ts),
  * run here in this process on a fake backend whose batch never finishes by itself; the signal and
- * the exit code of a real process are tests/observability/shutdown.test.ts's.
+ * the exit code of a real process are tests/e2e/observability/shutdown.test.ts's.
  */
 import assert from "node:assert/strict";
 import { startFakeBackendWorker } from "../worker/harness.ts";

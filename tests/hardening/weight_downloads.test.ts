@@ -13,6 +13,8 @@ import { ensureFixtures } from "@svc/fixture-models";
 import { startFakeHub } from "../fake_hub/server.ts";
 import { postJson, startTestWorker } from "../worker/harness.ts";
 import { partialFiles } from "../weights/helpers.ts";
+import { copyDir } from "../helpers/files.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 /** Every file under `dir` with its size (paths relative to it). */
 async function filesUnder(dir: string): Promise<Record<string, number>> {
@@ -28,17 +30,11 @@ async function filesUnder(dir: string): Promise<Record<string, number>> {
   return out;
 }
 
-async function copyTree(from: string, to: string): Promise<void> {
-  await Deno.mkdir(to, { recursive: true });
-  const cp = await new Deno.Command("cp", { args: ["-r", `${from}/.`, to] }).output();
-  assert.ok(cp.success);
-}
-
 Deno.test("weight downloads: an adapter streamed without a length stops at SVC_MAX_LORA_BYTES", async () => {
   const fx = await ensureFixtures();
   const root = await Deno.makeTempDir({ prefix: "svc-chunked-cache-" });
   const cacheDir = await Deno.makeTempDir({ prefix: "svc-local-cache-" });
-  await copyTree(`${fx}/cache/fixture/dense`, `${root}/fixture/dense`);
+  await copyDir(`${fx}/cache/fixture/dense`, `${root}/fixture/dense`);
   // 8 MiB of adapter weights (never parsed: the bound refuses them first) and a config.
   await Deno.mkdir(`${root}/fixture-lora/huge`, { recursive: true });
   await Deno.writeFile(
@@ -62,10 +58,17 @@ Deno.test("weight downloads: an adapter streamed without a length stops at SVC_M
       items: [{ text: "hello" }],
       params: { options: { lora_id: "fixture-lora/huge" } },
     };
+    // 503 while the adapter downloads; then the answer.
     let r = await postJson(`${w.url}/v1/encode/fixture/dense`, body);
-    for (let i = 0; i < 100 && r.status === 503; i++) {
-      await new Promise((res) => setTimeout(res, 100));
-      r = await postJson(`${w.url}/v1/encode/fixture/dense`, body);
+    if (r.status === 503) {
+      await waitFor(
+        async () => {
+          r = await postJson(`${w.url}/v1/encode/fixture/dense`, body);
+          return r.status !== 503;
+        },
+        "the adapter's answer",
+        { everyMs: 100 },
+      );
     }
     assert.equal(r.status, 400, JSON.stringify(r.body));
     assert.match(
@@ -122,9 +125,18 @@ Deno.test("weight downloads: a model file cut short by a cache that states no le
     const again = await encode();
     assert.equal(again.status, 502);
     assert.equal(again.body.detail.attempts, 1);
-    await new Promise((r) => setTimeout(r, 600));
-    // The source is fixed: the next request after the cool-down loads the model, no restart.
-    const ok = await encode();
+    // The source is fixed: the first request after the cool-down loads the model, no restart;
+    // until then each answer is the remembered one.
+    let ok = again;
+    await waitFor(
+      async () => {
+        ok = await encode();
+        if (ok.status === 502) assert.equal(ok.body.detail.attempts, 1);
+        return ok.status !== 502;
+      },
+      "a load after the cool-down",
+      { everyMs: 50 },
+    );
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     const local = await Deno.readFile(`${cacheDir}/fixture/dense/@main/onnx/model.onnx`);
     assert.equal(local.length, size);

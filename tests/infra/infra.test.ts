@@ -5,10 +5,8 @@
  * variable names and values against the components' own parsers, probe paths and ports against
  * the routes, shutdown bounds against the drain, commands against deno.json's permission sets,
  * KEDA queries against the metrics the router registers, selectors against labels, and the
- * router image's npm packages against `deno info`.
- *
- * Fast and offline: the only processes started are `deno info` and the two health-check
- * one-liners (against a server on 127.0.0.1).
+ * router image's npm packages against `deno info` (with the images' health checks, run for real:
+ * tests/e2e/infra/images.test.ts).
  */
 import assert from "node:assert/strict";
 import { loadWorkerSettings, WORKER_SETTING_NAMES } from "../../worker/config/settings.ts";
@@ -18,9 +16,15 @@ import { START_SCHEMA } from "../../infra/start_settings.ts";
 import { VERSION } from "@svc/shared/version";
 import { createRouterMetrics } from "../../router/metrics/router_metrics.ts";
 import { parseAllDocuments } from "yaml";
+import {
+  dockerAssignments,
+  dockerfile,
+  execForm,
+  ROUTER_DOCKERFILE,
+  WORKER_DOCKERFILE,
+} from "./dockerfile.ts";
 
 const ROOT = new URL("../../", import.meta.url);
-const ROOT_PATH = decodeURIComponent(ROOT.pathname);
 const read = (rel: string): string => Deno.readTextFileSync(new URL(rel, ROOT));
 const exists = (rel: string): boolean => {
   try {
@@ -63,56 +67,6 @@ const NOT_SETTINGS_BUT_MENTIONED = new Set(["SVC_ROUTER_SERVICE_HOST", "SVC_ROUT
 
 // ------------------------------------------------------------------------------------------
 // Readers for the three file formats.
-
-interface Instruction {
-  op: string;
-  args: string;
-}
-
-/** Dockerfile instructions, continuation lines joined, comments dropped. */
-function dockerfile(rel: string): Instruction[] {
-  const out: Instruction[] = [];
-  let pending = "";
-  for (const raw of read(rel).split("\n")) {
-    if (/^\s*#/.test(raw) || (pending === "" && raw.trim() === "")) continue;
-    const line = raw.replace(/\s+$/, "");
-    if (line.endsWith("\\")) {
-      pending += line.slice(0, -1) + " ";
-      continue;
-    }
-    const full = (pending + line).trim();
-    pending = "";
-    const m = /^([A-Za-z]+)\s+([\s\S]*)$/.exec(full);
-    assert.ok(m, `${rel}: cannot read instruction: ${full}`);
-    out.push({ op: m[1].toUpperCase(), args: m[2].trim() });
-  }
-  assert.equal(pending, "", `${rel}: dangling line continuation`);
-  return out;
-}
-
-/** `NAME=value` pairs of a Dockerfile's ENV (or ARG) instructions, `${ARG}` left as written. */
-function dockerAssignments(ins: Instruction[], op: "ENV" | "ARG"): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const i of ins.filter((i) => i.op === op)) {
-    for (const m of i.args.matchAll(/([A-Za-z_][A-Za-z0-9_]*)=("[^"]*"|\S*)/g)) {
-      out[m[1]] = m[2].replace(/^"(.*)"$/, "$1");
-    }
-  }
-  return out;
-}
-
-/** The exec-form (JSON array) arguments of an instruction; fails if it is not valid JSON. */
-function execForm(rel: string, args: string): string[] {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(args);
-  } catch {
-    // Docker would silently fall back to the shell form, which a distroless image cannot run.
-    assert.fail(`${rel}: not a valid JSON exec form: ${args}`);
-  }
-  assert.ok(Array.isArray(parsed) && parsed.every((a) => typeof a === "string"), args);
-  return parsed as string[];
-}
 
 /** `KEY=value` lines of an env file (comments and blank lines skipped). */
 function envFile(rel: string): Record<string, string> {
@@ -261,8 +215,6 @@ function resolvedEnv(o: K8sObject, container: YamlMap): Record<string, string> {
   return out;
 }
 
-const WORKER_DOCKERFILE = "infra/docker/worker.Dockerfile";
-const ROUTER_DOCKERFILE = "infra/docker/router.Dockerfile";
 const WORKER_UNIT = "infra/systemd/svc-worker.service";
 const ROUTER_UNIT = "infra/systemd/svc-router.service";
 const WORKER_ENV_FILE = "infra/systemd/worker.env.example";
@@ -823,92 +775,6 @@ Deno.test("infra: images run as the non-root user the pods and volumes expect", 
     }
     assert.equal(unitValue(unit, "ProtectSystem"), "strict", unit);
   }
-});
-
-Deno.test("infra: the router image carries exactly the npm packages the router loads", async () => {
-  const arg = dockerAssignments(dockerfile(ROUTER_DOCKERFILE), "ARG").ROUTER_NPM_PACKAGES;
-  assert.ok(arg, "ROUTER_NPM_PACKAGES");
-  const listed = arg.split(/\s+/).filter(Boolean).sort();
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json", "router/main.ts"],
-    cwd: ROOT_PATH,
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  assert.ok(out.success, new TextDecoder().decode(out.stderr));
-  const info = JSON.parse(new TextDecoder().decode(out.stdout)) as {
-    modules: { specifier: string }[];
-  };
-  const loaded = new Set<string>();
-  for (const { specifier } of info.modules) {
-    const m = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(specifier);
-    if (m) loaded.add(m[1]);
-    assert.ok(!specifier.startsWith("npm:"), `unexpected npm: specifier ${specifier}`);
-  }
-  // What the image copies must include each loaded package's dependencies, transitively:
-  // `deno info` does not follow CommonJS require() (prom-client → tdigest → bintrees).
-  const needed = new Set(loaded);
-  for (const p of needed) {
-    const deps = JSON.parse(read(`node_modules/${p}/package.json`)).dependencies ?? {};
-    for (const dep of Object.keys(deps)) needed.add(dep);
-  }
-  assert.deepEqual(listed, [...needed].sort(), "ROUTER_NPM_PACKAGES vs deno info router/main.ts");
-});
-
-/** Serve `status` on a free loopback port; returns the port and a stopper. */
-function statusServer(status: () => number): { port: number; stop: () => Promise<void> } {
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    (req) =>
-      new URL(req.url).pathname === "/healthz"
-        ? new Response("{}", { status: status() })
-        : new Response(null, { status: 404 }),
-  );
-  return { port: server.addr.port, stop: () => server.shutdown() };
-}
-
-async function healthCheckExit(argv: string[], port: number): Promise<number> {
-  const exe = argv[0] === "deno" ? Deno.execPath() : argv[0];
-  const out = await new Deno.Command(exe, {
-    args: argv.slice(1),
-    env: { SVC_PORT: String(port), NO_COLOR: "1" },
-    cwd: ROOT_PATH,
-    stdout: "null",
-    stderr: "null",
-  }).output();
-  return out.code;
-}
-
-function hasNode(): boolean {
-  try {
-    return new Deno.Command("node", { args: ["--version"], stdout: "null", stderr: "null" })
-      .outputSync().success;
-  } catch {
-    return false;
-  }
-}
-
-Deno.test({
-  name: "infra: the images' health checks pass on 200 and fail on 503 or no server",
-  ignore: !hasNode(),
-  fn: async () => {
-    for (const rel of [WORKER_DOCKERFILE, ROUTER_DOCKERFILE]) {
-      const hc = dockerfile(rel).find((i) => i.op === "HEALTHCHECK");
-      assert.ok(hc);
-      const argv = execForm(rel, hc.args.slice(hc.args.indexOf("CMD ") + 4));
-      let status = 200;
-      const { port, stop } = statusServer(() => status);
-      try {
-        assert.equal(await healthCheckExit(argv, port), 0, `${rel}: healthy`);
-        status = 503;
-        assert.notEqual(await healthCheckExit(argv, port), 0, `${rel}: 503`);
-      } finally {
-        await stop();
-      }
-      assert.notEqual(await healthCheckExit(argv, port), 0, `${rel}: nothing listening`);
-    }
-  },
 });
 
 Deno.test("infra: the manifest reader types scalars as Kubernetes does and refuses bad YAML", () => {

@@ -1,7 +1,7 @@
 /**
  * The status-stream ticker on a fake clock: one build per period whatever the number of clients,
  * a first frame at once, slow readers skipped, and no ticking without clients. The real streams
- * (tests/observability) only check that frames flow; the cadence is checked here, exactly.
+ * (tests/observability, tests/e2e/observability) only check that frames flow; the cadence is checked here, exactly.
  */
 import assert from "node:assert/strict";
 import { Broadcaster } from "@svc/shared/dashboard/broadcaster";

@@ -4,6 +4,7 @@ import { ServiceError } from "@svc/shared/errors";
 import { BodyBudget } from "@svc/shared/http/body_budget";
 import { readBodyLimited } from "@svc/shared/http/read_body";
 import { attachBodySource } from "../../shared/http/body_source.ts";
+import { FakeTime } from "../helpers/fake_time.ts";
 
 const MiB = 1024 * 1024;
 
@@ -129,6 +130,7 @@ Deno.test("readBody: a body source (the server's) that stalls gets 408 and is ca
 });
 
 Deno.test("readBody: a slow body that keeps arriving is not cut by the idle timeout", async () => {
+  using time = new FakeTime();
   let sent = 0;
   const body = new ReadableStream<Uint8Array>({
     async pull(c) {
@@ -137,11 +139,14 @@ Deno.test("readBody: a slow body that keeps arriving is not cut by the idle time
       if (sent === 8) c.close();
     },
   });
-  const bytes = await readBodyLimited(
+  const read = readBodyLimited(
     new Request("http://x/", { method: "POST", body }),
     { maxBodyBytes: MiB, bodyIdleTimeoutMs: 150 },
   );
-  assert.deepEqual([...bytes], [0, 1, 2, 3, 4, 5, 6, 7]);
+  // A byte every 40 ms: 320 ms in all, past the 150 ms bound, but never 150 ms without one.
+  for (let i = 0; i < 8; i++) await time.tick(40);
+  assert.equal(sent, 8);
+  assert.deepEqual([...await read], [0, 1, 2, 3, 4, 5, 6, 7]);
 });
 
 Deno.test("readBody: many chunks are joined exactly, whatever their sizes", async () => {

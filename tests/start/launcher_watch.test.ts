@@ -1,4 +1,7 @@
-/** The launcher watch of `deno task start`, on process tables given by the test. */
+/**
+ * The launcher watch of `deno task start`, on process tables given by the test (the real `ps`:
+ * tests/e2e/start/launcher_watch.test.ts).
+ */
 import assert from "node:assert/strict";
 import {
   goneLauncher,
@@ -7,8 +10,8 @@ import {
   orphaned,
   parsePs,
   type ProcRow,
-  psTable,
 } from "../../infra/launcher_watch.ts";
+import { FakeTime } from "../helpers/fake_time.ts";
 
 // shell (group 100) → npm (leader of 200) → sh → node → deno task → deno run (self, 205)
 const SHELL: ProcRow = { pid: 100, ppid: 1, pgid: 100 };
@@ -57,16 +60,7 @@ Deno.test("launcher watch: ps output, the launchers of a job, and which one is g
 });
 
 Deno.test("launcher watch: resolves once a launcher goes; a table that fails leaves the parent watch", async () => {
-  // The watch's timer does not keep a process alive; this one keeps the test's loop running.
-  const hold = setInterval(() => {}, 1000);
-  try {
-    await watchCases();
-  } finally {
-    clearInterval(hold);
-  }
-});
-
-async function watchCases(): Promise<void> {
+  using time = new FakeTime();
   let rows = TABLE;
   const gone = launcherGone({
     intervalMs: 5,
@@ -76,9 +70,11 @@ async function watchCases(): Promise<void> {
   });
   let settled = false;
   gone.then(() => settled = true);
-  await new Promise((r) => setTimeout(r, 30));
+  await time.tick(30); // six checks, every launcher still there
   assert.equal(settled, false);
   rows = [INIT, SHELL, { ...CHAIN[1], ppid: 1 }, ...CHAIN.slice(2)];
+  await time.tick(5);
+  assert.equal(settled, true);
   assert.equal(await gone, "launcher process 200 exited");
 
   let parent = 203;
@@ -89,20 +85,7 @@ async function watchCases(): Promise<void> {
     table: () => Promise.reject(new Error("no ps")),
   });
   parent = 1;
+  await time.tick(5);
   assert.equal(await parentOnly, "parent process 203 exited");
-}
-
-Deno.test("launcher watch: the real ps finds this process's parent", async () => {
-  let rows: ProcRow[];
-  try {
-    rows = await psTable();
-  } catch (err) {
-    console.log(`skipped: ps cannot run here (${(err as Error).message})`);
-    return;
-  }
-  const self = rows.find((r) => r.pid === Deno.pid);
-  assert.ok(self, "this process is in the table");
-  assert.equal(self.ppid, Deno.ppid);
-  const some = await psTable([Deno.pid, 999_999_999]);
-  assert.deepEqual(some.map((r) => r.pid), [Deno.pid]);
+  assert.equal(time.pendingTimers, 0, "each watch stopped its timer");
 });

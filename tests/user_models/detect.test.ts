@@ -15,7 +15,6 @@ import { loadFailure } from "../../worker/registry/load_failure.ts";
 import {
   checkpointRepo,
   clipRepo,
-  copyDir,
   fixtureDir,
   glinerRepo,
   optimumExport,
@@ -23,6 +22,7 @@ import {
   unknownArchitectureRepo,
   writeJson,
 } from "./repos.ts";
+import { copyDir } from "../helpers/files.ts";
 
 /** Detect the repository in `dir` as `acme/x`. */
 async function detect(dir: string, options: EntryOptions = {}): Promise<ModelConfig> {

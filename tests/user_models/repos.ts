@@ -8,15 +8,7 @@
  */
 import { dirname, join } from "node:path";
 import { ensureFixtures } from "@svc/fixture-models";
-
-/** Copy a directory tree. */
-export async function copyDir(from: string, to: string): Promise<void> {
-  await Deno.mkdir(to, { recursive: true });
-  for await (const e of Deno.readDir(from)) {
-    if (e.isDirectory) await copyDir(join(from, e.name), join(to, e.name));
-    else await Deno.copyFile(join(from, e.name), join(to, e.name));
-  }
-}
+import { copyDir } from "../helpers/files.ts";
 
 /** Write a JSON file (creating its folder). */
 export async function writeJson(path: string, value: unknown): Promise<void> {

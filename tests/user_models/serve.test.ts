@@ -63,8 +63,6 @@ async function encode(w: TestWorker, model: string, texts: string[], inputType?:
 
 Deno.test({
   name: "SVC_MODELS: directories served through their families, configured from their files",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async () => {
     const root = await Deno.makeTempDir({ prefix: "svc-user-models-" });
     const repos = await buildRepos(root);
@@ -193,8 +191,6 @@ Deno.test({
 
 Deno.test({
   name: "SVC_MODELS: a hub repository by id through the fake hub, then offline from the cache",
-  sanitizeOps: false,
-  sanitizeResources: false,
   fn: async () => {
     const hubRoot = await Deno.makeTempDir({ prefix: "svc-user-hub-" });
     const cacheDir = await Deno.makeTempDir({ prefix: "svc-user-hub-cache-" });

@@ -12,6 +12,7 @@ import { createHttpClusterCache } from "../../worker/weights/cluster_cache.ts";
 import { WeightFileTooLargeError } from "../../worker/weights/errors.ts";
 import { createWeightStore } from "../../worker/weights/store.ts";
 import { partialFiles, within, withTempDir } from "./helpers.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 const CHUNK = 64 * 1024;
 const LIMIT = 1024 * 1024 + 100;
@@ -60,19 +61,24 @@ Deno.test("size bound: an endless body stops at the bound; the disk never holds 
   });
 });
 
-/** A server on 127.0.0.1 whose every answer is `body()`; counts the bytes it sent. */
+/**
+ * A server on 127.0.0.1 whose every answer is `body()`; counts the bytes it sent, and the
+ * answers whose body stopped (the client went away).
+ */
 function serve(
-  answer: (count: (n: number) => void, signal: AbortSignal) => Response,
-): { url: string; sent(): number; close(): Promise<void> } {
+  answer: (count: (n: number) => void, signal: AbortSignal, ended: () => void) => Response,
+): { url: string; sent(): number; ended(): number; close(): Promise<void> } {
   let sent = 0;
+  let ended = 0;
   const stops = new AbortController();
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen: () => {} },
-    () => answer((n) => sent += n, stops.signal),
+    () => answer((n) => sent += n, stops.signal, () => ended++),
   );
   return {
     url: `http://127.0.0.1:${server.addr.port}`,
     sent: () => sent,
+    ended: () => ended,
     async close() {
       stops.abort();
       await server.shutdown();
@@ -80,8 +86,16 @@ function serve(
   };
 }
 
-/** An endless chunked body (no Content-Length) that stops when the server closes. */
-function endlessResponse(count: (n: number) => void, signal: AbortSignal, length?: number) {
+/**
+ * An endless chunked body (no Content-Length) that stops when the server closes, or when the
+ * client goes away (then `ended` is called).
+ */
+function endlessResponse(
+  count: (n: number) => void,
+  signal: AbortSignal,
+  ended: () => void,
+  length?: number,
+) {
   const headers: Record<string, string> = {};
   if (length !== undefined) headers["content-length"] = String(length);
   const body = new ReadableStream<Uint8Array>({
@@ -90,12 +104,13 @@ function endlessResponse(count: (n: number) => void, signal: AbortSignal, length
       count(CHUNK);
       ctrl.enqueue(new Uint8Array(CHUNK).fill(9));
     },
+    cancel: ended,
   });
   return new Response(body, { headers });
 }
 
 Deno.test("size bound: an http cluster cache streaming without a length is cut off at the bound", async () => {
-  const server = serve((count, signal) => endlessResponse(count, signal));
+  const server = serve((count, signal, ended) => endlessResponse(count, signal, ended));
   try {
     await withTempDir(async (cacheDir) => {
       const store = createWeightStore({
@@ -122,7 +137,7 @@ Deno.test("size bound: an http cluster cache streaming without a length is cut o
       assert.deepEqual(await partialFiles(cacheDir), []);
       // What the server sent before the connection was dropped: the bound plus what sockets
       // buffer, not an endless stream.
-      await new Promise((r) => setTimeout(r, 100));
+      await waitFor(() => server.ended() === 1, "the server's answer to end");
       console.log(`server sent ${server.sent()} bytes; stopped at ${err.size}`);
       assert.ok(server.sent() < LIMIT + 32 * 1024 * 1024, `server sent ${server.sent()} bytes`);
     });
@@ -133,7 +148,7 @@ Deno.test("size bound: an http cluster cache streaming without a length is cut o
 
 Deno.test("size bound: a Content-Length over the bound is refused before the body is read", async () => {
   const declared = 500 * 1024 * 1024;
-  const server = serve((count, signal) => endlessResponse(count, signal, declared));
+  const server = serve((count, signal, ended) => endlessResponse(count, signal, ended, declared));
   try {
     await withTempDir(async (cacheDir) => {
       const store = createWeightStore({
@@ -150,7 +165,7 @@ Deno.test("size bound: a Content-Length over the bound is refused before the bod
       assert.equal(err.streamed, false);
       assert.match(err.message, new RegExp(`is ${declared} bytes, more than the ${LIMIT} allowed`));
       assert.deepEqual(await partialFiles(cacheDir), []);
-      await new Promise((r) => setTimeout(r, 100));
+      await waitFor(() => server.ended() === 1, "the server's answer to end");
       assert.ok(server.sent() < 32 * 1024 * 1024, `server sent ${server.sent()} bytes`);
     });
   } finally {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { postJson, startTestWorker } from "./harness.ts";
+import { waitFor } from "../helpers/wait.ts";
 import { expectedDense, maxDiff } from "./expected.ts";
 import { scrape, sum } from "../observability/helpers/prom_text.ts";
 
@@ -58,12 +59,19 @@ Deno.test("/healthz stays fast while a large batch runs (inference is off the ma
     let done = false;
     const big = postJson(`${w.url}/v1/encode/fixture/dense`, { items }).finally(() => done = true);
     const lat: number[] = [];
-    await new Promise((r) => setTimeout(r, 30));
+    const registry = w.instance.ctx.registry;
+    await waitFor(
+      () => done || registry.statuses().some((u) => u.pendingItems > 0),
+      "the batch queued",
+      { everyMs: 1 },
+    );
     while (!done && lat.length < 400) {
       const t0 = performance.now();
       const res = await fetch(`${w.url}/healthz`);
       await res.text();
       lat.push(performance.now() - t0);
+      // Probes spaced out (a pace, not a wait): the worker runs in this process, and a flood of
+      // them would compete with the batch's own dispatch on this thread.
       await new Promise((r) => setTimeout(r, 5));
     }
     const r = await big;

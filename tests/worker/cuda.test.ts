@@ -2,9 +2,8 @@
  * A worker told to use CUDA finds out at start whether it can, and says what to run when it
  * cannot: the provider's files (pointed at an empty directory and at one that has them), the probe
  * session (run for real: on a machine without the provider it fails as every model would), the
- * start-up decision (`cuda` refuses, `auto` falls back with a warning), and a real worker process
- * with SVC_DEVICE=cuda, and with SVC_DEVICE=auto on a machine whose nvidia-smi (a stand-in) shows a
- * GPU. The CUDA success path (a GPU with its libraries) cannot run here.
+ * start-up decision (`cuda` refuses, `auto` falls back with a warning); real worker processes:
+ * tests/e2e/worker/cuda.test.ts. The CUDA success path (a GPU with its libraries) cannot run here.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -19,8 +18,6 @@ import {
 import { PROBE_MODEL_BASE64, probeCuda } from "../../worker/inference/cuda_probe.ts";
 import { createWorker, StartupError } from "../../worker/bootstrap.ts";
 import { GraphBuilder } from "@svc/onnx/writer";
-import { Proc } from "../router/e2e/procs.ts";
-import { taskArgs } from "../start/tasks.ts";
 import { ensureFixtures } from "@svc/fixture-models";
 
 const LINUX_X64 = nodePlatform().os === "linux" && nodePlatform().arch === "x64";
@@ -59,8 +56,6 @@ Deno.test("cuda: the probe graph is what @svc/onnx/writer writes for Identity(x)
 Deno.test({
   name: "cuda: the probe session fails here as every model would, with ONNX Runtime's own error",
   ignore: INSTALLED || !LINUX_X64,
-  sanitizeResources: false,
-  sanitizeOps: false,
   fn: async () => {
     const error = await probeCuda(60_000);
     assert.ok(error !== undefined, "a CUDA session started without the provider");
@@ -110,80 +105,4 @@ Deno.test("cuda: SVC_DEVICE=cuda refuses to start with the problem; auto falls b
   } finally {
     await ok.close();
   }
-});
-
-Deno.test({
-  name:
-    "cuda: a worker process with SVC_DEVICE=cuda and no provider stops at start: one line, the fix",
-  ignore: INSTALLED || !LINUX_X64,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  fn: async () => {
-    const fx = await ensureFixtures();
-    const proc = new Proc("cuda-worker", await taskArgs("worker"), {
-      SVC_DEVICE: "cuda",
-      SVC_HOST: "127.0.0.1",
-      SVC_PORT: "0",
-      SVC_MODELS_DIR: `${fx}/models`,
-      SVC_CLUSTER_CACHE: `${fx}/cache`,
-      SVC_HUB_DISABLED: "1",
-    });
-    try {
-      const st = await proc.status;
-      await proc.stop(1000);
-      assert.equal(st.code, 2, proc.tail());
-      const failed = proc.lines.filter((l) => l.startsWith("worker failed to start"));
-      assert.equal(failed.length, 1, proc.tail());
-      assert.match(
-        failed[0],
-        /^worker failed to start: SVC_DEVICE=cuda, but ONNX Runtime's CUDA provider is not installed \(.*libonnxruntime_providers_cuda\.so.* missing in .*\): run npx deno task gpu:setup \(docs\/gpu\.md\)$/,
-      );
-      assert.ok(!proc.lines.some((l) => /worker (listening|ready)/.test(l)), proc.tail());
-    } finally {
-      await proc.kill().catch(() => {});
-    }
-  },
-});
-
-Deno.test({
-  name: "cuda: SVC_DEVICE=auto with a GPU but no provider serves on the CPU and names the fix",
-  ignore: INSTALLED || !LINUX_X64,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  fn: async () => {
-    const fx = await ensureFixtures();
-    // An nvidia-smi that reports one L4, found first on PATH.
-    const bin = await Deno.makeTempDir({ prefix: "svc-fake-smi-" });
-    await Deno.writeTextFile(
-      join(bin, "nvidia-smi"),
-      "#!/bin/sh\necho '0, NVIDIA L4, 3, 512, 23034, 41'\n",
-    );
-    await Deno.chmod(join(bin, "nvidia-smi"), 0o755);
-    const proc = new Proc("auto-worker", await taskArgs("worker"), {
-      PATH: `${bin}:${Deno.env.get("PATH") ?? ""}`,
-      SVC_DEVICE: "auto",
-      SVC_HOST: "127.0.0.1",
-      SVC_PORT: "0",
-      SVC_MODELS_DIR: `${fx}/models`,
-      SVC_CLUSTER_CACHE: `${fx}/cache`,
-      SVC_HUB_DISABLED: "1",
-      SVC_MODEL_FILTER: "fixture/dense",
-    });
-    try {
-      const port = (await proc.waitForLine(/worker listening .*port=(\d+)/, 60_000))[1];
-      const warning = proc.lines.find((l) => l.includes("SVC_DEVICE=auto: GPU found"));
-      assert.ok(warning, proc.tail());
-      assert.match(warning, /gpus=1 .*run npx deno task gpu:setup/);
-      const res = await fetch(`http://127.0.0.1:${port}/v1/encode/fixture/dense`, {
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json" },
-        body: JSON.stringify({ items: [{ text: "on the CPU" }] }),
-      });
-      assert.equal(res.status, 200, await res.clone().text());
-      await res.body?.cancel();
-    } finally {
-      await proc.stop(10_000);
-      await Deno.remove(bin, { recursive: true });
-    }
-  },
 });

@@ -53,8 +53,3 @@ export function recordFrames(url: string, timeoutMs = 10_000): FrameRecorder {
 export function wsUrl(httpUrl: string, path: string): string {
   return httpUrl.replace(/^http/, "ws") + path;
 }
-
-/** Sleep `ms`. */
-export function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}

@@ -28,8 +28,8 @@ export interface FakeWorkerOptions {
   bundle?: string;
   pool?: string;
   models: FakeModel[];
-  /** Delay before answering a model operation. */
-  delayMs?: number;
+  /** Model operations wait for this before answering: a worker busy until the test lets go. */
+  hold?: Promise<unknown>;
   /** Extra environment for the link (e.g. SVC_ROUTER_RECONNECT_MAX_MS). */
   env?: Record<string, string>;
 }
@@ -120,7 +120,7 @@ export function startFakeWorker(opts: FakeWorkerOptions): FakeWorker {
       }
       // Decided on arrival: a test may change it while this request is held.
       const failWith = fake.failWith;
-      if (opts.delayMs) await new Promise((r) => setTimeout(r, opts.delayMs));
+      if (opts.hold) await opts.hold;
       if (fake.hold) await fake.hold;
       if (failWith) {
         const { status, detail, retryAfter } = failWith;

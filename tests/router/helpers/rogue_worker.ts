@@ -11,6 +11,7 @@ import {
   type StatusMessage,
 } from "@svc/shared/fleet/protocol";
 import { TEST_TOKEN } from "./router.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 /** A raw fleet socket and what came back on it. */
 export interface RogueSocket {
@@ -92,10 +93,13 @@ export function statusFrame(seq: number, models: string[]): StatusMessage {
 
 /** Resolve once the router has answered `registered` on `s` (or throw after `ms`). */
 export async function registered(s: RogueSocket, ms = 5000): Promise<void> {
-  const start = performance.now();
-  while (!s.frames.some((f) => f.type === "registered")) {
-    if (performance.now() - start > ms) throw new Error("no registered frame");
-    if (s.ws.readyState >= WebSocket.CLOSING) throw new Error("socket closed before registered");
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await waitFor(
+    () => {
+      if (s.frames.some((f) => f.type === "registered")) return true;
+      if (s.ws.readyState >= WebSocket.CLOSING) throw new Error("socket closed before registered");
+      return false;
+    },
+    "the registered frame",
+    { timeoutMs: ms, everyMs: 10 },
+  );
 }

@@ -30,6 +30,9 @@ Deno.test("peer limits: addresses, /64s and the counts", () => {
 });
 
 Deno.test("peer limits: the router answers 429 past the in-flight cap and closes extra connections", async () => {
+  // The worker answers once the test lets go, so the first two are in flight when the third comes.
+  let release!: () => void;
+  const busy = new Promise<void>((r) => release = r);
   const r = await startTestRouter({
     SVC_MACHINE_PROFILES: "cpu",
     SVC_MAX_INFLIGHT_PER_PEER: "2",
@@ -41,18 +44,25 @@ Deno.test("peer limits: the router answers 429 past the in-flight cap and closes
     id: "slow",
     profile: "cpu",
     models: [{ name: "fixture/dense", state: "loaded" }],
-    delayMs: 400,
+    hold: busy,
   });
   const sockets: net.Socket[] = [];
   try {
     await waitFor(() => w.link.connected, "the worker to register");
-    const encode = () =>
+    // Different bodies: identical requests in flight together would be coalesced into one.
+    const encode = (i: number) =>
       fetch(`${r.url}/v1/encode/fixture%2Fdense`, {
         method: "POST",
         headers: { "content-type": "application/json", "x-svc-machine-profile": "cpu" },
-        body: "{}",
+        body: JSON.stringify({ i }),
       });
-    const answers = await Promise.all([encode(), encode(), encode()]);
+    const pending = [encode(0), encode(1), encode(2)];
+    let settled = 0;
+    for (const p of pending) p.then(() => settled++, () => settled++);
+    const held = () => w.requests.filter((q) => q.path.startsWith("/v1/encode/")).length;
+    await waitFor(() => settled === 1 && held() === 2, "two requests held, the third answered");
+    release();
+    const answers = await Promise.all(pending);
     const statuses = answers.map((a) => a.status).sort();
     assert.deepEqual(statuses, [200, 200, 429]);
     const refused = answers.find((a) => a.status === 429)!;
@@ -78,6 +88,7 @@ Deno.test("peer limits: the router answers 429 past the in-flight cap and closes
       return await closed;
     }, "a connection past the cap to be closed");
   } finally {
+    release();
     for (const s of sockets) s.destroy();
     await w.close();
     await r.close();

@@ -12,8 +12,20 @@ type Spec = {
   profile: string;
   bundle?: string;
   models: { name: string; bundle?: string; state?: "loaded" | "available" }[];
-  delayMs?: number;
+  hold?: Promise<unknown>;
 };
+
+/** A hold for fake workers' answers, and its release. */
+function held(): { promise: Promise<void>; release: () => void } {
+  let release!: () => void;
+  const promise = new Promise<void>((r) => release = r);
+  return { promise, release };
+}
+
+/** Encode requests a fake worker has received. */
+function encodes(w: FakeWorker): number {
+  return w.requests.filter((q) => q.path.startsWith("/v1/encode/")).length;
+}
 
 /** Router plus workers; everything is closed by the returned `close`. */
 async function cluster(
@@ -345,12 +357,13 @@ Deno.test("routing: an unreachable worker costs one retry; none left → 502", a
 });
 
 Deno.test("routing: a worker slower than SVC_UPSTREAM_TIMEOUT_MS → 504", async () => {
-  // The worker answers 20× later than the bound: the 504 (not its 200) shows the bound acted.
+  // The worker answers only once the test is over: the 504 (not its 200) shows the bound acted.
+  const busy = held();
   const c = await cluster({ SVC_UPSTREAM_TIMEOUT_MS: "100" }, [{
     id: "slow",
     profile: "cpu",
     models: [DENSE],
-    delayMs: 2000,
+    hold: busy.promise,
   }]);
   try {
     const res = await getJson(`${c.r.url}/v1/encode/fixture/dense`, {
@@ -361,6 +374,7 @@ Deno.test("routing: a worker slower than SVC_UPSTREAM_TIMEOUT_MS → 504", async
     assert.equal(res.status, 504);
     assert.equal(res.body.detail.code, "GATEWAY_TIMEOUT");
   } finally {
+    busy.release();
     await c.close();
   }
 });
@@ -395,24 +409,29 @@ Deno.test("routing: affinity — the worker with the model loaded gets the traff
 });
 
 Deno.test("routing: without affinity, load is spread by in-flight requests", async () => {
-  // Answers take long enough that all ten are routed while the first are still in flight.
+  // The workers answer once all ten are routed: every one is routed with the others in flight.
+  const busy = held();
   const c = await cluster({}, [
-    { id: "a", profile: "cpu", models: [DENSE], delayMs: 1000 },
-    { id: "b", profile: "cpu", models: [DENSE], delayMs: 1000 },
+    { id: "a", profile: "cpu", models: [DENSE], hold: busy.promise },
+    { id: "b", profile: "cpu", models: [DENSE], hold: busy.promise },
   ]);
   try {
     // Ten different requests: identical ones in flight together would be coalesced into one.
-    const all = await Promise.all(
+    const answers = Promise.all(
       Array.from(
         { length: 10 },
         (_, i) => post(`${c.r.url}/v1/encode/fixture/dense`, CPU, JSON.stringify({ i })),
       ),
     );
+    await waitFor(() => encodes(c.ws[0]) + encodes(c.ws[1]) === 10, "ten requests at the workers");
+    busy.release();
+    const all = await answers;
     const ids = all.map((r) => r.headers.get("x-svc-worker-id"));
     await Promise.all(all.map((r) => r.body?.cancel()));
     const a = ids.filter((x) => x === "a").length;
     assert.equal(a, 5, `in-flight balancing: ${ids.join(",")}`);
   } finally {
+    busy.release();
     await c.close();
   }
 });

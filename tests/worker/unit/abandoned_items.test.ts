@@ -7,6 +7,7 @@ import { ClientGoneError } from "@svc/shared/errors";
 import { driveBatch } from "../../../worker/inference/driver.ts";
 import type { ModelAdapter, PreparedItem, WorkItem } from "../../../worker/families/types.ts";
 import { Batcher, type BatcherOptions } from "../../../worker/scheduler/batcher.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 /** An adapter that records what it prepared and ran; one item per run (length = budget). */
 function recordingAdapter(onRun?: (group: PreparedItem[]) => void) {
@@ -75,7 +76,8 @@ Deno.test("batcher: a cancelled request's items in the running batch are flagged
   const gone = new AbortController();
   const dropped = b.submit(items(3), { op: "encode" }, gone.signal);
   // Both requests share the batch (dispatched after the 5 ms window).
-  while (!flags) await new Promise((r) => setTimeout(r, 1));
+  await waitFor(() => flags !== undefined, "the shared batch's run", { everyMs: 1 });
+  assert.ok(flags);
   assert.equal(flags.length, 5);
   gone.abort();
   await assert.rejects(dropped, ClientGoneError);
