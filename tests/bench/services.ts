@@ -57,18 +57,21 @@ export async function startWorker(opts: WorkerOptions): Promise<Service> {
   return await serviceWhenOk(proc, `http://127.0.0.1:${port}`, "/readyz", 120_000);
 }
 
-/** Start a router process; resolves once /healthz answers 200. */
-export async function startRouter(): Promise<Service> {
+/**
+ * Start a router process; resolves once /healthz answers 200. The result cache is off unless
+ * `resultCache` is set: the router's cost is measured on requests that reach the worker, and the
+ * bench repeats its texts, which the cache would answer itself (and coalesce when in flight).
+ */
+export async function startRouter(resultCache = false): Promise<Service> {
   const port = freePort();
-  const proc = spawnDeno(["-P=router", "router/main.ts"], {
+  const env: Record<string, string> = {
     SVC_HOST: "127.0.0.1",
     SVC_PORT: String(port),
     SVC_WORKER_TOKEN: BENCH_FLEET_TOKEN,
     SVC_LOG_LEVEL: "warn",
-    // The router's cost is measured on requests that reach the worker: the bench repeats its
-    // texts, which the result cache would answer itself (and coalesce when in flight together).
-    SVC_RESULT_CACHE_BYTES: "0",
-  });
+  };
+  if (!resultCache) env.SVC_RESULT_CACHE_BYTES = "0";
+  const proc = spawnDeno(["-P=router", "router/main.ts"], env);
   return await serviceWhenOk(proc, `http://127.0.0.1:${port}`, "/healthz", 30_000);
 }
 

@@ -57,13 +57,16 @@ export function notMeasured(
   };
 }
 
-/** The bounds of issue 15 (ratios on one interleaved run). */
+/**
+ * The performance bounds (ratios on one interleaved run): issue 15's, with the concurrency-1
+ * and many-small-requests bounds the edge issue (27) tightened.
+ */
 export const BOUNDS = {
   efficiencyLarge: 0.93,
-  efficiencySmall: 0.85,
-  latencyOverheadMs: 1.5,
+  efficiencySmall: 0.93,
+  latencyOverheadMs: 1.0,
   routerThroughput: 0.97,
-  routerAddedMs: 0.7,
+  routerAddedMs: 0.5,
   healthzP99Ms: 20,
   paddingShare: 0.05,
   int8Speedup: 2,
