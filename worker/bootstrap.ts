@@ -25,6 +25,7 @@ import type { DirectHandler } from "@svc/shared/http/direct_call";
 import { createWorkerApp } from "./server/app.ts";
 import { workerKeyCheck } from "./server/api_key.ts";
 import { modelRouteHandler } from "./server/model_routes.ts";
+import { workerSteps } from "./server/pipeline.ts";
 import type { WorkerContext } from "./server/context.ts";
 import { ServingState } from "./server/state.ts";
 import { refreshModelGauges } from "./telemetry/model_gauges.ts";
@@ -253,9 +254,9 @@ export async function createWorker(
   };
   // Which models' weights are on this machine (stats only), for the pages' "not cached".
   registry.refreshPresence().catch(() => {});
-  const keyCheck = workerKeyCheck(settings.apiKey, settings.fleet?.workerId);
-  const app = createWorkerApp(ctx, keyCheck);
-  const direct = modelRouteHandler(ctx, keyCheck);
+  const steps = workerSteps(ctx, workerKeyCheck(settings.apiKey, settings.fleet?.workerId));
+  const app = createWorkerApp(ctx, steps);
+  const direct = modelRouteHandler(ctx, steps);
   app.get("/metrics", async () => {
     refreshModelGauges(ctx);
     const { body, contentType } = await metrics.render();

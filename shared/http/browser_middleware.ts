@@ -1,24 +1,35 @@
-/** The browser rules of shared/http/browser_guard.ts as Hono middleware (router and worker app). */
+/**
+ * The browser rules of shared/http/browser_guard.ts as a request step (shared/http/steps.ts: the
+ * worker's app and model routes) and as Hono middleware (the router's app).
+ */
 import type { MiddlewareHandler } from "hono";
-import { errorResponse, ServiceError } from "../errors.ts";
+import { ServiceError } from "../errors.ts";
 import {
   type BrowserPolicy,
   browserProblem,
   corsHeaders,
   preflightAnswer,
 } from "./browser_guard.ts";
+import { honoRequestView, type Step, stepMiddleware } from "./steps.ts";
 
 /** Answer preflights, refuse what a browser must not do, add CORS grants to allowed origins. */
-export function browserGuard(policy: BrowserPolicy): MiddlewareHandler {
-  return async (c, next) => {
-    const header = (name: string) => c.req.header(name);
-    const pre = preflightAnswer(c.req.method, header, policy);
-    if (pre instanceof ServiceError) return errorResponse(pre, { vary: "Origin" });
-    if (pre) return new Response(null, pre);
-    const problem = browserProblem(c.req.method, header, policy);
-    if (problem) return errorResponse(problem);
-    await next();
-    if (c.res.status === 101) return;
-    for (const [k, v] of Object.entries(corsHeaders(header, policy))) c.res.headers.set(k, v);
+export function browserStep(policy: BrowserPolicy): Step {
+  return async (req, kit, next) => {
+    const header = req.header;
+    const pre = preflightAnswer(req.method, header, policy);
+    if (pre instanceof ServiceError) return kit.error(pre, { vary: "Origin" });
+    if (pre) return kit.empty(pre.status, pre.headers);
+    const problem = browserProblem(req.method, header, policy);
+    if (problem) return kit.error(problem);
+    const answer = await next();
+    // Grants answer a page's request only: other clients' answers stay as they were.
+    if (kit.status(answer) === 101 || header("origin") === undefined) return answer;
+    const grants = corsHeaders(header, policy);
+    return Object.keys(grants).length === 0 ? answer : kit.withHeaders(answer, grants);
   };
+}
+
+/** {@link browserStep} as Hono middleware (errors in the service's own envelope). */
+export function browserGuard(policy: BrowserPolicy): MiddlewareHandler {
+  return stepMiddleware(browserStep(policy), honoRequestView, () => "native");
 }

@@ -9,6 +9,7 @@
  */
 import { type ErrorDialect, errorParts, type ServiceError } from "../errors.ts";
 import type { BodySource } from "./body_source.ts";
+import type { AnswerKit } from "./steps.ts";
 
 /** A request as the server hands it to a {@link DirectHandler}. */
 export interface DirectRequest {
@@ -51,6 +52,39 @@ export function errorAnswer(
 ): DirectAnswer {
   const { status, headers, text } = errorParts(err, extraHeaders, dialect);
   return { status, headers, body: utf8.encode(text) };
+}
+
+/** The kit request steps (shared/http/steps.ts) build and amend direct answers with. */
+export function directAnswerKit(dialect: ErrorDialect): AnswerKit<DirectAnswer> {
+  return {
+    error: (err, headers = {}) => errorAnswer(err, headers, dialect),
+    empty: (status, headers) => ({ status, headers, body: new Uint8Array() }),
+    status: (a) => a.status,
+    header: (a, name) => a.headers[name] ?? headerIgnoringCase(a.headers, name),
+    withHeaders: (a, headers) => ({ ...a, headers: { ...a.headers, ...headers } }),
+    afterWrite: (a, fn) => {
+      const before = a.afterWrite;
+      return {
+        ...a,
+        afterWrite: before
+          ? () => {
+            before();
+            fn();
+          }
+          : fn,
+      };
+    },
+  };
+}
+
+/** A header of a plain record, its name matched in any case. */
+function headerIgnoringCase(
+  headers: Readonly<Record<string, string>>,
+  name: string,
+): string | undefined {
+  const lower = name.toLowerCase();
+  for (const k in headers) if (k.toLowerCase() === lower) return headers[k];
+  return undefined;
 }
 
 /**

@@ -49,7 +49,9 @@ export function keyProtocol(key: string): string {
  * The `Authorization` value a request presents: its own header, or, on a WebSocket upgrade
  * only, `Bearer <key>` from a `svc.bearer.*` subprotocol.
  */
-export function presentedAuthorization(headers: Headers): string | undefined {
+export function presentedAuthorization(
+  headers: { get(name: string): string | null | undefined },
+): string | undefined {
   const own = headers.get("authorization");
   if (own) return own;
   if (headers.get("upgrade")?.toLowerCase() !== "websocket") return undefined;

@@ -21,6 +21,12 @@ import {
 /** The hit's p50 may exceed `/healthz`'s by this much. */
 export const HIT_OVER_HEALTHZ_BOUND_MS = 0.5;
 
+const USAGE = `usage: npx deno task bench:cache-hit [--rounds=6] [--requests=1000]
+
+A result-cache hit's p50 against the router's /healthz p50 at concurrency 1: a router process with
+its cache on and one worker process, rounds alternating sequential /healthz and sequential repeats
+of one encode; the bound is ${HIT_OVER_HEALTHZ_BOUND_MS} ms. About a minute; run it on a quiet machine.`;
+
 function arg(name: string, fallback: number): number {
   const found = Deno.args.find((a) => a.startsWith(`--${name}=`));
   const n = Number(found ? found.slice(name.length + 3) : fallback);
@@ -40,6 +46,12 @@ async function p50(n: number, one: () => Promise<void>): Promise<number> {
 }
 
 async function main(): Promise<void> {
+  if (Deno.args.includes("--help")) {
+    console.log(USAGE);
+    return;
+  }
+  const unknown = Deno.args.filter((a) => !/^--(rounds|requests)=/.test(a));
+  if (unknown.length > 0) throw new Error(`unknown argument ${unknown[0]}\n${USAGE}`);
   const rounds = arg("rounds", 6);
   const requests = arg("requests", 1000);
   const fx = await ensureFixtures(undefined, { bench: true });

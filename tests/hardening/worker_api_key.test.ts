@@ -10,7 +10,8 @@ import { startFakeBackendWorker } from "../worker/harness.ts";
 import { keyProtocol } from "@svc/shared/http/ws_auth";
 import { WorkerKeys } from "@svc/shared/fleet/worker_keys";
 import { Hono } from "hono";
-import { requireWorkerKey, workerKeyCheck } from "../../worker/server/api_key.ts";
+import { honoRequestView, stepMiddleware } from "@svc/shared/http/steps";
+import { apiKeyStep, workerKeyCheck } from "../../worker/server/api_key.ts";
 
 const KEY = "worker-key-for-tests-3b9f1c27e5";
 
@@ -100,9 +101,10 @@ Deno.test({
 });
 
 Deno.test("worker API key: a fleet worker's stream takes its own derived key as a subprotocol", async () => {
-  // What the worker's app runs before every route (worker/server/app.ts), for worker gpu-1.
+  // The key step every worker request passes (worker/server/pipeline.ts), for worker gpu-1.
   const app = new Hono();
-  app.use("*", requireWorkerKey(workerKeyCheck(KEY, "gpu-1")));
+  const step = apiKeyStep(workerKeyCheck(KEY, "gpu-1"));
+  app.use("*", stepMiddleware(step, honoRequestView, () => "native"));
   app.get("/ws/status", (c) => c.text("accepted"));
   const keys = new WorkerKeys(KEY);
   const upgrade = (key: string) =>

@@ -7,8 +7,8 @@
  * network cannot be used around the router, and the key another machine received from the router
  * (its own) opens nothing here.
  */
-import type { MiddlewareHandler } from "hono";
-import { errorResponse, ServiceError } from "@svc/shared/errors";
+import { ServiceError } from "@svc/shared/errors";
+import type { Step } from "@svc/shared/http/steps";
 import { SecretSet } from "@svc/shared/http/secrets";
 import { presentedAuthorization } from "@svc/shared/http/ws_auth";
 import { WorkerKeys } from "@svc/shared/fleet/worker_keys";
@@ -46,13 +46,12 @@ export function unauthorized(): ServiceError {
   );
 }
 
-/** Middleware requiring the key of `check` on every path but the probes (none: a no-op). */
-export function requireWorkerKey(check: KeyCheck | undefined): MiddlewareHandler {
-  if (check === undefined) return async (_c, next) => await next();
-  return async (c, next) => {
-    if (OPEN_PATHS.has(c.req.path) || await check(presentedAuthorization(c.req.raw.headers))) {
-      return await next();
-    }
-    return errorResponse(unauthorized());
+/** The step requiring the key of `check` on every path but the probes (none: it passes all). */
+export function apiKeyStep(check: KeyCheck | undefined): Step {
+  if (check === undefined) return (_req, _kit, next) => next();
+  return async (req, kit, next) => {
+    if (OPEN_PATHS.has(req.path)) return await next();
+    if (await check(presentedAuthorization({ get: req.header }))) return await next();
+    return kit.error(unauthorized());
   };
 }

@@ -2,27 +2,25 @@
  * The model operations (POST /v1/encode/{model}, /v1/score/{model}, /v1/extract/{model},
  * /v1/embeddings, and Cohere's /v1|v2/rerank and /v1|v2/embed), served as direct requests
  * (shared/http/direct_call.ts): the worker's hot path skips the fetch `Request`, Hono and the
- * `Response`. Everything Hono's middleware does for the
- * other routes happens here too, through the same functions: the version headers, the API key,
- * the drain gate and in-flight count, error answers (499 for a client gone), the access log and
- * the request metrics.
+ * `Response` (measured: 0.23-0.50 ms per request at concurrency 1, docs/bench/README.md). They pass
+ * the same steps as every other request (pipeline.ts: version headers, browser rules, API key,
+ * drain gate and record), in the same order; a route's failure is answered as the app's are
+ * (failure.ts: the API error, or 499 for a client gone).
  */
 import { type ErrorDialect, errorDialectOf } from "@svc/shared/errors";
 import {
   type DirectAnswer,
+  directAnswerKit,
   type DirectHandler,
   type DirectRequest,
   errorAnswer,
 } from "@svc/shared/http/direct_call";
 import { readSourceLimited } from "@svc/shared/http/read_body";
-import { browserProblem, corsHeaders } from "@svc/shared/http/browser_guard";
-import { HeaderNames as H, serverVersionHeaders } from "@svc/shared/headers";
-import { VERSION } from "@svc/shared/version";
-import { type KeyCheck, unauthorized } from "./api_key.ts";
+import { runSteps } from "@svc/shared/http/steps";
 import type { WorkerContext } from "./context.ts";
-import { CLIENT_CLOSED, failureOf, shuttingDown } from "./failure.ts";
+import { CLIENT_CLOSED, failureOf } from "./failure.ts";
 import type { ModelCall, RequestFacts } from "./model_call.ts";
-import { type FinishedRequest, recordRequest } from "./request_record.ts";
+import type { WorkerRequest, WorkerSteps } from "./pipeline.ts";
 import { handleEncode } from "./routes/encode.ts";
 import { handleEmbeddings } from "./routes/embeddings.ts";
 import { handleScore } from "./routes/score.ts";
@@ -48,8 +46,6 @@ export const MODEL_ROUTES: readonly ModelRoute[] = [
   { method: "POST", path: "/v1/embed", handle: (ctx, call) => handleCohereEmbed(ctx, call, 1) },
   { method: "POST", path: "/v2/embed", handle: (ctx, call) => handleCohereEmbed(ctx, call, 2) },
 ];
-
-const VERSION_HEADERS = serverVersionHeaders(VERSION);
 
 /** The route serving `method` at `path`, if one does. */
 export function modelRouteOf(method: string, path: string): ModelRoute | undefined {
@@ -79,78 +75,25 @@ export function pathnameOf(url: string): string {
   return url.slice(start, end);
 }
 
-/** The direct handler serving {@link MODEL_ROUTES}; every other request is left to the app. */
-export function modelRouteHandler(
-  ctx: WorkerContext,
-  keyCheck: KeyCheck | undefined,
-): DirectHandler {
+/** The direct handler serving {@link MODEL_ROUTES} behind `steps`; other requests go to the app. */
+export function modelRouteHandler(ctx: WorkerContext, steps: WorkerSteps): DirectHandler {
   return (req) => {
     const path = pathnameOf(req.url);
     const route = modelRouteOf(req.method, path);
     if (!route) return undefined;
-    // The compatible routes answer errors in their clients' envelope too.
+    // The compatible routes answer errors in their clients' envelope.
     const dialect = errorDialectOf(path);
-    // serve() answers every failure of the route; this is for one of its own steps.
-    return serve(ctx, keyCheck, route, req, path, dialect).catch((err) =>
-      versioned(failureAnswer(ctx, err, req, path, dialect))
-    );
-  };
-}
-
-/**
- * The key, the drain gate, the route, its failure, the record: Hono's middleware, in order. The
- * record is written once the answer is out (about 30 µs of metrics and log off the latency).
- */
-async function serve(
-  ctx: WorkerContext,
-  keyCheck: KeyCheck | undefined,
-  route: ModelRoute,
-  req: DirectRequest,
-  path: string,
-  dialect: ErrorDialect,
-): Promise<DirectAnswer> {
-  const browser = ctx.settings.browser;
-  const refused = browserProblem(req.method, req.header, browser);
-  if (refused) return versioned(errorAnswer(refused));
-  if (keyCheck && !await keyCheck(req.header("authorization"))) {
-    return versioned(errorAnswer(unauthorized(), {}, dialect));
-  }
-  const started = performance.now();
-  const facts: RequestFacts = {};
-  const answer = await ctx.state.admit(
-    () =>
+    const facts: RequestFacts = {};
+    const view: WorkerRequest = { method: req.method, path, header: req.header, facts };
+    const handle = () =>
       route.handle(ctx, callOf(ctx, req, facts)).catch((err) =>
         failureAnswer(ctx, err, req, path, dialect)
-      ),
-    () => errorAnswer(shuttingDown(), {}, dialect),
-  );
-  const finished: FinishedRequest = {
-    method: req.method,
-    path,
-    status: answer.status,
-    totalMs: performance.now() - started,
-    traceId: answer.headers[H.traceId],
-    facts,
+      );
+    // A step's own failure (not the route's) is answered the same way.
+    return runSteps(steps, view, directAnswerKit(dialect), handle).catch((err) =>
+      failureAnswer(ctx, err, req, path, dialect)
+    );
   };
-  // CORS grants only for a page's request (the hot path of other clients stays as it was).
-  const shown = req.header("origin") === undefined
-    ? answer
-    : { ...answer, headers: { ...answer.headers, ...corsHeaders(req.header, browser) } };
-  return {
-    ...versioned(shown),
-    afterWrite: () => {
-      try {
-        recordRequest(ctx, finished);
-      } catch (err) {
-        ctx.log("error", "request record failed", { error: (err as Error).message });
-      }
-    },
-  };
-}
-
-/** `answer` with the version headers every answer carries. */
-function versioned(answer: DirectAnswer): DirectAnswer {
-  return { ...answer, headers: { ...answer.headers, ...VERSION_HEADERS } };
 }
 
 /** The answer to a request whose handling threw: the API error, or 499 for a client gone. */
