@@ -10,6 +10,7 @@ import type { DemandTracker } from "./provisioning.ts";
 import type { ResultCache } from "./cache/edge.ts";
 import type { RouterSettings } from "./settings.ts";
 import type { WorkerAuth } from "./proxy/worker_auth.ts";
+import type { RouterServeInfo } from "./http_server.ts";
 
 /** Dependencies of the router's HTTP app; built by server.ts (or a test). */
 export interface RouterContext {
@@ -38,11 +39,8 @@ export interface RouterContext {
 
 /** Hono environment of the router: the peer address, and what handlers tell the access log. */
 export type RouterEnv = {
-  Bindings: {
-    remoteAddr?: { hostname: string; port: number };
-    /** Settles once the answer has been sent or abandoned (`Deno.ServeHandlerInfo.completed`). */
-    completed?: Promise<void>;
-  };
+  /** What the server hands beside the request (router/http_server.ts; absent in `app.request`). */
+  Bindings: Partial<RouterServeInfo>;
   Variables: {
     /** The pool (machine profile) the request was routed to. */
     machineProfile: string;

@@ -9,14 +9,17 @@
 import type { HttpSettings } from "@svc/shared/config";
 import { errorResponse } from "@svc/shared/errors";
 import { PeerLimits } from "@svc/shared/http/peer_limits";
+import type { BodySource } from "@svc/shared/http/body_source";
 
 const noop = () => {};
 
-/** What the app receives beside the request. */
+/** What the app receives beside the request (Hono's `c.env`). */
 export interface RouterServeInfo {
-  remoteAddr: { hostname: string; port: number };
+  readonly remoteAddr: { hostname: string; port: number };
   /** Settles once the answer has been sent or abandoned (absent on old runtimes). */
-  completed?: Promise<void>;
+  readonly completed?: Promise<void>;
+  /** node:http: the body as it arrives, for `readBodyLimited` (Deno.serve: the request's stream). */
+  readonly body?: BodySource;
 }
 
 /** A listening server. */

@@ -139,7 +139,7 @@ export async function startRouter(
     fetch: opts.fetch,
   });
   const server = await serveRouter(
-    (req, info) => app.fetch(req, { remoteAddr: info.remoteAddr, completed: info.completed }),
+    (req, info) => app.fetch(req, info),
     settings.listen,
     settings.http,
     settings.server,

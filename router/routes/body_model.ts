@@ -28,7 +28,7 @@ export function handleBodyModelRequest(
 ): Promise<Response> {
   return withBodyHold(ctx, c, async (opts) => {
     // One buffer (the model is decoded from it), held through the wait for capacity.
-    const body = await readBodyLimited(c.req.raw, opts);
+    const body = await readBodyLimited(c.req.raw, opts, c.env?.body);
     const model = modelOfBody(body, c.req.header("content-type"), ctx.settings.limits);
     const chunks = { chunks: [body], length: body.length };
     return await routeAndForward(ctx, c, model, () => Promise.resolve(chunks), {

@@ -21,7 +21,7 @@ export function handleModelOp(
       c,
       model,
       // Kept as the chunks it arrived in: the router only passes it on.
-      () => readBodyChunks(c.req.raw, body),
+      () => readBodyChunks(c.req.raw, body, c.env?.body),
       { kind: "provision" },
     ));
 }

@@ -129,7 +129,7 @@ export async function handleCreatePool(
   c: Context<RouterEnv>,
   detail: boolean,
 ): Promise<Response> {
-  const bytes = await readBodyLimited(c.req.raw, ctx.body);
+  const bytes = await readBodyLimited(c.req.raw, ctx.body, c.env?.body);
   const type = c.req.header("content-type") ?? "application/json";
   const body = decodeBody(bytes, type, ctx.settings.limits) as Record<string, unknown> | null;
   const raw = body?.name ?? body?.gpu ?? body?.gpu_type ?? body?.machine_profile;

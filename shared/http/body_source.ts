@@ -1,10 +1,9 @@
 /**
  * Request bodies handed from the server to the body reader (shared/http/read_body.ts) without a
- * ReadableStream. A `Request` whose body is a stream costs a stream, its controller and a promise
- * per chunk; the node:http server instead attaches a plain pull source to the `Request` it builds
- * (whose own body is then empty), or hands it to a direct handler (shared/http/direct_call.ts),
- * and the body reader takes that source when there is one. Requests built elsewhere (tests,
- * `app.request`) keep their streamed body.
+ * ReadableStream. Reading a stream costs its controller and a promise per chunk; the node:http
+ * server hands the handler a plain pull source beside the `Request` (`env.body`, which
+ * `readBodyLimited` takes), and the `Request`'s own body stream pulls from the same source.
+ * Requests that come without one (Deno.serve, tests, `app.request`) are read from their stream.
  */
 
 /** Pull-based request body: `read` resolves with the next chunk, or null at the end. */
@@ -13,18 +12,6 @@ export interface BodySource {
   read(): Promise<Uint8Array | null>;
   /** Stop reading: the rest of the body is not wanted (the connection is not reused). */
   cancel(): void;
-}
-
-const sources = new WeakMap<Request, BodySource>();
-
-/** Attach `source` as the body of `req` (the server does this for every request with a body). */
-export function attachBodySource(req: Request, source: BodySource): void {
-  sources.set(req, source);
-}
-
-/** The body source the server attached to `req`, if any. */
-export function bodySourceOf(req: Request): BodySource | undefined {
-  return sources.get(req);
 }
 
 /** A byte source with node's stream events (an `IncomingMessage`). */

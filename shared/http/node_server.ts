@@ -6,12 +6,13 @@
  * 20 of 20 sockets stayed open after a 408 with `connection: close`). Under node:http the
  * response's 'close' before 'finish' is a reliable "client gone", and `headersTimeout` /
  * `requestTimeout` close stalled connections. Requests reach the handler as standard `Request`s
- * whose `signal` aborts when the client goes away. Their body is not a stream of the `Request`
- * (which stays empty) but a pull source attached to it (shared/http/body_source.ts), read as it
- * arrives by `readBodyLimited` (or, for a direct request, `readSourceLimited`), the one way bodies
- * are read here (nothing is allocated from Content-Length); a stream per request cost more than
- * the rest of the request's conversion. WebSocket upgrades are accepted with `ws` through
- * shared/http/upgrade.ts.
+ * whose `signal` aborts when the client goes away. The body arrives as a pull source
+ * (shared/http/body_source.ts) handed to the handler beside the request (`info.body`, a Hono
+ * app's `c.env.body`), which `readBodyLimited` (or, for a direct request, `readSourceLimited`)
+ * reads as it arrives within its bounds, nothing allocated from Content-Length: reading through a
+ * stream costs a promise per chunk. The `Request`'s own body is a stream over the same source,
+ * pulled only when something reads it (`c.req.json()` works, without the bounds); whichever reads
+ * first gets the bytes. WebSocket upgrades are accepted with `ws` through shared/http/upgrade.ts.
  *
  * A `direct` handler is asked first: a request it claims never becomes a `Request`, and its
  * answer's bytes are written as they are (shared/http/direct_call.ts; the worker's model
@@ -26,7 +27,7 @@ import http from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
 import { ClientGoneError, errorResponse, ServiceError } from "../errors.ts";
-import { attachBodySource, nodeBodySource } from "./body_source.ts";
+import { type BodySource, nodeBodySource } from "./body_source.ts";
 import { type DirectAnswer, type DirectHandler, rawHeaderValue } from "./direct_call.ts";
 import { registerUpgrade, type StreamSocket, type UpgradeOptions } from "./upgrade.ts";
 import { answeredProtocol } from "./ws_auth.ts";
@@ -37,6 +38,11 @@ export interface ServeInfo {
   remoteAddr: { transport: "tcp"; hostname: string; port: number };
   /** Settles once the answer has been written, or the client has gone away. */
   completed: Promise<void>;
+  /**
+   * The body as it arrives (read it with `readBodyLimited`); absent for GET and HEAD. The
+   * `Request`'s body stream reads from the same source.
+   */
+  body?: BodySource;
 }
 
 /** A fetch-style request handler. */
@@ -168,15 +174,37 @@ export async function serveNodeHttp(
 }
 
 /**
- * The request line and headers as a body-less `Request` (a body is attached as a source by the
- * caller). Headers go in as name/value pairs: handing `Request` a `Headers` object costs three
- * times as much (measured 18 vs 5 µs), most of it iterating the copy.
+ * The request line and headers as a `Request` whose body (when there is one) reads `body`.
+ * Headers go in as name/value pairs: handing `Request` a `Headers` object costs three times as
+ * much (measured 18 vs 5 µs), most of it iterating the copy.
  */
-function requestOf(incoming: http.IncomingMessage, url: string, signal?: AbortSignal): Request {
+function requestOf(
+  incoming: http.IncomingMessage,
+  url: string,
+  signal?: AbortSignal,
+  body?: BodySource,
+): Request {
   const raw = incoming.rawHeaders;
   const headers: [string, string][] = [];
   for (let i = 0; i + 1 < raw.length; i += 2) headers.push([raw[i], raw[i + 1]]);
-  return new Request(url, { method: incoming.method, headers, signal });
+  return new Request(url, {
+    method: incoming.method,
+    headers,
+    signal,
+    body: body && streamOf(body),
+  });
+}
+
+/** A stream over `body` that takes a chunk only when asked for one (nothing when unread). */
+function streamOf(body: BodySource): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const chunk = await body.read();
+      if (chunk === null) controller.close();
+      else controller.enqueue(chunk);
+    },
+    cancel: () => body.cancel(),
+  }, { highWaterMark: 0 });
 }
 
 /** The request's URL as a `Request` holds it (dot segments resolved); throws when unusable. */
@@ -255,14 +283,13 @@ function serveOne(
   }
   let request: Request;
   try {
-    request = requestOf(incoming, url, gone.signal);
+    request = requestOf(incoming, url, gone.signal, source);
   } catch {
     // Header bytes that a fetch Request refuses.
     return malformed(incoming, res, state);
   }
-  if (source) attachBodySource(request, source);
   const completed = new Promise<void>((resolve) => res.once("close", () => resolve()));
-  const info: ServeInfo = { remoteAddr: remoteOf(incoming), completed };
+  const info: ServeInfo = { remoteAddr: remoteOf(incoming), completed, body: source };
   Promise.resolve()
     .then(() => handler(request, info))
     .catch(unexpected)

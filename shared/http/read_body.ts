@@ -6,7 +6,7 @@
  */
 import { invalidInput, ServiceError } from "../errors.ts";
 import type { BodyBudget, BodyHold } from "./body_budget.ts";
-import { type BodySource, bodySourceOf } from "./body_source.ts";
+import type { BodySource } from "./body_source.ts";
 
 /** Bounds of one body read. */
 export interface BodyReadOptions {
@@ -56,23 +56,29 @@ function declaredLength(header: string | null | undefined): number | undefined {
 }
 
 /**
- * Read `req`'s body: the source the server attached, else its stream ({@link readSourceLimited}).
+ * Read `req`'s body into one buffer ({@link readSourceLimited}): from `source` when the server
+ * handed one beside the request (node:http: `c.env.body`), else from the request's stream.
  */
 export function readBodyLimited(
   req: Request,
   opts: BodyReadOptions,
+  source?: BodySource,
 ): Promise<Uint8Array<ArrayBuffer>> {
-  return readSourceLimited(sourceOf(req), req.headers.get("content-length"), opts);
+  return readSourceLimited(sourceOf(req, source), req.headers.get("content-length"), opts);
 }
 
-/** Read `req`'s body as the chunks it arrived in ({@link readSourceChunks}). */
-export function readBodyChunks(req: Request, opts: BodyReadOptions): Promise<BodyChunks> {
-  return readSourceChunks(sourceOf(req), req.headers.get("content-length"), opts);
+/** Read `req`'s body as the chunks it arrived in ({@link readSourceChunks}); `source` as above. */
+export function readBodyChunks(
+  req: Request,
+  opts: BodyReadOptions,
+  source?: BodySource,
+): Promise<BodyChunks> {
+  return readSourceChunks(sourceOf(req, source), req.headers.get("content-length"), opts);
 }
 
-/** The source the server attached to `req`, else one over its stream. */
-function sourceOf(req: Request): BodySource | undefined {
-  return bodySourceOf(req) ?? (req.body ? streamSource(req.body) : undefined);
+/** `source`, else one over the request's stream. */
+function sourceOf(req: Request, source: BodySource | undefined): BodySource | undefined {
+  return source ?? (req.body ? streamSource(req.body) : undefined);
 }
 
 /**

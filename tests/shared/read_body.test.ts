@@ -3,7 +3,6 @@ import assert from "node:assert/strict";
 import { ServiceError } from "@svc/shared/errors";
 import { BodyBudget } from "@svc/shared/http/body_budget";
 import { readBodyLimited } from "@svc/shared/http/read_body";
-import { attachBodySource } from "../../shared/http/body_source.ts";
 import { FakeTime } from "../helpers/fake_time.ts";
 
 const MiB = 1024 * 1024;
@@ -105,24 +104,24 @@ Deno.test("readBody: a body that stalls is abandoned with 408 after the idle tim
 });
 
 Deno.test("readBody: a body source (the server's) that stalls gets 408 and is cancelled", async () => {
-  // The shape node_server.ts attaches: one chunk, then nothing until cancel ends the read.
+  // The shape node_server.ts hands a handler: one chunk, then nothing until cancel ends the read.
   let cancels = 0;
   let waiting: ((c: Uint8Array | null) => void) | undefined;
   let chunks = [new Uint8Array(10)];
   const req = new Request("http://x/", { method: "POST" });
-  attachBodySource(req, {
+  const source = {
     read: () => {
       const next = chunks.shift();
-      return next ? Promise.resolve(next) : new Promise((r) => waiting = r);
+      return next ? Promise.resolve(next) : new Promise<Uint8Array | null>((r) => waiting = r);
     },
     cancel: () => {
       cancels++;
       chunks = [];
       waiting?.(null);
     },
-  });
+  };
   const err = await rejection(
-    readBodyLimited(req, { maxBodyBytes: 64 * MiB, bodyIdleTimeoutMs: 150 }),
+    readBodyLimited(req, { maxBodyBytes: 64 * MiB, bodyIdleTimeoutMs: 150 }, source),
   );
   assert.equal(err.code, "REQUEST_TIMEOUT");
   assert.match(err.message, /after 10 bytes/);

@@ -23,7 +23,7 @@ export function serveWorkerApp(
   onListen?: (addr: { hostname: string; port: number }) => void,
 ): Promise<NodeHttpServer> {
   const { app } = worker;
-  return serveNodeHttp((req) => app.fetch(req), {
+  return serveNodeHttp((req, info) => app.fetch(req, info), {
     direct: worker.direct,
     hostname: listen.hostname,
     port: listen.port,
