@@ -17,6 +17,7 @@ import {
 } from "@svc/shared/http/direct_call";
 import { readSourceLimited } from "@svc/shared/http/read_body";
 import { runSteps } from "@svc/shared/http/steps";
+import { RegExpRouter } from "hono/router/reg-exp-router";
 import type { WorkerContext } from "./context.ts";
 import { CLIENT_CLOSED, failureOf } from "./failure.ts";
 import type { ModelCall, RequestFacts } from "./model_call.ts";
@@ -34,7 +35,7 @@ export interface ModelRoute {
   handle(ctx: WorkerContext, call: ModelCall): Promise<DirectAnswer>;
 }
 
-/** The model operations; `/x/*` also matches `/x` itself, as Hono's patterns do. */
+/** The model operations (Hono's patterns: `/x/*` also matches `/x` itself). */
 export const MODEL_ROUTES: readonly ModelRoute[] = [
   { method: "POST", path: "/v1/encode/*", handle: handleEncode },
   { method: "POST", path: "/v1/score/*", handle: handleScore },
@@ -47,20 +48,16 @@ export const MODEL_ROUTES: readonly ModelRoute[] = [
   { method: "POST", path: "/v2/embed", handle: (ctx, call) => handleCohereEmbed(ctx, call, 2) },
 ];
 
+/** The model routes in Hono's own router: matched exactly as the app would match them. */
+const ROUTER = (() => {
+  const router = new RegExpRouter<ModelRoute>();
+  for (const r of MODEL_ROUTES) router.add(r.method, r.path, r);
+  return router;
+})();
+
 /** The route serving `method` at `path`, if one does. */
 export function modelRouteOf(method: string, path: string): ModelRoute | undefined {
-  for (const r of MODEL_ROUTES) {
-    if (r.method !== method) continue;
-    if (!r.path.endsWith("/*")) {
-      if (path === r.path) return r;
-      continue;
-    }
-    const base = r.path.slice(0, -2);
-    if (path.startsWith(base) && (path.length === base.length || path[base.length] === "/")) {
-      return r;
-    }
-  }
-  return undefined;
+  return ROUTER.match(method, path)[0][0]?.[0];
 }
 
 /** The pathname of a URL as `Request.url` spells it (scheme://authority/path?query). */
