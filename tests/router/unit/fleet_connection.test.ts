@@ -1,0 +1,197 @@
+/**
+ * One worker socket held by the router (router/fleet/connection.ts), driven by a scripted socket
+ * and fake time, as the worker's side (worker/fleet/session.ts) is tested: registration and its
+ * deadline, the frame rate, frames out of order, status and drain, and how each way of closing
+ * reads to the worker (the refusal table's error code and close code) and to the directory.
+ */
+import assert from "node:assert/strict";
+import { SecretSet } from "@svc/shared/http/secrets";
+import type { RouterMessage, WorkerMessage } from "@svc/shared/fleet/protocol";
+import { FakeTime } from "../../helpers/fake_time.ts";
+import {
+  FleetConnection,
+  type HubServices,
+  REGISTRATION_TIMEOUT_MS,
+} from "../../../router/fleet/connection.ts";
+import { FleetBudget } from "../../../router/fleet/budget.ts";
+import { REFUSALS } from "../../../router/fleet/refusals.ts";
+import type { FleetSocket } from "../../../router/fleet/options.ts";
+import { MemoryWorkerDirectory } from "../../../router/directory/memory.ts";
+import { createRouterMetrics } from "../../../router/metrics/router_metrics.ts";
+import { registerFrame, statusFrame } from "../helpers/rogue_worker.ts";
+
+/** A socket whose peer is the test: frames in by `deliver`, frames out in `sent`. */
+class ScriptedSocket implements FleetSocket {
+  readyState = 1;
+  readonly sent: RouterMessage[] = [];
+  closedWith: { code: number; reason: string } | undefined;
+  paused = false;
+  onmessage: ((ev: { data: unknown }) => void) | null = null;
+  onclose: ((ev: { code: number }) => void) | null = null;
+  onerror: (() => void) | null = null;
+
+  send(data: string): void {
+    this.sent.push(JSON.parse(data));
+  }
+  close(code?: number, reason?: string): void {
+    if (this.readyState !== 1) return;
+    this.readyState = 2;
+    this.closedWith = { code: code ?? 1005, reason: reason ?? "" };
+  }
+  terminate(): void {
+    this.readyState = 3;
+  }
+  pauseReading(): void {
+    this.paused = true;
+  }
+  /** The worker sends `msg` (or raw text). */
+  deliver(msg: WorkerMessage | string): void {
+    this.onmessage?.({ data: typeof msg === "string" ? msg : JSON.stringify(msg) });
+  }
+  /** The close code the router used, if it closed the socket. */
+  closeCode(): number | undefined {
+    return this.closedWith?.code;
+  }
+  /** The error frames the router sent, by code. */
+  errors(): string[] {
+    return this.sent.flatMap((m) => m.type === "error" ? [m.code] : []);
+  }
+}
+
+/** A connection on a scripted socket, with the hub's services around it. */
+async function connection(maxFramesPerS = 20) {
+  const directory = new MemoryWorkerDirectory({ staleMs: 30_000, now: Date.now });
+  const metrics = createRouterMetrics();
+  const logs: string[] = [];
+  const hub: HubServices = {
+    o: {
+      directory,
+      workerTokens: await SecretSet.create(["fleet-token-0123456789"]),
+      workerKeys: undefined,
+      routerId: "router-test",
+      urlPolicy: { allowedNetworks: [], localStack: true, alsoAllowed: [], resolve: undefined },
+      workerStaleMs: 30_000,
+      heartbeatIntervalMs: 5_000,
+      statusIntervalMs: 1_000,
+      maxModelsPerWorker: 1000,
+      maxFramesPerS,
+      caps: { maxConnections: 100, maxModels: 10_000, maxBytesPerS: 10_000_000 },
+      log: (_level, msg) => logs.push(msg),
+      metrics,
+    },
+    now: Date.now,
+    byWorker: new Map(),
+    forget: () => {},
+    budget: new FleetBudget(
+      { maxConnections: 100, maxModels: 10_000, maxBytesPerS: 10_000_000 },
+      Date.now,
+    ),
+    terminateLater: () => {},
+  };
+  const socket = new ScriptedSocket();
+  const conn = new FleetConnection(socket, hub);
+  return { socket, conn, directory, hub, logs };
+}
+
+Deno.test("fleet connection: a register frame is answered and the worker is in the directory", async () => {
+  using time = new FakeTime();
+  const { socket, conn, directory, hub } = await connection();
+  socket.deliver(registerFrame("w-1", "http://127.0.0.1:9001"));
+  await time.tick(1);
+  const reply = socket.sent.find((m) => m.type === "registered");
+  assert.ok(reply, JSON.stringify(socket.sent));
+  assert.ok(conn.record, "registered");
+  assert.equal(hub.byWorker.get(conn.record!.id), conn);
+  assert.deepEqual(directory.snapshot().map((w) => w.url), ["http://127.0.0.1:9001"]);
+  // Past the registration deadline nothing happens to a registered socket.
+  await time.tick(REGISTRATION_TIMEOUT_MS * 2);
+  assert.equal(socket.closeCode(), undefined);
+  await conn.drop("test end");
+});
+
+Deno.test("fleet connection: no register frame in time is refused with the table's codes", async () => {
+  using time = new FakeTime();
+  const { socket, conn } = await connection();
+  await time.tick(REGISTRATION_TIMEOUT_MS - 1);
+  assert.equal(socket.closeCode(), undefined, "not before the deadline");
+  await time.tick(1);
+  assert.deepEqual(socket.errors(), [REFUSALS.registrationTimeout.code]);
+  assert.equal(socket.closeCode(), REFUSALS.registrationTimeout.close);
+  assert.ok(socket.paused, "a refused socket is no longer read");
+  assert.ok(conn.refused);
+});
+
+Deno.test("fleet connection: status before register, and an invalid frame, are refused", async () => {
+  using time = new FakeTime();
+  const early = await connection();
+  early.socket.deliver(statusFrame(1, ["fixture/dense"]));
+  await time.tick(1);
+  assert.deepEqual(early.socket.errors(), [REFUSALS.notRegistered.code]);
+  assert.equal(early.socket.closeCode(), REFUSALS.notRegistered.close);
+
+  const garbled = await connection();
+  garbled.socket.deliver("{not json");
+  await time.tick(1);
+  assert.deepEqual(garbled.socket.errors(), [REFUSALS.invalidFrame.code]);
+  assert.equal(garbled.socket.closeCode(), REFUSALS.invalidFrame.close);
+});
+
+Deno.test("fleet connection: more frames in a second than the cap close the socket; frames queued are not read", async () => {
+  using time = new FakeTime();
+  const { socket, conn } = await connection(5);
+  socket.deliver(registerFrame("w-2", "http://127.0.0.1:9002"));
+  await time.tick(1);
+  assert.ok(conn.record);
+  // The register frame counted in this second's window: four more fit, the fifth more does not.
+  for (let i = 0; i < 4; i++) socket.deliver({ type: "ping", t: i });
+  assert.equal(socket.closeCode(), undefined);
+  socket.deliver({ type: "ping", t: 99 });
+  assert.deepEqual(socket.errors(), [REFUSALS.rateLimited.code]);
+  assert.equal(socket.closeCode(), REFUSALS.rateLimited.close);
+  await time.tick(1);
+  // The pings queued before the refusal were dropped unread: no pong went out.
+  assert.equal(socket.sent.filter((m) => m.type === "pong").length, 0);
+  assert.ok(conn.closed, "dropped after the refusal");
+});
+
+Deno.test("fleet connection: a new second's window starts the count again; pings are answered", async () => {
+  using time = new FakeTime();
+  const { socket, conn } = await connection(3);
+  socket.deliver(registerFrame("w-3", "http://127.0.0.1:9003"));
+  socket.deliver({ type: "ping", t: 1 });
+  socket.deliver({ type: "ping", t: 2 });
+  await time.tick(1000);
+  socket.deliver({ type: "ping", t: 3 });
+  socket.deliver({ type: "ping", t: 4 });
+  socket.deliver({ type: "ping", t: 5 });
+  await time.tick(1);
+  assert.equal(socket.closeCode(), undefined);
+  const pongs = socket.sent.flatMap((m) => m.type === "pong" ? [m.t] : []);
+  assert.deepEqual(pongs, [1, 2, 3, 4, 5]);
+  await conn.drop("test end");
+});
+
+Deno.test("fleet connection: status frames update the record; draining is one-way; close removes it", async () => {
+  using time = new FakeTime();
+  const { socket, conn, directory } = await connection();
+  socket.deliver(registerFrame("w-4", "http://127.0.0.1:9004", { models: [] }));
+  await time.tick(1);
+  socket.deliver({ ...statusFrame(1, ["fixture/dense", "fixture/sparse"]), queue_depth: 3 });
+  await time.tick(1);
+  let [record] = directory.snapshot();
+  assert.deepEqual(record.models.map((m) => m.name).sort(), ["fixture/dense", "fixture/sparse"]);
+  assert.equal(record.queue_depth, 3);
+  socket.deliver({ type: "drain", reason: "shutdown" });
+  await time.tick(1);
+  assert.ok(socket.sent.some((m) => m.type === "ack" && m.of === "drain"));
+  socket.deliver({ ...statusFrame(2, ["fixture/dense"]), draining: false });
+  await time.tick(1);
+  [record] = directory.snapshot();
+  assert.equal(record.draining, true, "a status frame cannot undo a drain notice");
+  // The worker goes away: its record goes with the connection.
+  socket.readyState = 3;
+  socket.onclose?.({ code: 1001 });
+  await time.tick(1);
+  assert.ok(conn.closed);
+  assert.deepEqual(directory.snapshot(), []);
+});
