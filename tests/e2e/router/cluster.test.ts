@@ -41,6 +41,9 @@ Deno.test({
         SVC_WORKER_STALE_MS: "120000",
         SVC_MACHINE_PROFILES: "h100,l4",
         SVC_EXPOSE_WORKER_ID: "1", // which worker answered is what the steps check
+        // The steps repeat one encode: with the result cache, repeats would be answered by the
+        // router (naming the worker that computed the stored answer), not routed.
+        SVC_RESULT_CACHE_BYTES: "0",
       });
       router = r.proc;
       const url = r.url;
@@ -236,6 +239,7 @@ Deno.test({
         const r2 = await startRouterProc("router2", {
           SVC_PORT: String(port),
           SVC_EXPOSE_WORKER_ID: "1",
+          SVC_RESULT_CACHE_BYTES: "0",
         });
         router2 = r2.proc;
         const ms = await waitFor(

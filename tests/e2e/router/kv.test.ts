@@ -28,6 +28,8 @@ Deno.test({
       SVC_WORKER_STALE_MS: "120000",
       SVC_MACHINE_PROFILES: "cpu",
       SVC_EXPOSE_WORKER_ID: "1",
+      // Which worker answered is what the test reads: repeats must be routed, not cache hits.
+      SVC_RESULT_CACHE_BYTES: "0",
     };
     const flags = [`--allow-read=${dir}`, `--allow-write=${dir}`];
     const procs: Proc[] = [];
