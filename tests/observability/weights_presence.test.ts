@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { startTestWorker } from "../worker/harness.ts";
 import { waitFor } from "../helpers/wait.ts";
 import type { WorkerModelStatus } from "../../worker/status/message.ts";
+import { WeightSourcesState } from "../../worker/weights/sources_state.ts";
 
 const BUILTIN = "BAAI/bge-small-en-v1.5";
 
@@ -61,5 +62,18 @@ Deno.test("weights presence: with a hub that cannot be reached, the reason says 
     );
   } finally {
     await w.close();
+  }
+});
+
+Deno.test("weights presence: an http cluster cache is named by scheme and host only (its URL may carry credentials)", () => {
+  const state = new WeightSourcesState({
+    hubDisabled: true,
+    hubUrl: "https://huggingface.co",
+    clusterCache: "https://reader:s3cret-pass@cache.internal:8443/models?sig=abc123",
+  });
+  const reason = state.reason();
+  assert.match(reason, /the cluster cache \(https:\/\/cache\.internal:8443\)/);
+  for (const secret of ["reader", "s3cret-pass", "sig=abc123", "/models"]) {
+    assert.ok(!reason.includes(secret), `${secret} in: ${reason}`);
   }
 });

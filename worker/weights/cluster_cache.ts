@@ -26,11 +26,27 @@ export interface ClusterCacheOptions {
   fetch?: typeof fetch;
 }
 
+/** Whether a cluster cache location is an http(s) base URL (else a directory). */
+export function isHttpLocation(location: string): boolean {
+  return /^https?:\/\//i.test(location);
+}
+
+/**
+ * An http(s) cluster cache as it may be shown (pages, status): scheme and host only, since the
+ * URL's user info, path or query may carry credentials.
+ */
+export function shownLocation(location: string): string {
+  try {
+    const u = new URL(location);
+    return `${u.protocol}//${u.host}`;
+  } catch {
+    return "an http cluster cache";
+  }
+}
+
 /** A cluster cache source for a directory or an http(s) URL, chosen from `location`. */
 export function createClusterCacheSource(opts: ClusterCacheOptions): WeightSource {
-  return /^https?:\/\//i.test(opts.location)
-    ? createHttpClusterCache(opts)
-    : createDirClusterCache(opts);
+  return isHttpLocation(opts.location) ? createHttpClusterCache(opts) : createDirClusterCache(opts);
 }
 
 /**

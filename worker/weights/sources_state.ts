@@ -4,6 +4,7 @@
  * the last time a load tried it, or the source that downloads them on first use.
  */
 import type { WeightSettings } from "./settings.ts";
+import { isHttpLocation, shownLocation } from "./cluster_cache.ts";
 
 /** The weight sources' reachability as loads have found it. */
 export class WeightSourcesState {
@@ -24,10 +25,13 @@ export class WeightSourcesState {
     this.#unreachableAt = undefined;
   }
 
-  /** An http(s) cluster cache, when one is set (a directory is read in place: "on disk"). */
+  /**
+   * An http(s) cluster cache, when one is set, as it may be shown (scheme and host: the reason
+   * reaches /ws/status and the pages); a directory is read in place ("on disk").
+   */
   get #remoteCache(): string | undefined {
     const c = this.s.clusterCache;
-    return c && /^https?:\/\//i.test(c) ? c : undefined;
+    return c && isHttpLocation(c) ? shownLocation(c) : undefined;
   }
 
   /** Why the weights of a model that is not on this machine are, or are not, within reach. */
