@@ -9,7 +9,6 @@ export { createWorker, type WorkerInstance } from "./bootstrap.ts";
 export { runWorkerProcess } from "./server/lifecycle.ts";
 export { serveWorkerApp } from "./server/http_server.ts";
 export { loadCatalog } from "./catalog/loader.ts";
-export type { ModelRegistry } from "./registry/registry.ts";
 export type { ServedCatalog } from "./catalog/served.ts";
 export { familyOp } from "./families/kinds.ts";
 export {

@@ -131,7 +131,8 @@ export async function runWorkerProcess(
         device: ctx.registry.deviceName,
         rssBytes: Deno.memoryUsage().rss,
         budgetTotalBytes: ctx.registry.memoryUsage().totalBytes,
-        gpus: worker.status.gpus.latest(),
+        // Only a CUDA worker reads its GPUs (nvidia-smi): a CPU one would query and discard them.
+        gpus: ctx.registry.deviceName === "cuda" ? worker.status.gpus.latest() : [],
       });
       return {
         models: [

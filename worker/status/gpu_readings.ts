@@ -40,11 +40,7 @@ export class GpuReadings {
    * itself as `cpu`); later calls answer from the cache and refresh it in the background.
    */
   async current(): Promise<readonly GpuReading[]> {
-    const age = performance.now() - this.#fetchedAt;
-    const due = age >= (this.#failing ? this.#retryMs : this.#refreshMs);
-    if (due && !this.#inflight) {
-      this.#inflight = this.#refresh().finally(() => this.#inflight = undefined);
-    }
+    this.latest();
     if (this.#fetchedAt === -Infinity) await this.#inflight;
     return this.#readings;
   }
