@@ -108,7 +108,8 @@ Deno.test("weight downloads: a model file cut short by a cache that states no le
     SVC_CLUSTER_CACHE: cache.staticUrl,
     SVC_CACHE_DIR: cacheDir,
     SVC_MODEL_FILTER: "fixture/dense",
-    SVC_LOAD_FAILURE_COOLDOWN_MS: "500",
+    // Long enough that the second request comes within it on a busy machine.
+    SVC_LOAD_FAILURE_COOLDOWN_MS: "2000",
   }, { preload: false });
   const encode = () => postJson(`${w.url}/v1/encode/fixture/dense`, { items: [{ text: "hello" }] });
   try {

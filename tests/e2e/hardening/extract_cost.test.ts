@@ -11,7 +11,8 @@
  * - the same relations request let run (a raised bound) stays within memory (the best spans of
  *   each label only), and once its client leaves it stops at its next ONNX run.
  * The main thread is judged by the worker's own event-loop lag sampler (a timer every 100 ms):
- * probe round trips on two shared, busy cores are too noisy to assert on.
+ * no sample 2.5 s late (the stalls this guards against were 5.6 and 6.3 s; parallel e2e tests
+ * share the two cores). Probe round trips on two shared, busy cores are too noisy to assert on.
  */
 import assert from "node:assert/strict";
 import { startWorkerProcess } from "../../observability/helpers/process.ts";
@@ -118,7 +119,7 @@ Deno.test({
       });
       await timeGet(`${w.url}/healthz`);
       const before = await rssMiB(pid);
-      const lateBefore = await lateSamples(w.url, "1");
+      const lateBefore = await lateSamples(w.url, "2.5");
       const watcher = watch(w.url, pid);
       const rel = await post(`${w.url}${RELATIONS_PATH}`, relations);
       const enums = await post(`${w.url}${GLINER_PATH}`, enumSchema);
@@ -134,9 +135,9 @@ Deno.test({
       assert.match(enums.body.detail.message, /enums hold 1000 values of 30000000 characters/);
       assert.ok(peakMiB - before < 1024, `RSS ${before} → ${peakMiB} MiB`);
       assert.equal(
-        (await lateSamples(w.url, "1")) - lateBefore,
+        (await lateSamples(w.url, "2.5")) - lateBefore,
         0,
-        `event-loop stalls over 1 s (worst probe ${worstMs} ms)`,
+        `event-loop stalls over 2.5 s (worst probe ${worstMs} ms)`,
       );
       assert.equal((await timeGet(`${w.url}/healthz`)).status, 200, "the worker is alive");
     } finally {
@@ -175,7 +176,7 @@ Deno.test({
       const relations = relationsBody(text);
       await timeGet(`${w.url}/healthz`);
       const before = await rssMiB(pid);
-      const lateBefore = await lateSamples(w.url, "1");
+      const lateBefore = await lateSamples(w.url, "2.5");
       const watcher = watch(w.url, pid);
       // Before: /healthz blocked 6.3 s (de-duplication by filter + findIndex on the main thread).
       const filled = await post(`${w.url}${GLINER_PATH}`, unique, 120_000);
@@ -218,9 +219,9 @@ Deno.test({
       // Before: the candidate spans of every window and label were kept (4.35 GB and an OOM).
       assert.ok(peakMiB - before < 1024, `RSS ${before} → ${peakMiB} MiB`);
       assert.equal(
-        (await lateSamples(w.url, "1")) - lateBefore,
+        (await lateSamples(w.url, "2.5")) - lateBefore,
         0,
-        `event-loop stalls over 1 s (worst probe ${worstMs} ms)`,
+        `event-loop stalls over 2.5 s (worst probe ${worstMs} ms)`,
       );
     } finally {
       for (const s of sockets) s.socket.destroy();

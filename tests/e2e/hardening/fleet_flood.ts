@@ -112,13 +112,18 @@ export function startFlood(routerUrl: string, token: string, o: FloodOptions): F
       for (const t of timers) clearTimeout(t);
       const closing = [...live].map((ws) =>
         new Promise<void>((resolve) => {
-          ws.addEventListener("close", () => resolve());
+          // A socket whose close does not complete is given up on after 2 s.
+          const giveUp = setTimeout(resolve, 2000);
+          timers.add(giveUp);
+          ws.addEventListener("close", () => {
+            clearTimeout(giveUp);
+            resolve();
+          });
           try {
             ws.close();
           } catch {
             resolve();
           }
-          setTimeout(resolve, 2000);
         })
       );
       await Promise.all(closing);

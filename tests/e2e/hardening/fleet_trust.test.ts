@@ -219,7 +219,8 @@ Deno.test({
               `${rssBefore.toFixed(0)} → worst ${worstRss.toFixed(0)} MiB; ` +
               `${accepted} of 80 frozen subscribers accepted`,
           );
-          assert.ok(worstProbeMs < 1000, `/healthz took ${worstProbeMs.toFixed(0)} ms`);
+          // Before: a 6 s freeze. Measured 41-506 ms; the bound leaves room for parallel e2e tests.
+          assert.ok(worstProbeMs < 3000, `/healthz took ${worstProbeMs.toFixed(0)} ms`);
           assert.ok(worstRss < 400, `router RSS reached ${worstRss.toFixed(0)} MiB`);
           assert.ok(accepted <= 64, "subscribers are capped (SVC_MAX_STATUS_SUBSCRIBERS)");
           assert.ok(stats.closes.size > 0, "the router closed flooding sockets");

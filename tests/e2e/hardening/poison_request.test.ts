@@ -7,14 +7,8 @@
  * worker and the pool was left empty (every client got 202 until a restart).
  */
 import assert from "node:assert/strict";
-import { type Proc, startRouterProcess } from "../../observability/helpers/process.ts";
+import { startRouterProcess } from "../../observability/helpers/process.ts";
 import { socketWorkerProcess, waitForWorkers, within } from "../../hardening/helpers.ts";
-
-/** True while the process has not exited. */
-async function alive(p: Proc): Promise<boolean> {
-  const exited = await Promise.race([p.status.then(() => true), Promise.resolve(false)]);
-  return !exited;
-}
 
 Deno.test({
   name: "poison request: a worker that dies of a request is its only victim; 502 WORKER_LOST",
@@ -47,7 +41,7 @@ Deno.test({
         "the poisoned worker to exit",
       );
       const survivor = workers[1 - dead];
-      assert.ok(await alive(survivor), "the other worker is alive");
+      assert.ok(survivor.running(), "the other worker is alive");
       await waitForWorkers(r.url, 1);
       const health = await (await fetch(`${r.url}/health`)).json();
       assert.equal(health.workers.length, 1);
@@ -58,7 +52,7 @@ Deno.test({
       const served = await next.json();
       assert.equal(served.worker, health.workers[0].id);
       assert.equal(served.bytes > 100_000, true);
-      assert.ok(await alive(survivor));
+      assert.ok(survivor.running());
       assert.match(r.proc.stdout(), /worker dropped a request it had received/);
     } finally {
       for (const w of workers) await w.stop();

@@ -27,7 +27,13 @@ function flood(url: string, body: Uint8Array<ArrayBuffer>, count: number, profil
     try {
       const res = await fetch(url, {
         method: "POST",
-        headers: { "content-type": "application/json", "x-svc-machine-profile": profile },
+        // Past the result cache: identical bodies in flight together would be coalesced into
+        // one upstream request, and this is about each body the router holds and forwards.
+        headers: {
+          "content-type": "application/json",
+          "x-svc-machine-profile": profile,
+          "cache-control": "no-store",
+        },
         body,
         signal: AbortSignal.timeout(60_000),
       });

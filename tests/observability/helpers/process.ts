@@ -23,6 +23,8 @@ export interface Proc {
   ): Promise<Record<string, unknown>>;
   /** Exit status (resolves once the process ended). */
   status: Promise<Deno.CommandStatus>;
+  /** Whether the process is still running (its exit has not been seen). */
+  running(): boolean;
   /** Send a signal (ignored when the process already ended). */
   signal(sig: Deno.Signal): void;
   /** SIGKILL if still running, then wait for the exit and the output pipes. */
@@ -92,6 +94,7 @@ export function spawnDeno(args: string[], env: Record<string, string>): Proc {
         check();
       });
     },
+    running: () => !exited,
     signal(sig) {
       if (exited) return;
       try {

@@ -141,7 +141,7 @@ Deno.test("body hold: nothing stays counted after 202, 404, 400, 502 WORKER_LOST
 });
 
 Deno.test("body hold: /v1/embeddings holds its body while it waits for capacity", async () => {
-  const { r, close } = await routerWithWorker({ SVC_EMBEDDINGS_WAIT_MS: "1500" });
+  const { r, close } = await routerWithWorker({ SVC_EMBEDDINGS_WAIT_MS: "3000" });
   try {
     const body = JSON.stringify({ model: "fixture/dense", input: "x".repeat(50 * KiB) });
     const waiting = getJson(`${r.url}/v1/embeddings`, {

@@ -81,8 +81,11 @@ Deno.test("peer limits: the router answers 429 past the in-flight cap and closes
     await waitFor(async () => {
       const fifth = await open();
       const closed = new Promise<boolean>((res) => {
-        fifth.once("close", () => res(true));
-        setTimeout(() => res(false), 500);
+        const notYet = setTimeout(() => res(false), 500);
+        fifth.once("close", () => {
+          clearTimeout(notYet);
+          res(true);
+        });
       });
       fifth.write("GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n");
       return await closed;

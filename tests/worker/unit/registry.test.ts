@@ -599,15 +599,14 @@ Deno.test("registry: a failed SVC_MODELS entry fails alone; transient causes ret
   // The others serve.
   assert.equal((await t.acquire("org/b")).config.id, "org/b");
   await rejectsWith(resolving(t, "org/hub"), "MODEL_LOAD_FAILED", /refused/);
-  try {
-    t.catalog.resolve("org/broken");
-  } catch (err) {
+  assert.throws(() => t.catalog.resolve("org/broken"), (err) => {
     assert.deepEqual((err as ServiceError).extra, {
       error_class: "incompatible",
       attempts: 1,
       permanent: true,
     });
-  }
+    return true;
+  });
   // Within the cool-down nothing is tried again.
   await t.catalog.settle("org/hub", 1000);
   await t.catalog.settle("org/broken", 1000);
