@@ -8,6 +8,7 @@
  * streaming lets go of what it kept at once.
  */
 import type { WorkerAnswer } from "../proxy/forward.ts";
+import { joinChunks } from "../proxy/upstream.ts";
 
 /** Told once: the answer's whole body, or undefined when it will not be had whole. */
 export type OnBody = (body: Uint8Array | undefined) => void;
@@ -78,7 +79,7 @@ function tap(
       }
       if (step.done) {
         controller.close();
-        tell(kept ? join(kept, size) : undefined);
+        tell(kept ? joinChunks(kept, size) : undefined);
         return;
       }
       const chunk = step.value;
@@ -94,16 +95,4 @@ function tap(
       return reader.cancel(reason);
     },
   }, { highWaterMark: 0 });
-}
-
-/** `parts` joined into one buffer of `size` bytes. */
-function join(parts: readonly Uint8Array[], size: number): Uint8Array {
-  if (parts.length === 1) return parts[0];
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }

@@ -46,7 +46,8 @@ export class RateTracker {
 /**
  * Per-second rates of cumulative counts over a sliding window, for streams that sample more
  * often than requests arrive (a 200 ms tick would read 5 req/s as 0, 5, 0...). Keys not in a
- * sample are forgotten.
+ * sample are forgotten. A key keeps at most one sample per twentieth of the window, so callers
+ * that sample on demand (every `/health` request) keep a bounded history however often they call.
  */
 export class WindowRates {
   readonly #history = new Map<string, { count: number; at: number }[]>();
@@ -56,9 +57,11 @@ export class WindowRates {
   /** The rate of each key over the window that ends now (0 until a second sample). */
   sample(counts: ReadonlyMap<string, number>, nowMs: number): Map<string, number> {
     const rates = new Map<string, number>();
+    const minGapMs = this.windowMs / 20;
     for (const [key, count] of counts) {
       const h = this.#history.get(key) ?? [];
-      h.push({ count, at: nowMs });
+      const last = h.at(-1);
+      if (!last || nowMs - last.at >= minGapMs) h.push({ count, at: nowMs });
       // Keep the newest sample at least a window old, as the window's start.
       while (h.length > 2 && nowMs - h[1].at >= this.windowMs) h.shift();
       this.#history.set(key, h);

@@ -110,9 +110,9 @@ function namedPool(
     return machineProfile === undefined ? undefined : { machineProfile };
   }
   if (machineProfile !== undefined && machineProfile !== pool) {
-    const runs = [...new Set(workers.filter((w) => w.pool === pool).map((w) => w.machine_profile))];
+    const runs = poolGpuTypes(pool, workers);
     if (runs.some((p) => p !== machineProfile)) {
-      const listed = runs.sort().map((p) => `"${p}"`).join(", ");
+      const listed = runs.map((p) => `"${p}"`).join(", ");
       throw new ServiceError(
         "INVALID_INPUT",
         `${H.siePool} "${pool}" and ${H.machineProfile} "${machineProfile}" disagree: ` +
@@ -204,17 +204,21 @@ export function routeModel(
 }
 
 /**
- * Every model name the router knows: what live workers announce, what workers reported before
- * (remembered), `SVC_EXTRA_MODELS`, and the built-in catalog's served names.
+ * Every model name the router knows, once each: what live workers announce, what workers
+ * reported before (remembered), `SVC_EXTRA_MODELS`, and the built-in catalog's served names.
+ * Once each, so that many workers serving the same models do not use up the suggestions' bound
+ * on candidates before the catalog is reached.
  */
-export function* knownModelNames(
+export function knownModelNames(
   directory: WorkerDirectory,
   extra: ReadonlyMap<string, string> = new Map(),
-): Generator<string> {
-  for (const w of directory.snapshot()) for (const m of w.models) yield m.name;
-  yield* directory.learnedBundles().keys();
-  yield* extra.keys();
-  yield* CATALOG_BUNDLES.keys();
+): Set<string> {
+  const names = new Set<string>();
+  for (const w of directory.snapshot()) for (const m of w.models) names.add(m.name);
+  for (const name of directory.learnedBundles().keys()) names.add(name);
+  for (const name of extra.keys()) names.add(name);
+  for (const name of CATALOG_BUNDLES.keys()) names.add(name);
+  return names;
 }
 
 /** The router's 404 for a model name: it names the closest names the router knows. */
@@ -224,6 +228,13 @@ export function modelNotFound(
   extra: ReadonlyMap<string, string> = new Map(),
   why = "is not in the catalog",
 ): ServiceError {
-  const base = notInCatalogMessage(model, knownModelNames(directory, extra), '"');
-  return new ServiceError("MODEL_NOT_FOUND", base.replace("is not in the catalog", why));
+  return new ServiceError(
+    "MODEL_NOT_FOUND",
+    notInCatalogMessage(model, knownModelNames(directory, extra), '"', why),
+  );
+}
+
+/** The machine profiles a pool's registered workers run, sorted (empty while it has none). */
+export function poolGpuTypes(name: string, workers: readonly WorkerRecord[]): string[] {
+  return [...new Set(workers.filter((w) => w.pool === name).map((w) => w.machine_profile))].sort();
 }

@@ -222,7 +222,7 @@ function readWhole(
     size += chunk.length;
   });
   res.on("end", () => {
-    if (res.complete) answer(parts.length === 1 ? parts[0] : concat(parts, size));
+    if (res.complete) answer(joinChunks(parts, size));
   });
   // Closed before its end: the worker dropped the connection part-way through the answer.
   res.on("close", () => settle({ kind: "dropped", error: "ECONNRESET" }));
@@ -232,8 +232,9 @@ function readWhole(
   );
 }
 
-/** `parts` joined into one buffer of `size` bytes. */
-function concat(parts: readonly Uint8Array[], size: number): Uint8Array {
+/** `parts` joined into one buffer of `size` bytes (a single part as it is). */
+export function joinChunks(parts: readonly Uint8Array[], size: number): Uint8Array {
+  if (parts.length === 1) return parts[0];
   const out = new Uint8Array(size);
   let at = 0;
   for (const p of parts) {

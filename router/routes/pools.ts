@@ -14,7 +14,7 @@ import { readBodyLimited } from "@svc/shared/http/read_body";
 import type { PoolInfo } from "@svc/shared/schemas/router";
 import type { RouterContext, RouterEnv } from "../context.ts";
 import type { WorkerRecord } from "../directory/types.ts";
-import { isAccepted, type MachineProfilePolicy } from "../pools/resolve.ts";
+import { isAccepted, type MachineProfilePolicy, poolGpuTypes } from "../pools/resolve.ts";
 
 /** Path of the list, of one pool, and of a pool's lease renewal (Hono syntax). */
 export const POOLS_PATH = "/v1/pools";
@@ -32,11 +32,6 @@ export function listPools(
   return [...names].sort().map((name) => poolInfo(name, policy, workers));
 }
 
-/** The machine profiles a pool's registered workers run, sorted (empty while it has none). */
-export function poolGpuTypes(name: string, workers: readonly WorkerRecord[]): string[] {
-  return [...new Set(workers.filter((w) => w.pool === name).map((w) => w.machine_profile))].sort();
-}
-
 function poolInfo(
   name: string,
   policy: MachineProfilePolicy,
@@ -50,7 +45,7 @@ function poolInfo(
   const state = healthy > 0 ? "active" : "pending";
   return {
     name,
-    gpu: members.length > 0 ? poolGpuTypes(name, members).join(",") : name,
+    gpu: members.length > 0 ? Object.keys(gpus).sort().join(",") : name,
     state,
     gpus,
     spec: { gpus: { ...gpus }, bundle: null, minimum_worker_count: 0 },

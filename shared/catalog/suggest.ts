@@ -70,8 +70,9 @@ export function notInCatalogMessage(
   name: string,
   candidates: Iterable<string>,
   quote = "'",
+  why = "is not in the catalog",
 ): string {
   const near = closestNames(name, candidates);
   const hint = near.length > 0 ? `; did you mean ${near.join(" or ")}?` : "";
-  return `model ${quote}${name}${quote} is not in the catalog${hint}`;
+  return `model ${quote}${name}${quote} ${why}${hint}`;
 }

@@ -3,7 +3,7 @@
  * worker's app and model routes) and as Hono middleware (the router's app).
  */
 import type { MiddlewareHandler } from "hono";
-import { ServiceError } from "../errors.ts";
+import { errorDialectOf, ServiceError } from "../errors.ts";
 import {
   type BrowserPolicy,
   browserProblem,
@@ -29,7 +29,7 @@ export function browserStep(policy: BrowserPolicy): Step {
   };
 }
 
-/** {@link browserStep} as Hono middleware (errors in the service's own envelope). */
+/** {@link browserStep} as Hono middleware (errors in the route's envelope, as the worker's). */
 export function browserGuard(policy: BrowserPolicy): MiddlewareHandler {
-  return stepMiddleware(browserStep(policy), honoRequestView, () => "native");
+  return stepMiddleware(browserStep(policy), honoRequestView, errorDialectOf);
 }
