@@ -2,7 +2,7 @@
  * The README's configuration reference, generated from the settings schemas of both processes
  * (`deno task config:docs` writes it; tests/infra/config_reference.test.ts fails when it is stale).
  */
-import { COMMON_FIELDS, type ReferenceSection, withReference } from "@svc/shared/config";
+import { COMMON_FIELDS, type ReferenceSection, wantsHelp, withReference } from "@svc/shared/config";
 import { ROUTER_REFERENCE } from "@svc/router/settings";
 import { WORKER_REFERENCE } from "@svc/worker/settings";
 import { START_REFERENCE } from "./start_settings.ts";
@@ -25,7 +25,7 @@ export function renderReadme(text: string): string {
 
 if (import.meta.main) {
   if (Deno.args.length > 0) {
-    const help = Deno.args.includes("--help") || Deno.args.includes("-h");
+    const help = wantsHelp(Deno.args);
     (help ? console.log : console.error)(
       "usage: npx deno task config:docs\n\nRewrite the README's configuration tables (between " +
         "the <!-- settings:ID --> markers)\nfrom the settings schemas; a test fails when they " +

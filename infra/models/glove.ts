@@ -5,6 +5,7 @@
  * `SVC_MODELS_DIR=<out>/models SVC_CLUSTER_CACHE=<out>/cache deno task worker`.
  */
 import { parseArgs } from "node:util";
+import { wantsHelp } from "@svc/shared/config";
 import { buildGlove, type GloveBuildOptions, type GloveBuildReport } from "./glove_build.ts";
 
 const USAGE = "usage: npx deno task models:glove --out DIR [--words N] [--package-dir DIR] " +
@@ -60,7 +61,7 @@ export function formatReport(r: GloveBuildReport, out: string): string {
 }
 
 if (import.meta.main) {
-  if (Deno.args.includes("--help") || Deno.args.includes("-h")) {
+  if (wantsHelp(Deno.args)) {
     console.log(`${USAGE}
 
 Build glove/6B-100d (averaged GloVe vectors, a real text model that works offline) into DIR:

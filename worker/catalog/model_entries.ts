@@ -6,8 +6,9 @@
  * (`acme/e5=/srv/e5;pooling=mean`), spelled like the catalog descriptor's fields.
  */
 import { isAbsolute, resolve } from "node:path";
-import { FAMILIES, isFamily, isSafeModelId, POOLINGS } from "@svc/shared/catalog/schema";
+import { FAMILIES, isFamily, POOLINGS } from "@svc/shared/catalog/schema";
 import { SLUG_RE } from "@svc/shared/fleet/protocol";
+import { isSafeRepo, isSafeRevision } from "../weights/paths.ts";
 
 /** Most entries one worker takes from the setting. */
 export const MAX_MODEL_ENTRIES = 256;
@@ -57,14 +58,6 @@ const OPTION_RULES: Record<string, string> = {
 /** Keys an entry may set after `;`. */
 export const ENTRY_OPTION_KEYS: readonly string[] = Object.keys(OPTION_READERS);
 
-/** A hub revision: a branch, tag or commit (the weight store's rule). */
-const REVISION_RE = /^[A-Za-z0-9_.-]{1,64}$/;
-
-/** `org/name`, the only id shape the weight store and the cache layout accept. */
-function isRepoId(id: string): boolean {
-  return isSafeModelId(id) && id.split("/").length === 2;
-}
-
 /** Why one entry's text is unusable (a phrase), or undefined when it parses. */
 export function modelEntryProblem(text: string): string | undefined {
   const r = parseEntry(text, "/");
@@ -112,7 +105,7 @@ function parseEntry(text: string, baseDir: string): ModelEntry | string {
   if (eq >= 0) {
     const id = head.slice(0, eq).trim();
     const dir = head.slice(eq + 1).trim();
-    if (!isRepoId(id)) {
+    if (!isSafeRepo(id)) {
       return "entries ID=DIRECTORY need an id of the form org/name (letters, digits, '.', '_'," +
         " '-'; no '..')";
     }
@@ -123,13 +116,13 @@ function parseEntry(text: string, baseDir: string): ModelEntry | string {
   const at = head.indexOf("@");
   const repo = at < 0 ? head : head.slice(0, at);
   const revision = at < 0 ? "main" : head.slice(at + 1);
-  if (!isRepoId(repo)) {
+  if (!isSafeRepo(repo)) {
     return head.startsWith("/") || head.startsWith(".")
       ? "entries are org/name[@revision] or ID=DIRECTORY: give a directory an id, e.g." +
         " acme/my-model=DIRECTORY"
       : "entries are a hub repository org/name[@revision] (no URL, path or '..') or ID=DIRECTORY";
   }
-  if (!REVISION_RE.test(revision) || revision === "." || revision === "..") {
+  if (!isSafeRevision(revision)) {
     return `entry ${repo} has an invalid revision (a branch, tag or commit hash)`;
   }
   return { kind: "hub", id: repo, repo, revision, options };

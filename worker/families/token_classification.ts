@@ -22,7 +22,6 @@ import { loadTextModel, TextAdapter, type TextModel } from "./text/base.ts";
 import { tokenizeWithOffsets, type TokenSpans } from "./text/word_offsets.ts";
 import { labelList } from "./labels.ts";
 
-
 /** An entity as the API returns it. */
 export type TokenEntity = NonNullable<ItemOutput["entities"]>[number];
 

@@ -135,3 +135,11 @@ function isTimeout(err: unknown): boolean {
 export function redact(text: string, secret?: string): string {
   return secretRedactor([secret], "[redacted]")(text);
 }
+
+/**
+ * Of the sources' errors for one request, the one to report: an actionable error (access denied,
+ * bad config) beats a transient one (`MODEL_NOT_LOADED`); else the first.
+ */
+export function mostRelevant(errors: readonly ServiceError[]): ServiceError {
+  return errors.find((e) => e.code !== "MODEL_NOT_LOADED") ?? errors[0];
+}

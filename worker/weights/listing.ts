@@ -8,8 +8,8 @@
  * again next time.
  */
 import { dirname, join } from "node:path";
-import { isPartialName } from "./atomic_file.ts";
-import { WeightsError } from "./errors.ts";
+import { isPartialName, writeStreamAtomic } from "./atomic_file.ts";
+import { mostRelevant, WeightsError } from "./errors.ts";
 import { localCachePath } from "./local_cache.ts";
 import { assertSafeRepo, assertSafeRevision } from "./paths.ts";
 import type { WeightSource } from "./types.ts";
@@ -113,8 +113,7 @@ export function createRepoLister(opts: { cacheDir: string; sources: WeightSource
         };
       }
       // An operator-fixable cause (access denied) beats a transient one, as for file fetches.
-      const denied = errors.find((e) => e instanceof WeightsError && e.failure === "gated");
-      if (denied ?? errors[0]) throw denied ?? errors[0];
+      if (errors.length > 0) throw mostRelevant(errors);
       throw new WeightsError(
         "not_found",
         "MODEL_NOT_FOUND",
@@ -142,10 +141,9 @@ async function readManifest(path: string): Promise<string[] | undefined> {
   return undefined;
 }
 
-/** Written to a temporary name, then renamed: a reader never sees half a listing. */
+/** Written atomically (a reader never sees half a listing). */
 async function writeManifest(path: string, files: readonly string[]): Promise<void> {
   await Deno.mkdir(dirname(path), { recursive: true });
-  const tmp = `${path}.partial-${crypto.randomUUID()}`;
-  await Deno.writeTextFile(tmp, JSON.stringify({ files }) + "\n");
-  await Deno.rename(tmp, path);
+  const bytes = new TextEncoder().encode(JSON.stringify({ files }) + "\n");
+  await writeStreamAtomic(path, ReadableStream.from([bytes]));
 }

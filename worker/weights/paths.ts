@@ -10,9 +10,20 @@ import { ServiceError } from "@svc/shared/errors";
 const REVISION_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 const MAX_PATH_LENGTH = 300;
 
+/** Whether `repo` is a safe `org/name` id (the cache layout needs both parts). */
+export function isSafeRepo(repo: string): boolean {
+  return isSafeModelId(repo) && repo.split("/").length === 2;
+}
+
+/** Whether `revision` is a plain branch, tag or commit name. */
+export function isSafeRevision(revision: string): boolean {
+  // "." and ".." pass the character class but would be normalised away inside hub URLs.
+  return REVISION_RE.test(revision) && revision !== "." && revision !== "..";
+}
+
 /** Throws unless `repo` is a safe `org/name` id (the cache layout needs both parts). */
 export function assertSafeRepo(repo: string): void {
-  if (!isSafeModelId(repo) || repo.split("/").length !== 2) {
+  if (!isSafeRepo(repo)) {
     throw new ServiceError(
       "INTERNAL_ERROR",
       `invalid weights repository id ${JSON.stringify(repo)}: expected 'org/name'`,
@@ -22,8 +33,7 @@ export function assertSafeRepo(repo: string): void {
 
 /** Throws unless `revision` is a plain branch, tag or commit name. */
 export function assertSafeRevision(revision: string): void {
-  // "." and ".." pass the character class but would be normalised away inside hub URLs.
-  if (!REVISION_RE.test(revision) || revision === "." || revision === "..") {
+  if (!isSafeRevision(revision)) {
     throw new ServiceError(
       "INTERNAL_ERROR",
       `invalid weights revision ${JSON.stringify(revision)}`,

@@ -6,7 +6,7 @@
 import { dirname, join as joinPath, resolve } from "node:path";
 import { ServiceError } from "@svc/shared/errors";
 import { removeStalePartials } from "./atomic_file.ts";
-import { checkFileSize, weightsNotFoundError } from "./errors.ts";
+import { checkFileSize, mostRelevant, weightsNotFoundError } from "./errors.ts";
 import { mapLimit } from "./limit.ts";
 import {
   fileStamp,
@@ -339,9 +339,4 @@ function asServiceError(sourceName: string, ref: WeightFileRef, err: unknown): S
     "INTERNAL_ERROR",
     `weight source ${sourceName} failed for '${ref.path}' of ${ref.modelId ?? ref.repo}: ${reason}`,
   );
-}
-
-/** An actionable error (access denied, bad config) beats a transient one; else the first. */
-function mostRelevant(errors: ServiceError[]): ServiceError {
-  return errors.find((e) => e.code !== "MODEL_NOT_LOADED") ?? errors[0];
 }

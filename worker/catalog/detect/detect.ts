@@ -31,7 +31,7 @@ import { DetectionError, OVERRIDE_FILE, REPOSITORY, sayIt } from "./errors.ts";
 import { imageOptions, PREPROCESSOR } from "./images.ts";
 import { type GraphChoice, hasCheckpointWeights, singleGraph, splitGraphs } from "./onnx_files.ts";
 import { mergeOverrides, Recorder } from "./record.ts";
-import type { RepoView } from "./repo_view.ts";
+import { isJsonObject, type Json, type RepoView } from "./repo_view.ts";
 import { readSentenceTransformers, type StFacts } from "./sentence_transformers.ts";
 
 /** What detection needs besides the repository. */
@@ -118,12 +118,6 @@ const OFFSET_POSITIONS = new Set([
 /** A tokenizer_config `model_max_length` at or above this is a "no limit" placeholder. */
 const PLACEHOLDER_LENGTH = 1_000_000;
 
-type Json = Record<string, unknown>;
-
-function isObject(v: unknown): v is Json {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
 /** Detection state shared by the steps. */
 interface Ctx {
   input: DetectInput;
@@ -207,7 +201,7 @@ export async function detectModel(input: DetectInput): Promise<ModelConfig> {
 
 function asObject(v: unknown, file: string): Json | undefined {
   if (v === undefined) return undefined;
-  if (!isObject(v)) {
+  if (!isJsonObject(v)) {
     throw new DetectionError(file, undefined, "is not a JSON object", "Fix the file");
   }
   return v;
@@ -500,7 +494,7 @@ async function configureFamily(
       return;
     }
     case "reranker": {
-      const st = isObject(config?.sentence_transformers) ? config.sentence_transformers : {};
+      const st = isJsonObject(config?.sentence_transformers) ? config.sentence_transformers : {};
       const act = st.activation_fn ?? config?.sbert_ce_default_activation_function;
       const sigmoid = typeof act === "string" && /Sigmoid/.test(act);
       fo.activation = rec.set(
@@ -606,7 +600,7 @@ async function configureFamily(
 /** Image settings from preprocessor_config.json, unless the override file gives them. */
 function imageSettings(ctx: Ctx, family: Family): Record<string, unknown> {
   const given = ctx.rec.overrides.values.family_options;
-  if (isObject(given) && (given.image_mean !== undefined || given.image_size !== undefined)) {
+  if (isJsonObject(given) && (given.image_mean !== undefined || given.image_size !== undefined)) {
     return {};
   }
   const opts = imageOptions(family, ctx.preprocessor);
@@ -748,7 +742,7 @@ function maxLength(ctx: Ctx, family: Family, out: ModelConfigInput): number {
   }
   const positions = positionLimit(ctx);
   const tokCfg = ctx.tokenizerConfig;
-  const tokMax = isObject(tokCfg) && typeof tokCfg.model_max_length === "number" &&
+  const tokMax = isJsonObject(tokCfg) && typeof tokCfg.model_max_length === "number" &&
       tokCfg.model_max_length > 0 && tokCfg.model_max_length < PLACEHOLDER_LENGTH
     ? tokCfg.model_max_length
     : undefined;
@@ -784,8 +778,8 @@ function maxLength(ctx: Ctx, family: Family, out: ModelConfigInput): number {
 /** The position table's size (less RoBERTa's padding offset), from config.json. */
 function positionLimit(ctx: Ctx): { value: number; from: string } | undefined {
   const c = ctx.config;
-  const text = isObject(c?.text_config) ? c.text_config : undefined;
-  const encoder = isObject(ctx.gliner?.encoder_config) ? ctx.gliner.encoder_config : undefined;
+  const text = isJsonObject(c?.text_config) ? c.text_config : undefined;
+  const encoder = isJsonObject(ctx.gliner?.encoder_config) ? ctx.gliner.encoder_config : undefined;
   const [raw, where, owner] = typeof c?.max_position_embeddings === "number"
     ? [c.max_position_embeddings, "config.json max_position_embeddings", c]
     : typeof text?.max_position_embeddings === "number"

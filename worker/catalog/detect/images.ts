@@ -5,17 +5,12 @@
  */
 import type { Family } from "@svc/shared/catalog/schema";
 import { DetectionError, OVERRIDE_FILE } from "./errors.ts";
+import { isJsonObject, type Json } from "./repo_view.ts";
 
 export const PREPROCESSOR = "preprocessor_config.json";
 
 /** PIL resampling codes → ours. */
 const RESAMPLE: Record<number, "bicubic" | "bilinear"> = { 2: "bilinear", 3: "bicubic" };
-
-type Json = Record<string, unknown>;
-
-function isObject(v: unknown): v is Json {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 function fail(field: string, problem: string): never {
   throw new DetectionError(
@@ -31,7 +26,7 @@ function fail(field: string, problem: string): never {
 /** A size given as a number or `{height, width}` (square only), or undefined when absent. */
 function squareSize(v: unknown, field: string): number | undefined {
   if (typeof v === "number") return v;
-  if (!isObject(v)) return undefined;
+  if (!isJsonObject(v)) return undefined;
   if (typeof v.height === "number" && typeof v.width === "number") {
     if (v.height !== v.width) fail(field, `is ${v.height}×${v.width}; only square inputs are read`);
     return v.height;
@@ -62,7 +57,7 @@ function resample(pre: Json): "bicubic" | "bilinear" {
  * throws a DetectionError naming the field that is missing or not understood.
  */
 export function imageOptions(family: Family, pre: unknown): Record<string, unknown> {
-  if (!isObject(pre)) fail("", "is missing: it says how images are resized and normalised");
+  if (!isJsonObject(pre)) fail("", "is missing: it says how images are resized and normalised");
   if (pre.do_normalize === false || pre.do_rescale === false) {
     fail("do_normalize", "turns off rescaling or normalisation, which this server always applies");
   }
@@ -84,7 +79,7 @@ export function imageOptions(family: Family, pre: unknown): Record<string, unkno
     case "detection": {
       const size = pre.size;
       if (
-        !isObject(size) || typeof size.shortest_edge !== "number" ||
+        !isJsonObject(size) || typeof size.shortest_edge !== "number" ||
         typeof size.longest_edge !== "number"
       ) {
         fail("size", "must give shortest_edge and longest_edge (a DETR-style resize)");

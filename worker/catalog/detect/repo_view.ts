@@ -120,3 +120,11 @@ export async function hubView(
     local: (path) => fetchOne(path),
   };
 }
+
+/** A JSON object as a repository's config files hold them. */
+export type Json = Record<string, unknown>;
+
+/** Whether a parsed JSON value is an object (not null, not an array). */
+export function isJsonObject(v: unknown): v is Json {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}

@@ -7,7 +7,7 @@
  */
 import type { Pooling } from "@svc/shared/catalog/schema";
 import { DetectionError, sayIt } from "./errors.ts";
-import type { RepoView } from "./repo_view.ts";
+import { isJsonObject, type RepoView } from "./repo_view.ts";
 
 /** One module of `modules.json`. */
 interface StModule {
@@ -57,10 +57,6 @@ const POOLING_NAMES: Record<string, Pooling> = {
   lasttoken: "last_token",
 };
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
 /** The modules of `modules.json`, or undefined when the repository has none. */
 async function readModules(view: RepoView): Promise<StModule[] | undefined> {
   const raw = await view.json(MODULES);
@@ -69,7 +65,7 @@ async function readModules(view: RepoView): Promise<StModule[] | undefined> {
     throw new DetectionError(MODULES, undefined, "is not a list of modules", "Fix the file");
   }
   return raw.map((m, i) => {
-    if (!isObject(m) || typeof m.type !== "string") {
+    if (!isJsonObject(m) || typeof m.type !== "string") {
       throw new DetectionError(MODULES, `[${i}].type`, "is missing", "Fix the file");
     }
     return { path: typeof m.path === "string" ? m.path : "", type: m.type };
@@ -120,7 +116,7 @@ export async function readSentenceTransformers(
     : { value: false, from: `${MODULES} (no Normalize module)` };
   const facts: StFacts = { kind: "dense", kindFrom: MODULES, normalize };
   const splade = modules.find((m) => shortType(m) === "SpladePooling");
-  const modelType = isObject(stConfig) ? stConfig.model_type : undefined;
+  const modelType = isJsonObject(stConfig) ? stConfig.model_type : undefined;
   if (splade || types.includes("MLMTransformer") || modelType === "SparseEncoder") {
     facts.kind = "sparse";
     facts.kindFrom = splade ? `${MODULES} (SpladePooling)` : `${ST_CONFIG} model_type`;
@@ -132,17 +128,17 @@ export async function readSentenceTransformers(
     if (dense) {
       facts.denseModule = dense.path || "Dense";
       const cfg = await view.json(moduleConfig(dense));
-      const out = isObject(cfg) ? cfg.out_features : undefined;
+      const out = isJsonObject(cfg) ? cfg.out_features : undefined;
       if (typeof out === "number") {
         facts.dims = { value: out, from: `${moduleConfig(dense)} out_features` };
       }
     }
   }
   const sbert = await view.json(SBERT_CONFIG);
-  if (isObject(sbert) && typeof sbert.max_seq_length === "number" && sbert.max_seq_length > 0) {
+  if (isJsonObject(sbert) && typeof sbert.max_seq_length === "number" && sbert.max_seq_length > 0) {
     facts.maxSeqLength = { value: sbert.max_seq_length, from: `${SBERT_CONFIG} max_seq_length` };
   }
-  if (isObject(stConfig)) readStConfig(stConfig, facts);
+  if (isJsonObject(stConfig)) readStConfig(stConfig, facts);
   return facts;
 }
 
@@ -155,7 +151,7 @@ async function readPooling(
   const file = moduleConfig(m);
   const cfg = await view.json(file);
   if (poolingGiven) {
-    if (isObject(cfg) && typeof cfg.word_embedding_dimension === "number") {
+    if (isJsonObject(cfg) && typeof cfg.word_embedding_dimension === "number") {
       facts.dims = {
         value: cfg.word_embedding_dimension,
         from: `${file} word_embedding_dimension`,
@@ -163,7 +159,7 @@ async function readPooling(
     }
     return;
   }
-  if (!isObject(cfg)) {
+  if (!isJsonObject(cfg)) {
     throw new DetectionError(
       file,
       undefined,
@@ -215,7 +211,7 @@ async function readPooling(
 async function readSplade(view: RepoView, m: StModule, facts: StFacts): Promise<void> {
   const file = moduleConfig(m);
   const cfg = await view.json(file);
-  if (!isObject(cfg)) return;
+  if (!isJsonObject(cfg)) return;
   const strategy = cfg.pooling_strategy ?? "max";
   const activation = cfg.activation_function ?? "relu";
   if (strategy !== "max" || activation !== "relu") {
@@ -234,7 +230,7 @@ async function readSplade(view: RepoView, m: StModule, facts: StFacts): Promise<
 
 /** Prompts, the default prompt and the similarity of config_sentence_transformers.json. */
 function readStConfig(cfg: Record<string, unknown>, facts: StFacts): void {
-  const prompts = isObject(cfg.prompts) ? cfg.prompts : {};
+  const prompts = isJsonObject(cfg.prompts) ? cfg.prompts : {};
   const pick = (names: string[]): [string, string] | undefined => {
     for (const n of names) {
       const p = prompts[n];
