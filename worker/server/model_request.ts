@@ -39,12 +39,7 @@ export async function openModelRequest<S extends z.ZodType>(
 ): Promise<ModelRequest<z.output<S>>> {
   const started = performance.now();
   const name = modelFromPath(call.url, `/v1/${op}/`);
-  // An SVC_MODELS entry still being read from its files is waited for like a loading model.
-  const pending = ctx.catalog.settle(name, ctx.settings.loadWaitMs);
-  if (pending) await pending;
-  const served = gateModel(ctx, name, op);
-  // Labelled only once the name is a known served name: metric label values stay bounded.
-  call.facts.model = name;
+  const served = await gateSettled(ctx, call, name, op);
   const bytes = await call.readBody();
   return {
     started,
@@ -71,11 +66,26 @@ export async function openBodyModelRequest<S extends z.ZodType<{ model: string }
   const bytes = await call.readBody();
   const contentType = call.header("content-type") ?? "application/json";
   const body = decodeRequest(schema, bytes, contentType, ctx.limits);
-  const pending = ctx.catalog.settle(body.model, ctx.settings.loadWaitMs);
-  if (pending) await pending;
-  const served = gateModel(ctx, body.model, op);
-  call.facts.model = body.model;
+  const served = await gateSettled(ctx, call, body.model, op);
   return { started, call, traceId, name: body.model, served, body };
+}
+
+/**
+ * Gate `name` for `op`, once an SVC_MODELS entry still being read from its files has settled
+ * (waited for like a loading model); the name is then recorded for the request's metrics.
+ */
+async function gateSettled(
+  ctx: WorkerContext,
+  call: ModelCall,
+  name: string,
+  op: "encode" | "score" | "extract",
+): Promise<ServedModel> {
+  const pending = ctx.catalog.settle(name, ctx.settings.loadWaitMs);
+  if (pending) await pending;
+  const served = gateModel(ctx, name, op);
+  // Labelled only once the name is a known served name: metric label values stay bounded.
+  call.facts.model = name;
+  return served;
 }
 
 /**
