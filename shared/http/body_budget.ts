@@ -22,6 +22,13 @@ export class BodyBudget {
   #used = 0;
   /** Holds whose body is being read, in the order their reads began. */
   readonly #reading = new Set<BodyHold>();
+  /** How holds change this budget: one ledger for all of them (nothing in it is per hold). */
+  readonly #ledger: HoldLedger = {
+    add: (bytes) => this.#used += bytes,
+    sub: (bytes) => this.#used = Math.max(0, this.#used - bytes),
+    reading: (hold, on) => on ? this.#reading.add(hold) : this.#reading.delete(hold),
+    makeRoom: (hold, bytes) => this.#makeRoom(hold, bytes),
+  };
 
   /** A budget of `capacity` bytes (the `SVC_MAX_INFLIGHT_BODY_BYTES` setting). */
   constructor(capacity: number) {
@@ -40,12 +47,7 @@ export class BodyBudget {
 
   /** A hold for one request's body: its bytes stay reserved until {@link BodyHold.release}. */
   hold(): BodyHold {
-    return new BodyHold(this, {
-      add: (bytes) => this.#used += bytes,
-      sub: (bytes) => this.#used = Math.max(0, this.#used - bytes),
-      reading: (hold, on) => on ? this.#reading.add(hold) : this.#reading.delete(hold),
-      makeRoom: (hold, bytes) => this.#makeRoom(hold, bytes),
-    });
+    return new BodyHold(this, this.#ledger);
   }
 
   /** The 503 for a body that does not fit. */

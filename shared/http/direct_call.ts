@@ -9,7 +9,7 @@
  */
 import { type ErrorDialect, errorParts, type ServiceError } from "../errors.ts";
 import type { BodySource } from "./body_source.ts";
-import type { AnswerKit } from "./steps.ts";
+import { type AnswerKit, kitPerDialect } from "./steps.ts";
 
 /** A request as the server hands it to a {@link DirectHandler}. */
 export interface DirectRequest {
@@ -55,7 +55,11 @@ export function errorAnswer(
 }
 
 /** The kit request steps (shared/http/steps.ts) build and amend direct answers with. */
-export function directAnswerKit(dialect: ErrorDialect): AnswerKit<DirectAnswer> {
+export const directAnswerKit: (dialect: ErrorDialect) => AnswerKit<DirectAnswer> = kitPerDialect(
+  newDirectAnswerKit,
+);
+
+function newDirectAnswerKit(dialect: ErrorDialect): AnswerKit<DirectAnswer> {
   return {
     error: (err, headers = {}) => errorAnswer(err, headers, dialect),
     empty: (status, headers) => ({ status, headers, body: new Uint8Array() }),

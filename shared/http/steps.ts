@@ -53,8 +53,27 @@ export function runSteps<Q extends StepRequest, A>(
   return at(0);
 }
 
+/**
+ * `make` built once per error dialect and reused: a kit holds nothing of a request, and one is
+ * asked for on every request.
+ */
+export function kitPerDialect<A>(
+  make: (dialect: ErrorDialect) => AnswerKit<A>,
+): (dialect: ErrorDialect) => AnswerKit<A> {
+  const kits = new Map<ErrorDialect, AnswerKit<A>>();
+  return (dialect) => {
+    let kit = kits.get(dialect);
+    if (!kit) kits.set(dialect, kit = make(dialect));
+    return kit;
+  };
+}
+
 /** The kit of answers that are `Response`s (their headers are set in place). */
-export function responseKit(dialect: ErrorDialect): AnswerKit<Response> {
+export const responseKit: (dialect: ErrorDialect) => AnswerKit<Response> = kitPerDialect(
+  newResponseKit,
+);
+
+function newResponseKit(dialect: ErrorDialect): AnswerKit<Response> {
   return {
     error: (err, headers = {}) => errorResponse(err, headers, dialect),
     empty: (status, headers) => new Response(null, { status, headers }),
