@@ -29,7 +29,6 @@ import type { ResultCacheSettings } from "../settings.ts";
 import { captureAnswer, exact } from "./capture.ts";
 import { awaitLanding, Flights, type Landing, type Lead } from "./flights.ts";
 import { resultKey } from "./key.ts";
-import { revisionServed } from "./revisions.ts";
 import { ResultStore } from "./store.ts";
 
 /** `X-SVC-Model-Revision` as the kept header pairs name it (lower case). */
@@ -108,7 +107,7 @@ export class ResultCache {
       accept: r.req.headers.get("accept") ?? "",
     }, body);
     if (mode === "refresh") return await this.#forward(r, "bypass", key, this.flights.lead(key));
-    const hit = this.#lookup(key, r.pool, r.bundle);
+    const hit = this.#lookup(key, r);
     if (hit) return this.#answered(hit, "hit");
     const landed = this.flights.follow(key);
     if (landed) {
@@ -129,11 +128,11 @@ export class ResultCache {
   }
 
   /** A stored answer that is young enough and whose revision the pool still serves. */
-  #lookup(key: string, pool: string, bundle: string): Landing | undefined {
+  #lookup(key: string, r: CacheRequest): Landing | undefined {
     const stored = this.store.get(key);
     if (!stored) return undefined;
     const workers = this.#deps.directory.snapshot();
-    return revisionServed(workers, pool, bundle, stored.revision) ? stored : undefined;
+    return revisionServed(workers, r, stored.revision) ? stored : undefined;
   }
 
   /** The client's copy of an answer the router already has. */
@@ -196,6 +195,24 @@ export class ResultCache {
  */
 function offered(workers: readonly WorkerRecord[], r: CacheRequest): boolean {
   return workers.some((w) => isServing(w, r.pool, r.bundle) && modelsOf(w).has(r.model));
+}
+
+/**
+ * Whether a stored answer's revision is still served: a serving worker of the request's pool and
+ * bundle announces the request's model at that revision. A revision digests the weights' content,
+ * the catalog entry and the worker's release (worker/registry/revision.ts), so while one is
+ * announced a worker of the pool would compute the same answer; once none is (new weights, a new
+ * release, the model unloaded everywhere) the entry is not served, and the next answer replaces
+ * it. The same revision coming back (a restart with the same files) makes the entry valid again.
+ */
+function revisionServed(
+  workers: readonly WorkerRecord[],
+  r: CacheRequest,
+  revision: string,
+): boolean {
+  return workers.some((w) =>
+    isServing(w, r.pool, r.bundle) && modelsOf(w).get(r.model)?.revision === revision
+  );
 }
 
 /**
