@@ -34,6 +34,10 @@ const DETECTION_FILES = [
   "sentence_bert_config.json",
   "config_sentence_transformers.json",
   "tokenizer_config.json",
+  "onnx/tokenizer_config.json",
+  // Its absence is a detection error of its own: its arrival must count as a change.
+  "tokenizer.json",
+  "onnx/tokenizer.json",
   "gliner_config.json",
   "preprocessor_config.json",
   OVERRIDE_FILE,
