@@ -13,7 +13,7 @@ import type { WorkerModel, WorkerRecord } from "../directory/types.ts";
 import type { FleetHubOptions, FleetSocket } from "./options.ts";
 import { type RefusalKind, REFUSALS } from "./refusals.ts";
 import type { FleetBudget, Talker } from "./budget.ts";
-import { byteLength, mergeModels, nextTurn } from "./frames.ts";
+import { byteLength, mergeModels, nextTurn, pingTime, withoutSeq } from "./frames.ts";
 import { register } from "./registration.ts";
 
 /** A socket must register within this time. */
@@ -57,6 +57,10 @@ export class FleetConnection implements Talker {
   /** Start of the current one-second frame window, and frames received in it. */
   #windowStart: number;
   #windowFrames = 0;
+  /** Frames queued or being handled (the steady-state shortcut waits for them). */
+  #pending = 0;
+  /** The last status frame handled, without its `seq` (router/fleet/frames.ts `withoutSeq`). */
+  #lastStatus: string | undefined;
   /** A model-cap warning was logged for this socket. */
   #capWarned = false;
 
@@ -113,13 +117,46 @@ export class FleetConnection implements Talker {
       this.refuse("rateLimited", "frames arrive faster than the router handles them");
       return;
     }
+    // The steady state (a ping, a status frame that repeats the last one) is answered here,
+    // when no earlier frame is still waiting: it costs a comparison, not a decode.
+    if (this.#pending === 0 && typeof data === "string" && this.#steady(data, now)) return;
     this.#queued++;
     // One frame per event-loop turn: a burst of frames queued behind a slow one would
     // otherwise run back to back in one microtask checkpoint, starving HTTP requests.
-    this.chain = this.chain.then(nextTurn).then(() => {
-      this.#queued--;
-      return this.#onFrame(data);
-    }).catch((err) => o.log("error", "fleet frame handling failed", { error: String(err) }));
+    this.#enqueue(() =>
+      nextTurn().then(() => {
+        this.#queued--;
+        return this.#onFrame(data);
+      })
+    );
+  }
+
+  /** Run `step` after every frame before it; `#pending` counts what has not finished. */
+  #enqueue(step: () => Promise<void>): void {
+    this.#pending++;
+    this.chain = this.chain.then(step).catch((err) =>
+      this.#hub.o.log("error", "fleet frame handling failed", { error: String(err) })
+    ).finally(() => this.#pending--);
+  }
+
+  /**
+   * Handle `data` if it is a heartbeat or a status frame that says what the last one said
+   * (only its `seq` differs): the worker is alive, nothing else moves. False: decode it in full.
+   */
+  #steady(data: string, now: number): boolean {
+    const t = pingTime(data);
+    if (t !== undefined) {
+      this.send({ type: "pong", t });
+      return true;
+    }
+    const prev = this.record;
+    if (!prev || this.#lastStatus === undefined || withoutSeq(data) !== this.#lastStatus) {
+      return false;
+    }
+    const record = { ...prev, last_seen: now };
+    this.record = record;
+    this.#enqueue(() => this.#hub.o.directory.touch(record));
+    return true;
   }
 
   async #onFrame(data: unknown): Promise<void> {
@@ -146,7 +183,7 @@ export class FleetConnection implements Talker {
           this.refuse("notRegistered", "register first");
           return;
         }
-        if (msg.type === "status") return await this.#status(this.record, msg);
+        if (msg.type === "status") return await this.#status(this.record, msg, data as string);
         const record = { ...this.record, draining: true, last_seen: this.#hub.now() };
         this.record = record;
         await o.directory.put(record);
@@ -162,9 +199,9 @@ export class FleetConnection implements Talker {
   }
 
   /** At most `maxModelsPerWorker` models; the rest is ignored (logged once per socket). */
-  capModels(workerId: string, models: WorkerModel[]): WorkerModel[] {
+  capModels(workerId: string, models: readonly WorkerModel[]): WorkerModel[] {
     const max = this.#hub.o.maxModelsPerWorker;
-    if (models.length <= max) return models;
+    if (models.length <= max) return models as WorkerModel[];
     if (!this.#capWarned) {
       this.#capWarned = true;
       this.#hub.o.log("warn", "worker announces more models than allowed; the rest is ignored", {
@@ -175,18 +212,33 @@ export class FleetConnection implements Talker {
     return models.slice(0, max);
   }
 
-  async #status(prev: WorkerRecord, msg: StatusMessage): Promise<void> {
+  async #status(prev: WorkerRecord, msg: StatusMessage, data: string): Promise<void> {
     const o = this.#hub.o;
+    const now = this.#hub.now();
+    const models = mergeModels(prev.models, msg, prev.bundle);
+    // Draining is one-way: a status frame cannot undo a drain notice.
+    const draining = prev.draining || msg.draining;
+    this.#lastStatus = withoutSeq(data);
+    if (
+      models === prev.models && draining === prev.draining &&
+      msg.queue_depth === prev.queue_depth && msg.in_flight === prev.in_flight &&
+      msg.memory_used_bytes === prev.memory_used_bytes &&
+      msg.memory_total_bytes === prev.memory_total_bytes
+    ) {
+      // Nothing new (a full frame that repeats, say): alive, and the views stay as they are.
+      const record = { ...prev, last_seen: now };
+      this.record = record;
+      return await o.directory.touch(record);
+    }
     const record: WorkerRecord = {
       ...prev,
-      models: this.capModels(prev.id, mergeModels(prev.models, msg, prev.bundle)),
+      models: models === prev.models ? prev.models : this.capModels(prev.id, models),
       queue_depth: msg.queue_depth,
       in_flight: msg.in_flight,
       memory_used_bytes: msg.memory_used_bytes,
       memory_total_bytes: msg.memory_total_bytes,
-      // Draining is one-way: a status frame cannot undo a drain notice.
-      draining: prev.draining || msg.draining,
-      last_seen: this.#hub.now(),
+      draining,
+      last_seen: now,
     };
     if (record.draining && !prev.draining) {
       o.log("info", "worker draining", { worker_id: record.id, reason: "status" });

@@ -143,13 +143,14 @@ Deno.test("fleet connection: more frames in a second than the cap close the sock
   await time.tick(1);
   assert.ok(conn.record);
   // The register frame counted in this second's window: four more fit, the fifth more does not.
-  for (let i = 0; i < 4; i++) socket.deliver({ type: "ping", t: i });
+  for (let i = 0; i < 4; i++) socket.deliver({ ...statusFrame(i, []), queue_depth: i + 1 });
   assert.equal(socket.closeCode(), undefined);
   socket.deliver({ type: "ping", t: 99 });
   assert.deepEqual(socket.errors(), [REFUSALS.rateLimited.code]);
   assert.equal(socket.closeCode(), REFUSALS.rateLimited.close);
   await time.tick(1);
-  // The pings queued before the refusal were dropped unread: no pong went out.
+  // The status frames queued before the refusal were dropped unread: none reached the record.
+  assert.equal(conn.record?.queue_depth, 0);
   assert.equal(socket.sent.filter((m) => m.type === "pong").length, 0);
   assert.ok(conn.closed, "dropped after the refusal");
 });
