@@ -61,6 +61,8 @@ export class FleetConnection implements Talker {
   #pending = 0;
   /** The last status frame handled, without its `seq` (router/fleet/frames.ts `withoutSeq`). */
   #lastStatus: string | undefined;
+  /** When the router last sent this socket a frame (heartbeats are answered after a pause). */
+  #lastSentAt = -Infinity;
   /** A model-cap warning was logged for this socket. */
   #capWarned = false;
 
@@ -146,7 +148,7 @@ export class FleetConnection implements Talker {
   #steady(data: string, now: number): boolean {
     const t = pingTime(data);
     if (t !== undefined) {
-      this.send({ type: "pong", t });
+      this.#ping(t, now);
       return true;
     }
     const prev = this.record;
@@ -174,7 +176,7 @@ export class FleetConnection implements Talker {
       case "register":
         return await register(this, msg, this.#hub);
       case "ping":
-        return this.send({ type: "pong", t: msg.t });
+        return this.#ping(msg.t, this.#hub.now());
       case "pong":
         return;
       case "status":
@@ -283,9 +285,19 @@ export class FleetConnection implements Talker {
     return record;
   }
 
+  /**
+   * A heartbeat: answered only when the router has sent the worker nothing for a third of the
+   * stale bound. The worker needs to hear from the router within that bound, not twice a second,
+   * and each frame sent is a write to the socket (the most a fleet at rest cost the router).
+   */
+  #ping(t: number, now: number): void {
+    if (now - this.#lastSentAt >= this.#hub.o.workerStaleMs / 3) this.send({ type: "pong", t });
+  }
+
   /** Send a frame if the socket is open. */
   send(msg: RouterMessage): void {
     if (this.closed || this.socket.readyState !== OPEN) return;
+    this.#lastSentAt = this.#hub.now();
     try {
       this.socket.send(encodeMessage(msg));
     } catch {

@@ -155,7 +155,7 @@ Deno.test("fleet connection: more frames in a second than the cap close the sock
   assert.ok(conn.closed, "dropped after the refusal");
 });
 
-Deno.test("fleet connection: a new second's window starts the count again; pings are answered", async () => {
+Deno.test("fleet connection: a new second's window starts the count again", async () => {
   using time = new FakeTime();
   const { socket, conn } = await connection(3);
   socket.deliver(registerFrame("w-3", "http://127.0.0.1:9003"));
@@ -167,8 +167,30 @@ Deno.test("fleet connection: a new second's window starts the count again; pings
   socket.deliver({ type: "ping", t: 5 });
   await time.tick(1);
   assert.equal(socket.closeCode(), undefined);
-  const pongs = socket.sent.flatMap((m) => m.type === "pong" ? [m.t] : []);
-  assert.deepEqual(pongs, [1, 2, 3, 4, 5]);
+  await conn.drop("test end");
+});
+
+Deno.test("fleet connection: a ping is answered once the router has said nothing for a third of the stale bound", async () => {
+  using time = new FakeTime();
+  const { socket, conn } = await connection();
+  socket.deliver(registerFrame("w-3", "http://127.0.0.1:9003"));
+  await time.tick(1);
+  const pongs = () => socket.sent.flatMap((m) => m.type === "pong" ? [m.t] : []);
+  // The `registered` frame was just sent: the worker has heard from the router.
+  socket.deliver({ type: "ping", t: 1 });
+  await time.tick(1);
+  assert.deepEqual(pongs(), []);
+  // The stale bound is 30 s: after 10 s of silence the next ping is answered, then not again
+  // until another 10 s have passed.
+  await time.tick(10_000);
+  socket.deliver({ type: "ping", t: 2 });
+  socket.deliver({ type: "ping", t: 3 });
+  await time.tick(1);
+  assert.deepEqual(pongs(), [2]);
+  await time.tick(10_000);
+  socket.deliver({ type: "ping", t: 4 });
+  await time.tick(1);
+  assert.deepEqual(pongs(), [2, 4]);
   await conn.drop("test end");
 });
 
