@@ -15,6 +15,7 @@ import { type RefusalKind, REFUSALS } from "./refusals.ts";
 import type { FleetBudget, Talker } from "./budget.ts";
 import { byteLength, mergeModels, nextTurn, pingTime, withoutSeq } from "./frames.ts";
 import { register } from "./registration.ts";
+import { type CapRefusalLog, RAISE_HINT } from "./cap_log.ts";
 
 /** A socket must register within this time. */
 export const REGISTRATION_TIMEOUT_MS = 5000;
@@ -34,6 +35,8 @@ export interface HubServices {
   readonly budget: FleetBudget;
   /** Drop a refused socket whose peer has not finished the close handshake soon after. */
   terminateLater(socket: FleetSocket): void;
+  /** Warnings about refusals at the fleet's caps (rate-limited). */
+  readonly capRefusals: CapRefusalLog;
 }
 
 /** One worker socket, from upgrade to close. */
@@ -95,7 +98,15 @@ export class FleetConnection implements Talker {
     this.#closeBiggest(budget.frame(this, bytes), "SVC_FLEET_MAX_STATUS_BYTES_PER_S", "sent");
     if (this.refused) return;
     if (!this.record && budget.bytesFull) {
-      this.refuse("fleetFull", "the fleet is over SVC_FLEET_MAX_STATUS_BYTES_PER_S: retry later");
+      const cap = budget.caps.maxBytesPerS;
+      this.#hub.capRefusals.refused("SVC_FLEET_MAX_STATUS_BYTES_PER_S", {
+        cap: "SVC_FLEET_MAX_STATUS_BYTES_PER_S",
+        SVC_FLEET_MAX_STATUS_BYTES_PER_S: cap,
+      });
+      this.refuse(
+        "fleetFull",
+        `the fleet is over SVC_FLEET_MAX_STATUS_BYTES_PER_S (${cap}) this second: ${RAISE_HINT}`,
+      );
       return;
     }
     // Counted before queueing: a flood must not build up a backlog of frames to handle.
@@ -261,16 +272,24 @@ export class FleetConnection implements Talker {
 
   /** Close the sockets the budget named (the biggest first) as over the cap `setting`. */
   #closeBiggest(talkers: Talker[], setting: string, what: "sent" | "announced"): void {
+    if (talkers.length === 0) return;
+    const caps = this.#hub.budget.caps;
+    const value = what === "sent" ? caps.maxBytesPerS : caps.maxModels;
     for (const t of talkers) {
       const conn = t as FleetConnection;
       this.#hub.o.log("warn", "the fleet is over a cap; closing its biggest talker", {
         worker_id: conn.record?.id,
         cap: setting,
+        [setting]: value,
         [what === "sent" ? "bytes_this_second" : "models"]: what === "sent"
           ? conn.windowBytes
           : conn.announced,
+        hint: `raise ${setting}, or SVC_FLEET_WORKERS (the fleet size the caps derive from)`,
       });
-      conn.refuse("fleetFull", `the fleet is over ${setting} and this socket ${what} the most`);
+      conn.refuse(
+        "fleetFull",
+        `the fleet is over ${setting} (${value}) and this socket ${what} the most: ${RAISE_HINT}`,
+      );
     }
   }
 

@@ -50,7 +50,7 @@ function sameHistogram(a: FleetHistogram | undefined, b: FleetHistogram | undefi
  */
 export function withoutSeq(data: string): string | undefined {
   const m = SEQ_RE.exec(data);
-  return m ? data.slice(0, m.index) + data.slice(m.index + m[0].length) : undefined;
+  return m ? data.slice(0, m.index + SEQ_KEY) + data.slice(m.index + m[0].length) : undefined;
 }
 
 /**
@@ -58,6 +58,7 @@ export function withoutSeq(data: string): string | undefined {
  * quote is escaped, so this only matches a key.
  */
 const SEQ_RE = /"seq":(?:0|[1-9][0-9]{0,14})(?=[,}])/;
+const SEQ_KEY = '"seq":'.length;
 
 /** Size of a binary frame (refused later as not JSON text, but counted). */
 export function byteLength(data: unknown): number {
