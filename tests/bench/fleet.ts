@@ -4,23 +4,26 @@
  * workers (tests/bench/fleet_load.ts: real sockets, token, id proofs, 30 models each, a status
  * frame a second, a ping every 500 ms). For each fleet size, after a warm-up, it reads the
  * router's CPU time from /proc/<pid>/stat (user + system: not wall clock, so a shared machine's
- * other work hardly moves it), its RSS, `/healthz` p50/p99 (probed every 50 ms) and `/health`'s
- * time (median of 5).
+ * other work hardly moves it), its RSS, `/healthz` p50/p99 (probed every 100 ms: the probes cost
+ * the router CPU too, which `--workers=0` shows) and `/health`'s time (median of 5).
  *
  *   deno task bench:fleet [--workers=100,300,1000] [--seconds=20] [--warmup=5] [--models=30]
- *     [--busy=0.1] [--deltas=off] [--rounds=1] [--env=SVC_X=1,SVC_Y=2] [--cpu-prof=DIR]
+ *     [--busy=0.1] [--deltas=off] [--rounds=1] [--probe-ms=100] [--env=SVC_X=1,SVC_Y=2]
+ *     [--cpu-prof=DIR] [--verbose]
  */
 import { cpuMs } from "./cpu_time.ts";
 import { rssMiB, timeGet } from "../hardening/helpers.ts";
 
 const USAGE = `usage: npx deno task bench:fleet [--workers=100,300,1000] [--seconds=20]
-  [--warmup=5] [--models=30] [--busy=0.1] [--deltas=off] [--rounds=1] [--env=SVC_X=v,...]
-  [--cpu-prof=DIR]
+  [--warmup=5] [--models=30] [--busy=0.1] [--deltas=off] [--rounds=1] [--probe-ms=100]
+  [--env=SVC_X=v,...] [--cpu-prof=DIR] [--verbose]
 
 Simulated workers (one or two load processes) against a real router process at its default
 settings; prints, per fleet size, the router's CPU per worker-second (from /proc), RSS, /healthz
 p50/p99 and /health's time. --busy: share of status frames in which a model's queue moves;
---deltas=off: full status frames (workers of earlier releases); --env: extra router settings.`;
+--deltas=off: full status frames (workers of earlier releases); --env: extra router settings;
+--workers=0: the router idle with the same probes (their own cost); --verbose: show the
+processes' stderr.`;
 
 if (Deno.args.includes("--help") || Deno.args.includes("-h")) {
   console.log(USAGE);
@@ -117,6 +120,7 @@ interface Row {
 
 const sizes = arg("workers", "100,300,1000").split(",").map(Number);
 const seconds = Number(arg("seconds", "20"));
+const probeMs = Number(arg("probe-ms", "100"));
 const warmup = Number(arg("warmup", "5"));
 const rounds = Number(arg("rounds", "1"));
 const loadArgs = [
@@ -167,20 +171,25 @@ try {
   await router.proc.status;
 }
 
+// The router at rest with the same probes: what the fleet adds is measured above it.
+const idle = rows.filter((r) => r.workers === 0);
+const idleShare = idle.length ? idle.reduce((a, r) => a + r.coreShare, 0) / idle.length : NaN;
 console.log(
-  "\n| workers | router CPU (share of a core) | ms CPU per worker-second | RSS | " +
+  "\n| workers | router CPU (share of a core) | ms CPU per worker-second | above idle | RSS | " +
     "/healthz p50 / p99 | /health | load processes' CPU |",
 );
-console.log("| --- | --- | --- | --- | --- | --- | --- |");
+console.log("| --- | --- | --- | --- | --- | --- | --- | --- |");
 for (const r of rows) {
+  const perWorker = (x: number) => r.workers > 0 && Number.isFinite(x) ? x.toFixed(3) : "–";
   console.log(
-    `| ${r.workers} | ${(100 * r.coreShare).toFixed(1)} % | ${r.msPerWorkerS.toFixed(3)} | ` +
+    `| ${r.workers} | ${(100 * r.coreShare).toFixed(1)} % | ${perWorker(r.msPerWorkerS)} | ` +
+      `${perWorker((1000 * (r.coreShare - idleShare)) / r.workers)} | ` +
       `${r.rssMiB.toFixed(0)} MB | ${r.healthzP50.toFixed(2)} / ${r.healthzP99.toFixed(2)} ms | ` +
       `${r.healthMs.toFixed(1)} ms (${(r.healthBytes / 1024).toFixed(0)} KB) | ` +
       `${(100 * r.loadCpuShare).toFixed(0)} % |`,
   );
 }
-console.log(JSON.stringify({ seconds, warmup, load: loadArgs, env: extraEnv, rows }));
+console.log(JSON.stringify({ seconds, warmup, probeMs, load: loadArgs, env: extraEnv, rows }));
 
 /** Run `n` simulated workers and measure the router while they talk. */
 async function measure(n: number): Promise<Row> {
@@ -215,7 +224,7 @@ async function measure(n: number): Promise<Row> {
     const probes: number[] = [];
     while (performance.now() - t0 < seconds * 1000) {
       probes.push((await timeGet(`${base}/healthz`)).ms);
-      await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, probeMs));
     }
     const after = cpuMs(pid, false);
     const elapsedS = (performance.now() - t0) / 1000;
