@@ -12,23 +12,36 @@ export const FULL_STATUS_EVERY = 30;
 /** Turns full status frames into delta frames, one socket session at a time. */
 export class StatusDeltas {
   readonly #fullEvery: number;
+  readonly #random: () => number;
   /** What the last frame said of each model (its JSON), by name. */
   #sent = new Map<string, string>();
-  #frames = 0;
+  /** Frames until the next one that lists every model (0: the next one). */
+  #untilFull = 0;
+  #first = true;
 
-  constructor(fullEvery: number = FULL_STATUS_EVERY) {
+  constructor(fullEvery: number = FULL_STATUS_EVERY, random: () => number = Math.random) {
     this.#fullEvery = Math.max(1, fullEvery);
+    this.#random = random;
   }
 
   /** A new socket session: the next frame lists every model. */
   reset(): void {
     this.#sent.clear();
-    this.#frames = 0;
+    this.#untilFull = 0;
+    this.#first = true;
   }
 
   /** The frame to send for the full status `full`: only models that changed, or all of them. */
   next(full: StatusMessage): StatusMessage {
-    const all = this.#frames++ % this.#fullEvery === 0;
+    const all = this.#untilFull-- <= 0;
+    if (all) {
+      // After the first full frame the period starts at a random phase: workers that registered
+      // together (a router restart) would otherwise send their full frames in the same second.
+      this.#untilFull = this.#first
+        ? Math.floor(this.#random() * this.#fullEvery)
+        : this.#fullEvery - 1;
+      this.#first = false;
+    }
     const sent = new Map<string, string>();
     const models = [];
     for (const m of full.models) {
