@@ -66,7 +66,7 @@ export async function openBodyModelRequest<S extends z.ZodType<{ model: string }
   const bytes = await call.readBody();
   const contentType = call.header("content-type") ?? "application/json";
   const body = decodeRequest(schema, bytes, contentType, ctx.limits);
-  const served = await gateSettled(ctx, call, body.model, op);
+  const served = await gateSettled(ctx, call, body.model, op, new URL(call.url).pathname);
   return { started, call, traceId, name: body.model, served, body };
 }
 
@@ -79,10 +79,11 @@ async function gateSettled(
   call: ModelCall,
   name: string,
   op: "encode" | "score" | "extract",
+  usedPath?: string,
 ): Promise<ServedModel> {
   const pending = ctx.catalog.settle(name, ctx.settings.loadWaitMs);
   if (pending) await pending;
-  const served = gateModel(ctx, name, op);
+  const served = gateModel(ctx, name, op, usedPath);
   // Labelled only once the name is a known served name: metric label values stay bounded.
   call.facts.model = name;
   return served;
