@@ -89,8 +89,20 @@ export interface NodeHttpServer {
  */
 const STREAM_MIN_BYTES = 64 * 1024;
 
-/** Longest a connection whose request body was not read to its end stays open after the answer. */
+/**
+ * Longest wait for the next chunk of a request body that is not wanted, once the answer is out:
+ * a client that stops sending it has its connection closed.
+ */
 const LINGER_MS = 1000;
+
+/**
+ * Most bytes of an unwanted request body read (and dropped) after an early answer before the
+ * connection is closed anyway. Reading the rest is what lets a client that is still uploading
+ * see the answer (a 413, a 503 for the body budget): a socket closed with unread bytes in its
+ * receive buffer is reset, and the reset can reach the client before the answer it was sent.
+ * Twice the default body limit: a refused body of any allowed size is read to its end.
+ */
+const DRAIN_MAX_BYTES = 64 * 1024 * 1024;
 
 /**
  * Largest WebSocket message accepted (`ws` allows 100 MiB by default): status-stream clients
@@ -347,9 +359,10 @@ async function writeResponse(
   const cookies = response.headers.getSetCookie();
   if (cookies.length > 0) res.setHeader("set-cookie", cookies);
   if (bytes !== undefined) res.setHeader("content-length", bytes.length);
-  closeIfUnread(incoming, res, state);
-  if (streamed) await pipeBody(response.body!, res, stream);
-  else res.end(bytes);
+  if (streamed) {
+    closeIfUnread(incoming, res, state);
+    await pipeBody(response.body!, res, stream);
+  } else endAnswer(incoming, res, state, bytes);
 }
 
 /** Write a direct handler's answer (HEAD gets the headers only), then run its `afterWrite`. */
@@ -364,8 +377,7 @@ function writeAnswer(
     res.statusCode = answer.status;
     for (const k in answer.headers) res.setHeader(k, answer.headers[k]);
     res.setHeader("content-length", answer.body.length);
-    closeIfUnread(incoming, res, state);
-    res.end(incoming.method === "HEAD" ? undefined : answer.body);
+    endAnswer(incoming, res, state, incoming.method === "HEAD" ? undefined : answer.body);
   } finally {
     try {
       answer.afterWrite?.();
@@ -378,8 +390,8 @@ function writeAnswer(
 /**
  * A request whose body was not read to its end cannot leave its connection in a known state:
  * the answer says `connection: close`. node:http then closes the socket as soon as the answer is
- * written (a client still sending sees its answer, then a write error); the timer only bounds a
- * socket that stays open anyway.
+ * written (a client still sending may see a reset instead of its answer); the timer only bounds
+ * a socket that stays open anyway. Streamed answers only: see {@link endAnswer} for the rest.
  */
 function closeIfUnread(
   incoming: http.IncomingMessage,
@@ -391,6 +403,62 @@ function closeIfUnread(
   incoming.resume();
   const socket = incoming.socket;
   res.once("finish", () => setTimeout(() => socket.destroy(), LINGER_MS).unref?.());
+}
+
+/**
+ * Write a whole answer. When the request's body was not read to its end (an early refusal), the
+ * answer says `connection: close` and is written at once, but the response is ended (and the
+ * socket closed) only once the rest of the body has been read and dropped: closing a socket with
+ * unread bytes resets it, and the reset can overtake the answer, so a client still uploading
+ * would see "connection reset" instead of its 413 or 503. The reading is bounded: at most
+ * {@link DRAIN_MAX_BYTES}, with no pause over {@link LINGER_MS}; past either the socket is closed.
+ */
+function endAnswer(
+  incoming: http.IncomingMessage,
+  res: http.ServerResponse,
+  state: BodyState,
+  bytes: Uint8Array | undefined,
+): void {
+  if (incoming.complete) {
+    // All of it arrived, yet the handler stopped reading: the connection is not reused.
+    if (state.cancelled) res.setHeader("connection", "close");
+    res.end(bytes);
+    return;
+  }
+  res.setHeader("connection", "close");
+  // The whole answer goes out now (its length is declared); only the end waits.
+  if (bytes !== undefined && bytes.length > 0) res.write(bytes);
+  else res.flushHeaders();
+  drainBody(incoming, () => res.end(), () => incoming.socket.destroy());
+}
+
+/** Read and drop the rest of `incoming`; `done` at its end, `giveUp` past the bounds. */
+function drainBody(incoming: http.IncomingMessage, done: () => void, giveUp: () => void): void {
+  let drained = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let settled = false;
+  const settle = (whole: boolean) => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
+    incoming.off("data", onData);
+    (whole ? done : giveUp)();
+  };
+  const idle = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => settle(false), LINGER_MS);
+  };
+  const onData = (chunk: Uint8Array) => {
+    drained += chunk.length;
+    if (drained > DRAIN_MAX_BYTES) settle(false);
+    else idle();
+  };
+  incoming.on("data", onData);
+  incoming.once("end", () => settle(true));
+  incoming.once("aborted", () => settle(false));
+  incoming.once("close", () => settle(incoming.complete));
+  idle();
+  incoming.resume();
 }
 
 /**
