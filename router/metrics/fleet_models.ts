@@ -16,11 +16,11 @@ import { BATCH_SIZE_BUCKETS, MODEL_SERIES } from "@svc/shared/status/request_ser
 import type { FleetHistogram } from "@svc/shared/fleet/protocol";
 import type { WorkerModel, WorkerRecord } from "../directory/types.ts";
 import {
+  CappedCounter,
+  CappedGauge,
   type Labels,
   MAX_SERIES_PER_METRIC,
   type MetricsRegistry,
-  SeriesCounter,
-  SeriesGauge,
   SummedHistogram,
 } from "./series.ts";
 
@@ -38,20 +38,20 @@ const MAX_SEEN = MAX_SERIES_PER_METRIC * 4;
 
 /** The model series and what they accumulated. */
 export class FleetModelSeries {
-  readonly #queueDepth: SeriesGauge<"model">;
-  readonly #loaded: SeriesGauge<"model" | "device">;
-  readonly #memory: SeriesGauge<"model" | "device">;
-  readonly #tokens: SeriesCounter<"model">;
+  readonly #queueDepth: CappedGauge<"model">;
+  readonly #loaded: CappedGauge<"model" | "device">;
+  readonly #memory: CappedGauge<"model" | "device">;
+  readonly #tokens: CappedCounter<"model">;
   readonly #batches: SummedHistogram<"model">;
   /** Last cumulative values per worker and model, kept after a worker leaves (it may return). */
   readonly #seen = new Map<string, Seen>();
 
   constructor(registry: MetricsRegistry) {
     const r = registry.registry;
-    this.#queueDepth = new SeriesGauge(r, MODEL_SERIES.queueDepth);
-    this.#loaded = new SeriesGauge(r, MODEL_SERIES.modelLoaded);
-    this.#memory = new SeriesGauge(r, MODEL_SERIES.modelMemory);
-    this.#tokens = new SeriesCounter(r, MODEL_SERIES.tokens);
+    this.#queueDepth = new CappedGauge(r, MODEL_SERIES.queueDepth);
+    this.#loaded = new CappedGauge(r, MODEL_SERIES.modelLoaded);
+    this.#memory = new CappedGauge(r, MODEL_SERIES.modelMemory);
+    this.#tokens = new CappedCounter(r, MODEL_SERIES.tokens);
     this.#batches = new SummedHistogram(r, {
       ...MODEL_SERIES.batchSize,
       buckets: BATCH_SIZE_BUCKETS,
