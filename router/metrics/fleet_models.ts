@@ -1,16 +1,7 @@
 /**
- * The workers' model series on the router, from their status frames, so that its /metrics has
- * all seven of a worker's series (the request series are recorded as requests pass, see
- * router_metrics.ts):
- *
- * - gauges, refilled at each collection and summed over the workers: `svc_queue_depth{model}`,
- *   `svc_model_memory_bytes{model,device}` and `svc_model_loaded{model,device}` (the number of
- *   workers that have the model loaded: 1 on a worker, the fleet's count here);
- * - `svc_tokens_processed_total{model}` and `svc_batch_size{model}`, which grow by what each
- *   worker's cumulative values grew since the previous collection (a worker whose values went
- *   down restarted: it counts again from zero), so they never go down when a worker leaves.
- *
- * A worker of an earlier release sends only queue depths: its other series stay unreported.
+ * The workers' model series on the router, from their status frames, so that its /metrics has all
+ * seven of a worker's series; what each sums, and how counters survive a worker leaving or
+ * restarting: docs/observability.md, "Router GET /metrics".
  */
 import { BATCH_SIZE_BUCKETS, MODEL_SERIES } from "@svc/shared/status/request_series";
 import type { FleetHistogram } from "@svc/shared/fleet/protocol";

@@ -1,10 +1,7 @@
 /**
- * `/v1/pools`, the SIE clients' pool API, mapped onto this router's pools: a pool is the set of
- * workers registered with that pool name (`SVC_POOL`, by default their machine profile), and the
- * router accepts the pools `SVC_MACHINE_PROFILES` names, the default one, and registered workers'.
- * Listing, reading and renewing work; creating a pool that is already accepted (with GPU types it
- * runs) answers it (idempotent). Pools are fixed by the settings and the workers, so creating
- * another one or deleting one at run time is a 501 that names the settings.
+ * `/v1/pools`, the SIE clients' pool API, mapped onto this router's pools, which the settings and
+ * the workers fix: listing, reading, renewing and creating an accepted pool work, other changes
+ * are a 501 naming the settings (docs/api.md, "Router").
  */
 import type { Context } from "hono";
 import { decodeRequest } from "@svc/shared/codec/parse";

@@ -1,14 +1,7 @@
 /**
- * `deno task bench:router-soak`: router memory under sustained load. A real router process
- * (`router/main.ts` with the V8 flags of `deno task router`, as deployed) proxies closed-loop
- * 1-item encodes to an in-process fake worker for `--seconds` (default 60) at `--concurrency`
- * (default 32); its resident memory and a `/healthz` round trip are sampled every 5 s. Its idle
- * memory is taken before the load and again `--idle` seconds (default 30) after it. Flat means
- * the last samples stay near the first one after warm-up: nothing per request outlives its
- * answer; and after the load the router gives its memory back.
- *
- * With `--fill-cache` the fake worker names a model revision, so every answer is stored and the
- * result cache fills to `SVC_RESULT_CACHE_BYTES`: the cache's own memory on top.
+ * `deno task bench:router-soak`: router memory under sustained load, a real router process with
+ * the V8 flags it is deployed with, in front of an in-process fake worker. What it measures and
+ * the last results: docs/fleet.md, "Router memory".
  *
  *   deno task bench:router-soak [--seconds=60] [--concurrency=32] [--server=node|deno]
  *     [--idle=30] [--v8-flags=...] [--fill-cache]   (`--v8-flags=` empty: V8's defaults)
