@@ -20,7 +20,11 @@ type Json = any;
 
 const DOCS = ["cats sleep on the warm mat", "the stock market fell"];
 
-async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
+async function post(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Json> {
   return await json(url, {
     method: "POST",
     headers: { "content-type": "application/json", accept: "application/json", ...headers },
@@ -153,7 +157,7 @@ Deno.test({
         assert.ok(wrong.headers.get("x-request-id"));
         assert.equal(wrong.headers.get("x-request-id"), wrong.headers.get("x-trace-id"));
         // A malformed id is not echoed; answers of the router's own carry ids too.
-        const odd = await json(`${base}/v1/nowhere`, { headers: { "x-request-id": "a b" } });
+        const odd: Json = await json(`${base}/v1/nowhere`, { headers: { "x-request-id": "a b" } });
         assert.equal(odd.status, 404);
         assert.ok(odd.headers.get("x-trace-id"));
         assert.equal(odd.headers.get("x-request-id"), odd.headers.get("x-trace-id"));
