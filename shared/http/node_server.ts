@@ -29,6 +29,8 @@ import { WebSocketServer } from "ws";
 import { ClientGoneError, errorResponse, ServiceError } from "../errors.ts";
 import { type BodySource, nodeBodySource } from "./body_source.ts";
 import { type DirectAnswer, type DirectHandler, rawHeaderValue } from "./direct_call.ts";
+import { idHeaders } from "./request_id.ts";
+import { HeaderNames } from "../headers.ts";
 import { registerUpgrade, type StreamSocket, type UpgradeOptions } from "./upgrade.ts";
 import { answeredProtocol } from "./ws_auth.ts";
 import type { PeerLimits } from "./peer_limits.ts";
@@ -145,7 +147,8 @@ export async function serveNodeHttp(
       const release = peers.enter(incoming.socket.remoteAddress ?? "");
       if (!release) {
         const state: BodyState = { cancelled: true }; // the body is not read: close after
-        return void writeResponse(incoming, res, errorResponse(peers.refusal()), state, undefined)
+        const refusal = ownAnswer(incoming, errorResponse(peers.refusal()));
+        return void writeResponse(incoming, res, refusal, state, undefined)
           .catch(() => res.destroy());
       }
       res.once("close", release);
@@ -288,7 +291,7 @@ function serveOne(
     if (claimed) {
       claimed
         .then((answer) => writeAnswer(incoming, res, answer, state))
-        .catch(() => writeResponse(incoming, res, unexpected(), state, undefined))
+        .catch(() => writeResponse(incoming, res, unexpected(incoming), state, undefined))
         .catch(() => res.destroy());
       return;
     }
@@ -304,14 +307,25 @@ function serveOne(
   const info: ServeInfo = { remoteAddr: remoteOf(incoming), completed, body: source };
   Promise.resolve()
     .then(() => handler(request, info))
-    .catch(unexpected)
+    .catch(() => unexpected(incoming))
     .then((response) => writeResponse(incoming, res, response, state, stream))
     .catch(() => res.destroy());
 }
 
 /** 500 for a handler that failed instead of answering. */
-function unexpected(): Response {
-  return errorResponse(new ServiceError("INTERNAL_ERROR", "unexpected server error"));
+function unexpected(incoming: http.IncomingMessage): Response {
+  return ownAnswer(
+    incoming,
+    errorResponse(new ServiceError("INTERNAL_ERROR", "unexpected server error")),
+  );
+}
+
+/** An answer of the server's own (no handler's steps ran): the request ids set as they do. */
+function ownAnswer(incoming: http.IncomingMessage, response: Response): Response {
+  const header = (name: string) => rawHeaderValue(incoming.rawHeaders, name);
+  const ids = idHeaders(header(HeaderNames.requestId), header(HeaderNames.traceId), undefined);
+  for (const [k, v] of Object.entries(ids)) response.headers.set(k, v);
+  return response;
 }
 
 /** 400 for a request line or headers that cannot become a request. */
@@ -323,7 +337,10 @@ function malformed(
   void writeResponse(
     incoming,
     res,
-    errorResponse(new ServiceError("INVALID_INPUT", "malformed request line or headers")),
+    ownAnswer(
+      incoming,
+      errorResponse(new ServiceError("INVALID_INPUT", "malformed request line or headers")),
+    ),
     state,
     undefined,
   );
