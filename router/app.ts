@@ -92,6 +92,8 @@ export function createRouterApp(ctx: RouterContext): Hono<RouterEnv> {
     routerId: ctx.routerId,
   });
   app.use("*", accessLog(ctx));
+  // Again inside the access log: its line names the trace id an error answer is sent with.
+  app.use("*", stepMiddleware(requestIdStep, honoRequestView, errorDialectOf));
 
   app.onError((err, c) => {
     if (!(err instanceof ServiceError)) {

@@ -2,7 +2,8 @@
  * The steps every worker request passes, in order, listed once: the app runs them as Hono
  * middleware (app.ts), the model operations' direct path around its route (model_routes.ts).
  *
- *   0. `x-request-id` (and `X-Trace-ID` where the route set none) on every answer;
+ *   0. `x-request-id` (and `X-Trace-ID` where the route set none) on every answer, set again
+ *      innermost so that the access record names an error answer's trace id;
  *   1. version headers on every answer (the SIE clients warn on skew; a WebSocket's 101 as is);
  *   2. the browser rules (preflights, refused bodies and origins, CORS grants), before the key so
  *      that preflights are answered;
@@ -45,6 +46,9 @@ export function workerSteps(ctx: WorkerContext, keyCheck: KeyCheck | undefined):
     browserStep(ctx.settings.browser),
     apiKeyStep(keyCheck),
     drainStep(ctx),
+    // Again inside the record: the access line names the trace id an error answer is sent with
+    // (the outer one covers the answers of the steps above; it then only reads it).
+    requestIdStep,
   ];
 }
 
