@@ -204,7 +204,8 @@ export async function createWorker(
     log(
       event === "model_load_failed"
         ? "error"
-        : event === "lora_load_failed"
+        : event === "lora_load_failed" || event === "model_int8_refused" ||
+            event === "model_int8_unchecked"
         ? "warn"
         : event === "model_configuring"
         ? "debug"
