@@ -3,7 +3,7 @@
  * cheapest answer the same process gives): a router process with its cache on, one worker process
  * with `fixture/bench-small`, and rounds that alternate 1,000 sequential `/healthz` and 1,000
  * sequential repeats of one encode (every one a hit after the first). Prints each round's p50s and
- * the median of the differences; the bound is 0.5 ms (README "Benchmarks").
+ * the median of the differences; the bound is 0.5 ms (docs/bench/README.md).
  *
  *   deno task bench:cache-hit [--rounds=6] [--requests=1000]
  */

@@ -423,7 +423,7 @@ const SCHEMA = settingsSchema(
 /** Every variable the worker reads. */
 export const WORKER_SETTING_NAMES: readonly string[] = SCHEMA.names;
 
-/** The worker's sections of the configuration reference (README). */
+/** The worker's sections of the configuration reference (docs/configuration.md). */
 export const WORKER_REFERENCE: readonly ReferenceSection[] = [
   { id: "worker", fields: WORKER_FIELDS },
   { id: "worker-images", fields: IMAGE_FIELDS },
