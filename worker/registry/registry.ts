@@ -370,10 +370,13 @@ export class ModelRegistry {
     const runner = await this.#o.backend.start(
       probe && "floatFiles" in probe ? { ...spec, int8Probe: probe } : spec,
     );
-    // Without its float files the quantised graph serves, marked as not checked.
-    const int8 = probe && "error" in probe
+    // Without its float files (or a runner that probes) the quantised graph serves, marked as
+    // not checked.
+    const int8 = !probe
+      ? runner.int8
+      : "error" in probe
       ? { accepted: true, error: probe.error, ms: 0 }
-      : runner.int8;
+      : runner.int8 ?? { accepted: true, error: "the runner ran no probe", ms: 0 };
     if (!int8 || int8.accepted || !probe || !("floatFiles" in probe)) {
       return { files, spec, runner, revision: await revision, ...(int8 ? { int8 } : {}) };
     }
