@@ -97,18 +97,7 @@ export class FleetConnection implements Talker {
     const bytes = typeof data === "string" ? data.length : byteLength(data);
     this.#closeBiggest(budget.frame(this, bytes), "SVC_FLEET_MAX_STATUS_BYTES_PER_S", "sent");
     if (this.refused) return;
-    if (!this.record && budget.bytesFull) {
-      const cap = budget.caps.maxBytesPerS;
-      this.#hub.capRefusals.refused("SVC_FLEET_MAX_STATUS_BYTES_PER_S", {
-        cap: "SVC_FLEET_MAX_STATUS_BYTES_PER_S",
-        SVC_FLEET_MAX_STATUS_BYTES_PER_S: cap,
-      });
-      this.refuse(
-        "fleetFull",
-        `the fleet is over SVC_FLEET_MAX_STATUS_BYTES_PER_S (${cap}) this second: ${RAISE_HINT}`,
-      );
-      return;
-    }
+    if (!this.record && budget.bytesFull) return this.#refuseOverBytes();
     // Counted before queueing: a flood must not build up a backlog of frames to handle.
     if (now - this.#windowStart >= 1000) {
       this.#windowStart = now;
@@ -131,7 +120,8 @@ export class FleetConnection implements Talker {
       return;
     }
     // The steady state (a ping, a status frame that repeats the last one) is answered here,
-    // when no earlier frame is still waiting: it costs a comparison, not a decode.
+    // when no earlier frame is still waiting: it costs a comparison, not a decode. Control
+    // frames are text; anything else goes on to the queue as before.
     if (this.#pending === 0 && typeof data === "string" && this.#steady(data, now)) return;
     this.#queued++;
     // One frame per event-loop turn: a burst of frames queued behind a slow one would
@@ -141,6 +131,19 @@ export class FleetConnection implements Talker {
         this.#queued--;
         return this.#onFrame(data);
       })
+    );
+  }
+
+  /** An unregistered socket in a second whose frames went over the byte cap: refused. */
+  #refuseOverBytes(): void {
+    const cap = this.#hub.budget.caps.maxBytesPerS;
+    this.#hub.capRefusals.refused("SVC_FLEET_MAX_STATUS_BYTES_PER_S", {
+      cap: "SVC_FLEET_MAX_STATUS_BYTES_PER_S",
+      SVC_FLEET_MAX_STATUS_BYTES_PER_S: cap,
+    });
+    this.refuse(
+      "fleetFull",
+      `the fleet is over SVC_FLEET_MAX_STATUS_BYTES_PER_S (${cap}) this second: ${RAISE_HINT}`,
     );
   }
 
