@@ -115,6 +115,7 @@ export async function startRouter(
       directory,
       metrics,
       exposeWorkerId: settings.exposeWorkerId,
+      requireProvenWorkers: settings.workerApiKey !== undefined,
     })
     : undefined;
   if (cache) metrics.registry.onCollect(() => metrics.cacheBytes.set({}, cache.store.bytes));
@@ -174,6 +175,7 @@ export async function startRouter(
     close: () => {
       closing ??= (async () => {
         await hub.close();
+        cache?.close();
         await demand.flush();
         await server.shutdown();
         await closeDirectory();
