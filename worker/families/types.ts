@@ -6,6 +6,7 @@
 import type { FamilyOp, ModelConfig } from "@svc/shared/catalog/schema";
 import type { OutputType } from "@svc/shared/schemas/encode";
 import type { ExtractBudget } from "./extract_budget.ts";
+import type { ModelJsonBounds } from "../weights/model_json.ts";
 
 /** Which API operation a batch serves. */
 export type Op = FamilyOp;
@@ -172,6 +173,8 @@ export interface AdapterContext {
   runTokenBudget: number;
   /** Bounds of one extract item's work (extract families; absent: the defaults). */
   extractBudget?: ExtractBudget;
+  /** Bounds of the model's JSON files (tokenizer, configuration; absent: the defaults). */
+  jsonBounds?: ModelJsonBounds;
   /**
    * The model graph built in memory (a LoRA adapter merged into `files.model`), run instead of
    * the file. Only the text families of `LORA_FAMILIES` read it.

@@ -19,6 +19,7 @@ import type { ModelBackend, ModelRunner, RunnerSpec } from "./runner.ts";
 import { runTokenBudget } from "../inference/device_policy.ts";
 import type { ServedCatalog } from "../catalog/served.ts";
 import type { SchedulingSettings } from "../config/settings.ts";
+import type { ModelJsonBounds } from "../weights/model_json.ts";
 import type { ExtractBudget } from "../families/extract_budget.ts";
 import type { LoraStatus, LoraStore } from "../lora/store.ts";
 import { type LoraOptions, LoraStores, withLoras } from "../lora/stores.ts";
@@ -56,6 +57,8 @@ export interface RegistryOptions extends Omit<SchedulingSettings, "cpuMaxItemTok
   backend: ModelBackend;
   /** Bounds of one extract item's work, handed to every model's runner (absent: defaults). */
   extractBudget?: ExtractBudget;
+  /** Bounds of the model's JSON files, read by its inference thread (absent: the defaults). */
+  jsonBounds?: ModelJsonBounds;
   memoryProbe: MemoryProbe;
   /** LoRA adapters; absent: the defaults (10 per model, 256 MiB files). */
   lora?: LoraOptions;
@@ -347,6 +350,7 @@ export class ModelRegistry {
         this.#o.maxRunTokens,
       ),
       extractBudget: this.#o.extractBudget,
+      jsonBounds: this.#o.jsonBounds,
     };
     // Hashed while the session is built (the files are read by both; other cores are idle).
     const revision = this.#o.revisions!.revisionOf(u.config, u.modelFile, files).catch((err) => {

@@ -91,7 +91,7 @@ async function poisoningRun(keyed: boolean): Promise<void> {
   const r = await startTestRouter(
     keyed ? { SVC_WORKER_API_KEY: SECRET, SVC_API_KEYS: CLIENT } : {},
   );
-  const auth = keyed ? { authorization: `Bearer ${CLIENT}` } : {};
+  const auth: Record<string, string> = keyed ? { authorization: `Bearer ${CLIENT}` } : {};
   let rogue: FakeWorker | undefined;
   let honest: FakeWorker | undefined;
   try {
