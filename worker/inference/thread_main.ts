@@ -4,6 +4,7 @@
  * one model, or one LoRA adapter of a model: it then merges the adapter into a copy of the graph
  * and runs that (its own thread, because building a session blocks the thread that builds it).
  */
+import { setRunGate } from "../families/onnx_session.ts";
 import { FAMILY_ADAPTERS } from "../families/adapters.ts";
 import type { ModelAdapter } from "../families/types.ts";
 import { LoraConfigError } from "../lora/lora_config.ts";
@@ -23,7 +24,6 @@ let adapter: ModelAdapter | undefined;
 let runTokenBudget = 0;
 /** The model's catalog id, for error messages. */
 let modelId = "the model";
-let gate: ComputeGate | undefined;
 // Messages are handled one at a time so that batches never overlap inside one session.
 let chain: Promise<void> = Promise.resolve();
 
@@ -49,7 +49,9 @@ async function handle(msg: ToThread): Promise<void> {
         }
         runTokenBudget = msg.runTokenBudget;
         modelId = msg.config.id;
-        gate = computeGate ? new ComputeGate(computeGate.cell, computeGate.owner) : undefined;
+        setRunGate(
+          computeGate ? new ComputeGate(computeGate.cell, computeGate.owner) : undefined,
+        );
         scope.postMessage({ type: "loaded", lora: loaded });
       } catch (err) {
         const mismatch = err instanceof LoraMismatchError || err instanceof SafetensorsError ||
@@ -70,7 +72,7 @@ async function handle(msg: ToThread): Promise<void> {
           msg.params,
           runTokenBudget,
           msg.abandoned,
-          { gate, model: modelId, requestOf: msg.requestOf },
+          { model: modelId, requestOf: msg.requestOf },
         );
         scope.postMessage(
           { type: "result", batchId: msg.batchId, ...r },
