@@ -89,13 +89,13 @@ Deno.test("model directory: a linked ONNX graph elsewhere is not loaded; links i
     await Deno.symlink("onnx/model_int8.onnx", join(repo, "model.onnx"));
     const source = createDirectorySource(new Map([["acme/x", repo]]));
     const ref = { repo: "acme/x", revision: "main", path: "onnx/model.onnx", modelId: "acme/x" };
-    const err = await rejection(source.localPath(ref));
+    const err = await rejection(source.localPath!(ref));
     assert.ok(err instanceof OutsideDirectoryError, String(err));
     quotesNothing(err.message);
-    const inside = await source.localPath({ ...ref, path: "model.onnx" });
+    const inside = await source.localPath!({ ...ref, path: "model.onnx" });
     assert.equal(inside, await Deno.realPath(join(repo, "onnx/model_int8.onnx")));
     const allowed = createDirectorySource(new Map([["acme/x", repo]]), true);
-    assert.equal(await allowed.localPath(ref), join(repo, "onnx/model.onnx"));
+    assert.equal(await allowed.localPath!(ref), join(repo, "onnx/model.onnx"));
     // Detection's path to the graph is refused alike.
     const view = await directoryView(repo, "acme/x");
     assert.ok((await rejection(view.local("onnx/model.onnx"))) instanceof OutsideDirectoryError);

@@ -366,6 +366,15 @@ const COST_FIELDS = {
       "reads one (text, hypothesis) pair per label. Counted once the item is tokenised, before " +
       "its batch runs; a larger item is a `400` naming this setting",
   }),
+  SVC_MAX_EXTRACT_REQUEST_TOKENS: int({
+    min: 256,
+    max: 1 << 30,
+    default: DEFAULT_EXTRACT_BUDGET.maxRequestTokens,
+    doc: "most tokens a model may read for one extract request, all its items together, counted " +
+      "as `SVC_MAX_EXTRACT_ITEM_TOKENS` counts one item's, once the items are tokenised and " +
+      "before any of them runs: a larger request is a `400` naming this setting. An answer " +
+      "that cost more than `SVC_MAX_EXTRACT_ITEM_TOKENS` says how much in `X-SVC-Extract-Tokens`",
+  }),
   SVC_MAX_SPANS_PER_LABEL: int({
     min: 1,
     max: 1_048_576,
@@ -669,6 +678,7 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
     extract: {
       maxItemTokens: v.SVC_MAX_EXTRACT_ITEM_TOKENS,
       maxSpansPerLabel: v.SVC_MAX_SPANS_PER_LABEL,
+      maxRequestTokens: v.SVC_MAX_EXTRACT_REQUEST_TOKENS,
     },
     maxMaxSimOps: v.SVC_MAX_MAXSIM_OPS,
     http: httpSettingsOf(v),

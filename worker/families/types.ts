@@ -104,6 +104,11 @@ export interface PreparedItem {
   truncated?: boolean;
   /** Set when the item cannot be run; it is answered with this error and skipped. */
   error?: { code: "INVALID_INPUT" | "INFERENCE_ERROR"; message: string };
+  /**
+   * Tokens the model reads for the item, every run together, as the family's cost model counts
+   * them (GLiNER: windows × label prompts, and the relation pass); absent: `length`.
+   */
+  cost?: number;
 }
 
 /** Post-processed result for one item. Typed arrays are transferred to the main thread. */

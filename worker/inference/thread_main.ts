@@ -28,8 +28,25 @@ let modelId = "the model";
 let chain: Promise<void> = Promise.resolve();
 
 scope.onmessage = (e) => {
+  // A cost is only tokenising (synchronous): answered at once, even between the runs of a batch,
+  // so that a request is refused or admitted without waiting for the batches before it.
+  if (e.data.type === "cost") return answerCost(e.data);
   chain = chain.then(() => handle(e.data));
 };
+
+/** Answer a `cost` message: the items' tokens as the family's cost model counts them. */
+function answerCost(msg: Extract<ToThread, { type: "cost" }>): void {
+  let tokens = 0;
+  try {
+    msg.items.forEach((item, i) => {
+      const p = adapter?.prepare(item, i, msg.params);
+      if (p && !p.error) tokens += p.cost ?? p.length;
+    });
+  } catch {
+    // Whatever fails here fails again when the batch runs, and is answered there.
+  }
+  scope.postMessage({ type: "cost", costId: msg.costId, tokens });
+}
 
 async function handle(msg: ToThread): Promise<void> {
   switch (msg.type) {

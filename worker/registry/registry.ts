@@ -21,6 +21,7 @@ import type { ServedCatalog } from "../catalog/served.ts";
 import type { SchedulingSettings } from "../config/settings.ts";
 import type { ModelJsonBounds } from "../weights/model_json.ts";
 import type { ExtractBudget } from "../families/extract_budget.ts";
+import type { WorkItem, WorkParams } from "../families/types.ts";
 import type { LoraStatus, LoraStore } from "../lora/store.ts";
 import { type LoraOptions, LoraStores, withLoras } from "../lora/stores.ts";
 import type { LoraLabels } from "../lora/labels.ts";
@@ -38,6 +39,8 @@ export interface LoadedModel {
   memoryBytes: number;
   /** The model's LoRA adapters (families that take them). */
   loras?: LoraStore;
+  /** What items would cost the model, in tokens it reads (ModelRunner.cost), when it can say. */
+  cost?: (items: WorkItem[], params: WorkParams) => Promise<number>;
   /**
    * What its answers depend on, as a digest (see revision.ts); undefined when its files could
    * not be hashed (nothing is then announced, and the router caches none of its answers).
@@ -420,6 +423,7 @@ export class ModelRegistry {
         runner,
         loras,
         revision,
+        cost: runner.cost && ((items, params) => runner.cost!(items, params)),
       };
       u.state = "loaded";
       u.failure = undefined;
