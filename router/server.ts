@@ -18,6 +18,7 @@ import { LoadTracker } from "./pools/load.ts";
 import { DemandTracker } from "./provisioning.ts";
 import { serveRouter } from "./http_server.ts";
 import { ResultCache } from "./cache/edge.ts";
+import { ReplayPolicy } from "./proxy/replay.ts";
 
 /** A running router. */
 export interface RunningRouter {
@@ -136,6 +137,8 @@ export async function startRouter(
     routerId,
     body: { ...settings.http.body, budget },
     cache,
+    replay: new ReplayPolicy(settings.replay),
+    startedAt: Date.now(),
     workerAuth: workerAuthOf(settings.workerApiKey),
     fetch: opts.fetch,
   });

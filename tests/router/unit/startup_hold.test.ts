@@ -1,0 +1,62 @@
+/**
+ * A router that has just started holds model requests for a pool without a serving worker for
+ * SVC_STARTUP_HOLD_MS (after a restart its workers reconnect within a second or two) instead of
+ * answering 202; a 202 given to a request that arrived in that time says `Retry-After: 1`, and
+ * once the hold is over, 202s are immediate with SVC_PROVISION_RETRY_AFTER_S as before.
+ */
+import assert from "node:assert/strict";
+import { startFakeWorker } from "../helpers/fake_worker.ts";
+import { startTestRouter, TEST_TOKEN, type TestRouter } from "../helpers/router.ts";
+
+const HEADERS = { "content-type": "application/json", "x-svc-machine-profile": "cpu" };
+
+async function encode(
+  r: TestRouter,
+): Promise<{ status: number; retry: string | null; ms: number }> {
+  const t0 = performance.now();
+  const res = await fetch(`${r.url}/v1/encode/fixture%2Fdense`, {
+    method: "POST",
+    headers: HEADERS,
+    body: JSON.stringify({ items: [{ text: "hello" }] }),
+  });
+  await res.body?.cancel();
+  return { status: res.status, retry: res.headers.get("retry-after"), ms: performance.now() - t0 };
+}
+
+Deno.test("startup hold: a request waits for the workers that come back, not a 202", async () => {
+  const r = await startTestRouter({ SVC_STARTUP_HOLD_MS: "5000", SVC_MACHINE_PROFILES: "cpu" });
+  let w: ReturnType<typeof startFakeWorker> | undefined;
+  try {
+    const asked = encode(r);
+    await new Promise((res) => setTimeout(res, 300));
+    w = startFakeWorker({
+      routerUrl: r.url,
+      token: TEST_TOKEN,
+      id: "w1",
+      profile: "cpu",
+      models: [{ name: "fixture/dense", state: "loaded" }],
+    });
+    const answer = await asked;
+    assert.equal(answer.status, 200);
+    assert.ok(answer.ms >= 250 && answer.ms < 4000, `${answer.ms} ms`);
+  } finally {
+    await w?.close();
+    await r.close();
+  }
+});
+
+Deno.test("startup hold: bounded; its 202 says Retry-After: 1, later ones the setting", async () => {
+  const r = await startTestRouter({ SVC_STARTUP_HOLD_MS: "600", SVC_MACHINE_PROFILES: "cpu" });
+  try {
+    const held = await encode(r);
+    assert.equal(held.status, 202);
+    assert.equal(held.retry, "1");
+    assert.ok(held.ms >= 400, `${held.ms} ms`);
+    const later = await encode(r);
+    assert.equal(later.status, 202);
+    assert.equal(later.retry, "10");
+    assert.ok(later.ms < 400, `${later.ms} ms`);
+  } finally {
+    await r.close();
+  }
+});
