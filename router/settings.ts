@@ -215,9 +215,10 @@ const ROUTER_FIELDS = {
   SVC_STARTUP_HOLD_MS: millis({
     min: 0,
     max: 600_000,
-    default: 3000,
+    default: 5000,
     doc: "for this long after the router starts, a model request whose pool has no serving " +
-      "worker waits for one (workers reconnect within a second or two of a router restart) " +
+      "worker waits for one (after a restart, workers reconnect within 0.4-3 s by their " +
+      "backoff), or for its pool to become known, " +
       "instead of a `202`; a `202` given meanwhile says `Retry-After: 1`",
   }),
   SVC_PROVISION_RETRY_AFTER_S: int({

@@ -53,7 +53,7 @@ export async function routeAndForward(
   readBody: () => Promise<BodyChunks>,
   whenNoCapacity: WhenNoCapacity,
 ): Promise<Response> {
-  const target = resolveTarget(ctx, c, model);
+  const target = await resolveHeld(ctx, c, model);
   // Read at most once, by the cache or by forwarding (however many times a wait forwards).
   let body: Promise<BodyChunks> | undefined;
   const bodyOnce = () => body ??= readBody();
@@ -155,6 +155,28 @@ export async function withBodyHold(
   } finally {
     if (completed) completed.then(() => hold.release(), () => hold.release());
     else hold.release();
+  }
+}
+
+/**
+ * {@link resolveTarget}, waiting during the start-up hold when the pool is not known yet: a
+ * profile is known once configured or registered by a worker, and after a restart the workers
+ * that register it are a moment away. After the hold, its 400 as ever.
+ */
+async function resolveHeld(
+  ctx: RouterContext,
+  c: Context<RouterEnv>,
+  model: string,
+): Promise<Target> {
+  while (true) {
+    try {
+      return resolveTarget(ctx, c, model);
+    } catch (err) {
+      const left = startupHoldEnd(ctx) - Date.now();
+      const unknownPool = err instanceof ServiceError && err.code === "INVALID_INPUT";
+      if (!unknownPool || left <= 0 || c.req.raw.signal.aborted) throw err;
+      await sleep(Math.min(CAPACITY_POLL_MS, left));
+    }
   }
 }
 

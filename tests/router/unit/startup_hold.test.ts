@@ -1,6 +1,6 @@
 /**
  * A router that has just started holds model requests for a pool without a serving worker for
- * SVC_STARTUP_HOLD_MS (after a restart its workers reconnect within a second or two) instead of
+ * SVC_STARTUP_HOLD_MS (after a restart its workers reconnect within a few seconds), or for a pool it does not know yet, instead of
  * answering 202; a 202 given to a request that arrived in that time says `Retry-After: 1`, and
  * once the hold is over, 202s are immediate with SVC_PROVISION_RETRY_AFTER_S as before.
  */
@@ -12,11 +12,12 @@ const HEADERS = { "content-type": "application/json", "x-svc-machine-profile": "
 
 async function encode(
   r: TestRouter,
+  headers: Record<string, string> = HEADERS,
 ): Promise<{ status: number; retry: string | null; ms: number }> {
   const t0 = performance.now();
   const res = await fetch(`${r.url}/v1/encode/fixture%2Fdense`, {
     method: "POST",
-    headers: HEADERS,
+    headers,
     body: JSON.stringify({ items: [{ text: "hello" }] }),
   });
   await res.body?.cancel();
@@ -58,5 +59,40 @@ Deno.test("startup hold: bounded; its 202 says Retry-After: 1, later ones the se
     assert.ok(later.ms < 400, `${later.ms} ms`);
   } finally {
     await r.close();
+  }
+});
+
+Deno.test("startup hold: a pool the router does not know yet is waited for too, then a 400", async () => {
+  const r = await startTestRouter({ SVC_STARTUP_HOLD_MS: "5000" });
+  let w: ReturnType<typeof startFakeWorker> | undefined;
+  try {
+    // Profiles are an allow-list: configured, or registered by a worker, which after a restart
+    // has not happened yet.
+    const l4 = { "content-type": "application/json", "x-svc-machine-profile": "l4" };
+    const asked = encode(r, l4);
+    await new Promise((res) => setTimeout(res, 300));
+    w = startFakeWorker({
+      routerUrl: r.url,
+      token: TEST_TOKEN,
+      id: "w-l4",
+      profile: "l4",
+      pool: "l4",
+      models: [{ name: "fixture/dense", state: "loaded" }],
+    });
+    assert.equal((await asked).status, 200);
+  } finally {
+    await w?.close();
+    await r.close();
+  }
+  const short = await startTestRouter({ SVC_STARTUP_HOLD_MS: "300" });
+  try {
+    const never = await encode(short, {
+      "content-type": "application/json",
+      "x-svc-machine-profile": "nobody-has-it",
+    });
+    assert.equal(never.status, 400);
+    assert.ok(never.ms >= 200, `${never.ms} ms`);
+  } finally {
+    await short.close();
   }
 });
