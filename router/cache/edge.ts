@@ -30,7 +30,7 @@ import { ServiceError } from "@svc/shared/errors";
 import { HeaderNames as H } from "@svc/shared/headers";
 import type { BodyChunks } from "@svc/shared/http/read_body";
 import { MODEL_REVISION_RE } from "@svc/shared/fleet/protocol";
-import { traceIdOf } from "@svc/shared/http/trace_id";
+import { traceIdOf } from "@svc/shared/http/request_id";
 import type { WorkerDirectory, WorkerRecord } from "../directory/types.ts";
 import type { RouterMetrics } from "../metrics/router_metrics.ts";
 import { isServing, modelsOf } from "../pools/selection.ts";
@@ -225,7 +225,9 @@ export class ResultCache {
     headers.set(H.cache, "hit");
     // The trace id is this request's own (the one it sent, or a new one), never the first
     // requester's: a trace must not join two clients' requests.
-    if (headers.has(TRACE_ID_HEADER)) headers.set(H.traceId, traceIdOf(req.headers.get(H.traceId)));
+    if (headers.has(TRACE_ID_HEADER)) {
+      headers.set(H.traceId, traceIdOf(req.headers.get(H.traceId) ?? undefined));
+    }
     return new Response(answer.body as Uint8Array<ArrayBuffer>, { status: answer.status, headers });
   }
 

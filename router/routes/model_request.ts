@@ -161,7 +161,7 @@ export async function withBodyHold(
 /**
  * {@link resolveTarget}, waiting during the start-up hold when the pool is not known yet: a
  * profile is known once configured or registered by a worker, and after a restart the workers
- * that register it are a moment away. After the hold, its 400 as ever.
+ * that register it are a moment away. After the hold, its 400 (or 404) as ever.
  */
 async function resolveHeld(
   ctx: RouterContext,
@@ -173,7 +173,9 @@ async function resolveHeld(
       return resolveTarget(ctx, c, model);
     } catch (err) {
       const left = startupHoldEnd(ctx) - Date.now();
-      const unknownPool = err instanceof ServiceError && err.code === "INVALID_INPUT";
+      // An unknown pool (400), or a model only workers know named with one (404).
+      const unknownPool = err instanceof ServiceError &&
+        (err.code === "INVALID_INPUT" || err.code === "MODEL_NOT_FOUND");
       if (!unknownPool || left <= 0 || c.req.raw.signal.aborted) throw err;
       await sleep(Math.min(CAPACITY_POLL_MS, left));
     }
@@ -181,17 +183,25 @@ async function resolveHeld(
 }
 
 /**
- * Pool from the header (recorded for the access log), bundle from the model: a name nobody knows
- * goes to the fallback bundle (`guessed`); 404 only for a name that cannot be a model id.
+ * Bundle from the model, then pool from the header (recorded for the access log): a name nobody
+ * knows goes to the fallback bundle (`guessed`); 404 for a name that cannot be a model id. The
+ * model is looked at first: an unknown model is a 404 with its suggestions, whatever the
+ * profile, since no profile would make it served.
  */
 function resolveTarget(ctx: RouterContext, c: Context<RouterEnv>, model: string): Target {
   const workers = ctx.directory.snapshot();
-  const machineProfile = requestedMachineProfile(c.req.raw.headers, ctx.settings.pools, workers);
-  c.set("machineProfile", machineProfile);
-  const route = routeModel(model, ctx.directory, ctx.settings.pools.extraModels);
-  if (route === undefined) {
-    throw modelNotFound(model, ctx.directory, ctx.settings.pools.extraModels);
+  const extra = ctx.settings.pools.extraModels;
+  const route = routeModel(model, ctx.directory, extra);
+  if (route === undefined) throw modelNotFound(model, ctx.directory, extra);
+  let machineProfile: string;
+  try {
+    machineProfile = requestedMachineProfile(c.req.raw.headers, ctx.settings.pools, workers);
+  } catch (err) {
+    // A name nobody knows, whose pool cannot be told either: what it lacks first is a model.
+    if (route.guessed) throw modelNotFound(model, ctx.directory, extra);
+    throw err;
   }
+  c.set("machineProfile", machineProfile);
   // Labelled only once the name is known: metric label values stay bounded.
   if (!route.guessed) c.set("model", model);
   // A worker serving every bundle announces all it has: a name it did not announce is a 404

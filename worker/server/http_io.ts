@@ -2,7 +2,7 @@
 import { HeaderNames as H } from "@svc/shared/headers";
 import type { TimingInfo } from "@svc/shared/schemas/timing";
 
-export { traceIdOf } from "@svc/shared/http/trace_id";
+export { traceIdOf } from "@svc/shared/http/request_id";
 
 /** Build the wire `timing` object (postprocessing null when zero). */
 export function makeTiming(
