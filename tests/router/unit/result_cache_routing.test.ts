@@ -77,7 +77,7 @@ async function encode(
 /** Headers of an answer without the ones that differ per response. */
 function stable(h: Headers): [string, string][] {
   return [...h].filter(([k]) =>
-    !["date", "x-svc-cache", "x-trace-id", "connection", "keep-alive"].includes(k)
+    !["date", "x-svc-cache", "x-trace-id", "x-request-id", "connection", "keep-alive"].includes(k)
   );
 }
 
