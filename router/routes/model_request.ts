@@ -173,8 +173,11 @@ async function resolveHeld(
       return resolveTarget(ctx, c, model);
     } catch (err) {
       const left = startupHoldEnd(ctx) - Date.now();
-      // An unknown pool (400), or a model only workers know named with one (404).
-      const unknownPool = err instanceof ServiceError &&
+      // A pool named but unknown (400), or a model only workers know named with one (404); a
+      // request that names no pool is what it is, however long it waits.
+      const h = c.req.raw.headers;
+      const named = h.has(H.machineProfile) || h.has(H.machineProfileAlias) || h.has(H.siePool);
+      const unknownPool = named && err instanceof ServiceError &&
         (err.code === "INVALID_INPUT" || err.code === "MODEL_NOT_FOUND");
       if (!unknownPool || left <= 0 || c.req.raw.signal.aborted) throw err;
       await sleep(Math.min(CAPACITY_POLL_MS, left));

@@ -98,3 +98,15 @@ Deno.test("startup hold: a pool the router does not know yet is waited for too, 
     await short.close();
   }
 });
+
+Deno.test("startup hold: a request that names no pool is not held (its 4xx at once)", async () => {
+  const r = await startTestRouter({ SVC_STARTUP_HOLD_MS: "5000" });
+  try {
+    const bare = await encode(r, { "content-type": "application/json" });
+    // No pool and a model the router's catalog lacks: the 404 (router/routes/model_request.ts).
+    assert.equal(bare.status, 404);
+    assert.ok(bare.ms < 2000, `${bare.ms} ms`);
+  } finally {
+    await r.close();
+  }
+});
