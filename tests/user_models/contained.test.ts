@@ -118,6 +118,12 @@ Deno.test("model JSON: size and nesting bounds, errors naming the file and the p
     );
     // A tokenizer gets its own, larger bound.
     assert.ok(await readModelJson(big, bounds, "tokenizer"));
+    const huge = await write("tokenizer.json", JSON.stringify({ pad: "x".repeat(70 * 1024) }));
+    const tooBig = await rejection(readModelJson(huge, bounds, "tokenizer"));
+    assert.match(
+      tooBig.message,
+      /^tokenizer\.json: is \d+ bytes, more than the 65536 allowed \(SVC_MAX_TOKENIZER_JSON_BYTES\)$/,
+    );
     // 5 M nested arrays: refused before JSON.parse builds any of them.
     const deep = await write("tokenizer.json", "[".repeat(5_000_000) + "]".repeat(5_000_000));
     const nested = await rejection(readModelJson(deep, DEFAULT_MODEL_JSON_BOUNDS, "tokenizer"));
