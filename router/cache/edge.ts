@@ -115,7 +115,7 @@ export class ResultCache {
   readonly flights: Flights = new Flights();
   readonly #deps: ResultCacheDeps;
   readonly #sweeper: ReturnType<typeof setInterval>;
-  /** The directory snapshot last swept (the memory directory hands out the same one until a change). */
+  /** The snapshot last swept (the memory directory hands out the same one until a change). */
   #swept: readonly WorkerRecord[] | undefined;
 
   constructor(deps: ResultCacheDeps) {

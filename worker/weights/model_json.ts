@@ -9,7 +9,7 @@ import { basename } from "node:path";
 import { scanJson } from "@svc/shared/codec/json_scan";
 import { IncompatibleModelError } from "../registry/runner.ts";
 
-/** Bounds of a model's JSON files (`SVC_MAX_MODEL_JSON_BYTES`, `…_TOKENIZER_…`, `…_DEPTH`). */
+/** Bounds of the JSON files a model brings (the SVC_MAX_MODEL_JSON_* settings). */
 export interface ModelJsonBounds {
   /** Largest configuration file (`config.json`, `gliner_config.json`, …). */
   maxBytes: number;
