@@ -9,7 +9,10 @@ import { basename } from "node:path";
 import { scanJson } from "@svc/shared/codec/json_scan";
 import { IncompatibleModelError } from "../registry/runner.ts";
 
-/** Bounds of the JSON files a model brings (the SVC_MAX_MODEL_JSON_* settings). */
+/**
+ * Bounds of the JSON files a model brings (`SVC_MAX_MODEL_JSON_BYTES`,
+ * `SVC_MAX_TOKENIZER_JSON_BYTES`, `SVC_MAX_MODEL_JSON_DEPTH`).
+ */
 export interface ModelJsonBounds {
   /** Largest configuration file (`config.json`, `gliner_config.json`, …). */
   maxBytes: number;
