@@ -68,6 +68,7 @@ export async function startRouter(
     settings.directory,
     log,
     opts.kv,
+    routerId,
   );
   if (settings.adminKeys.length === 0 && !isLoopbackListen(settings.listen.host)) {
     log(

@@ -260,7 +260,16 @@ const ROUTER_FIELDS = {
     min: 50,
     max: 60_000,
     default: 500,
-    doc: "how often the KV directory re-reads the fleet",
+    doc: "how often each router polls the KV directory's change counter (one small read; a " +
+      "watch wakes it sooner where watches work) and re-reads the workers when it moved",
+  }),
+  SVC_KV_RENEW_MS: millis({
+    min: 1000,
+    max: 600_000,
+    default: 10_000,
+    doc: "a worker's record in KV is rewritten at least this often (its liveness and load " +
+      "figures); changes to what routes (models, states, drains) are written at once. Other " +
+      "routers see load figures this late at most",
   }),
 };
 
@@ -348,8 +357,10 @@ export interface DirectorySettings {
   /** Deno KV path; undefined = Deno.openKv() default (Deno Deploy's database). */
   kvPath: string | undefined;
   kvPrefix: string;
-  /** How often the KV directory re-reads the fleet. */
+  /** How often the KV directory polls its change counter. */
   kvRefreshMs: number;
+  /** A worker's KV record is rewritten at least this often. */
+  kvRenewMs: number;
   /** Silence after which a worker is removed. */
   staleMs: number;
   /** How much of what workers reported is remembered. */
@@ -480,6 +491,7 @@ export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []):
       kvPath: v.SVC_KV_PATH,
       kvPrefix: v.SVC_KV_PREFIX,
       kvRefreshMs: v.SVC_KV_REFRESH_MS,
+      kvRenewMs: v.SVC_KV_RENEW_MS,
       staleMs: v.SVC_WORKER_STALE_MS,
       learned: { maxModels: v.SVC_MAX_LEARNED_MODELS, ttlMs: DEFAULT_LEARNED.ttlMs },
     },

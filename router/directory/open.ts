@@ -19,6 +19,7 @@ export async function openDirectory(
   settings: DirectorySettings,
   log: Logger,
   sharedKv?: Deno.Kv,
+  routerId?: string,
 ): Promise<OpenedDirectory> {
   if (settings.kind === "memory" && !sharedKv) {
     const directory = new MemoryWorkerDirectory({
@@ -33,6 +34,8 @@ export async function openDirectory(
     prefix: settings.kvPrefix,
     staleMs: settings.staleMs,
     refreshMs: settings.kvRefreshMs,
+    renewMs: settings.kvRenewMs,
+    routerId,
     learned: settings.learned,
     log,
   });
