@@ -10,6 +10,7 @@ import type { DemandTracker } from "./provisioning.ts";
 import type { ResultCache } from "./cache/edge.ts";
 import type { RouterSettings } from "./settings.ts";
 import type { WorkerAuth } from "./proxy/worker_auth.ts";
+import type { KvDrains } from "./kv/drains.ts";
 import type { RouterServeInfo } from "./http_server.ts";
 
 /** Dependencies of the router's HTTP app; built by server.ts (or a test). */
@@ -28,6 +29,8 @@ export interface RouterContext {
   body: BodyReadOptions;
   /** The result cache and coalescing of model requests; absent when off. */
   cache?: ResultCache;
+  /** Drain marks for workers held by other router instances (KV mode). */
+  drains?: KvDrains;
   /** What the router presents to a worker (its own request key, when workers have one). */
   workerAuth: WorkerAuth;
   /**

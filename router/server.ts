@@ -18,6 +18,9 @@ import { LoadTracker } from "./pools/load.ts";
 import { DemandTracker } from "./provisioning.ts";
 import { serveRouter } from "./http_server.ts";
 import { ResultCache } from "./cache/edge.ts";
+import { KvResultTier } from "./cache/kv_tier.ts";
+import { KvDemand } from "./kv/demand.ts";
+import { KvDrains } from "./kv/drains.ts";
 
 /** A running router. */
 export interface RunningRouter {
@@ -64,7 +67,7 @@ export async function startRouter(
   for (const w of settings.warnings) log("warn", w);
   const routerId = `router-${crypto.randomUUID().slice(0, 8)}`;
   const metrics = createRouterMetrics();
-  const { directory, close: closeDirectory } = await openDirectory(
+  const { directory, kv, close: closeDirectory } = await openDirectory(
     settings.directory,
     log,
     opts.kv,
@@ -100,7 +103,18 @@ export async function startRouter(
     log,
     metrics,
   });
+  const kvPrefix = settings.directory.kvPrefix;
+  const pollMs = settings.directory.kvRefreshMs;
   const demand = new DemandTracker({
+    share: kv
+      ? new KvDemand({
+        kv,
+        prefix: kvPrefix,
+        windowS: settings.provisioning.demandWindowS,
+        pollMs,
+        log,
+      })
+      : undefined,
     windowS: settings.provisioning.demandWindowS,
     webhook: settings.provisioning.webhook,
     routerId,
@@ -116,6 +130,27 @@ export async function startRouter(
       directory,
       metrics,
       exposeWorkerId: settings.exposeWorkerId,
+      tier: kv && settings.resultCache.kvMaxEntryBytes > 0
+        ? new KvResultTier({
+          kv,
+          prefix: kvPrefix,
+          maxEntryBytes: Math.min(
+            settings.resultCache.kvMaxEntryBytes,
+            settings.resultCache.maxEntryBytes,
+          ),
+          ttlMs: settings.resultCache.ttlMs,
+          log,
+        })
+        : undefined,
+    })
+    : undefined;
+  const drains = kv
+    ? new KvDrains({
+      kv,
+      prefix: kvPrefix,
+      pollMs,
+      carryOut: async (id, connId) => (await hub.drainWorker(id, connId)) !== undefined,
+      log,
     })
     : undefined;
   if (cache) metrics.registry.onCollect(() => metrics.cacheBytes.set({}, cache.store.bytes));
@@ -136,6 +171,7 @@ export async function startRouter(
     routerId,
     body: { ...settings.http.body, budget },
     cache,
+    drains,
     workerAuth: workerAuthOf(settings.workerApiKey),
     fetch: opts.fetch,
   });
@@ -175,7 +211,9 @@ export async function startRouter(
     close: () => {
       closing ??= (async () => {
         await hub.close();
-        await demand.flush();
+        await drains?.close();
+        await demand.close();
+        await cache?.tier?.flush();
         await server.shutdown();
         await closeDirectory();
       })();

@@ -239,6 +239,15 @@ const ROUTER_FIELDS = {
     doc: "largest answer body kept in the result cache (and shared with identical requests in " +
       "flight); bigger answers are passed on, never held",
   }),
+  SVC_RESULT_CACHE_KV_MAX_ENTRY_BYTES: int({
+    min: 0,
+    max: 640 * 1024,
+    default: 256 * 1024,
+    doc: "in KV mode (`SVC_DIRECTORY=kv`) answers up to this size are also kept in Deno KV, a " +
+      "second tier shared by every router (a hit on one is a hit on all, for " +
+      "`SVC_RESULT_CACHE_TTL_S`); bigger ones stay in the router that computed them. `0`: " +
+      "no shared tier",
+  }),
   SVC_ROUTER_SERVER: oneOf(["auto", "node", "deno"], {
     default: "auto",
     doc: "HTTP server: `node` (node:http: a client that goes away cancels its request to the " +
@@ -249,7 +258,18 @@ const ROUTER_FIELDS = {
     default: "memory",
     doc: "worker directory: `memory` (one process) or `kv` (Deno KV, many isolates)",
   }),
-  SVC_KV_PATH: str({ default: undefined, doc: "KV database (unset: Deno Deploy's)" }),
+  SVC_KV_PATH: str({
+    default: undefined,
+    doc: "KV database file shared by the routers of one machine (unset: Deno Deploy's own " +
+      "database); `deno task router` grants read and write on this path alone",
+  }),
+  SVC_KV_URL: url({
+    default: undefined,
+    noCredentials: "the access token goes in DENO_KV_ACCESS_TOKEN",
+    doc: "KV Connect URL of a self-hosted `denokv` shared by routers on several machines " +
+      "(`http(s)://host:4512`); its access token is read from `DENO_KV_ACCESS_TOKEN` (never " +
+      "logged). Takes precedence over `SVC_KV_PATH`",
+  }),
   SVC_KV_PREFIX: str({
     default: "svc",
     pattern: SLUG_RE,
@@ -356,6 +376,8 @@ export interface DirectorySettings {
   kind: DirectoryKind;
   /** Deno KV path; undefined = Deno.openKv() default (Deno Deploy's database). */
   kvPath: string | undefined;
+  /** KV Connect URL of a self-hosted denokv (wins over the path). */
+  kvUrl: string | undefined;
   kvPrefix: string;
   /** How often the KV directory polls its change counter. */
   kvRefreshMs: number;
@@ -375,6 +397,8 @@ export interface ResultCacheSettings {
   ttlMs: number;
   /** Largest answer body cached or shared. */
   maxEntryBytes: number;
+  /** Largest answer body also kept in KV (KV mode; 0: no shared tier). */
+  kvMaxEntryBytes: number;
 }
 
 /** The router's settings, in the slices its parts receive. */
@@ -485,10 +509,12 @@ export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []):
       maxBytes: v.SVC_RESULT_CACHE_BYTES,
       ttlMs: v.SVC_RESULT_CACHE_TTL_S * 1000,
       maxEntryBytes: v.SVC_RESULT_CACHE_MAX_ENTRY_BYTES,
+      kvMaxEntryBytes: v.SVC_RESULT_CACHE_KV_MAX_ENTRY_BYTES,
     },
     directory: {
       kind: v.SVC_DIRECTORY,
       kvPath: v.SVC_KV_PATH,
+      kvUrl: v.SVC_KV_URL,
       kvPrefix: v.SVC_KV_PREFIX,
       kvRefreshMs: v.SVC_KV_REFRESH_MS,
       kvRenewMs: v.SVC_KV_RENEW_MS,

@@ -30,6 +30,7 @@ import { captureAnswer, exact } from "./capture.ts";
 import { awaitLanding, Flights, type Landing, type Lead } from "./flights.ts";
 import { resultKey } from "./key.ts";
 import { ResultStore } from "./store.ts";
+import type { SecondTier } from "./kv_tier.ts";
 
 /** `X-SVC-Model-Revision` as the kept header pairs name it (lower case). */
 const REVISION_HEADER = H.modelRevision.toLowerCase();
@@ -77,6 +78,8 @@ export interface ResultCacheDeps {
   exposeWorkerId: boolean;
   /** Clock in ms of the entries' age (tests pass fake time). */
   now?: () => number;
+  /** A tier shared by router instances (KV), asked after a local miss (kv_tier.ts). */
+  tier?: SecondTier;
 }
 
 /** The result cache and the flights of one router process (or isolate). */
@@ -84,9 +87,12 @@ export class ResultCache {
   readonly store: ResultStore;
   readonly flights: Flights = new Flights();
   readonly #deps: ResultCacheDeps;
+  /** The shared second tier, when there is one. */
+  readonly tier: SecondTier | undefined;
 
   constructor(deps: ResultCacheDeps) {
     this.#deps = deps;
+    this.tier = deps.tier;
     this.store = new ResultStore({ ...deps.settings, now: deps.now });
   }
 
@@ -124,7 +130,26 @@ export class ResultCache {
       // Its flight failed: this one goes to a worker alone (a failure is never shared).
       return await this.#forward(r, "miss", key, undefined);
     }
-    return await this.#forward(r, "miss", key, this.flights.lead(key));
+    const lead = this.flights.lead(key);
+    return await this.#fromTier(key, r, lead) ?? await this.#forward(r, "miss", key, lead);
+  }
+
+  /**
+   * A local miss asks the shared tier (KV, other router instances' answers); a hit is kept
+   * locally too and lands `lead` (its followers share it). Undefined: go to a worker.
+   */
+  async #fromTier(
+    key: string,
+    r: CacheRequest,
+    lead: Lead | undefined,
+  ): Promise<Response | undefined> {
+    const tier = this.#deps.tier;
+    if (!tier) return undefined;
+    const got = await tier.get(key);
+    if (!got || !revisionServed(this.#deps.directory.snapshot(), r, got.revision)) return undefined;
+    this.store.set(key, got);
+    lead?.land(got);
+    return this.#answered(got, "hit");
   }
 
   /** A stored answer that is young enough and whose revision the pool still serves. */
@@ -175,7 +200,9 @@ export class ResultCache {
         if (revision !== undefined && MODEL_REVISION_RE.test(revision)) {
           // In a buffer of its own: a view of a larger one would keep all of it alive.
           const own = exact(body);
-          this.store.set(key, { status: answer.status, headers: pairs, body: own, revision });
+          const stored = { status: answer.status, headers: pairs, body: own, revision };
+          this.store.set(key, stored);
+          this.#deps.tier?.set(key, stored);
         }
       });
     };

@@ -8,11 +8,14 @@ import type { WorkerDirectory } from "./types.ts";
 /** A directory plus the cleanup that releases what it opened. */
 export interface OpenedDirectory {
   directory: WorkerDirectory;
+  /** The KV database in KV mode (the result cache's second tier, demand and drains share it). */
+  kv: Deno.Kv | undefined;
   close(): Promise<void>;
 }
 
 /**
- * Open the directory the settings ask for; KV opens `SVC_KV_PATH` or the platform default. A `kv`
+ * Open the directory the settings ask for; KV opens `SVC_KV_URL`, `SVC_KV_PATH` or the platform
+ * default. A `kv`
  * passed in (tests sharing one database) is used instead and left open on close.
  */
 export async function openDirectory(
@@ -26,9 +29,10 @@ export async function openDirectory(
       staleMs: settings.staleMs,
       learned: settings.learned,
     });
-    return { directory, close: () => directory.close() };
+    return { directory, kv: undefined, close: () => directory.close() };
   }
-  const kv = sharedKv ?? await Deno.openKv(settings.kvPath);
+  // A URL speaks KV Connect (a self-hosted denokv; DENO_KV_ACCESS_TOKEN is read by Deno itself).
+  const kv = sharedKv ?? await Deno.openKv(settings.kvUrl ?? settings.kvPath);
   const directory = new KvWorkerDirectory({
     kv,
     prefix: settings.kvPrefix,
@@ -42,6 +46,7 @@ export async function openDirectory(
   await directory.refresh();
   return {
     directory,
+    kv,
     close: async () => {
       await directory.close();
       if (!sharedKv) kv.close();
