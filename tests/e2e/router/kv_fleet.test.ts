@@ -1,0 +1,91 @@
+/**
+ * End to end: three router processes on one KV file (SVC_KV_PATH, with the read and write grant
+ * on that path alone that `deno task router` adds) are one fleet. A worker dials router A; the
+ * same body misses once and then hits on every router; 202s for an empty pool show the fleet's
+ * total demand on every router; a drain sent to router C drains the worker held by A.
+ */
+import assert from "node:assert/strict";
+import { encode, json, type Proc, startRouterProc, startWorkerProc, stopAll } from "../procs.ts";
+import { waitFor } from "../../helpers/wait.ts";
+
+Deno.test({
+  name: "e2e: three routers on one KV file share cache, demand and drains",
+  fn: async () => {
+    const dir = await Deno.makeTempDir({ prefix: "e2e-kv-fleet-" });
+    const kvPath = `${dir}/fleet.kv`;
+    const env = {
+      SVC_DIRECTORY: "kv",
+      SVC_KV_PATH: kvPath,
+      SVC_KV_REFRESH_MS: "200",
+      SVC_WORKER_STALE_MS: "120000",
+      SVC_MACHINE_PROFILES: "cpu,gpu",
+      SVC_EXTRA_MODELS: "org/known=default",
+    };
+    // What `deno task router` grants when SVC_KV_PATH is set: that file, nothing else.
+    const flags = [`--allow-read=${kvPath}`, `--allow-write=${kvPath}`];
+    const procs: Proc[] = [];
+    try {
+      const routers = [];
+      for (const name of ["router-a", "router-b", "router-c"]) {
+        const r = await startRouterProc(name, env, flags);
+        procs.push(r.proc);
+        routers.push(r);
+      }
+      const [a, b, c] = routers;
+      procs.push(await startWorkerProc("kv-fleet-w", a.url, { SVC_MACHINE_PROFILE: "cpu" }));
+      for (const r of routers) {
+        await waitFor(
+          async () => (await json(`${r.url}/health`)).body.worker_count === 1,
+          `${r.url} sees the worker`,
+          60_000,
+        );
+      }
+      const cpu = { "X-SVC-MACHINE-PROFILE": "cpu" };
+      const texts = ["one body, three routers"];
+      const first = await encode(b.url, "fixture/dense", cpu, texts);
+      assert.equal(first.status, 200);
+      assert.equal(first.headers.get("x-svc-cache"), "miss");
+      const answer = await first.text();
+      // A hit needs the answer's revision announced: the model is loaded now, on every view.
+      for (const r of routers) {
+        await waitFor(async () => {
+          const h = (await json(`${r.url}/health`)).body;
+          return (h.loaded_models as string[] | undefined)?.includes("fixture/dense") === true;
+        }, `${r.url} sees the model loaded`);
+      }
+      for (const r of [a, c, b]) {
+        const res = await encode(r.url, "fixture/dense", cpu, texts);
+        assert.equal(res.headers.get("x-svc-cache"), "hit", `${r.url}`);
+        assert.equal(await res.text(), answer);
+      }
+      // Demand of an empty pool, counted across the routers.
+      const pending = async (url: string) => {
+        const res = await encode(url, "org/known", { "X-SVC-MACHINE-PROFILE": "gpu" });
+        assert.equal(res.status, 202);
+        return (await res.json()).pending as number;
+      };
+      const demandOn = async (url: string) =>
+        ((await json(`${url}/health`)).body.pending_demand as { pending: number }[])[0]?.pending;
+      for (let i = 1; i <= 3; i++) assert.equal(await pending(a.url), i);
+      await waitFor(async () => (await demandOn(b.url)) === 3, "b sees a's demand");
+      assert.equal(await pending(b.url), 4);
+      await waitFor(async () => (await demandOn(c.url)) === 4, "c sees the total");
+      assert.equal(await pending(c.url), 5);
+      // A drain sent to C, which does not hold the worker's socket.
+      const drained = await json(`${c.url}/v1/admin/workers/kv-fleet-w/drain`, {
+        method: "POST",
+      });
+      assert.equal(drained.status, 200, JSON.stringify(drained.body));
+      assert.equal(drained.body.state, "draining");
+      for (const r of routers) {
+        await waitFor(
+          async () => (await json(`${r.url}/readyz`)).body.healthy_workers === 0,
+          `${r.url} sees the drain`,
+        );
+      }
+    } finally {
+      await stopAll(procs);
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    }
+  },
+});
