@@ -83,6 +83,19 @@ Deno.test({
           `${r.url} sees the drain`,
         );
       }
+      // What `deno task status` and `models` read is the same whichever router answers.
+      const views = await Promise.all(routers.map(async (r) => {
+        const h = (await json(`${r.url}/health`)).body;
+        const workers = (h.workers as { id: string; state: string; models: unknown[] }[])
+          .map((w) => ({ id: w.id, state: w.state, models: w.models }));
+        const list = (await json(`${r.url}/v1/models`)).body;
+        // OpenAI's `created` is each process's start time: the one field that differs.
+        const data = (list.data as { created?: number }[]).map(({ created: _, ...m }) => m);
+        const models = JSON.stringify({ ...list, data });
+        return { workers, models, loaded: h.loaded_models };
+      }));
+      assert.deepEqual(views[1], views[0]);
+      assert.deepEqual(views[2], views[0]);
     } finally {
       await stopAll(procs);
       await Deno.remove(dir, { recursive: true }).catch(() => {});
