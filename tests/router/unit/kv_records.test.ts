@@ -8,6 +8,9 @@ import { silentLogger } from "@svc/shared/log";
 import { KvWorkerDirectory } from "../../../router/directory/kv.ts";
 import type { WorkerModel, WorkerRecord } from "../../../router/directory/types.ts";
 import { countingKv } from "../../helpers/kv_count.ts";
+import { waitFor } from "../../helpers/wait.ts";
+import { startFakeWorker } from "../helpers/fake_worker.ts";
+import { startTestRouter, TEST_TOKEN } from "../helpers/router.ts";
 
 const T0 = 1_700_000_000_000;
 
@@ -137,4 +140,32 @@ Deno.test("kv records: an instance that stops beating loses its workers from oth
     await b.refresh();
     assert.equal(b.snapshot().length, 1);
   });
+});
+
+Deno.test("kv records: a worker announcing 1000 names of 256 characters registers via the hub", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const env = { SVC_DIRECTORY: "kv", SVC_KV_REFRESH_MS: "100", SVC_MACHINE_PROFILES: "cpu" };
+  const a = await startTestRouter(env, { kv });
+  const b = await startTestRouter(env, { kv });
+  const names = models(1000, 256).map((m) => ({ name: m.name }));
+  const w = startFakeWorker({
+    routerUrl: a.url,
+    token: TEST_TOKEN,
+    id: "kv-big-w",
+    profile: "cpu",
+    models: names,
+  });
+  try {
+    await waitFor(() => w.link.connected, "registered on a");
+    await waitFor(
+      () => b.directory.snapshot().find((r) => r.id === "kv-big-w")?.models.length === 1000,
+      "b sees all 1000 models",
+    );
+    assert.ok(!a.logs.some((l) => l.level === "error"), JSON.stringify(a.logs.slice(-3)));
+  } finally {
+    await w.close();
+    await a.close();
+    await b.close();
+    kv.close();
+  }
 });
