@@ -90,7 +90,7 @@ export async function measure(opts: {
   );
   const lists = Array.from(
     { length: opts.workers },
-    (_, w) =>
+    () =>
       Array.from({ length: opts.models }, (_, m): WorkerModel => ({
         name: `org/model-${m}`,
         bundle: "default",
