@@ -10,7 +10,11 @@ import { threadBackend } from "./inference/thread_backend.ts";
 import type { ModelBackend } from "./registry/runner.ts";
 import { computeThreads } from "./inference/compute_budget.ts";
 import { gpuInventory } from "./telemetry/gpu.ts";
-import { cudaProviderProblem, GPU_SETUP_COMMAND } from "./inference/cuda_provider.ts";
+import {
+  applyAttentionBackend,
+  cudaProviderProblem,
+  GPU_SETUP_COMMAND,
+} from "./inference/cuda_provider.ts";
 import { probeCuda } from "./inference/cuda_probe.ts";
 import { repoListerFrom, weightStoreFrom } from "./weights/settings.ts";
 import { userModelEntry } from "./catalog/user_models.ts";
@@ -150,6 +154,12 @@ export async function createWorker(
       device = "cpu";
     }
   }
+  // Before any model session: ONNX Runtime reads its attention switches when a CUDA session
+  // first runs attention. A CPU worker leaves the environment alone (the setting has no effect).
+  if (device === "cuda" && settings.attentionBackend !== "auto") {
+    const set = applyAttentionBackend(settings.attentionBackend);
+    log("info", "attention backend", { backend: settings.attentionBackend, ort: set });
+  }
   // SVC_MODELS: each entry is configured from its own files once the registry exists. A
   // directory (or an entry with explicit settings) replaces a catalog entry of the same id; a
   // bare hub id the catalog already has is served from its curated entry.
@@ -194,7 +204,8 @@ export async function createWorker(
     log(
       event === "model_load_failed"
         ? "error"
-        : event === "lora_load_failed"
+        : event === "lora_load_failed" || event === "model_int8_refused" ||
+            event === "model_int8_unchecked"
         ? "warn"
         : event === "model_configuring"
         ? "debug"
@@ -274,7 +285,8 @@ export async function createWorker(
       // SVC_MODELS entries are read before the worker says it is ready (and before it joins
       // the fleet, whose registration lists them).
       await catalog.settled();
-      for (const name of settings.preload) {
+      for (const name of modelsToPreload(settings, catalog)) {
+        log("info", "loading before ready", { model: name });
         try {
           await catalog.settle(name, 3_600_000);
           await registry.acquire(catalog.resolve(name), 3_600_000);
@@ -291,4 +303,18 @@ export async function createWorker(
       await imagePool.close();
     },
   };
+}
+
+/**
+ * The models loaded before `/readyz` is 200: `SVC_PRELOAD_MODELS`, then every `SVC_MODELS` entry
+ * that could be configured. A model the user named is one they mean to call: ready means it
+ * answers at once, not after a load the first request pays unannounced (GloVe took 7.7 s).
+ */
+function modelsToPreload(
+  settings: WorkerSettings,
+  catalog: { pendingEntries(): { id: string }[] },
+): string[] {
+  const failed = new Set(catalog.pendingEntries().map((p) => p.id));
+  const named = settings.catalog.entries.map((e) => e.id).filter((id) => !failed.has(id));
+  return [...new Set([...settings.preload, ...named])];
 }

@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type Json, postJson, startTestWorker, type TestWorker } from "../worker/harness.ts";
 import { cosine } from "../worker/expected.ts";
+import { cpuFeatures } from "../helpers/cpu_features.ts";
 import { base64, picture } from "../vision/helpers.ts";
 import { startFakeHub } from "../fake_hub/server.ts";
 import {
@@ -77,7 +78,8 @@ Deno.test({
       assert.deepEqual(mean.dims, { dense: 32 });
       assert.equal(mean.max_sequence_length, 64);
       assert.equal(mean.family, "dense");
-      assert.equal(mean.state, "available");
+      // Named in SVC_MODELS: loaded before the worker is ready (issue 35.5).
+      assert.equal(mean.state, "loaded");
       assert.equal(byName.get("acme/rr").family, "reranker");
       assert.equal(byName.get("acme/ner").family, "token_classification");
       assert.equal(byName.get("acme/no-onnx").state, "failed");
@@ -116,13 +118,27 @@ Deno.test({
         const got = await encode(w, model, TEXTS);
         for (const [i, text] of TEXTS.entries()) {
           const want = await referenceVector(repos[model], graph, text, pooling);
-          assert.ok(cosine(got[i], want) > 0.9999, `${model} "${text}": ${cosine(got[i], want)}`);
+          const c = cosine(got[i], want);
+          assert.ok(c > 0.9999, `${model} "${text}": ${c} on ${cpuFeatures()}`);
         }
         // The query prompt of config_sentence_transformers.json goes before query texts.
         const [q] = await encode(w, model, ["red apples"], "query");
         const wantQ = await referenceVector(repos[model], graph, "query: red apples", pooling);
-        assert.ok(cosine(q, wantQ) > 0.9999, `${model} query: ${cosine(q, wantQ)}`);
+        const cq = cosine(q, wantQ);
+        assert.ok(cq > 0.9999, `${model} query: ${cq} on ${cpuFeatures()}`);
       }
+
+      // The int8 graph was checked against the float one when it loaded, and says so.
+      const loaded = (await getJson(`${w.url}/v1/models/acme/emb-mean`)).body;
+      assert.equal(loaded.quantization.checked, true, JSON.stringify(loaded.quantization));
+      assert.equal(loaded.quantization.serving, "quantized", `on ${cpuFeatures()}`);
+      assert.deepEqual(loaded.detected.settings.int8.value, "onnx/model_int8.onnx");
+      assert.match(
+        loaded.detected.settings.int8.from,
+        /^load probe: agrees with onnx\/model.onnx on this CPU: mean cosine/,
+      );
+      // Named in SVC_MODELS, it was loaded (and its int8 graph checked) before ready (35.5).
+      assert.deepEqual(info.quantization, loaded.quantization, "checked before the first request");
 
       // Cross-encoder: raw logits of the exported graph.
       const score = await postJson(`${w.url}/v1/score/acme/rr`, {
@@ -214,8 +230,8 @@ Deno.test({
         revision: "main",
       });
       assert.equal(info.detected.settings.pooling.value, "cls");
-      // Configured from the listing and the small files: the graph waits for the first request.
-      assert.ok(!hub.requests.some((r) => r.path.endsWith("/onnx/model.onnx")));
+      // Configured from the listing and the small files, then loaded before ready (35.5).
+      assert.ok(hub.requests.some((r) => r.path.endsWith("/onnx/model.onnx")));
       const [v] = await encode(w, "acme/hub-emb", [TEXTS[0]]);
       const want = await referenceVector(repo, "onnx/model.onnx", TEXTS[0], "cls");
       assert.ok(cosine(v, want) > 0.9999);
