@@ -78,8 +78,13 @@ interface Remote {
   models: WorkerModel[];
 }
 
-/** Deno KV caps mutations per atomic operation; stay well under every version's limit. */
+/** Deletions per atomic commit (KV allows 1000 mutations; keys are small). */
 const ATOMIC_BATCH = 10;
+/**
+ * Model → bundle pairs per atomic commit: 1000 names of 256 characters in 5 commits, not 100
+ * (about 300 bytes a pair, far under the 800 KiB a commit may carry).
+ */
+const BUNDLE_BATCH = 200;
 /** Removed connections are remembered this long so an in-flight refresh cannot resurrect them. */
 const TOMBSTONE_MS = 10_000;
 /** Bundles change rarely: re-read them once every this many refreshes. */
@@ -124,6 +129,8 @@ export class KvWorkerDirectory implements WorkerDirectory {
   #epoch: string | null | undefined;
   #lastFull = 0;
   #refreshes = 0;
+  #snap: WorkerRecord[] | null = null;
+  #snapUntil = 0;
   #refreshing: Promise<void> | null = null;
   #again = false;
   #closed = false;
@@ -170,6 +177,7 @@ export class KvWorkerDirectory implements WorkerDirectory {
       expireIn: this.#staleMs * 10,
     });
     this.#holders.set(this.#routerId, now + this.#staleMs);
+    this.#changed();
     await this.#readHolders();
   }
 
@@ -178,6 +186,7 @@ export class KvWorkerDirectory implements WorkerDirectory {
     for await (const e of this.#kv.list<{ until?: unknown }>({ prefix: [this.#p, "routers"] })) {
       const until = e.value?.until;
       if (typeof e.key[2] === "string" && typeof until === "number") {
+        if (this.#holders.get(e.key[2]) !== until) this.#changed();
         this.#holders.set(e.key[2], until);
       }
     }
@@ -254,7 +263,7 @@ export class KvWorkerDirectory implements WorkerDirectory {
     if (w && w.conn_id === record.conn_id) {
       const routing = sameHead(w.record, record) && sameRouting(w.record.models, record.models);
       if (routing && now - w.at < this.#renewMs) {
-        this.#local.set(record.id, record);
+        this.#setLocal(record.id, record);
         return;
       }
       const cur = await this.#kv.get<unknown>(this.#headKey(record.id));
@@ -279,7 +288,7 @@ export class KvWorkerDirectory implements WorkerDirectory {
   /** A newer connection owns the worker's head: forget this one's. */
   #lost(record: WorkerRecord, stored: StoredHead): void {
     this.#written.delete(record.id);
-    if (this.#local.get(record.id)?.conn_id !== stored.conn_id) this.#local.delete(record.id);
+    if (this.#local.get(record.id)?.conn_id !== stored.conn_id) this.#dropLocal(record.id);
   }
 
   /**
@@ -355,7 +364,7 @@ export class KvWorkerDirectory implements WorkerDirectory {
       at: now,
       genAt: reuse?.genAt ?? now,
     });
-    this.#local.set(record.id, record);
+    this.#setLocal(record.id, record);
     return true;
   }
 
@@ -374,9 +383,9 @@ export class KvWorkerDirectory implements WorkerDirectory {
   async #storeBundles(record: WorkerRecord): Promise<void> {
     const now = this.#now();
     const fresh = record.models.filter((m) => this.#bundles.learn(m.name, m.bundle, now));
-    for (let i = 0; i < fresh.length; i += ATOMIC_BATCH) {
+    for (let i = 0; i < fresh.length; i += BUNDLE_BATCH) {
       const op = this.#kv.atomic();
-      for (const m of fresh.slice(i, i + ATOMIC_BATCH)) {
+      for (const m of fresh.slice(i, i + BUNDLE_BATCH)) {
         const value: StoredBundle = { bundle: m.bundle, at: now };
         op.set([this.#p, "bundles", m.name], value, { expireIn: this.#learned.ttlMs });
       }
@@ -387,7 +396,8 @@ export class KvWorkerDirectory implements WorkerDirectory {
   /** Delete the head and its chunks when `connId` still owns it (checked atomically). */
   async remove(id: string, connId: string): Promise<boolean> {
     this.#tombstones.set(connId, this.#now() + TOMBSTONE_MS);
-    if (this.#local.get(id)?.conn_id === connId) this.#local.delete(id);
+    this.#changed();
+    if (this.#local.get(id)?.conn_id === connId) this.#dropLocal(id);
     if (this.#written.get(id)?.conn_id === connId) this.#written.delete(id);
     const key = this.#headKey(id);
     for (let attempt = 0; attempt < 3; attempt++) {
@@ -404,17 +414,45 @@ export class KvWorkerDirectory implements WorkerDirectory {
     return false;
   }
 
-  /** Live records: this instance's from memory, the others' from the last read of KV. */
+  /** Something a snapshot shows changed: the next one is built anew. */
+  #changed(): void {
+    this.#snap = null;
+  }
+
+  #setLocal(id: string, record: WorkerRecord): void {
+    this.#local.set(id, record);
+    this.#changed();
+  }
+
+  #dropLocal(id: string): void {
+    if (this.#local.delete(id)) this.#changed();
+  }
+
+  /**
+   * Live records: this instance's from memory, the others' from the last read of KV. Built once
+   * per change and kept until the first record in it may go stale (requests ask several times).
+   */
   snapshot(): readonly WorkerRecord[] {
     const now = this.#now();
+    if (this.#snap && now <= this.#snapUntil) return this.#snap;
     const out: WorkerRecord[] = [];
+    let until = Infinity;
     for (const r of this.#local.values()) {
-      if (isFresh(r, now, this.#staleMs) && !this.#tombstones.has(r.conn_id)) out.push(r);
+      if (isFresh(r, now, this.#staleMs) && !this.#tombstones.has(r.conn_id)) {
+        out.push(r);
+        until = Math.min(until, r.last_seen + this.#staleMs);
+      }
     }
     for (const [id, r] of this.#remote) {
       if (this.#local.has(id) || this.#tombstones.has(r.head.conn_id)) continue;
-      if (this.#headLive(r.head, now)) out.push(this.#assemble(r));
+      if (this.#headLive(r.head, now)) {
+        out.push(this.#assemble(r));
+        const holder = this.#holders.get(r.head.holder) ?? 0;
+        until = Math.min(until, r.head.alive_until, holder);
+      }
     }
+    this.#snap = out;
+    this.#snapUntil = until;
     return out;
   }
 
@@ -490,7 +528,7 @@ export class KvWorkerDirectory implements WorkerDirectory {
         if (mine.conn_id === h.conn_id && this.#written.has(h.id)) continue; // held here
         // Another connection took the worker over: this instance's copy is history.
         if (mine.registered_at <= h.registered_at) {
-          this.#local.delete(h.id);
+          this.#dropLocal(h.id);
           this.#written.delete(h.id);
         } else continue;
       }
@@ -504,6 +542,7 @@ export class KvWorkerDirectory implements WorkerDirectory {
       else if (prev) next.set(h.id, { head: prev.head, models: prev.models }); // mid-change
     }
     this.#remote.clear();
+    this.#changed();
     for (const [id, r] of next) {
       this.#remote.set(id, r);
       // Workers held by other instances: known at once; their own instance stores the pairs.
