@@ -1,6 +1,7 @@
 /**
- * Deno KV operations of the KV worker directory (docs/fleet.md, "Several routers"): 4 router
- * instances (KvWorkerDirectory, each with its own counting wrapper over one database), 300
+ * Deno KV operations of routers in KV mode (docs/fleet.md, "Several routers"): 4 router
+ * instances (the worker directory and the demand and drain feeds of each, with a counting
+ * wrapper per instance over one database), 300
  * simulated workers of 30 models each spread over them, one status frame per worker per second.
  * At rest nothing changes; under load every frame carries new load figures and each worker's
  * model states change once every 30 s. Prints KV operations per second for each phase.
@@ -10,6 +11,8 @@
 import { parseArgs } from "node:util";
 import { silentLogger } from "@svc/shared/log";
 import { KvWorkerDirectory } from "../../router/directory/kv.ts";
+import { KvDemand } from "../../router/kv/demand.ts";
+import { KvDrains } from "../../router/kv/drains.ts";
 import type { WorkerModel, WorkerRecord } from "../../router/directory/types.ts";
 import { countingKv, type KvCounts, zeroCounts } from "../helpers/kv_count.ts";
 
@@ -88,6 +91,17 @@ export async function measure(opts: {
       log: silentLogger,
     })
   );
+  // What else a router in KV mode keeps open: the demand and drain feeds (idle here).
+  const feeds = wrapped.flatMap(({ kv }) => [
+    new KvDemand({ kv, prefix: "bench", windowS: 600, pollMs: 500, log: silentLogger }),
+    new KvDrains({
+      kv,
+      prefix: "bench",
+      pollMs: 500,
+      carryOut: () => Promise.resolve(false),
+      log: silentLogger,
+    }),
+  ]);
   const lists = Array.from(
     { length: opts.workers },
     () =>
@@ -143,6 +157,7 @@ export async function measure(opts: {
     return { rest, load: loaded };
   } finally {
     for (const d of dirs) await d.close();
+    for (const f of feeds) await f.close();
     raw.close();
   }
 }
