@@ -190,7 +190,8 @@ export class DemandTracker {
     if (this.#lastPost.size > MAX_ENTRIES) {
       this.#lastPost.delete(this.#lastPost.keys().next().value!);
     }
-    const p = this.#post(this.#webhook, {
+    const hook = this.#webhook;
+    const body = {
       event: "demand",
       machine_profile: e.machine_profile,
       bundle: e.bundle,
@@ -199,7 +200,12 @@ export class DemandTracker {
       first_at: new Date(e.first_at).toISOString(),
       router_id: this.#routerId,
       version: VERSION,
-    }).finally(() => this.#posts.delete(p));
+    };
+    // Instances sharing demand also share the debounce: one post per pool and interval.
+    const claim = this.#share?.claimPost(e.machine_profile, e.bundle, now, intervalMs);
+    const p = (claim ? claim : Promise.resolve(true))
+      .then((mine) => mine ? this.#post(hook, body) : undefined)
+      .finally(() => this.#posts.delete(p));
     this.#posts.add(p);
   }
 

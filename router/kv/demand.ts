@@ -22,6 +22,16 @@ export interface DemandShare {
   entries(now: number): DemandEntry[];
   /** The shared entry of one pool, if any (see {@link entries}). */
   entry(machineProfile: string, bundle: string, now: number): DemandEntry | undefined;
+  /**
+   * True when this instance may post the pool's webhook notice now: no instance posted it within
+   * `intervalMs` (checked and marked atomically; when KV cannot say, this instance posts).
+   */
+  claimPost(
+    machineProfile: string,
+    bundle: string,
+    now: number,
+    intervalMs: number,
+  ): Promise<boolean>;
   /** Write what is batched and stop. */
   close(): Promise<void>;
 }
@@ -235,6 +245,28 @@ export class KvDemand implements DemandShare {
       const op = this.#kv.atomic();
       for (const k of expired.slice(i, i + 9)) op.delete(k);
       await op.commit();
+    }
+  }
+
+  /** One webhook post per pool and interval across the instances (see {@link DemandShare}). */
+  async claimPost(
+    machineProfile: string,
+    bundle: string,
+    now: number,
+    intervalMs: number,
+  ): Promise<boolean> {
+    const key = [this.#p, "webhook", machineProfile, bundle];
+    try {
+      const cur = await this.#kv.get<{ at?: unknown }>(key);
+      const at = cur.value?.at;
+      if (typeof at === "number" && now - at < intervalMs) return false;
+      const res = await this.#kv.atomic().check(cur).set(key, { at: now }, {
+        expireIn: intervalMs * 2,
+      }).commit();
+      return res.ok;
+    } catch (err) {
+      this.#log("warn", "shared demand: webhook claim failed", { error: String(err) });
+      return true;
     }
   }
 

@@ -9,6 +9,8 @@ import { KvResultTier } from "../../../router/cache/kv_tier.ts";
 import type { StoredAnswer } from "../../../router/cache/store.ts";
 import { KvDemand } from "../../../router/kv/demand.ts";
 import { waitFor } from "../../helpers/wait.ts";
+import { createRouterMetrics } from "../../../router/metrics/router_metrics.ts";
+import { DemandTracker } from "../../../router/provisioning.ts";
 
 const REV = "0123456789abcdef";
 
@@ -72,6 +74,40 @@ Deno.test("kv demand: instances see each other's counts; a served pool clears th
       await a.refresh();
       return a.entry("gpu", "default", Date.now()) === undefined;
     }, "cleared everywhere");
+  } finally {
+    await a.close();
+    await b.close();
+    kv.close();
+  }
+});
+
+Deno.test("kv demand: the webhook hears one notice per pool and interval from the fleet", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const posts: { pending: number; router_id: string }[] = [];
+  const fakeFetch = (async (_url: string, init?: RequestInit) => {
+    posts.push(JSON.parse(String(init?.body)));
+    return new Response(null, { status: 204 });
+  }) as typeof fetch;
+  const tracker = (routerId: string) =>
+    new DemandTracker({
+      windowS: 600,
+      webhook: { url: "http://hook.invalid/", token: undefined, intervalS: 30 },
+      routerId,
+      log: silentLogger,
+      metrics: createRouterMetrics(),
+      fetch: fakeFetch,
+      share: new KvDemand({ kv, prefix: "h", windowS: 600, pollMs: 50, log: silentLogger }),
+    });
+  const a = tracker("router-a");
+  const b = tracker("router-b");
+  try {
+    a.record("gpu", "default", "org/m");
+    await a.flush();
+    b.record("gpu", "default", "org/m");
+    b.record("gpu", "default", "org/m");
+    await b.flush();
+    assert.equal(posts.length, 1, JSON.stringify(posts));
+    assert.equal(posts[0].router_id, "router-a");
   } finally {
     await a.close();
     await b.close();
