@@ -17,6 +17,7 @@ import { SLUG_RE } from "@svc/shared/fleet/protocol";
 import type { Logger } from "@svc/shared/log";
 import { chunkModels, COMMIT_BYTES, sameDepths, sameRouting } from "./chunks.ts";
 import { LearnedBundles } from "./learned.ts";
+import { ChangeFeed } from "../kv/change_feed.ts";
 import { parseModelChunk, parseStoredHead, type StoredHead } from "./record.ts";
 import {
   DEFAULT_LEARNED,
@@ -125,14 +126,10 @@ export class KvWorkerDirectory implements WorkerDirectory {
   readonly #invalid = new Set<string>();
   readonly #timers: ReturnType<typeof setInterval>[] = [];
   readonly #ready: Promise<void>;
-  #watch: ReadableStreamDefaultReader<Deno.KvEntryMaybe<unknown>[]> | undefined;
-  #epoch: string | null | undefined;
-  #lastFull = 0;
+  readonly #feed: ChangeFeed;
   #refreshes = 0;
   #snap: WorkerRecord[] | null = null;
   #snapUntil = 0;
-  #refreshing: Promise<void> | null = null;
-  #again = false;
   #closed = false;
 
   constructor(opts: KvDirectoryOptions) {
@@ -153,8 +150,15 @@ export class KvWorkerDirectory implements WorkerDirectory {
     this.#ready = this.#beat().catch(warn("heartbeat"));
     const beatMs = Math.max(50, Math.floor(this.#staleMs / 3));
     this.#timers.push(setInterval(() => this.#beat().catch(warn("heartbeat")), beatMs));
-    this.#timers.push(setInterval(() => this.#poll().catch(warn("poll")), opts.refreshMs));
-    this.#startWatch();
+    // The heads are re-read when the counter moved, and once per renewal period in any case.
+    this.#feed = new ChangeFeed({
+      kv: this.#kv,
+      key: this.#epochKey,
+      pollMs: opts.refreshMs,
+      everyMs: this.#renewMs,
+      onChange: () => this.#doRefresh(),
+      log: this.#log,
+    });
   }
 
   #headKey(id: string): Deno.KvKey {
@@ -189,35 +193,6 @@ export class KvWorkerDirectory implements WorkerDirectory {
         if (this.#holders.get(e.key[2]) !== until) this.#changed();
         this.#holders.set(e.key[2], until);
       }
-    }
-  }
-
-  /** Watch the change counter (where watches see other writers: Deploy, `denokv`, one process). */
-  #startWatch(): void {
-    try {
-      this.#watch = this.#kv.watch([this.#epochKey]).getReader();
-    } catch {
-      return; // no watch here: polling alone
-    }
-    const reader = this.#watch;
-    (async () => {
-      while (!this.#closed) {
-        const step = await reader.read();
-        if (step.done) return;
-        const stamp = step.value[0]?.versionstamp ?? null;
-        if (stamp !== this.#epoch) await this.refresh();
-      }
-    })().catch((err) => {
-      if (!this.#closed) this.#log("warn", "kv directory: watch ended", { error: String(err) });
-    });
-  }
-
-  /** One small read: re-read the heads when the counter moved or renewals are due. */
-  async #poll(): Promise<void> {
-    if (this.#closed) return;
-    const e = await this.#kv.get(this.#epochKey);
-    if (e.versionstamp !== this.#epoch || performance.now() - this.#lastFull >= this.#renewMs) {
-      await this.refresh();
     }
   }
 
@@ -478,31 +453,13 @@ export class KvWorkerDirectory implements WorkerDirectory {
 
   /** Re-read the heads (and changed model lists; now and then the learned bundles) from KV. */
   refresh(): Promise<void> {
-    // Coalesce: one read at a time; a change seen meanwhile asks for one more after it.
-    if (this.#refreshing) {
-      this.#again = true;
-      return this.#refreshing;
-    }
-    this.#refreshing = (async () => {
-      try {
-        do {
-          this.#again = false;
-          await this.#doRefresh();
-        } while (this.#again && !this.#closed);
-      } finally {
-        this.#refreshing = null;
-      }
-    })();
-    return this.#refreshing;
+    return this.#feed.update();
   }
 
   async #doRefresh(): Promise<void> {
     if (this.#closed) return;
     const now = this.#now();
-    this.#lastFull = performance.now();
     for (const [conn, until] of this.#tombstones) if (until < now) this.#tombstones.delete(conn);
-    // The counter first: a change after this read moves it again, and is read next time.
-    this.#epoch = (await this.#kv.get(this.#epochKey)).versionstamp;
     await this.#readHolders();
     const next = new Map<string, Remote>();
     const invalid = new Set<string>();
@@ -586,9 +543,8 @@ export class KvWorkerDirectory implements WorkerDirectory {
   async close(): Promise<void> {
     this.#closed = true;
     for (const t of this.#timers) clearInterval(t);
-    await this.#watch?.cancel().catch(() => {});
+    await this.#feed.close();
     await this.#ready;
-    await this.#refreshing;
     // Gone at once from the other instances' views (their workers reconnect elsewhere).
     await this.#kv.delete([this.#p, "routers", this.#routerId]).catch(() => {});
   }

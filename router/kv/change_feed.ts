@@ -15,6 +15,8 @@ export class ChangeFeed {
   readonly #timer: ReturnType<typeof setInterval>;
   #reader: ReadableStreamDefaultReader<Deno.KvEntryMaybe<unknown>[]> | undefined;
   #seen: string | null | undefined;
+  readonly #everyMs: number;
+  #lastRun = -Infinity;
   #running: Promise<void> | null = null;
   #again = false;
   #closed = false;
@@ -23,9 +25,12 @@ export class ChangeFeed {
     kv: Deno.Kv;
     key: Deno.KvKey;
     pollMs: number;
+    /** Also run `onChange` when it has not run for this long (default: only on changes). */
+    everyMs?: number;
     onChange: () => Promise<void>;
     log: Logger;
   }) {
+    this.#everyMs = opts.everyMs ?? Infinity;
     this.#kv = opts.kv;
     this.#key = opts.key;
     this.#onChange = opts.onChange;
@@ -59,6 +64,7 @@ export class ChangeFeed {
   async #poll(): Promise<void> {
     if (this.#closed) return;
     try {
+      if (performance.now() - this.#lastRun >= this.#everyMs) return await this.update();
       const e = await this.#kv.get(this.#key);
       if (e.versionstamp !== this.#seen) await this.update();
     } catch (err) {
@@ -77,6 +83,7 @@ export class ChangeFeed {
         do {
           this.#again = false;
           if (this.#closed) return;
+          this.#lastRun = performance.now();
           // The counter first: a change after this read moves it again, and is read next time.
           this.#seen = (await this.#kv.get(this.#key)).versionstamp;
           await this.#onChange();
