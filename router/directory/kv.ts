@@ -185,15 +185,21 @@ export class KvWorkerDirectory implements WorkerDirectory {
     await this.#readHolders();
   }
 
-  /** Read every instance's heartbeat deadline. */
+  /** Read every instance's heartbeat deadline (instances gone from KV are forgotten). */
   async #readHolders(): Promise<void> {
+    const seen = new Map<string, number>();
+    const mine = this.#holders.get(this.#routerId);
+    if (mine !== undefined) seen.set(this.#routerId, mine);
     for await (const e of this.#kv.list<{ until?: unknown }>({ prefix: [this.#p, "routers"] })) {
       const until = e.value?.until;
-      if (typeof e.key[2] === "string" && typeof until === "number") {
-        if (this.#holders.get(e.key[2]) !== until) this.#changed();
-        this.#holders.set(e.key[2], until);
-      }
+      if (typeof e.key[2] === "string" && typeof until === "number") seen.set(e.key[2], until);
     }
+    const same = seen.size === this.#holders.size &&
+      [...seen].every(([id, until]) => this.#holders.get(id) === until);
+    if (same) return;
+    this.#holders.clear();
+    for (const [id, until] of seen) this.#holders.set(id, until);
+    this.#changed();
   }
 
   /** True when a head read from KV is live: its deadline and its holder's heartbeat are. */
