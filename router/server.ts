@@ -21,6 +21,7 @@ import { ResultCache } from "./cache/edge.ts";
 import { KvResultTier } from "./cache/kv_tier.ts";
 import { KvDemand } from "./kv/demand.ts";
 import { KvDrains } from "./kv/drains.ts";
+import { ReplayPolicy } from "./proxy/replay.ts";
 
 /** A running router. */
 export interface RunningRouter {
@@ -130,6 +131,7 @@ export async function startRouter(
       directory,
       metrics,
       exposeWorkerId: settings.exposeWorkerId,
+      requireProvenWorkers: settings.workerApiKey !== undefined,
       tier: kv && settings.resultCache.kvMaxEntryBytes > 0
         ? new KvResultTier({
           kv,
@@ -172,6 +174,8 @@ export async function startRouter(
     body: { ...settings.http.body, budget },
     cache,
     drains,
+    replay: new ReplayPolicy(settings.replay),
+    startedAt: Date.now(),
     workerAuth: workerAuthOf(settings.workerApiKey),
     fetch: opts.fetch,
   });
@@ -211,6 +215,7 @@ export async function startRouter(
     close: () => {
       closing ??= (async () => {
         await hub.close();
+        cache?.close();
         await drains?.close();
         await demand.close();
         await cache?.tier?.flush();

@@ -1,8 +1,9 @@
 /**
  * The result cache's second tier: answers kept in Deno KV, shared by every router instance, read
  * only after a miss in local memory (so a hit on one instance is a hit on all). The key is the
- * local tier's (key.ts: tenant, pool, route, body); whether the stored revision is still served
- * is the caller's check, as for local entries. A body is split into chunks under KV's 64 KiB
+ * local tier's (key.ts: tenant, pool, route, body); whether the answer's producer still vouches
+ * for it (registered, serving, announcing that revision) is the caller's check, as for local
+ * entries: the directory is shared, so any instance can make it. A body is split into chunks under KV's 64 KiB
  * value limit; the head and its chunks are written in one atomic commit and read back with one
  * list (one snapshot), so a reader never sees half an answer. Answers above the tier's entry
  * bound stay local.
@@ -44,6 +45,8 @@ interface Head {
   status: number;
   headers: [string, string][];
   revision: string;
+  /** The worker connection that computed it (whether it still vouches is the caller's check). */
+  producer: string;
   size: number;
   chunks: number;
   gen: string;
@@ -55,7 +58,8 @@ function parseHead(v: unknown): Head | undefined {
   const h = v as Partial<Head> | null;
   if (
     typeof h?.status !== "number" || !Array.isArray(h.headers) ||
-    typeof h.revision !== "string" || typeof h.size !== "number" ||
+    typeof h.revision !== "string" || typeof h.producer !== "string" ||
+    typeof h.size !== "number" ||
     typeof h.chunks !== "number" || typeof h.gen !== "string" || typeof h.stored_at !== "number"
   ) return undefined;
   const pairsOk = h.headers.every((p) =>
@@ -98,7 +102,13 @@ export class KvResultTier implements SecondTier {
         at += c.length;
       }
       if (at !== head.size) return undefined;
-      return { status: head.status, headers: head.headers, body, revision: head.revision };
+      return {
+        status: head.status,
+        headers: head.headers,
+        body,
+        revision: head.revision,
+        producer: head.producer,
+      };
     } catch (err) {
       this.#o.log("warn", "result cache: KV read failed", { error: String(err) });
       return undefined;
@@ -122,6 +132,7 @@ export class KvResultTier implements SecondTier {
       status: a.status,
       headers: a.headers.map(([k, v]) => [k, v]),
       revision: a.revision,
+      producer: a.producer,
       size: a.body.length,
       chunks,
       gen,

@@ -17,7 +17,13 @@ const REV = "0123456789abcdef";
 function answer(size: number): StoredAnswer {
   const body = new Uint8Array(size);
   for (let i = 0; i < size; i++) body[i] = (i * 7) & 255;
-  return { status: 200, headers: [["content-type", "application/json"]], body, revision: REV };
+  return {
+    status: 200,
+    headers: [["content-type", "application/json"]],
+    body,
+    revision: REV,
+    producer: "conn-1",
+  };
 }
 
 Deno.test("kv tier: bodies over one KV value come back whole; big ones stay local; TTL", async () => {
@@ -84,9 +90,9 @@ Deno.test("kv demand: instances see each other's counts; a served pool clears th
 Deno.test("kv demand: the webhook hears one notice per pool and interval from the fleet", async () => {
   const kv = await Deno.openKv(":memory:");
   const posts: { pending: number; router_id: string }[] = [];
-  const fakeFetch = (async (_url: string, init?: RequestInit) => {
+  const fakeFetch = ((_url: string, init?: RequestInit) => {
     posts.push(JSON.parse(String(init?.body)));
-    return new Response(null, { status: 204 });
+    return Promise.resolve(new Response(null, { status: 204 }));
   }) as typeof fetch;
   const tracker = (routerId: string) =>
     new DemandTracker({
