@@ -41,17 +41,33 @@ Deno.test({
         );
       }
       const cpu = { "X-SVC-MACHINE-PROFILE": "cpu" };
-      const texts = ["one body, three routers"];
-      const first = await encode(b.url, "fixture/dense", cpu, texts);
-      assert.equal(first.status, 200);
-      assert.equal(first.headers.get("x-svc-cache"), "miss");
-      const answer = await first.text();
-      // A hit needs the answer's revision announced: the model is loaded now, on every view.
+      // The model loads on a first request; an answer is kept only once the router answering
+      // sees the worker announce its revision (through KV, for a worker held elsewhere).
+      const warm = await encode(b.url, "fixture/dense", cpu, ["warm up"]);
+      assert.equal(warm.status, 200);
+      await warm.body?.cancel();
       for (const r of routers) {
         await waitFor(async () => {
           const h = (await json(`${r.url}/health`)).body;
           return (h.loaded_models as string[] | undefined)?.includes("fixture/dense") === true;
         }, `${r.url} sees the model loaded`);
+      }
+      const texts = ["one body, three routers"];
+      const first = await encode(b.url, "fixture/dense", cpu, texts);
+      assert.equal(first.status, 200);
+      assert.equal(first.headers.get("x-svc-cache"), "miss");
+      const answer = await first.text();
+      // The shared tier is written in the background: wait for the entry in the KV file.
+      const kv = await Deno.openKv(kvPath);
+      try {
+        await waitFor(async () => {
+          for await (const e of kv.list({ prefix: ["svc", "cache"] })) {
+            if (e.key.at(-1) === "h") return true;
+          }
+          return false;
+        }, "the answer in KV");
+      } finally {
+        kv.close();
       }
       for (const r of [a, c, b]) {
         const res = await encode(r.url, "fixture/dense", cpu, texts);
