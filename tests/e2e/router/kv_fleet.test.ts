@@ -1,12 +1,30 @@
 /**
- * End to end: three router processes on one KV file (SVC_KV_PATH, with the read and write grant
- * on that path alone that `deno task router` adds) are one fleet. A worker dials router A; the
+ * End to end: three router processes on one KV file (SVC_KV_PATH), started with `deno task
+ * router`'s command line (it grants read and write on that path alone), are one fleet. A worker dials router A; the
  * same body misses once and then hits on every router; 202s for an empty pool show the fleet's
  * total demand on every router; a drain sent to router C drains the worker held by A.
  */
 import assert from "node:assert/strict";
-import { encode, json, type Proc, startRouterProc, startWorkerProc, stopAll } from "../procs.ts";
+import { E2E_TOKEN, encode, json, Proc, startWorkerProc, stopAll } from "../procs.ts";
 import { waitFor } from "../../helpers/wait.ts";
+import { taskArgs } from "../start/tasks.ts";
+
+/** A router started with exactly `deno task router`'s command line (its permission grants). */
+async function taskRouter(name: string, env: Record<string, string>) {
+  const proc = new Proc(name, await taskArgs("router", env), {
+    SVC_HOST: "127.0.0.1",
+    SVC_PORT: "0",
+    SVC_WORKER_TOKEN: E2E_TOKEN,
+    ...env,
+  });
+  try {
+    const m = await proc.waitForLine(/router listening .*port=(\d+)/);
+    return { proc, url: `http://127.0.0.1:${m[1]}` };
+  } catch (err) {
+    await proc.kill();
+    throw err;
+  }
+}
 
 Deno.test({
   name: "e2e: three routers on one KV file share cache, demand and drains",
@@ -21,13 +39,11 @@ Deno.test({
       SVC_MACHINE_PROFILES: "cpu,gpu",
       SVC_EXTRA_MODELS: "org/known=default",
     };
-    // What `deno task router` grants when SVC_KV_PATH is set: that file, nothing else.
-    const flags = [`--allow-read=${kvPath}`, `--allow-write=${kvPath}`];
     const procs: Proc[] = [];
     try {
       const routers = [];
       for (const name of ["router-a", "router-b", "router-c"]) {
-        const r = await startRouterProc(name, env, flags);
+        const r = await taskRouter(name, env);
         procs.push(r.proc);
         routers.push(r);
       }
