@@ -4,7 +4,7 @@ import { createRouterApp } from "./app.ts";
 import { SecretSet } from "@svc/shared/http/secrets";
 import { BodyBudget } from "@svc/shared/http/body_budget";
 import type { RouterSettings } from "./settings.ts";
-import { openDirectory } from "./directory/open.ts";
+import { kvPollMs, openDirectory } from "./directory/open.ts";
 import type { WorkerDirectory } from "./directory/types.ts";
 import { FleetHub } from "./fleet/hub.ts";
 import { isLoopbackListen } from "./fleet/addresses.ts";
@@ -105,7 +105,7 @@ export async function startRouter(
     metrics,
   });
   const kvPrefix = settings.directory.kvPrefix;
-  const pollMs = settings.directory.kvRefreshMs;
+  const pollMs = kvPollMs(settings.directory);
   const demand = new DemandTracker({
     share: kv
       ? new KvDemand({

@@ -320,8 +320,10 @@ const ROUTER_FIELDS = {
     min: 50,
     max: 60_000,
     default: 500,
-    doc: "how often each router polls the KV directory's change counter (one small read; a " +
-      "watch wakes it sooner where watches work) and re-reads the workers when it moved",
+    doc: "how often each router polls KV's change counters (directory, demand, drains: one " +
+      "small read each) on a shared KV file, and re-reads what moved; with Deno Deploy's " +
+      "database or `SVC_KV_URL`, where watches see every writer, ten times less often (a " +
+      "safety net)",
   }),
   SVC_KV_RENEW_MS: millis({
     min: 1000,

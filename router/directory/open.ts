@@ -37,7 +37,7 @@ export async function openDirectory(
     kv,
     prefix: settings.kvPrefix,
     staleMs: settings.staleMs,
-    refreshMs: settings.kvRefreshMs,
+    refreshMs: kvPollMs(settings),
     renewMs: settings.kvRenewMs,
     routerId,
     learned: settings.learned,
@@ -52,4 +52,17 @@ export async function openDirectory(
       if (!sharedKv) kv.close();
     },
   };
+}
+
+/** How much less often change counters are polled where watches see every writer. */
+const WATCHED_POLL_FACTOR = 10;
+
+/**
+ * How often the KV change counters are polled: every `SVC_KV_REFRESH_MS` on a local file (other
+ * processes' writes wake no watch there), ten times less often as a safety net where watches see
+ * every writer (Deno Deploy's database, a `denokv` server), since each poll is a billed read.
+ */
+export function kvPollMs(settings: DirectorySettings): number {
+  const file = settings.kvUrl === undefined && settings.kvPath !== undefined;
+  return file ? settings.kvRefreshMs : settings.kvRefreshMs * WATCHED_POLL_FACTOR;
 }

@@ -2,7 +2,8 @@
  * Three routers on one Deno KV database (instances of one fleet, modelled in one process): what
  * a client can observe is the same on each. The result cache misses once and then hits on every
  * instance; 202s show the fleet's total demand; a drain sent to any instance drains the worker;
- * pool renewals answer the same everywhere.
+ * pool renewals answer the same everywhere. No KV path is set, so the change counters are polled
+ * only every second here: the prompt updates the waits see come from KV watches.
  */
 import assert from "node:assert/strict";
 import { startFakeWorker } from "../helpers/fake_worker.ts";
