@@ -297,6 +297,15 @@ const ROUTER_FIELDS = {
     doc: "largest answer body kept in the result cache (and shared with identical requests in " +
       "flight); bigger answers are passed on, never held",
   }),
+  SVC_RESULT_CACHE_KV_MAX_ENTRY_BYTES: int({
+    min: 0,
+    max: 640 * 1024,
+    default: 256 * 1024,
+    doc: "in KV mode (`SVC_DIRECTORY=kv`) answers up to this size are also kept in Deno KV, a " +
+      "second tier shared by every router (a hit on one is a hit on all, for " +
+      "`SVC_RESULT_CACHE_TTL_S`); bigger ones stay in the router that computed them. `0`: " +
+      "no shared tier",
+  }),
   SVC_ROUTER_SERVER: oneOf(["auto", "node", "deno"], {
     default: "auto",
     doc: "HTTP server: `node` (node:http: a client that goes away cancels its request to the " +
@@ -307,7 +316,18 @@ const ROUTER_FIELDS = {
     default: "memory",
     doc: "worker directory: `memory` (one process) or `kv` (Deno KV, many isolates)",
   }),
-  SVC_KV_PATH: str({ default: undefined, doc: "KV database (unset: Deno Deploy's)" }),
+  SVC_KV_PATH: str({
+    default: undefined,
+    doc: "KV database file shared by the routers of one machine (unset: Deno Deploy's own " +
+      "database); `deno task router` grants read and write on this path alone",
+  }),
+  SVC_KV_URL: url({
+    default: undefined,
+    noCredentials: "the access token goes in DENO_KV_ACCESS_TOKEN",
+    doc: "KV Connect URL of a self-hosted `denokv` shared by routers on several machines " +
+      "(`http(s)://host:4512`); its access token is read from `DENO_KV_ACCESS_TOKEN` (never " +
+      "logged). Takes precedence over `SVC_KV_PATH`",
+  }),
   SVC_KV_PREFIX: str({
     default: "svc",
     pattern: SLUG_RE,
@@ -318,7 +338,18 @@ const ROUTER_FIELDS = {
     min: 50,
     max: 60_000,
     default: 500,
-    doc: "how often the KV directory re-reads the fleet",
+    doc: "how often each router polls KV's change counters (directory, demand, drains: one " +
+      "small read each) on a shared KV file, and re-reads what moved; with Deno Deploy's " +
+      "database or `SVC_KV_URL`, where watches see every writer, ten times less often (a " +
+      "safety net)",
+  }),
+  SVC_KV_RENEW_MS: millis({
+    min: 1000,
+    max: 600_000,
+    default: 10_000,
+    doc: "a worker's record in KV is rewritten at least this often (its liveness and load " +
+      "figures); changes to what routes (models, states, drains) are written at once. Other " +
+      "routers see load figures this late at most",
   }),
 };
 
@@ -425,9 +456,13 @@ export interface DirectorySettings {
   kind: DirectoryKind;
   /** Deno KV path; undefined = Deno.openKv() default (Deno Deploy's database). */
   kvPath: string | undefined;
+  /** KV Connect URL of a self-hosted denokv (wins over the path). */
+  kvUrl: string | undefined;
   kvPrefix: string;
-  /** How often the KV directory re-reads the fleet. */
+  /** How often the KV directory polls its change counter. */
   kvRefreshMs: number;
+  /** A worker's KV record is rewritten at least this often. */
+  kvRenewMs: number;
   /** Silence after which a worker is removed. */
   staleMs: number;
   /** How much of what workers reported is remembered. */
@@ -442,6 +477,8 @@ export interface ResultCacheSettings {
   ttlMs: number;
   /** Largest answer body cached or shared. */
   maxEntryBytes: number;
+  /** Largest answer body also kept in KV (KV mode; 0: no shared tier). */
+  kvMaxEntryBytes: number;
 }
 
 /** The router's settings, in the slices its parts receive. */
@@ -557,12 +594,15 @@ export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []):
       maxBytes: v.SVC_RESULT_CACHE_BYTES,
       ttlMs: v.SVC_RESULT_CACHE_TTL_S * 1000,
       maxEntryBytes: v.SVC_RESULT_CACHE_MAX_ENTRY_BYTES,
+      kvMaxEntryBytes: v.SVC_RESULT_CACHE_KV_MAX_ENTRY_BYTES,
     },
     directory: {
       kind: v.SVC_DIRECTORY,
       kvPath: v.SVC_KV_PATH,
+      kvUrl: v.SVC_KV_URL,
       kvPrefix: v.SVC_KV_PREFIX,
       kvRefreshMs: v.SVC_KV_REFRESH_MS,
+      kvRenewMs: v.SVC_KV_RENEW_MS,
       staleMs: v.SVC_WORKER_STALE_MS,
       learned: { maxModels: v.SVC_MAX_LEARNED_MODELS, ttlMs: DEFAULT_LEARNED.ttlMs },
     },

@@ -99,8 +99,16 @@ export function mayTakeOver(
   now: number,
   staleMs: number,
 ): boolean {
-  if (!current || current.conn_id === candidate.conn_id) return true;
-  if (!isFresh(current, now, staleMs)) return true;
+  return mayReplace(current, candidate, current !== undefined && isFresh(current, now, staleMs));
+}
+
+/** {@link mayTakeOver} when the caller decides whether `current` is live (`live`). */
+export function mayReplace(
+  current: Pick<WorkerRecord, "conn_id" | "instance_hash"> | undefined,
+  candidate: WorkerRecord,
+  live: boolean,
+): boolean {
+  if (!current || current.conn_id === candidate.conn_id || !live) return true;
   return current.instance_hash !== undefined && current.instance_hash === candidate.instance_hash;
 }
 

@@ -66,10 +66,13 @@ export class FleetHub {
    * An operator's drain: mark a worker whose socket this router holds as draining, so no new
    * request goes to it (status frames cannot undo it) while its in-flight work finishes. The
    * worker itself is not told and keeps running; a new registration (restart) serves again.
-   * Undefined when no socket here holds the id.
+   * Undefined when no socket here holds the id (with `connId`: that connection of it).
    */
-  drainWorker(id: string): Promise<WorkerRecord | undefined> {
-    return this.#byWorker.get(id)?.drain() ?? Promise.resolve(undefined);
+  drainWorker(id: string, connId?: string): Promise<WorkerRecord | undefined> {
+    const conn = this.#byWorker.get(id);
+    // A mark left for one connection (router/kv/drains.ts) does not drain a later one.
+    if (connId !== undefined && conn?.connId !== connId) return Promise.resolve(undefined);
+    return conn?.drain() ?? Promise.resolve(undefined);
   }
 
   /** Handle `GET FLEET_PATH`: refuse without a valid token, else upgrade and serve the socket. */

@@ -17,7 +17,13 @@ Deno.test("router config: defaults", () => {
   assert.equal(c.provisioning.retryAfterS, 10);
   assert.equal(c.provisioning.webhook, undefined);
   assert.equal(c.directory.kind, "memory");
+  assert.equal(c.directory.kvUrl, undefined);
+  assert.equal(c.directory.kvRenewMs, 10_000);
+  assert.equal(c.resultCache.kvMaxEntryBytes, 256 * 1024);
   assert.deepEqual(c.log, { json: false, level: "info" });
+  // A denokv server over KV Connect: the URL as given (the token stays in DENO_KV_ACCESS_TOKEN).
+  const kv = loadRouterSettings({ SVC_DIRECTORY: "kv", SVC_KV_URL: "https://kv.internal:4512" });
+  assert.equal(kv.directory.kvUrl, "https://kv.internal:4512");
 });
 
 Deno.test("router config: the fleet caps admit 1000 workers of 30 models and follow SVC_FLEET_WORKERS", () => {
@@ -96,6 +102,10 @@ Deno.test("router config: bad values name the variable, never a secret", () => {
     ],
     [{ SVC_WORKER_STALE_MS: "300", SVC_HEARTBEAT_INTERVAL_MS: "500" }, /SVC_WORKER_STALE_MS/],
     [{ SVC_LOG_LEVEL: "loud" }, /SVC_LOG_LEVEL/],
+    [{ SVC_KV_URL: "https://user:short-secret@kv.example:4512" }, /DENO_KV_ACCESS_TOKEN/],
+    [{ SVC_KV_URL: "kv.example:4512" }, /SVC_KV_URL/],
+    [{ SVC_KV_RENEW_MS: "10" }, /SVC_KV_RENEW_MS/],
+    [{ SVC_RESULT_CACHE_KV_MAX_ENTRY_BYTES: "1000000" }, /SVC_RESULT_CACHE_KV_MAX_ENTRY_BYTES/],
   ];
   for (const [env, re] of cases) {
     assert.throws(() => loadRouterSettings(env), (e: Error) => {
