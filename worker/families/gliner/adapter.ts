@@ -20,17 +20,17 @@ import type {
   RunResult,
   WorkItem,
   WorkParams,
-} from "./types.ts";
-import { outputF32, runTimed } from "./onnx_session.ts";
-import { assertFinite } from "./finite.ts";
-import { loadTextModel, type TextModel } from "./text/base.ts";
-import { planSubBatches } from "../scheduler/sub_batches.ts";
-import { type GlinerSettings, loadGlinerSettings } from "./gliner/config.ts";
-import { splitWords, type Word } from "./gliner/words.ts";
-import { planWindows } from "./gliner/windows.ts";
-import { buildRow, type GlinerRow, promptIds, type RowPrompt } from "./gliner/rows.ts";
-import { memoLast } from "./text/memo.ts";
-import { glinerFeeds } from "./gliner/feeds.ts";
+} from "../types.ts";
+import { outputF32, runTimed } from "../onnx_session.ts";
+import { assertFinite } from "../finite.ts";
+import { loadTextModel, type TextModel } from "../text/base.ts";
+import { planSubBatches } from "../../scheduler/sub_batches.ts";
+import { type GlinerSettings, loadGlinerSettings } from "./config.ts";
+import { splitWords, type Word } from "./words.ts";
+import { planWindows } from "./windows.ts";
+import { buildRow, type GlinerRow, promptIds, type RowPrompt } from "./rows.ts";
+import { memoLast } from "../text/memo.ts";
+import { glinerFeeds } from "./feeds.ts";
 import {
   collectSpans,
   type GlinerLayout,
@@ -38,16 +38,16 @@ import {
   greedyPerLabel,
   type SpanCandidate,
   toEntities,
-} from "./gliner/decode.ts";
+} from "./decode.ts";
 import {
   assembleRelations,
   MAX_RELATION_HEADS,
   relationHeads,
   relationLabels,
-} from "./gliner/relations.ts";
-import { type LabelPack, packLabels, type PassShape, passTokens } from "./gliner/cost.ts";
-import { type SpanSink, TopSpans } from "./gliner/top_spans.ts";
-import { DEFAULT_EXTRACT_BUDGET, type ExtractBudget, itemOverBudget } from "./extract_budget.ts";
+} from "./relations.ts";
+import { type LabelPack, packLabels, type PassShape, passTokens } from "./cost.ts";
+import { type SpanSink, TopSpans } from "./top_spans.ts";
+import { DEFAULT_EXTRACT_BUDGET, type ExtractBudget, itemOverBudget } from "../extract_budget.ts";
 
 /**
  * Tokens a head entity is assumed to take when a relation pass is costed before the heads are
