@@ -25,6 +25,8 @@ import {
 } from "@svc/shared/catalog/schema";
 import { nliHeads } from "../../families/classification.ts";
 import { labelList } from "../../families/labels.ts";
+import { FAMILY_INFOS } from "../../families/infos.ts";
+import { DEFAULT_BATCH_TOKENS, type FamilyInfo } from "../../families/info.ts";
 import { type GraphSignature, type GraphValue, readGraphSignature } from "@svc/onnx";
 import type { EntryOptions } from "../model_entries.ts";
 import { DetectionError, OVERRIDE_FILE, REPOSITORY, sayIt } from "./errors.ts";
@@ -81,28 +83,6 @@ export function detectedBundle(family: Family, workerBundle: string): string {
   return FAMILY_OPS[family] === "extract" ? "extract" : "default";
 }
 
-/** Tokens per ONNX batch by family (vocabulary-wide outputs and span grids need smaller ones). */
-const BATCH_TOKENS: Partial<Record<Family, number>> = {
-  sparse: 2048,
-  gliner: 4096,
-  token_classification: 4096,
-  detection: 4096,
-};
-
-/** What each family produces and reads. */
-const FAMILY_IO: Partial<Record<Family, { inputs: ("text" | "image")[]; outputs: OutputKind[] }>> =
-  {
-    dense: { inputs: ["text"], outputs: ["dense"] },
-    sparse: { inputs: ["text"], outputs: ["sparse"] },
-    reranker: { inputs: ["text"], outputs: ["score"] },
-    token_classification: { inputs: ["text"], outputs: ["entities"] },
-    zero_shot: { inputs: ["text"], outputs: ["classifications"] },
-    gliner: { inputs: ["text"], outputs: ["entities", "data"] },
-    clip: { inputs: ["text", "image"], outputs: ["dense"] },
-    detection: { inputs: ["image"], outputs: ["objects"] },
-    zero_shot_detection: { inputs: ["image"], outputs: ["objects"] },
-  };
-
 /** Model types whose position table starts after the padding index (RoBERTa's offset of 2). */
 const OFFSET_POSITIONS = new Set([
   "roberta",
@@ -150,7 +130,8 @@ export async function detectModel(input: DetectInput): Promise<ModelConfig> {
   ctx.st = await readSentenceTransformers(view, given.pooling !== undefined);
   const family = await detectFamily(ctx);
   const graphs = chooseGraphs(ctx, family);
-  const io = FAMILY_IO[family] ?? { inputs: ["text"], outputs: [] };
+  // An override file may name a family this release lacks: parseModelConfig refuses it below.
+  const info = FAMILY_INFOS[family] as FamilyInfo | undefined;
   const files: Record<string, string> = { ...graphs.files, ...supportFiles(ctx, family) };
   rec.set("files.model", files.model, graphs.from);
   if (files.tokenizer_config) {
@@ -165,14 +146,14 @@ export async function detectModel(input: DetectInput): Promise<ModelConfig> {
       : { repo: input.id, revision: "local" },
     files,
     ...(graphs.cpu ? { device_files: { cpu: graphs.cpu } } : {}),
-    inputs: io.inputs,
-    outputs: io.outputs,
+    inputs: [...info?.io.inputs ?? ["text"]],
+    outputs: [...info?.io.outputs ?? []],
     dims: {},
     max_sequence_length: 0,
     pooling: "none",
     normalize: false,
     prompts: {},
-    batch_token_budget: BATCH_TOKENS[family] ?? 8192,
+    batch_token_budget: info?.batchTokens ?? DEFAULT_BATCH_TOKENS,
     bundle: input.bundleFor(family),
     licence: "see model card",
     verified_offline: false,

@@ -1,0 +1,13 @@
+/** CLIP: a text tower and a vision tower, two graphs into one embedding space. */
+import { defineFamily } from "../info.ts";
+
+/** The clip family. */
+export const clipInfo = defineFamily("clip", {
+  // Two graphs: a LoRA adapter patches one text encoder.
+  lora: false,
+  io: { inputs: ["text", "image"], outputs: ["dense"] },
+  graphs: () => [
+    { role: "model", feeds: ["input_ids", "attention_mask"], reads: [["text_embeds"]] },
+    { role: "vision_model", feeds: ["pixel_values"], reads: [["image_embeds"]] },
+  ],
+});

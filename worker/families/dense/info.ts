@@ -1,0 +1,10 @@
+/** Dense text encoders: one vector per text, pooled from token states or by the graph. */
+import { defineFamily, textGraph } from "../info.ts";
+import { DENSE_OUTPUTS } from "../output_names.ts";
+
+/** The dense family. */
+export const denseInfo = defineFamily("dense", {
+  lora: true,
+  io: { inputs: ["text"], outputs: ["dense"] },
+  graphs: textGraph(DENSE_OUTPUTS),
+});

@@ -1,0 +1,78 @@
+/**
+ * What the main thread knows of a model family without loading it: one `FamilyInfo` per family in
+ * `infos.ts`. It must stay free of ONNX Runtime and the tokenizer (the adapters, which need them,
+ * are listed apart in `adapters.ts` for the inference thread).
+ */
+import type { ServedModel } from "@svc/shared/catalog";
+import {
+  type Family,
+  FAMILY_OPS,
+  type ModelConfig,
+  type OutputKind,
+} from "@svc/shared/catalog/schema";
+import type { ExtractParams } from "@svc/shared/schemas/extract";
+import type { Common, ExtractPlan, PlanContext } from "../service/extract/common.ts";
+
+/** The I/O contract of one ONNX file of a family (checked by `catalog:verify`). */
+export interface GraphContract {
+  /** Catalog file role holding the graph (`model`, `vision_model`). */
+  role: string;
+  /** Inputs the family can feed; every declared graph input must be one of them. */
+  feeds: readonly string[];
+  /** Outputs the family reads: for each group, one of its names must be a graph output. */
+  reads: readonly (readonly string[])[];
+}
+
+/** How an extract family turns a request into a batch for its adapter. */
+export interface ExtractFamily {
+  /** Build the plan; throws INVALID_INPUT on params the model cannot take. */
+  plan(served: ServedModel, p: ExtractParams, c: Common, context: PlanContext): ExtractPlan;
+  /** Request options only this family (and others naming them) reads: elsewhere they are a 400. */
+  options?: readonly string[];
+  /** True when it can fill `params.output_schema` (span models). */
+  fillsSchema?: boolean;
+}
+
+/** One family, as the main thread sees it. */
+export interface FamilyInfo<F extends Family = Family> {
+  family: F;
+  /** The op it serves, from the catalog schema's `FAMILY_OPS`. */
+  op: typeof FAMILY_OPS[F];
+  /**
+   * Takes LoRA adapters: only encode families whose graph is one text encoder loaded by
+   * `text/base.ts` (a patched copy of it is what an adapter runs).
+   */
+  lora: boolean;
+  /** What a model detected from its files reads and produces (before family settings refine it). */
+  io: { inputs: ("text" | "image")[]; outputs: OutputKind[] };
+  /** Tokens per ONNX batch of a detected model (vocabulary-wide outputs need smaller ones). */
+  batchTokens: number;
+  /** The graphs of an entry and what the family feeds and reads of each. */
+  graphs(config: ModelConfig): GraphContract[];
+  /** Extract families: the request plan. */
+  extract?: ExtractFamily;
+}
+
+/** Tokens per ONNX batch unless a family says otherwise. */
+export const DEFAULT_BATCH_TOKENS = 8192;
+
+/** The token inputs every text graph may declare. */
+export const TOKEN_FEEDS = ["input_ids", "attention_mask", "token_type_ids"] as const;
+
+/** A family's info, its op taken from `FAMILY_OPS` (the one list of families and their ops). */
+export function defineFamily<F extends Family>(
+  family: F,
+  info: Omit<FamilyInfo<F>, "family" | "op" | "batchTokens"> & { batchTokens?: number },
+): FamilyInfo<F> {
+  return {
+    ...info,
+    family,
+    op: FAMILY_OPS[family],
+    batchTokens: info.batchTokens ?? DEFAULT_BATCH_TOKENS,
+  };
+}
+
+/** A text family with one graph fed tokens and read through one output group. */
+export function textGraph(reads: readonly string[]): (config: ModelConfig) => GraphContract[] {
+  return () => [{ role: "model", feeds: TOKEN_FEEDS, reads: [reads] }];
+}

@@ -1,0 +1,10 @@
+/** Cross-encoder rerankers: one relevance logit per (query, document) pair. */
+import { defineFamily, textGraph } from "../info.ts";
+import { RERANKER_OUTPUTS } from "../output_names.ts";
+
+/** The reranker family. */
+export const rerankerInfo = defineFamily("reranker", {
+  lora: false,
+  io: { inputs: ["text"], outputs: ["score"] },
+  graphs: textGraph(RERANKER_OUTPUTS),
+});

@@ -1,0 +1,20 @@
+/** Token classifiers (NER): a label per token, merged into entity spans. */
+import { checkLabelList } from "../../service/extract/labels.ts";
+import { MAX_LABELS } from "../../service/extract/limits.ts";
+import { refuseInstruction } from "../../service/extract/common.ts";
+import { defineFamily, textGraph } from "../info.ts";
+
+/** The token_classification family. */
+export const tokenClassificationInfo = defineFamily("token_classification", {
+  lora: false,
+  io: { inputs: ["text"], outputs: ["entities"] },
+  batchTokens: 4096,
+  graphs: textGraph(["logits"]),
+  extract: {
+    plan(served, p, c) {
+      refuseInstruction(served, c, "a token classifier reads the text alone");
+      const labels = checkLabelList(p.labels, "params.labels", MAX_LABELS);
+      return { work: { op: "extract", labels, threshold: c.threshold }, outputs: ["entities"] };
+    },
+  },
+});

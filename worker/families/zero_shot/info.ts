@@ -1,0 +1,43 @@
+/** NLI zero-shot classifiers: each candidate label scored as a hypothesis about the text. */
+import { invalidInput } from "@svc/shared/errors";
+import { checkLabel } from "../../service/extract/labels.ts";
+import { MAX_TEMPLATE_LENGTH } from "../../service/extract/limits.ts";
+import { candidateLabels, multiLabelOf } from "../../service/extract/common.ts";
+import { defineFamily, textGraph } from "../info.ts";
+
+/** The NLI template used when neither the request nor the catalog names one. */
+const DEFAULT_HYPOTHESIS_TEMPLATE = "This example is {}.";
+
+/** The zero_shot family. */
+export const zeroShotInfo = defineFamily("zero_shot", {
+  lora: false,
+  io: { inputs: ["text"], outputs: ["classifications"] },
+  graphs: textGraph(["logits"]),
+  extract: {
+    options: ["hypothesis_template", "multi_label"],
+    plan(served, p, c) {
+      const labels = candidateLabels(served, p);
+      const raw = c.options.hypothesis_template ??
+        served.config.family_options.hypothesis_template ??
+        DEFAULT_HYPOTHESIS_TEMPLATE;
+      const template = checkLabel(raw, "options.hypothesis_template", MAX_TEMPLATE_LENGTH);
+      if (template.split("{}").length !== 2) {
+        throw invalidInput(
+          "options.hypothesis_template must hold '{}' exactly once (where the label goes), " +
+            `e.g. "${DEFAULT_HYPOTHESIS_TEMPLATE}"`,
+        );
+      }
+      return {
+        work: {
+          op: "extract",
+          labels,
+          threshold: c.threshold,
+          prompt: c.instruction,
+          hypothesisTemplate: template,
+          multiLabel: multiLabelOf(served, c.options),
+        },
+        outputs: ["classifications"],
+      };
+    },
+  },
+});

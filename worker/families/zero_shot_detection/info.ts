@@ -1,0 +1,15 @@
+/** Open-vocabulary detection (OWL-ViT, OWLv2): text queries and an image. */
+import { planZeroShotDetection } from "../../service/extract/vision.ts";
+import { defineFamily } from "../info.ts";
+
+/** The zero_shot_detection family. */
+export const zeroShotDetectionInfo = defineFamily("zero_shot_detection", {
+  lora: false,
+  io: { inputs: ["image"], outputs: ["objects"] },
+  graphs: () => [{
+    role: "model",
+    feeds: ["input_ids", "attention_mask", "pixel_values"],
+    reads: [["logits"], ["pred_boxes"]],
+  }],
+  extract: { plan: planZeroShotDetection },
+});
