@@ -8,10 +8,13 @@ import {
   type Family,
   FAMILY_OPS,
   type ModelConfig,
+  type ModelConfigInput,
   type OutputKind,
 } from "@svc/shared/catalog/schema";
 import type { ExtractParams } from "@svc/shared/schemas/extract";
 import type { Common, ExtractPlan, PlanContext } from "../service/extract/common.ts";
+import type { Ctx as DetectCtx } from "../catalog/detect/context.ts";
+import type { GraphChoice } from "../catalog/detect/onnx_files.ts";
 
 /** The I/O contract of one ONNX file of a family (checked by `catalog:verify`). */
 export interface GraphContract {
@@ -33,6 +36,25 @@ export interface ExtractFamily {
   fillsSchema?: boolean;
 }
 
+/**
+ * What configuring a model of the family from its repository's own files (`SVC_MODELS`) adds to
+ * the steps every family shares (`worker/catalog/detect/detect.ts`).
+ */
+export interface FamilyDetect {
+  /** Family settings (pooling, dims, labels, activation, image settings), each with its source. */
+  configure?(ctx: DetectCtx, graphs: GraphChoice, out: ModelConfigInput): void | Promise<void>;
+  /** The graph files, when the family runs other than one graph (CLIP's two towers). */
+  chooseGraphs?(ctx: DetectCtx): GraphChoice;
+  /** False for a family that reads no text (so has no tokenizer). */
+  tokenizer?: false;
+  /** True when it reads `preprocessor_config.json` (image families). */
+  preprocessor?: true;
+  /** Its own support files by role, given which paths the repository has. */
+  supportFiles?(has: (path: string) => boolean): Record<string, string>;
+  /** The longest input, when it is not a text's length in tokens. */
+  maxLength?(ctx: DetectCtx): number;
+}
+
 /** One family, as the main thread sees it. */
 export interface FamilyInfo<F extends Family = Family> {
   family: F;
@@ -49,6 +71,8 @@ export interface FamilyInfo<F extends Family = Family> {
   batchTokens: number;
   /** The graphs of an entry and what the family feeds and reads of each. */
   graphs(config: ModelConfig): GraphContract[];
+  /** How detection configures it from its files (nothing beyond the shared steps if absent). */
+  detect?: FamilyDetect;
   /** Extract families: the request plan. */
   extract?: ExtractFamily;
 }

@@ -1,4 +1,5 @@
 /** CLIP: a text tower and a vision tower, two graphs into one embedding space. */
+import { clipGraphs, configureClip } from "./detect.ts";
 import { defineFamily } from "../info.ts";
 
 /** The clip family. */
@@ -10,4 +11,5 @@ export const clipInfo = defineFamily("clip", {
     { role: "model", feeds: ["input_ids", "attention_mask"], reads: [["text_embeds"]] },
     { role: "vision_model", feeds: ["pixel_values"], reads: [["image_embeds"]] },
   ],
+  detect: { configure: configureClip, chooseGraphs: clipGraphs, preprocessor: true },
 });

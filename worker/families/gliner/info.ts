@@ -1,4 +1,5 @@
 /** GLiNER span models: entity types (and, on multitask models, relations) found as spans. */
+import { configureGliner, glinerFiles } from "./detect.ts";
 import { defineFamily, TOKEN_FEEDS } from "../info.ts";
 import { planGliner } from "./plan.ts";
 
@@ -13,5 +14,9 @@ export const glinerInfo = defineFamily("gliner", {
     feeds: [...TOKEN_FEEDS, "words_mask", "text_lengths", "span_idx", "span_mask"],
     reads: [["logits"]],
   }],
+  detect: {
+    configure: (ctx, _graphs, out) => configureGliner(ctx, out),
+    supportFiles: glinerFiles,
+  },
   extract: { plan: planGliner, options: ["entity_labels"], fillsSchema: true },
 });

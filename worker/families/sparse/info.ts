@@ -1,4 +1,5 @@
 /** SPLADE-style sparse encoders: masked-LM logits over the vocabulary, per token. */
+import { configureSparse } from "./detect.ts";
 import { defineFamily, textGraph } from "../info.ts";
 import { SPARSE_OUTPUTS } from "../output_names.ts";
 
@@ -9,4 +10,5 @@ export const sparseInfo = defineFamily("sparse", {
   // Vocabulary-wide outputs per token: a smaller batch keeps the logits tensor bounded.
   batchTokens: 2048,
   graphs: textGraph(SPARSE_OUTPUTS),
+  detect: { configure: configureSparse },
 });

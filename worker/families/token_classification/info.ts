@@ -2,6 +2,7 @@
 import { checkLabelList } from "../../service/extract/labels.ts";
 import { MAX_LABELS } from "../../service/extract/limits.ts";
 import { refuseInstruction } from "../../service/extract/common.ts";
+import { configureId2label } from "../../catalog/detect/context.ts";
 import { defineFamily, textGraph } from "../info.ts";
 
 /** The token_classification family. */
@@ -10,6 +11,7 @@ export const tokenClassificationInfo = defineFamily("token_classification", {
   io: { inputs: ["text"], outputs: ["entities"] },
   batchTokens: 4096,
   graphs: textGraph(["logits"]),
+  detect: { configure: (ctx, _graphs, out) => configureId2label(ctx, out) },
   extract: {
     plan(served, p, c) {
       refuseInstruction(served, c, "a token classifier reads the text alone");

@@ -3,6 +3,9 @@ import { invalidInput } from "@svc/shared/errors";
 import { checkLabel } from "../../service/extract/labels.ts";
 import { MAX_TEMPLATE_LENGTH } from "../../service/extract/limits.ts";
 import { candidateLabels, multiLabelOf } from "../../service/extract/common.ts";
+import { configureId2label } from "../../catalog/detect/context.ts";
+import { DetectionError, sayIt } from "../../catalog/detect/errors.ts";
+import { nliHeads } from "../classification.ts";
 import { defineFamily, textGraph } from "../info.ts";
 
 /** The NLI template used when neither the request nor the catalog names one. */
@@ -13,6 +16,22 @@ export const zeroShotInfo = defineFamily("zero_shot", {
   lora: false,
   io: { inputs: ["text"], outputs: ["classifications"] },
   graphs: textGraph(["logits"]),
+  detect: {
+    // The labels must name an entailment class (and a contradiction one, or none).
+    configure: (ctx, _graphs, out) =>
+      configureId2label(ctx, out, (labels) => {
+        try {
+          nliHeads(labels);
+        } catch (err) {
+          throw new DetectionError(
+            "config.json",
+            "id2label",
+            (err as Error).message,
+            sayIt("family", '"reranker"'),
+          );
+        }
+      }),
+  },
   extract: {
     options: ["hypothesis_template", "multi_label"],
     plan(served, p, c) {

@@ -1,5 +1,6 @@
 /** Open-vocabulary detection (OWL-ViT, OWLv2): text queries and an image. */
 import { planZeroShotDetection } from "../../service/extract/vision.ts";
+import { imageSettings } from "../../catalog/detect/context.ts";
 import { defineFamily } from "../info.ts";
 
 /** The zero_shot_detection family. */
@@ -11,5 +12,11 @@ export const zeroShotDetectionInfo = defineFamily("zero_shot_detection", {
     feeds: ["input_ids", "attention_mask", "pixel_values"],
     reads: [["logits"], ["pred_boxes"]],
   }],
+  detect: {
+    preprocessor: true,
+    configure: (ctx, _graphs, out) => {
+      Object.assign(out.family_options!, imageSettings(ctx, "zero_shot_detection"));
+    },
+  },
   extract: { plan: planZeroShotDetection },
 });
