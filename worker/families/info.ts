@@ -65,8 +65,15 @@ export interface FamilyInfo<F extends Family = Family> {
    * `text/base.ts` (a patched copy of it is what an adapter runs).
    */
   lora: boolean;
+  /**
+   * On CPU, a quantised graph is checked against the float one by a load probe (inference
+   * thread): families whose outputs compare as embeddings (cosine) or reranker scores.
+   */
+  int8Probe: boolean;
   /** What a model detected from its files reads and produces (before family settings refine it). */
   io: { inputs: ("text" | "image")[]; outputs: OutputKind[] };
+  /** True when it reads exactly one image per item (its boxes belong to one image). */
+  oneImagePerItem?: true;
   /** Tokens per ONNX batch of a detected model (vocabulary-wide outputs need smaller ones). */
   batchTokens: number;
   /** The graphs of an entry and what the family feeds and reads of each. */

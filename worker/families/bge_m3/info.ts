@@ -5,6 +5,7 @@ import { M3_HEAD_OUTPUTS } from "../output_names.ts";
 /** The bge_m3 family. */
 export const bgeM3Info = defineFamily("bge_m3", {
   lora: true,
+  int8Probe: true,
   io: { inputs: ["text"], outputs: [] },
   // The heads the entry serves are the outputs the graph must have.
   graphs: (config) => [{

@@ -6,6 +6,7 @@ import { defineFamily } from "../info.ts";
 export const clipInfo = defineFamily("clip", {
   // Two graphs: a LoRA adapter patches one text encoder.
   lora: false,
+  int8Probe: false,
   io: { inputs: ["text", "image"], outputs: ["dense"] },
   graphs: () => [
     { role: "model", feeds: ["input_ids", "attention_mask"], reads: [["text_embeds"]] },

@@ -7,7 +7,9 @@ import { defineFamily } from "../info.ts";
 /** The detection family. */
 export const detectionInfo = defineFamily("detection", {
   lora: false,
+  int8Probe: false,
   io: { inputs: ["image"], outputs: ["objects"] },
+  oneImagePerItem: true,
   batchTokens: 4096,
   graphs: () => [{
     role: "model",

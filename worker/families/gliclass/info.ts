@@ -5,6 +5,7 @@ import { defineFamily, textGraph } from "../info.ts";
 /** The gliclass family. */
 export const gliclassInfo = defineFamily("gliclass", {
   lora: false,
+  int8Probe: false,
   io: { inputs: ["text"], outputs: [] },
   graphs: textGraph(["logits"]),
   extract: {

@@ -6,6 +6,7 @@ import { planGliner } from "./plan.ts";
 /** The gliner family. */
 export const glinerInfo = defineFamily("gliner", {
   lora: false,
+  int8Probe: false,
   io: { inputs: ["text"], outputs: ["entities", "data"] },
   // Span grids grow with words times widths times labels: a smaller batch bounds them.
   batchTokens: 4096,

@@ -6,6 +6,7 @@ import { RERANKER_OUTPUTS } from "../output_names.ts";
 /** The reranker family. */
 export const rerankerInfo = defineFamily("reranker", {
   lora: false,
+  int8Probe: true,
   io: { inputs: ["text"], outputs: ["score"] },
   graphs: textGraph(RERANKER_OUTPUTS),
   detect: { configure: (ctx, _graphs, out) => configureReranker(ctx, out) },

@@ -6,6 +6,7 @@ import { SPARSE_OUTPUTS } from "../output_names.ts";
 /** The sparse family. */
 export const sparseInfo = defineFamily("sparse", {
   lora: true,
+  int8Probe: true,
   io: { inputs: ["text"], outputs: ["sparse"] },
   // Vocabulary-wide outputs per token: a smaller batch keeps the logits tensor bounded.
   batchTokens: 2048,

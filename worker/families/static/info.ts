@@ -8,6 +8,7 @@ import { DENSE_OUTPUTS } from "../output_names.ts";
 /** The static family. */
 export const staticInfo = defineFamily("static", {
   lora: false,
+  int8Probe: true,
   io: { inputs: ["text"], outputs: [] },
   graphs: textGraph(DENSE_OUTPUTS),
 });

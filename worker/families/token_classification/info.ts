@@ -8,6 +8,7 @@ import { defineFamily, textGraph } from "../info.ts";
 /** The token_classification family. */
 export const tokenClassificationInfo = defineFamily("token_classification", {
   lora: false,
+  int8Probe: false,
   io: { inputs: ["text"], outputs: ["entities"] },
   batchTokens: 4096,
   graphs: textGraph(["logits"]),

@@ -14,6 +14,7 @@ const DEFAULT_HYPOTHESIS_TEMPLATE = "This example is {}.";
 /** The zero_shot family. */
 export const zeroShotInfo = defineFamily("zero_shot", {
   lora: false,
+  int8Probe: false,
   io: { inputs: ["text"], outputs: ["classifications"] },
   graphs: textGraph(["logits"]),
   detect: {

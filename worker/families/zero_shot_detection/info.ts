@@ -6,7 +6,9 @@ import { defineFamily } from "../info.ts";
 /** The zero_shot_detection family. */
 export const zeroShotDetectionInfo = defineFamily("zero_shot_detection", {
   lora: false,
+  int8Probe: false,
   io: { inputs: ["image"], outputs: ["objects"] },
+  oneImagePerItem: true,
   graphs: () => [{
     role: "model",
     feeds: ["input_ids", "attention_mask", "pixel_values"],
