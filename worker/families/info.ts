@@ -15,6 +15,9 @@ import type { ExtractParams } from "@svc/shared/schemas/extract";
 import type { Common, ExtractPlan, PlanContext } from "../service/extract/common.ts";
 import type { Ctx as DetectCtx } from "../catalog/detect/context.ts";
 import type { GraphChoice } from "../catalog/detect/onnx_files.ts";
+import type { PreprocessorReader } from "../catalog/detect/images.ts";
+import type { Json } from "../catalog/detect/repo_view.ts";
+import type { ImageOptionReader, ImageSpec } from "../images/spec.ts";
 
 /** The I/O contract of one ONNX file of a family (checked by `catalog:verify`). */
 export interface GraphContract {
@@ -55,6 +58,16 @@ export interface FamilyDetect {
   maxLength?(ctx: DetectCtx): number;
 }
 
+/** How an image family reads its images (the main thread builds the pool's spec; no library). */
+export interface FamilyImages {
+  /** The resampling filter unless `family_options.resample` names one. */
+  resample: "bicubic" | "bilinear";
+  /** Geometry and normalisation from `family_options` (`images/spec.ts`). */
+  spec(read: ImageOptionReader, kernel: ImageSpec["kernel"]): ImageSpec;
+  /** Its own `family_options` from preprocessor_config.json (detection; `catalog/detect/images.ts`). */
+  fromPreprocessor(pre: Json, read: PreprocessorReader): Record<string, unknown>;
+}
+
 /** One family, as the main thread sees it. */
 export interface FamilyInfo<F extends Family = Family> {
   family: F;
@@ -80,6 +93,8 @@ export interface FamilyInfo<F extends Family = Family> {
   graphs(config: ModelConfig): GraphContract[];
   /** How detection configures it from its files (nothing beyond the shared steps if absent). */
   detect?: FamilyDetect;
+  /** Image families: how they read images. */
+  images?: FamilyImages;
   /** Extract families: the request plan. */
   extract?: ExtractFamily;
 }

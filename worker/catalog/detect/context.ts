@@ -7,6 +7,7 @@ import type { DetectionRecord, Family, ModelConfigInput } from "@svc/shared/cata
 import { type GraphSignature, type GraphValue, readGraphSignature } from "@svc/onnx";
 import type { EntryOptions } from "../model_entries.ts";
 import { labelList } from "../../families/labels.ts";
+import type { FamilyImages } from "../../families/info.ts";
 import { DetectionError, OVERRIDE_FILE, REPOSITORY } from "./errors.ts";
 import { imageOptions, PREPROCESSOR } from "./images.ts";
 import { hasCheckpointWeights } from "./onnx_files.ts";
@@ -110,12 +111,15 @@ export function describe(values: readonly GraphValue[]): string {
 }
 
 /** Image settings from preprocessor_config.json, unless the override file gives them. */
-export function imageSettings(ctx: Ctx, family: Family): Record<string, unknown> {
+export function imageSettings(
+  ctx: Ctx,
+  images: FamilyImages | undefined,
+): Record<string, unknown> {
   const given = ctx.rec.overrides.values.family_options;
   if (isJsonObject(given) && (given.image_mean !== undefined || given.image_size !== undefined)) {
     return {};
   }
-  const opts = imageOptions(family, ctx.preprocessor);
+  const opts = imageOptions(images, ctx.preprocessor);
   for (const [k, v] of Object.entries(opts)) {
     ctx.rec.set(`family_options.${k}`, v, `${PREPROCESSOR} ${k}`);
   }

@@ -2,6 +2,7 @@
  * Detecting a CLIP model: the text and vision towers as two graphs, the embedding width, and the
  * image settings.
  */
+import { clipImages } from "./images.ts";
 import type { ModelConfigInput } from "@svc/shared/catalog/schema";
 import { type Ctx, imageSettings, localSignature, noOnnx } from "../../catalog/detect/context.ts";
 import { DetectionError, OVERRIDE_FILE, REPOSITORY, sayIt } from "../../catalog/detect/errors.ts";
@@ -59,5 +60,5 @@ export async function configureClip(
     true,
     "clip family (text and image vectors are L2-normalised)",
   );
-  Object.assign(fo, imageSettings(ctx, "clip"));
+  Object.assign(fo, imageSettings(ctx, clipImages));
 }

@@ -2,6 +2,7 @@
 import { planDetection } from "../../service/extract/vision.ts";
 import { imageSettings } from "../../catalog/detect/context.ts";
 import { DetectionError, sayIt } from "../../catalog/detect/errors.ts";
+import { detectionImages } from "./images.ts";
 import { defineFamily } from "../info.ts";
 
 /** The detection family. */
@@ -11,6 +12,7 @@ export const detectionInfo = defineFamily("detection", {
   io: { inputs: ["image"], outputs: ["objects"] },
   oneImagePerItem: true,
   batchTokens: 4096,
+  images: detectionImages,
   graphs: () => [{
     role: "model",
     feeds: ["pixel_values", "pixel_mask"],
@@ -20,7 +22,7 @@ export const detectionInfo = defineFamily("detection", {
     tokenizer: false,
     preprocessor: true,
     configure: (ctx, _graphs, out) => {
-      Object.assign(out.family_options!, imageSettings(ctx, "detection"));
+      Object.assign(out.family_options!, imageSettings(ctx, detectionImages));
     },
     // A detector's "length" is its number of queries: the detections per image.
     maxLength: ({ rec, config }) => {
