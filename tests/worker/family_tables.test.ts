@@ -42,3 +42,22 @@ Deno.test("family tables: every family has its folder with info.ts, and no folde
 Deno.test("family tables: LoRA families, in the catalog's order", () => {
   assert.deepEqual(LORA_FAMILIES, ["dense", "sparse", "colbert", "bge_m3"]);
 });
+
+Deno.test("family tables: architecture rules name at most one family each", () => {
+  const expected: Record<string, string | undefined> = {
+    CLIPModel: "clip",
+    OwlViTForObjectDetection: "zero_shot_detection",
+    Owlv2ForObjectDetection: "zero_shot_detection",
+    DetrForObjectDetection: "detection",
+    YolosForObjectDetection: "detection",
+    BertForTokenClassification: "token_classification",
+    // Left to the rules that choose by labels or graph (detect/family.ts).
+    BertModel: undefined,
+    BertForSequenceClassification: undefined,
+    BertForMaskedLM: undefined,
+  };
+  for (const [arch, family] of Object.entries(expected)) {
+    const named = FAMILIES.filter((f) => FAMILY_INFOS[f].detect?.architecture?.(arch));
+    assert.deepEqual(named, family ? [family] : [], arch);
+  }
+});

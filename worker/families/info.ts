@@ -44,6 +44,11 @@ export interface ExtractFamily {
  * the steps every family shares (`worker/catalog/detect/detect.ts`).
  */
 export interface FamilyDetect {
+  /**
+   * True when config.json `architectures` alone names this family; no two families' rules may
+   * match one architecture (tests/worker/family_tables.test.ts).
+   */
+  architecture?(arch: string): boolean;
   /** Family settings (pooling, dims, labels, activation, image settings), each with its source. */
   configure?(ctx: DetectCtx, graphs: GraphChoice, out: ModelConfigInput): void | Promise<void>;
   /** The graph files, when the family runs other than one graph (CLIP's two towers). */

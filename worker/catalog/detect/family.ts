@@ -1,10 +1,12 @@
 /**
  * Which family a repository holds, from its own files: explicit, then GLiNER's config,
- * sentence-transformers' modules, then `config.json` `architectures` (and, where the architecture
- * leaves it open, the labels or the graph's outputs). Never a guess: what the files do not settle
+ * sentence-transformers' modules, then `config.json` `architectures`: a family's own rule (its
+ * info's `detect.architecture`), else, where the architecture leaves a choice, the labels or the
+ * graph's outputs. Never a guess: what the files do not settle
  * is a DetectionError saying how to name the family.
  */
-import type { Family } from "@svc/shared/catalog/schema";
+import { FAMILIES, type Family } from "@svc/shared/catalog/schema";
+import { FAMILY_INFOS } from "../../families/infos.ts";
 import { labelList } from "../../families/labels.ts";
 import { type Ctx, describe, noOnnx, signatureOf } from "./context.ts";
 import { DetectionError, sayIt } from "./errors.ts";
@@ -46,14 +48,10 @@ export async function detectFamily(ctx: Ctx): Promise<Family> {
     );
   }
   const from = `config.json architectures (${arch})`;
-  if (arch === "CLIPModel") return rec.set("family", "clip", from);
-  if (/^Owl(ViT|v2)ForObjectDetection$/.test(arch)) {
-    return rec.set("family", "zero_shot_detection", from);
-  }
-  if (arch.endsWith("ForObjectDetection")) return rec.set("family", "detection", from);
-  if (arch.endsWith("ForTokenClassification")) {
-    return rec.set("family", "token_classification", from);
-  }
+  // A family whose architecture alone names it says so in its info (the rules do not overlap).
+  const named = FAMILIES.find((f) => FAMILY_INFOS[f].detect?.architecture?.(arch));
+  if (named) return rec.set("family", named, from);
+  // Where the architecture leaves a choice, the labels or the graph decide.
   if (arch.endsWith("ForSequenceClassification")) return sequenceFamily(ctx, arch);
   if (arch.endsWith("ForMaskedLM")) return await maskedLmFamily(ctx, arch);
   if (/Model$/.test(arch) && !/For[A-Z]\w*Model$/.test(arch)) {

@@ -14,5 +14,10 @@ export const clipInfo = defineFamily("clip", {
     { role: "model", feeds: ["input_ids", "attention_mask"], reads: [["text_embeds"]] },
     { role: "vision_model", feeds: ["pixel_values"], reads: [["image_embeds"]] },
   ],
-  detect: { configure: configureClip, chooseGraphs: clipGraphs, preprocessor: true },
+  detect: {
+    architecture: (arch) => arch === "CLIPModel",
+    configure: configureClip,
+    chooseGraphs: clipGraphs,
+    preprocessor: true,
+  },
 });

@@ -19,6 +19,9 @@ export const detectionInfo = defineFamily("detection", {
     reads: [["logits"], ["pred_boxes"]],
   }],
   detect: {
+    // Open-vocabulary detectors (OWL) are the zero_shot_detection family.
+    architecture: (arch) =>
+      arch.endsWith("ForObjectDetection") && !/^Owl(ViT|v2)ForObjectDetection$/.test(arch),
     tokenizer: false,
     preprocessor: true,
     configure: (ctx, _graphs, out) => {

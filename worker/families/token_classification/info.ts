@@ -12,7 +12,10 @@ export const tokenClassificationInfo = defineFamily("token_classification", {
   io: { inputs: ["text"], outputs: ["entities"] },
   batchTokens: 4096,
   graphs: textGraph(["logits"]),
-  detect: { configure: (ctx, _graphs, out) => configureId2label(ctx, out) },
+  detect: {
+    architecture: (arch) => arch.endsWith("ForTokenClassification"),
+    configure: (ctx, _graphs, out) => configureId2label(ctx, out),
+  },
   extract: {
     plan(served, p, c) {
       refuseInstruction(served, c, "a token classifier reads the text alone");

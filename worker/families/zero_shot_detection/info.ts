@@ -17,6 +17,7 @@ export const zeroShotDetectionInfo = defineFamily("zero_shot_detection", {
     reads: [["logits"], ["pred_boxes"]],
   }],
   detect: {
+    architecture: (arch) => /^Owl(ViT|v2)ForObjectDetection$/.test(arch),
     preprocessor: true,
     configure: (ctx, _graphs, out) => {
       Object.assign(out.family_options!, imageSettings(ctx, zeroShotDetectionImages));
