@@ -1,6 +1,6 @@
 /**
  * Which adapter runs which family. Imported only by the inference thread: every adapter pulls in
- * ONNX Runtime and the tokenizer, which must stay off the main thread (see `kinds.ts`).
+ * ONNX Runtime and the tokenizer, which must stay off the main thread (it reads `infos.ts`).
  */
 import type { Family } from "@svc/shared/catalog/schema";
 import type { AdapterFactory } from "./types.ts";
