@@ -6,6 +6,8 @@ export const HeaderNames = {
   inferenceTime: "X-Inference-Time",
   postprocessingTime: "X-Postprocessing-Time",
   traceId: "X-Trace-ID",
+  /** On every answer: the client's own request id when it sent one, else the trace id. */
+  requestId: "x-request-id",
   /** Items of the request the model read only in part (cut to its length); `0` when none. */
   truncatedItems: "X-Truncated-Items",
   serverVersion: "X-SVC-Server-Version",

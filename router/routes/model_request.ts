@@ -151,17 +151,25 @@ export async function withBodyHold(
 }
 
 /**
- * Pool from the header (recorded for the access log), bundle from the model: a name nobody knows
- * goes to the fallback bundle (`guessed`); 404 only for a name that cannot be a model id.
+ * Bundle from the model, then pool from the header (recorded for the access log): a name nobody
+ * knows goes to the fallback bundle (`guessed`); 404 for a name that cannot be a model id. The
+ * model is looked at first: an unknown model is a 404 with its suggestions, whatever the
+ * profile, since no profile would make it served.
  */
 function resolveTarget(ctx: RouterContext, c: Context<RouterEnv>, model: string): Target {
   const workers = ctx.directory.snapshot();
-  const machineProfile = requestedMachineProfile(c.req.raw.headers, ctx.settings.pools, workers);
-  c.set("machineProfile", machineProfile);
-  const route = routeModel(model, ctx.directory, ctx.settings.pools.extraModels);
-  if (route === undefined) {
-    throw modelNotFound(model, ctx.directory, ctx.settings.pools.extraModels);
+  const extra = ctx.settings.pools.extraModels;
+  const route = routeModel(model, ctx.directory, extra);
+  if (route === undefined) throw modelNotFound(model, ctx.directory, extra);
+  let machineProfile: string;
+  try {
+    machineProfile = requestedMachineProfile(c.req.raw.headers, ctx.settings.pools, workers);
+  } catch (err) {
+    // A name nobody knows, whose pool cannot be told either: what it lacks first is a model.
+    if (route.guessed) throw modelNotFound(model, ctx.directory, extra);
+    throw err;
   }
+  c.set("machineProfile", machineProfile);
   // Labelled only once the name is known: metric label values stay bounded.
   if (!route.guessed) c.set("model", model);
   // A worker serving every bundle announces all it has: a name it did not announce is a 404

@@ -112,7 +112,8 @@ const WORKER_FIELDS = {
       "(`SVC_MODELS` entries are served whatever it says)",
   }),
   SVC_PRELOAD_MODELS: list({
-    doc: "comma-separated models loaded before `/readyz` turns 200",
+    doc: "comma-separated models loaded before `/readyz` turns 200 (`SVC_MODELS` entries are " +
+      "loaded before it too)",
   }),
   SVC_MEMORY_PRESSURE_THRESHOLD_PERCENT: decimal({
     min: 1,

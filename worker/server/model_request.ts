@@ -66,7 +66,7 @@ export async function openBodyModelRequest<S extends z.ZodType<{ model: string }
   const bytes = await call.readBody();
   const contentType = call.header("content-type") ?? "application/json";
   const body = decodeRequest(schema, bytes, contentType, ctx.limits);
-  const served = await gateSettled(ctx, call, body.model, op);
+  const served = await gateSettled(ctx, call, body.model, op, new URL(call.url).pathname);
   return { started, call, traceId, name: body.model, served, body };
 }
 
@@ -79,10 +79,11 @@ async function gateSettled(
   call: ModelCall,
   name: string,
   op: "encode" | "score" | "extract",
+  usedPath?: string,
 ): Promise<ServedModel> {
   const pending = ctx.catalog.settle(name, ctx.settings.loadWaitMs);
   if (pending) await pending;
-  const served = gateModel(ctx, name, op);
+  const served = gateModel(ctx, name, op, usedPath);
   // Labelled only once the name is a known served name: metric label values stay bounded.
   call.facts.model = name;
   return served;
@@ -101,6 +102,7 @@ export async function runOnModel(
 ): Promise<RequestResult> {
   // Before the load: a request the queue can never hold must not start one.
   assertFitsQueue(work.length, ctx.settings.scheduling.maxQueueItems);
+  noteLoadCause(ctx, served);
   const model = await ctx.registry.acquire(served, ctx.settings.loadWaitMs);
   const signal = call.signal;
   const lora = params.lora;
@@ -120,6 +122,27 @@ export async function runOnModel(
       release();
     }
   });
+}
+
+/** Per worker: the served names a request has loaded (a later load means it was unloaded). */
+const requestLoaded = new WeakMap<WorkerContext, Set<string>>();
+
+/**
+ * Log which model a request is about to load, and why: a first request that pays a load (seconds
+ * for a large model) is otherwise unexplained, `/readyz` having said ready. Models named in
+ * `SVC_MODELS` or `SVC_PRELOAD_MODELS` are loaded before ready and never get here on a first use.
+ */
+function noteLoadCause(ctx: WorkerContext, served: ServedModel): void {
+  if (ctx.registry.servedStatus(served)?.state !== "available") return;
+  let seen = requestLoaded.get(ctx);
+  if (!seen) requestLoaded.set(ctx, seen = new Set());
+  const name = served.config.id;
+  const reason = seen.has(name)
+    ? "it was unloaded (evicted or idle) since its last use"
+    : "first request for it: only models in SVC_MODELS or SVC_PRELOAD_MODELS load before " +
+      "/readyz is 200";
+  seen.add(name);
+  ctx.log("info", "loading a model for a request", { model: name, reason });
 }
 
 /**
