@@ -19,6 +19,12 @@ export const HeaderNames = {
    * adapter. The router's result cache keeps only answers that carry one.
    */
   modelRevision: "X-SVC-Model-Revision",
+  /**
+   * Worker → router → client, on heavy extract answers: the tokens the model read for the
+   * request, every run together, as its cost model counts them (SVC_MAX_EXTRACT_REQUEST_TOKENS
+   * bounds it).
+   */
+  extractTokens: "X-SVC-Extract-Tokens",
   /** Router → client: `hit`, `miss` or `bypass`: how the result cache took part in the answer. */
   cache: "X-SVC-Cache",
   /** Router → client: which worker answered (affinity and debugging). */

@@ -181,6 +181,8 @@ export async function createWorker(
       workerBundle: settings.bundle,
       device,
       forceFp32: settings.forceFp32,
+      json: settings.modelJson,
+      followLinks: settings.weights.followLinks,
     }));
   }
   const compute = computeThreads(settings.intraOpThreads);
@@ -230,6 +232,7 @@ export async function createWorker(
     memoryProbe: memoryProbeFor(),
     lora: settings.lora,
     extractBudget: settings.extract,
+    jsonBounds: settings.modelJson,
     onEvent,
     onBatch: (model, s) => metrics.observeBatch(model, s.size, s.tokens, s.paddedTokens),
   });

@@ -10,6 +10,7 @@ import { decodeRequest } from "@svc/shared/codec/parse";
 import type { WorkItem, WorkParams } from "../families/types.ts";
 import { invalidInput } from "@svc/shared/errors";
 import { assertFitsQueue, type RequestResult } from "../scheduler/batcher.ts";
+import { requestOverBudget } from "../families/extract_budget.ts";
 import type { WorkerContext } from "./context.ts";
 import { gateModel } from "./model_gate.ts";
 import { HeaderNames as H } from "@svc/shared/headers";
@@ -99,16 +100,17 @@ export async function runOnModel(
   call: ModelCall,
   work: WorkItem[],
   params: WorkParams,
+  weight: number = work.length,
 ): Promise<RequestResult> {
   // Before the load: a request the queue can never hold must not start one.
-  assertFitsQueue(work.length, ctx.settings.scheduling.maxQueueItems);
+  assertFitsQueue(weight, ctx.settings.scheduling.maxQueueItems);
   noteLoadCause(ctx, served);
   const model = await ctx.registry.acquire(served, ctx.settings.loadWaitMs);
   const signal = call.signal;
   const lora = params.lora;
   noteRevision(call.facts, lora === undefined ? model.revision : undefined);
   if (lora === undefined) {
-    return await ctx.registry.use(model, () => model.batcher.submit(work, params, signal));
+    return await ctx.registry.use(model, () => model.batcher.submit(work, params, signal, weight));
   }
   return await ctx.registry.use(model, async () => {
     if (!model.loras) {
@@ -117,11 +119,46 @@ export async function runOnModel(
     // Held until the batches ran: an adapter in use is never evicted.
     const release = await model.loras.acquire(lora, ctx.settings.lora.waitMs);
     try {
-      return await model.batcher.submit(work, params, signal);
+      return await model.batcher.submit(work, params, signal, weight);
     } finally {
       release();
     }
   });
+}
+
+/** Extract families whose items multiply by their labels: their requests are costed first. */
+const COSTED_FAMILIES: ReadonlySet<string> = new Set(["gliner", "gliclass", "zero_shot"]);
+
+/**
+ * Bound an extract request's cost as a whole: the tokens its model reads for all of `runs`
+ * together, as the family's cost model counts them once the items are tokenised (in the model's
+ * thread, before any of them runs). Over SVC_MAX_EXTRACT_REQUEST_TOKENS it is a 400 naming the
+ * bound; a request costing more than one item may is noted for `X-SVC-Extract-Tokens`. Returns
+ * each run's weight in the model's queue: its cost in rows of the model's length (at least its
+ * items), or undefined when the family is not costed.
+ */
+export async function boundExtractCost(
+  ctx: WorkerContext,
+  served: ServedModel,
+  call: ModelCall,
+  runs: readonly { work: WorkItem[]; params: WorkParams }[],
+): Promise<number[] | undefined> {
+  if (!COSTED_FAMILIES.has(served.config.family)) return undefined;
+  noteLoadCause(ctx, served);
+  const model = await ctx.registry.acquire(served, ctx.settings.loadWaitMs);
+  const cost = model.cost;
+  if (!cost) return undefined;
+  const each: number[] = [];
+  for (const r of runs) each.push(await cost(r.work, r.params));
+  const tokens = each.reduce((n, t) => n + t, 0);
+  const budget = ctx.settings.extract;
+  const items = runs.reduce((n, r) => n + r.work.length, 0);
+  if (tokens > budget.maxRequestTokens) {
+    throw invalidInput(requestOverBudget(tokens, items, budget));
+  }
+  if (tokens > budget.maxItemTokens) call.facts.extractTokens = tokens;
+  const rowTokens = Math.max(1, served.config.max_sequence_length);
+  return each.map((t, k) => Math.max(runs[k].work.length, Math.ceil(t / rowTokens)));
 }
 
 /** Per worker: the served names a request has loaded (a later load means it was unloaded). */
@@ -167,6 +204,8 @@ function answerHeaders(
   const headers = { ...timingHeaders(timing, mr.traceId), ...truncationHeader(result.outputs) };
   const revision = mr.call.facts.revision;
   if (typeof revision === "string") headers[H.modelRevision] = revision;
+  const cost = mr.call.facts.extractTokens;
+  if (cost !== undefined) headers[H.extractTokens] = String(cost);
   return headers;
 }
 

@@ -100,7 +100,7 @@ export function prepareItem(
       `relation types in ${rel.prompts} prompts, ${rel.rows} windows in all`;
   }
   if (cost > g.budget.maxItemTokens) return fail(itemOverBudget(cost, g.budget, what));
-  return { index, length, text, words, wordIds, rows, heads: item.heads };
+  return { index, length, cost, text, words, wordIds, rows, heads: item.heads };
 }
 
 /** Tokens of the relation pass over the heads a client named: their prompts × the windows. */
