@@ -41,6 +41,13 @@ import type { ViewLimits } from "./views/bounds.ts";
 import type { ServerKind } from "./http_server.ts";
 
 /** Router-only settings. */
+/**
+ * The fleet caps per worker of `SVC_FLEET_WORKERS`: twice the sockets (reconnects overlap), a
+ * hundred models (30 is typical), 16 KiB of frames a second (a worker at rest sends a few hundred
+ * bytes; the room is for a fleet registering at once after a router restart).
+ */
+export const FLEET_SIZED = { connections: 2, models: 100, bytesPerS: 16 * 1024 } as const;
+
 const ROUTER_FIELDS = {
   SVC_API_KEYS: list({
     secret: true,
@@ -118,29 +125,40 @@ const ROUTER_FIELDS = {
     doc: "most fleet frames one worker socket may send per second; beyond it the socket is " +
       "closed (4429)",
   }),
-  SVC_FLEET_MAX_CONNECTIONS: int({
+  SVC_FLEET_WORKERS: int({
     min: 1,
     max: 100_000,
-    default: 512,
+    default: 1000,
+    doc: "the fleet size the router is sized for: the three fleet caps below default to " +
+      "multiples of it, so one number admits a fleet (at 1000: 2000 sockets, 100,000 models, " +
+      "16,000 KiB of frames a second)",
+  }),
+  SVC_FLEET_MAX_CONNECTIONS: int({
+    min: 1,
+    max: 200_000,
+    default: undefined,
+    shown: `${FLEET_SIZED.connections} × \`SVC_FLEET_WORKERS\``,
     doc: "fleet sockets the router holds at once, registered or not; beyond it new worker " +
-      "connections get `503` (each worker holds one)",
+      "connections get `503` (each worker holds one; twice the fleet leaves room for sockets " +
+      "that overlap while workers reconnect)",
   }),
   SVC_FLEET_MAX_MODELS: int({
     min: 1,
     max: 10_000_000,
-    default: 20_000,
+    default: undefined,
+    shown: `${FLEET_SIZED.models} × \`SVC_FLEET_WORKERS\` (at least \`SVC_WORKER_MAX_MODELS\`)`,
     doc: "models all registered workers together may announce; a registration past it is " +
       "refused, and status frames past it close the workers announcing the most first",
   }),
   SVC_FLEET_MAX_STATUS_BYTES_PER_S: int({
     min: 64 * 1024,
     max: 1 << 30,
-    default: 4 * 1024 * 1024,
-    shown: "`4194304` (4 MiB)",
+    default: undefined,
+    shown: `${FLEET_SIZED.bytesPerS / 1024} KiB × \`SVC_FLEET_WORKERS\` (at least 64 KiB)`,
     doc: "bytes of fleet frames (status, registrations, heartbeats) per second, all sockets " +
       "together; past it the sockets that sent the most this second are closed first, and new " +
-      "fleet sockets get `503` until the second is over (a worker's status frame is a few KB " +
-      "a second: raise it for fleets of a thousand workers)",
+      "fleet sockets get `503` until the second is over (a worker at rest sends a few hundred " +
+      "bytes a second, a full status frame of 30 models a few KB, a registration about as much)",
   }),
   SVC_FLEET_VIEW_MAX_WORKERS: int({
     min: 1,
@@ -308,7 +326,7 @@ const SCHEMA = settingsSchema({ ...COMMON_FIELDS, ...ROUTER_FIELDS }, (v, issue)
   checkCommon(v, issue);
   const extra = parseExtraModels(v.SVC_EXTRA_MODELS);
   if (!extra.ok) issue("SVC_EXTRA_MODELS", extra.problem);
-  if (v.SVC_FLEET_MAX_MODELS < v.SVC_WORKER_MAX_MODELS) {
+  if (v.SVC_FLEET_MAX_MODELS !== undefined && v.SVC_FLEET_MAX_MODELS < v.SVC_WORKER_MAX_MODELS) {
     issue("SVC_FLEET_MAX_MODELS", "must be at least SVC_WORKER_MAX_MODELS");
   }
   if (v.SVC_WORKER_STALE_MS < 2 * v.SVC_HEARTBEAT_INTERVAL_MS) {
@@ -324,6 +342,24 @@ const SCHEMA = settingsSchema({ ...COMMON_FIELDS, ...ROUTER_FIELDS }, (v, issue)
     );
   }
 });
+
+/** What the fleet caps are for; each explicit setting overrides its derived default. */
+function fleetCaps(v: {
+  SVC_FLEET_WORKERS: number;
+  SVC_WORKER_MAX_MODELS: number;
+  SVC_FLEET_MAX_CONNECTIONS: number | undefined;
+  SVC_FLEET_MAX_MODELS: number | undefined;
+  SVC_FLEET_MAX_STATUS_BYTES_PER_S: number | undefined;
+}): FleetCaps {
+  const n = v.SVC_FLEET_WORKERS;
+  return {
+    maxConnections: v.SVC_FLEET_MAX_CONNECTIONS ?? FLEET_SIZED.connections * n,
+    maxModels: v.SVC_FLEET_MAX_MODELS ??
+      Math.max(FLEET_SIZED.models * n, v.SVC_WORKER_MAX_MODELS),
+    maxBytesPerS: v.SVC_FLEET_MAX_STATUS_BYTES_PER_S ??
+      Math.max(FLEET_SIZED.bytesPerS * n, 64 * 1024),
+  };
+}
 
 /** Every variable the router reads. */
 export const ROUTER_SETTING_NAMES: readonly string[] = SCHEMA.names;
@@ -496,11 +532,7 @@ export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []):
       maxModelsPerWorker: v.SVC_WORKER_MAX_MODELS,
       maxFramesPerS: v.SVC_WORKER_MAX_FRAMES_PER_S,
       allowedNetworks: v.SVC_WORKER_ALLOWED_NETWORKS.map((c) => parseCidr(c)!),
-      caps: {
-        maxConnections: v.SVC_FLEET_MAX_CONNECTIONS,
-        maxModels: v.SVC_FLEET_MAX_MODELS,
-        maxBytesPerS: v.SVC_FLEET_MAX_STATUS_BYTES_PER_S,
-      },
+      caps: fleetCaps(v),
     },
     views: { maxWorkers: v.SVC_FLEET_VIEW_MAX_WORKERS, maxModels: v.SVC_FLEET_VIEW_MAX_MODELS },
     upstreamTimeoutMs: v.SVC_UPSTREAM_TIMEOUT_MS,

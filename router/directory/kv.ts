@@ -138,6 +138,20 @@ export class KvWorkerDirectory implements WorkerDirectory {
   }
 
   /**
+   * A worker alive with nothing new: written only when what other isolates read of it is a third
+   * of the stale bound old (a status frame a second would otherwise be a KV write a second).
+   */
+  async touch(record: WorkerRecord): Promise<void> {
+    const cached = this.#cache.get(record.id);
+    if (
+      cached?.conn_id === record.conn_id && record.last_seen - cached.last_seen < this.#staleMs / 3
+    ) {
+      return;
+    }
+    await this.put(record);
+  }
+
+  /**
    * Persist model → bundle pairs that are new, changed or due for a longer expiry, so 404-vs-202
    * survives scale to zero and restarts.
    */

@@ -12,6 +12,7 @@ import type { WorkerRecord } from "../directory/types.ts";
 import { FleetConnection, type HubServices } from "./connection.ts";
 import { FleetBudget } from "./budget.ts";
 import type { FleetHubOptions, FleetSocket } from "./options.ts";
+import { CapRefusalLog, RAISE_HINT } from "./cap_log.ts";
 
 export { REGISTRATION_TIMEOUT_MS } from "./connection.ts";
 export type { FleetHubOptions } from "./options.ts";
@@ -43,6 +44,7 @@ export class FleetHub {
       byWorker: this.#byWorker,
       forget: (conn) => this.#conns.delete(conn),
       budget: new FleetBudget(opts.caps, this.#now),
+      capRefusals: new CapRefusalLog(opts.log, this.#now),
       terminateLater: (socket) => {
         const t = setTimeout(() => {
           this.#closing.delete(t);
@@ -90,12 +92,24 @@ export class FleetHub {
     if (budget.connectionsFull || budget.bytesFull) {
       // Refused before the upgrade: no register frame is read while the fleet is over a cap.
       this.#o.metrics.connections.inc({ result: "fleet_full" });
-      const why = budget.connectionsFull
-        ? `the router holds SVC_FLEET_MAX_CONNECTIONS (${this.#o.caps.maxConnections}) fleet ` +
-          "sockets already"
-        : "the fleet's frames are over SVC_FLEET_MAX_STATUS_BYTES_PER_S this second";
-      this.#o.log("debug", "worker connection refused: the fleet is at a cap", { remote, why });
-      return errorResponse(new ServiceError("QUEUE_FULL", why, { retryAfterS: 1 }));
+      const caps = this.#o.caps;
+      const [cap, value, why] = budget.connectionsFull
+        ? [
+          "SVC_FLEET_MAX_CONNECTIONS",
+          caps.maxConnections,
+          `the router holds SVC_FLEET_MAX_CONNECTIONS (${caps.maxConnections}) fleet sockets ` +
+          "already",
+        ]
+        : [
+          "SVC_FLEET_MAX_STATUS_BYTES_PER_S",
+          caps.maxBytesPerS,
+          `the fleet's frames are over SVC_FLEET_MAX_STATUS_BYTES_PER_S (${caps.maxBytesPerS}) ` +
+          "this second",
+        ];
+      this.#services.capRefusals.refused(cap, { remote, cap, [cap]: value, why });
+      return errorResponse(
+        new ServiceError("QUEUE_FULL", `${why}: ${RAISE_HINT}`, { retryAfterS: 1 }),
+      );
     }
     const { socket, response } = upgradeWebSocket(req, { idleTimeoutS: FLEET_IDLE_TIMEOUT_S });
     this.#conns.add(new FleetConnection(socket as unknown as FleetSocket, this.#services));
