@@ -358,14 +358,18 @@ export class KvWorkerDirectory implements WorkerDirectory {
   }
 
   /**
-   * A worker alive with nothing new: written only when what other isolates read of it is a third
-   * of the stale bound old (a status frame a second would otherwise be a KV write a second).
+   * A worker alive with nothing new: its local record's time moves, and KV is written only once
+   * the last write is a renewal period old (`put` decides what that write holds).
    */
   async touch(record: WorkerRecord): Promise<void> {
-    const cached = this.#cache.get(record.id);
+    const w = this.#written.get(record.id);
+    const local = this.#local.get(record.id);
     if (
-      cached?.conn_id === record.conn_id && record.last_seen - cached.last_seen < this.#staleMs / 3
+      w?.conn_id === record.conn_id && local?.conn_id === record.conn_id &&
+      this.#now() - w.at < this.#renewMs
     ) {
+      // In place, as the memory directory does: the snapshot and its views stay as they are.
+      local.last_seen = record.last_seen;
       return;
     }
     await this.put(record);
