@@ -1,4 +1,5 @@
 /** Error codes of the API, their HTTP status, and the one error type used everywhere. */
+import { OPERATIONS } from "./operations.ts";
 
 export const ERROR_STATUS = {
   INVALID_INPUT: 400,
@@ -118,13 +119,9 @@ export function toServiceError(err: unknown): ServiceError {
 export type ErrorDialect = "native" | "openai" | "cohere";
 
 /** Paths whose clients speak another API's errors (the same on worker and router). */
-const DIALECT_PATHS: ReadonlyMap<string, ErrorDialect> = new Map([
-  ["/v1/embeddings", "openai"],
-  ["/v1/rerank", "cohere"],
-  ["/v2/rerank", "cohere"],
-  ["/v1/embed", "cohere"],
-  ["/v2/embed", "cohere"],
-]);
+const DIALECT_PATHS: ReadonlyMap<string, ErrorDialect> = new Map(
+  OPERATIONS.flatMap((o) => o.dialect === "native" ? [] : [[o.path, o.dialect]]),
+);
 
 /** The error envelope of a request path. */
 export function errorDialectOf(path: string): ErrorDialect {

@@ -9,17 +9,12 @@ import { readBodyLimited } from "@svc/shared/http/read_body";
 import type { InputLimits } from "@svc/shared/codec/limits";
 import { MAX_MODEL_NAME_LENGTH } from "@svc/shared/catalog/model_path";
 import { ServiceError } from "@svc/shared/errors";
+import { BODY_MODEL_PATHS as OPERATIONS_BODY_PATHS } from "@svc/shared/operations";
 import type { RouterContext, RouterEnv } from "../context.ts";
 import { routeAndForward, withBodyHold } from "./model_request.ts";
 
 /** Paths of the routes whose body names the model (each is forwarded to the same path). */
-export const BODY_MODEL_PATHS = [
-  "/v1/embeddings",
-  "/v1/rerank",
-  "/v2/rerank",
-  "/v1/embed",
-  "/v2/embed",
-] as const;
+export const BODY_MODEL_PATHS: readonly string[] = OPERATIONS_BODY_PATHS;
 
 /** Forward a request once its model is read from the body. */
 export function handleBodyModelRequest(

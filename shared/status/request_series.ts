@@ -2,6 +2,7 @@
  * The request series both processes expose on /metrics (and in their status streams), defined
  * once so the router's fleet-wide series read exactly like each worker's.
  */
+import { operationOfPath } from "../operations.ts";
 
 /** Latency phases of `svc_request_duration_seconds`. */
 export type Phase = "queue" | "tokenization" | "inference" | "postprocessing" | "total";
@@ -22,13 +23,11 @@ export const DURATION_SERIES = {
 };
 
 /**
- * The endpoint label of a model-operation path: `encode`, `score`, `extract`, `embeddings`, and
- * `rerank` / `embed` for Cohere's routes (both API versions under one label).
+ * The endpoint label of a model-operation path (shared/operations.ts): `encode`, `score`,
+ * `extract`, `embeddings`, and `rerank` / `embed` for Cohere's routes (one label per API version).
  */
 export function apiEndpointOf(path: string): string | undefined {
-  const m = /^\/v1\/(encode|score|extract|embeddings)(\/|$)/.exec(path) ??
-    /^\/v[12]\/(rerank|embed)$/.exec(path);
-  return m?.[1];
+  return operationOfPath(path)?.endpoint;
 }
 
 /** Upper bounds of `svc_batch_size` (items per inference batch). */

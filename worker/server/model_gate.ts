@@ -2,6 +2,7 @@
 import type { ServedModel } from "@svc/shared/catalog";
 import { ALL_BUNDLES } from "@svc/shared/catalog/bundles";
 import { invalidInput, ServiceError } from "@svc/shared/errors";
+import { apiRoutesOf, exactOperationOf, type OpKind } from "@svc/shared/operations";
 import { familyOp, familyServes } from "../families/kinds.ts";
 import type { WorkerContext } from "./context.ts";
 
@@ -13,25 +14,22 @@ export function announcedBundle(modelBundle: string, workerBundle: string): stri
 }
 
 /** A model operation. */
-export type ModelOp = "encode" | "score" | "extract";
+export type ModelOp = OpKind;
 
 /**
  * The routes of another API's clients (by path): which of its routes runs each operation, so
  * that a hint names a route the client can call (Cohere's `/v2/embed` on a reranker points to
  * `/v2/rerank`). An operation the API lacks is pointed to the native route.
  */
-const COMPAT_ROUTES: Readonly<Record<string, Partial<Record<ModelOp, string>>>> = {
-  "/v1/embed": { encode: "/v1/embed", score: "/v1/rerank" },
-  "/v2/embed": { encode: "/v2/embed", score: "/v2/rerank" },
-  "/v1/rerank": { encode: "/v1/embed", score: "/v1/rerank" },
-  "/v2/rerank": { encode: "/v2/embed", score: "/v2/rerank" },
-  "/v1/embeddings": { encode: "/v1/embeddings" },
-};
+function compatRoutesOf(usedPath: string): Partial<Record<ModelOp, string>> | undefined {
+  const op = exactOperationOf(usedPath);
+  return op === undefined || op.api === "native" ? undefined : apiRoutesOf(op.api);
+}
 
 /** The hint for a model that does not serve `op`: the route to use instead, by the client's API. */
 function wrongRouteMessage(c: ServedModel["config"], op: ModelOp, usedPath?: string): string {
   const modelOp = familyOp(c.family);
-  const compat = usedPath === undefined ? undefined : COMPAT_ROUTES[usedPath];
+  const compat = usedPath === undefined ? undefined : compatRoutesOf(usedPath);
   if (compat === undefined) {
     return `model '${c.id}' is a ${c.family} model: use /v1/${modelOp}/, not /v1/${op}/`;
   }

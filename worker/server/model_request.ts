@@ -12,13 +12,14 @@ import { invalidInput } from "@svc/shared/errors";
 import { assertFitsQueue, type RequestResult } from "../scheduler/batcher.ts";
 import { requestOverBudget } from "../families/extract_budget.ts";
 import type { WorkerContext } from "./context.ts";
-import { gateModel } from "./model_gate.ts";
+import { gateModel, type ModelOp } from "./model_gate.ts";
 import { HeaderNames as H } from "@svc/shared/headers";
 import { makeTiming, timingHeaders, traceIdOf, truncationHeader } from "./http_io.ts";
 import type { TimingInfo } from "@svc/shared/schemas/timing";
 import { modelFromPath } from "@svc/shared/catalog/model_path";
 import { jsonAnswer, negotiatedAnswer } from "./respond.ts";
 import type { ModelCall } from "./model_call.ts";
+import type { BodyModelOp, PathModelOp } from "@svc/shared/operations";
 
 /** An opened request: who asked, for which model, with which validated body. */
 export interface ModelRequest<T> {
@@ -35,7 +36,7 @@ export interface ModelRequest<T> {
 export async function openModelRequest<S extends z.ZodType>(
   ctx: WorkerContext,
   call: ModelCall,
-  op: "encode" | "score" | "extract",
+  op: PathModelOp,
   schema: S,
 ): Promise<ModelRequest<z.output<S>>> {
   const started = performance.now();
@@ -59,7 +60,7 @@ export async function openModelRequest<S extends z.ZodType>(
 export async function openBodyModelRequest<S extends z.ZodType<{ model: string }>>(
   ctx: WorkerContext,
   call: ModelCall,
-  op: "encode" | "score",
+  op: BodyModelOp,
   schema: S,
 ): Promise<ModelRequest<z.output<S>>> {
   const started = performance.now();
@@ -79,7 +80,7 @@ async function gateSettled(
   ctx: WorkerContext,
   call: ModelCall,
   name: string,
-  op: "encode" | "score" | "extract",
+  op: ModelOp,
   usedPath?: string,
 ): Promise<ServedModel> {
   const pending = ctx.catalog.settle(name, ctx.settings.loadWaitMs);

@@ -16,6 +16,7 @@ import {
   errorAnswer,
 } from "@svc/shared/http/direct_call";
 import { readSourceLimited } from "@svc/shared/http/read_body";
+import { type OperationName, OPERATIONS } from "@svc/shared/operations";
 import { runSteps } from "@svc/shared/http/steps";
 import { RegExpRouter } from "hono/router/reg-exp-router";
 import type { WorkerContext } from "./context.ts";
@@ -35,18 +36,24 @@ export interface ModelRoute {
   handle(ctx: WorkerContext, call: ModelCall): Promise<DirectAnswer>;
 }
 
-/** The model operations (Hono's patterns: `/x/*` also matches `/x` itself). */
-export const MODEL_ROUTES: readonly ModelRoute[] = [
-  { method: "POST", path: "/v1/encode/*", handle: handleEncode },
-  { method: "POST", path: "/v1/score/*", handle: handleScore },
-  { method: "POST", path: "/v1/extract/*", handle: handleExtract },
-  { method: "POST", path: "/v1/embeddings", handle: handleEmbeddings },
-  // Cohere's API (both versions), for the clients that speak it.
-  { method: "POST", path: "/v1/rerank", handle: (ctx, call) => handleCohereRerank(ctx, call, 1) },
-  { method: "POST", path: "/v2/rerank", handle: (ctx, call) => handleCohereRerank(ctx, call, 2) },
-  { method: "POST", path: "/v1/embed", handle: (ctx, call) => handleCohereEmbed(ctx, call, 1) },
-  { method: "POST", path: "/v2/embed", handle: (ctx, call) => handleCohereEmbed(ctx, call, 2) },
-];
+/** Each operation's handler, by its name in the operations table (one for every operation). */
+const HANDLERS: Record<OperationName, ModelRoute["handle"]> = {
+  encode: handleEncode,
+  score: handleScore,
+  extract: handleExtract,
+  embeddings: handleEmbeddings,
+  rerank_v1: (ctx, call) => handleCohereRerank(ctx, call, 1),
+  rerank_v2: (ctx, call) => handleCohereRerank(ctx, call, 2),
+  embed_v1: (ctx, call) => handleCohereEmbed(ctx, call, 1),
+  embed_v2: (ctx, call) => handleCohereEmbed(ctx, call, 2),
+};
+
+/** The model operations (shared/operations.ts), each with its handler. */
+export const MODEL_ROUTES: readonly ModelRoute[] = OPERATIONS.map((o) => ({
+  method: o.method,
+  path: o.path,
+  handle: HANDLERS[o.name],
+}));
 
 /** The model routes in Hono's own router: matched exactly as the app would match them. */
 const ROUTER = (() => {
