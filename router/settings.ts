@@ -24,8 +24,12 @@ import {
   oneOf,
   type ReferenceSection,
   ROUTER_INFLIGHT_BODY_BYTES,
+  type SchemaValues,
   secret,
   settingsSchema,
+  type SliceMap,
+  type SliceOf,
+  sliceOf,
   slug,
   slugList,
   str,
@@ -401,29 +405,39 @@ export const ROUTER_REFERENCE: readonly ReferenceSection[] = [
 ];
 
 /** Where the worker directory lives. */
-export type DirectoryKind = "memory" | "kv";
+export type DirectoryKind = DirectorySettings["kind"];
+
+/** The router's parsed variables, keyed by name. */
+type Values = SchemaValues<typeof SCHEMA>;
+
+/** How requests pick their pool and worker: slice key to variable. */
+const POOLS = {
+  /** Pool used when a request has no machine-profile header. */
+  defaultMachineProfile: "SVC_DEFAULT_MACHINE_PROFILE",
+  /** `/readyz` is 503 while the default pool (or, without one, the fleet) has no serving worker. */
+  readyRequiresWorker: "SVC_READYZ_REQUIRE_WORKER",
+  /** Profiles accepted besides the default and the pools of registered workers. */
+  machineProfiles: "SVC_MACHINE_PROFILES",
+  /** A loaded worker with at least this load lets an idle worker take the request instead. */
+  affinitySpillLoad: "SVC_AFFINITY_SPILL_LOAD",
+} as const satisfies SliceMap<Values>;
 
 /** How requests pick their pool and worker. */
-export interface PoolSettings {
-  /** Pool used when a request has no machine-profile header. */
-  defaultMachineProfile: string | undefined;
-  /** `/readyz` is 503 while the default pool (or, without one, the fleet) has no serving worker. */
-  readyRequiresWorker: boolean;
-  /** Profiles accepted besides the default and the pools of registered workers. */
-  machineProfiles: string[];
-  /** A loaded worker with at least this load lets an idle worker take the request instead. */
-  affinitySpillLoad: number;
+export type PoolSettings = SliceOf<Values, typeof POOLS> & {
   /** Model → bundle pairs of `SVC_EXTRA_MODELS`. */
   extraModels: ReadonlyMap<string, string>;
-}
+};
+
+/** The fleet's timing, told to workers at registration: slice key to variable. */
+const FLEET_TIMING = {
+  /** Silence after which a worker is removed. */
+  workerStaleMs: "SVC_WORKER_STALE_MS",
+  heartbeatIntervalMs: "SVC_HEARTBEAT_INTERVAL_MS",
+  statusIntervalMs: "SVC_STATUS_INTERVAL_MS",
+} as const satisfies SliceMap<Values>;
 
 /** The fleet's timing, told to workers at registration. */
-export interface FleetTiming {
-  /** Silence after which a worker is removed. */
-  workerStaleMs: number;
-  heartbeatIntervalMs: number;
-  statusIntervalMs: number;
-}
+export type FleetTiming = SliceOf<Values, typeof FLEET_TIMING>;
 
 /** What one worker socket may do. */
 export interface FleetLimits {
@@ -437,49 +451,61 @@ export interface FleetLimits {
   caps: FleetCaps;
 }
 
-/** Answers for a pool without capacity, and the demand signal. */
-export interface ProvisioningSettings {
+/** Answers for a pool without capacity, and the demand signal: slice key to variable. */
+const PROVISIONING = {
   /** `Retry-After` of a provisioning 202. */
-  retryAfterS: number;
+  retryAfterS: "SVC_PROVISION_RETRY_AFTER_S",
   /** Time window over which unserved requests count as pending demand. */
-  demandWindowS: number;
+  demandWindowS: "SVC_DEMAND_WINDOW_S",
   /** How long `/v1/embeddings` waits for capacity before answering 503. */
-  embeddingsWaitMs: number;
+  embeddingsWaitMs: "SVC_EMBEDDINGS_WAIT_MS",
   /** After start, how long a request waits for its pool's workers instead of a 202. */
-  startupHoldMs: number;
+  startupHoldMs: "SVC_STARTUP_HOLD_MS",
+} as const satisfies SliceMap<Values>;
+
+/** Answers for a pool without capacity, and the demand signal. */
+export type ProvisioningSettings = SliceOf<Values, typeof PROVISIONING> & {
   /** Where demand notices go; undefined disables the webhook. */
   webhook: { url: string; token: string | undefined; intervalS: number } | undefined;
-}
+};
+
+/** Where the worker directory lives and how it is kept: slice key to variable. */
+const DIRECTORY = {
+  kind: "SVC_DIRECTORY",
+  /** Deno KV path; undefined = Deno.openKv() default (Deno Deploy's database). */
+  kvPath: "SVC_KV_PATH",
+  /** KV Connect URL of a self-hosted denokv (wins over the path). */
+  kvUrl: "SVC_KV_URL",
+  kvPrefix: "SVC_KV_PREFIX",
+  /** How often the KV directory polls its change counter. */
+  kvRefreshMs: "SVC_KV_REFRESH_MS",
+  /** A worker's KV record is rewritten at least this often. */
+  kvRenewMs: "SVC_KV_RENEW_MS",
+  /** Silence after which a worker is removed. */
+  staleMs: "SVC_WORKER_STALE_MS",
+} as const satisfies SliceMap<Values>;
 
 /** Where the worker directory lives and how it is kept. */
-export interface DirectorySettings {
-  kind: DirectoryKind;
-  /** Deno KV path; undefined = Deno.openKv() default (Deno Deploy's database). */
-  kvPath: string | undefined;
-  /** KV Connect URL of a self-hosted denokv (wins over the path). */
-  kvUrl: string | undefined;
-  kvPrefix: string;
-  /** How often the KV directory polls its change counter. */
-  kvRefreshMs: number;
-  /** A worker's KV record is rewritten at least this often. */
-  kvRenewMs: number;
-  /** Silence after which a worker is removed. */
-  staleMs: number;
+export type DirectorySettings = SliceOf<Values, typeof DIRECTORY> & {
   /** How much of what workers reported is remembered. */
   learned: LearnedLimits;
-}
+};
+
+/** The result cache at the edge (router/cache): slice key to variable. */
+const RESULT_CACHE = {
+  /** Bound on everything the cache holds; 0: no cache and no coalescing. */
+  maxBytes: "SVC_RESULT_CACHE_BYTES",
+  /** Largest answer body cached or shared. */
+  maxEntryBytes: "SVC_RESULT_CACHE_MAX_ENTRY_BYTES",
+  /** Largest answer body also kept in KV (KV mode; 0: no shared tier). */
+  kvMaxEntryBytes: "SVC_RESULT_CACHE_KV_MAX_ENTRY_BYTES",
+} as const satisfies SliceMap<Values>;
 
 /** The result cache at the edge (router/cache). */
-export interface ResultCacheSettings {
-  /** Bound on everything the cache holds; 0: no cache and no coalescing. */
-  maxBytes: number;
+export type ResultCacheSettings = SliceOf<Values, typeof RESULT_CACHE> & {
   /** Answers older than this are not served; 0: no age limit. */
   ttlMs: number;
-  /** Largest answer body cached or shared. */
-  maxEntryBytes: number;
-  /** Largest answer body also kept in KV (KV mode; 0: no shared tier). */
-  kvMaxEntryBytes: number;
-}
+};
 
 /** The router's settings, in the slices its parts receive. */
 export interface RouterSettings {
@@ -554,17 +580,10 @@ export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []):
     workerApiKey: v.SVC_WORKER_API_KEY,
     exposeWorkerId: v.SVC_EXPOSE_WORKER_ID,
     pools: {
-      defaultMachineProfile: v.SVC_DEFAULT_MACHINE_PROFILE,
-      readyRequiresWorker: v.SVC_READYZ_REQUIRE_WORKER,
-      machineProfiles: v.SVC_MACHINE_PROFILES,
-      affinitySpillLoad: v.SVC_AFFINITY_SPILL_LOAD,
+      ...sliceOf(v, POOLS),
       extraModels: extra.ok ? extra.bundles : new Map(), // checked by the schema
     },
-    fleet: {
-      workerStaleMs: v.SVC_WORKER_STALE_MS,
-      heartbeatIntervalMs: v.SVC_HEARTBEAT_INTERVAL_MS,
-      statusIntervalMs: v.SVC_STATUS_INTERVAL_MS,
-    },
+    fleet: sliceOf(v, FLEET_TIMING),
     fleetLimits: {
       maxModelsPerWorker: v.SVC_WORKER_MAX_MODELS,
       maxFramesPerS: v.SVC_WORKER_MAX_FRAMES_PER_S,
@@ -574,10 +593,7 @@ export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []):
     views: { maxWorkers: v.SVC_FLEET_VIEW_MAX_WORKERS, maxModels: v.SVC_FLEET_VIEW_MAX_MODELS },
     upstreamTimeoutMs: v.SVC_UPSTREAM_TIMEOUT_MS,
     provisioning: {
-      retryAfterS: v.SVC_PROVISION_RETRY_AFTER_S,
-      demandWindowS: v.SVC_DEMAND_WINDOW_S,
-      embeddingsWaitMs: v.SVC_EMBEDDINGS_WAIT_MS,
-      startupHoldMs: v.SVC_STARTUP_HOLD_MS,
+      ...sliceOf(v, PROVISIONING),
       webhook: v.SVC_PROVISION_WEBHOOK === undefined ? undefined : {
         url: v.SVC_PROVISION_WEBHOOK,
         token: v.SVC_PROVISION_WEBHOOK_TOKEN,
@@ -590,20 +606,9 @@ export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []):
       budgetMin: v.SVC_RETRY_BUDGET_MIN,
       rememberBodies: v.SVC_REPLAY_REMEMBER_BODIES,
     },
-    resultCache: {
-      maxBytes: v.SVC_RESULT_CACHE_BYTES,
-      ttlMs: v.SVC_RESULT_CACHE_TTL_S * 1000,
-      maxEntryBytes: v.SVC_RESULT_CACHE_MAX_ENTRY_BYTES,
-      kvMaxEntryBytes: v.SVC_RESULT_CACHE_KV_MAX_ENTRY_BYTES,
-    },
+    resultCache: { ...sliceOf(v, RESULT_CACHE), ttlMs: v.SVC_RESULT_CACHE_TTL_S * 1000 },
     directory: {
-      kind: v.SVC_DIRECTORY,
-      kvPath: v.SVC_KV_PATH,
-      kvUrl: v.SVC_KV_URL,
-      kvPrefix: v.SVC_KV_PREFIX,
-      kvRefreshMs: v.SVC_KV_REFRESH_MS,
-      kvRenewMs: v.SVC_KV_RENEW_MS,
-      staleMs: v.SVC_WORKER_STALE_MS,
+      ...sliceOf(v, DIRECTORY),
       learned: { maxModels: v.SVC_MAX_LEARNED_MODELS, ttlMs: DEFAULT_LEARNED.ttlMs },
     },
     limits: limitsOf(v),

@@ -13,6 +13,22 @@ export type ValuesOf<F extends Fields> = {
   -readonly [K in keyof F]: F[K] extends Setting<infer T> ? T : never;
 };
 
+/** A slice of the settings a part receives: each key names the variable whose value it holds. */
+export type SliceMap<V> = Readonly<Record<string, keyof V>>;
+
+/** The slice `M` of parsed values `V`: each key typed as its variable's parsed value. */
+export type SliceOf<V, M extends SliceMap<V>> = { -readonly [K in keyof M]: V[M[K]] };
+
+/** The parsed values of a schema. */
+export type SchemaValues<S> = S extends SettingsSchema<infer V> ? V : never;
+
+/** Read the slice `map` out of the parsed `values` (one place names each variable's key). */
+export function sliceOf<V, const M extends SliceMap<V>>(values: V, map: M): SliceOf<V, M> {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(map)) out[key] = values[map[key]];
+  return out as SliceOf<V, M>;
+}
+
 /** One bad variable. */
 export interface ConfigIssue {
   /** The variable's name. */

@@ -26,9 +26,13 @@ import {
   oneOf,
   path,
   type ReferenceSection,
+  type SchemaValues,
   seconds,
   secret,
   settingsSchema,
+  type SliceMap,
+  type SliceOf,
+  sliceOf,
   slug,
   str,
   unknownSettingsWarning,
@@ -475,59 +479,71 @@ export interface ListenSettings {
   port: number;
 }
 
-/** How the model registry batches, queues, loads and evicts. */
-export interface SchedulingSettings {
-  /** Requests with items in one batch (SVC_MAX_BATCH_REQUESTS). */
-  maxBatchRequests: number;
-  /** Items in one batch (SVC_MAX_BATCH_ITEMS). */
-  maxBatchItems: number;
-  /** How long an idle model waits for a batch to fill (SVC_MAX_BATCH_WAIT_MS). */
-  maxWaitMs: number;
-  /** Items waiting per model before QUEUE_FULL (SVC_MAX_QUEUE_ITEMS). */
-  maxQueueItems: number;
-  /** Loaded models before the least recently used idle one is evicted (SVC_MAX_LOADED_MODELS). */
-  maxLoadedModels: number;
+/** The worker's parsed variables, keyed by name. */
+type Values = SchemaValues<typeof SCHEMA>;
+
+/** How the model registry batches, queues, loads and evicts: slice key to variable. */
+const SCHEDULING = {
+  /** Requests with items in one batch. */
+  maxBatchRequests: "SVC_MAX_BATCH_REQUESTS",
+  /** Items in one batch. */
+  maxBatchItems: "SVC_MAX_BATCH_ITEMS",
+  /** How long an idle model waits for a batch to fill. */
+  maxWaitMs: "SVC_MAX_BATCH_WAIT_MS",
+  /** Items waiting per model before QUEUE_FULL. */
+  maxQueueItems: "SVC_MAX_QUEUE_ITEMS",
+  /** Loaded models before the least recently used idle one is evicted. */
+  maxLoadedModels: "SVC_MAX_LOADED_MODELS",
   /** How long a failed load is answered at once without a new attempt (see load_failure.ts). */
-  loadFailureCooldownMs: number;
+  loadFailureCooldownMs: "SVC_LOAD_FAILURE_COOLDOWN_MS",
   /** Cap on padded tokens per ONNX run (0: automatic per device, see runTokenBudget). */
-  maxRunTokens: number;
+  maxRunTokens: "SVC_MAX_RUN_TOKENS",
   /** Longest item (tokens) a CPU worker runs; longer texts are truncated to it. */
-  cpuMaxItemTokens: number;
-  /** Memory use above which idle models are evicted (SVC_MEMORY_PRESSURE_THRESHOLD_PERCENT). */
-  memoryThresholdPercent: number;
-}
+  cpuMaxItemTokens: "SVC_CPU_MAX_ITEM_TOKENS",
+  /** Memory use above which idle models are evicted. */
+  memoryThresholdPercent: "SVC_MEMORY_PRESSURE_THRESHOLD_PERCENT",
+} as const satisfies SliceMap<Values>;
+
+/** How the model registry batches, queues, loads and evicts. */
+export type SchedulingSettings = SliceOf<Values, typeof SCHEDULING>;
+
+/** LoRA adapters on encode models: slice key to variable. */
+const LORA = {
+  /** Adapters kept loaded per model. */
+  maxPerModel: "SVC_MAX_LORAS_PER_MODEL",
+  /** How long a request waits for its adapter before 503 LORA_LOADING. */
+  waitMs: "SVC_LORA_WAIT_MS",
+  /** Largest adapter weights file accepted. */
+  maxLoraBytes: "SVC_MAX_LORA_BYTES",
+  /** Adapter files kept on disk, all models together. */
+  diskBytes: "SVC_LORA_DISK_BYTES",
+  /** Adapter owners and repositories clients may name (empty: any). */
+  allow: "SVC_LORA_ALLOW",
+} as const satisfies SliceMap<Values>;
 
 /** LoRA adapters on encode models. */
-export interface LoraSettings {
-  /** Adapters kept loaded per model (SVC_MAX_LORAS_PER_MODEL). */
-  maxPerModel: number;
-  /** How long a request waits for its adapter before 503 LORA_LOADING. */
-  waitMs: number;
-  /** Largest adapter weights file accepted. */
-  maxLoraBytes: number;
-  /** Adapter files kept on disk, all models together. */
-  diskBytes: number;
-  /** Adapter owners and repositories clients may name (empty: any). */
-  allow: string[];
-}
+export type LoraSettings = SliceOf<Values, typeof LORA>;
+
+/** Image preprocessing, pool size and the bounds of image inputs: slice key to variable. */
+const IMAGES = {
+  /** Threads of the image pool. */
+  workers: "SVC_IMAGE_WORKERS",
+  /** Images of one request prepared at once; 0: one thread fewer than `workers`. */
+  workersPerRequest: "SVC_IMAGE_WORKERS_PER_REQUEST",
+  /** Time one image may take on its thread. */
+  decodeTimeoutMs: "SVC_IMAGE_DECODE_TIMEOUT_MS",
+  maxBytes: "SVC_MAX_IMAGE_BYTES",
+  maxPixels: "SVC_MAX_IMAGE_PIXELS",
+  maxAspectRatio: "SVC_MAX_IMAGE_ASPECT_RATIO",
+  maxJpegScans: "SVC_MAX_JPEG_SCANS",
+  maxPerItem: "SVC_MAX_IMAGES_PER_ITEM",
+  maxPerRequest: "SVC_MAX_IMAGES_PER_REQUEST",
+  /** Images waiting for a pool thread. */
+  maxQueue: "SVC_MAX_IMAGE_QUEUE",
+} as const satisfies SliceMap<Values>;
 
 /** Image preprocessing: pool size and the bounds of image inputs. */
-export interface ImageSettings {
-  /** Threads of the image pool. */
-  workers: number;
-  /** Images of one request prepared at once; 0: one thread fewer than `workers`. */
-  workersPerRequest: number;
-  /** Time one image may take on its thread. */
-  decodeTimeoutMs: number;
-  maxBytes: number;
-  maxPixels: number;
-  maxAspectRatio: number;
-  maxJpegScans: number;
-  maxPerItem: number;
-  maxPerRequest: number;
-  /** Images waiting for a pool thread. */
-  maxQueue: number;
-}
+export type ImageSettings = SliceOf<Values, typeof IMAGES>;
 
 /** Fleet membership (present when `SVC_ROUTER_URL` is set). */
 export interface FleetSettings {
@@ -656,38 +672,11 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
     intraOpThreads: v.SVC_INTRA_OP_THREADS,
     forceFp32: v.SVC_FORCE_FP32,
     attentionBackend: v.SVC_ATTENTION_BACKEND,
-    scheduling: {
-      maxBatchRequests: v.SVC_MAX_BATCH_REQUESTS,
-      maxBatchItems: v.SVC_MAX_BATCH_ITEMS,
-      maxWaitMs: v.SVC_MAX_BATCH_WAIT_MS,
-      maxQueueItems: v.SVC_MAX_QUEUE_ITEMS,
-      maxLoadedModels: v.SVC_MAX_LOADED_MODELS,
-      loadFailureCooldownMs: v.SVC_LOAD_FAILURE_COOLDOWN_MS,
-      maxRunTokens: v.SVC_MAX_RUN_TOKENS,
-      cpuMaxItemTokens: v.SVC_CPU_MAX_ITEM_TOKENS,
-      memoryThresholdPercent: v.SVC_MEMORY_PRESSURE_THRESHOLD_PERCENT,
-    },
+    scheduling: sliceOf(v, SCHEDULING),
     loadWaitMs: v.SVC_LOAD_WAIT_MS,
-    lora: {
-      maxPerModel: v.SVC_MAX_LORAS_PER_MODEL,
-      waitMs: v.SVC_LORA_WAIT_MS,
-      maxLoraBytes: v.SVC_MAX_LORA_BYTES,
-      diskBytes: v.SVC_LORA_DISK_BYTES,
-      allow: v.SVC_LORA_ALLOW,
-    },
+    lora: sliceOf(v, LORA),
     limits: limitsOf(v),
-    images: {
-      workers: v.SVC_IMAGE_WORKERS,
-      workersPerRequest: v.SVC_IMAGE_WORKERS_PER_REQUEST,
-      decodeTimeoutMs: v.SVC_IMAGE_DECODE_TIMEOUT_MS,
-      maxBytes: v.SVC_MAX_IMAGE_BYTES,
-      maxPixels: v.SVC_MAX_IMAGE_PIXELS,
-      maxAspectRatio: v.SVC_MAX_IMAGE_ASPECT_RATIO,
-      maxJpegScans: v.SVC_MAX_JPEG_SCANS,
-      maxPerItem: v.SVC_MAX_IMAGES_PER_ITEM,
-      maxPerRequest: v.SVC_MAX_IMAGES_PER_REQUEST,
-      maxQueue: v.SVC_MAX_IMAGE_QUEUE,
-    },
+    images: sliceOf(v, IMAGES),
     extract: {
       maxItemTokens: v.SVC_MAX_EXTRACT_ITEM_TOKENS,
       maxSpansPerLabel: v.SVC_MAX_SPANS_PER_LABEL,
