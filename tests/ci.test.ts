@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { E2E_DIR, parseArgs, ROUTER_DIR, steps } from "./ci.ts";
+import { E2E_DIR, parseArgs, phases, ROUTER_DIR, steps } from "./ci.ts";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
@@ -38,6 +38,18 @@ Deno.test("tiers: npm test runs the unit tier's checks and tests, then the e2e t
   assert.equal(all.length, 6);
   assert.deepEqual(steps(["unit"], []), all.slice(0, 5));
   assert.deepEqual(steps(["e2e"], []), all.slice(5));
+});
+
+Deno.test("tiers: format and lint first; then the type check and both test runs at once", () => {
+  const unit = phases(["unit"], []);
+  assert.deepEqual(unit.slice(0, 2), [[["fmt", "--check"]], [["lint"]]]);
+  assert.equal(unit.length, 3);
+  assert.deepEqual(unit[2].map((s) => s.slice(0, 2)), [
+    ["task", "check"],
+    ["task", "test:router"],
+    ["test", "-P=unit"],
+  ]);
+  assert.deepEqual(phases(["unit", "e2e"], []).flat(), steps(["unit", "e2e"], []));
 });
 
 Deno.test("tiers: the first argument picks a tier; the others reach every test run", () => {
