@@ -125,6 +125,11 @@ Deno.test("image pool: close fails waiting jobs", async () => {
 
 /** A JPEG that takes well over a second to decode here (1,000 repeated scans of 3000×3000). */
 const slowJpeg = scanBombJpeg(3000, 3000, 1_000);
+/**
+ * Slow enough that a 64×64 image decodes long before it (a quarter of the pixels of `slowJpeg`,
+ * so three of them do not cost seconds of CPU).
+ */
+const slowishJpeg = scanBombJpeg(1500, 1500, 1_000);
 /** Limits that let the slow JPEG through to the decoder. */
 const SLOW_OK = { maxPixels: 1e8, maxJpegScans: 10_000 };
 
@@ -135,7 +140,7 @@ function pool(opts: Partial<ImagePoolOptions>): ImagePool {
 Deno.test("image pool: one request cannot take every thread; another request starts at once", async () => {
   const p = pool({ threads: 3 });
   try {
-    const slow = await slowJpeg;
+    const slow = await slowishJpeg;
     const a = {};
     const big = Array.from({ length: 3 }, () => p.prepare(slow, "jpeg", SPEC, { owner: a }));
     // By default a request runs on one thread fewer than the pool has.

@@ -4,7 +4,7 @@ import { loadRouterSettings } from "../../router/settings.ts";
 import { startRouter } from "../../router/server.ts";
 import { silentLogger } from "@svc/shared/log";
 import type { ClusterStatus } from "../../router/dashboard/mod.ts";
-import { startTestWorker } from "../worker/harness.ts";
+import { startFakeBackendWorker } from "../worker/harness.ts";
 import {} from "./helpers/traffic.ts";
 import { waitFor } from "../helpers/wait.ts";
 import { recordFrames, wsUrl } from "./helpers/ws.ts";
@@ -23,7 +23,8 @@ async function assertSelfContained(res: Response, stream: string): Promise<void>
 }
 
 Deno.test("dashboard: the worker page at / is self-contained and stays open while draining", async () => {
-  const w = await startTestWorker();
+  // The page and its drain rule are the HTTP surface's: no model runs.
+  const w = await startFakeBackendWorker();
   try {
     await assertSelfContained(await fetch(`${w.url}/`), "/ws/status");
     w.instance.ctx.state.draining = true;

@@ -1,6 +1,6 @@
 /** GET /metrics: the API's series (docs/observability.md) move with traffic; process metrics are real under Deno. */
 import assert from "node:assert/strict";
-import { startTestWorker } from "../worker/harness.ts";
+import { startFakeBackendWorker, startTestWorker } from "../worker/harness.ts";
 import { has, type Sample, scrape, sum } from "./helpers/prom_text.ts";
 import { encode, items } from "./helpers/traffic.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -72,7 +72,8 @@ Deno.test("metrics: svc_queue_depth shows items waiting while a long request run
 });
 
 Deno.test("metrics: process memory, uptime and event-loop lag are real under Deno", async () => {
-  const w = await startTestWorker();
+  // Process series only: no model runs, so the fake backend serves.
+  const w = await startFakeBackendWorker();
   try {
     const first = await scrape(w.url);
     const rss = sum(first, "process_resident_memory_bytes");

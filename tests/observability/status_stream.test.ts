@@ -8,7 +8,7 @@ import { StatusMessageSchema } from "@svc/shared/schemas/status";
 import { VERSION } from "@svc/shared/version";
 import { queryGpus } from "../../worker/telemetry/gpu.ts";
 import type { WorkerStatusMessage } from "../../worker/status/message.ts";
-import { startTestWorker } from "../worker/harness.ts";
+import { startFakeBackendWorker, startTestWorker } from "../worker/harness.ts";
 import { encode, items } from "./helpers/traffic.ts";
 import { waitFor } from "../helpers/wait.ts";
 import { recordFrames, wsUrl } from "./helpers/ws.ts";
@@ -94,7 +94,8 @@ Deno.test("status: frames keep coming, each valid against the shared schema", as
 });
 
 Deno.test("status: many clients share one build per tick", async () => {
-  const w = await startTestWorker();
+  // The stream's sharing and lifetime are the HTTP surface's: the fake backend serves.
+  const w = await startFakeBackendWorker();
   const clients: ReturnType<typeof recordFrames>[] = [];
   try {
     assert.equal((await encode(w.url, MODEL, { items: items(4) })).status, 200);
@@ -125,7 +126,8 @@ Deno.test("status: many clients share one build per tick", async () => {
 });
 
 Deno.test("status: the ticker stops when the last client leaves; plain GET is refused", async () => {
-  const w = await startTestWorker();
+  // The stream's sharing and lifetime are the HTTP surface's: the fake backend serves.
+  const w = await startFakeBackendWorker();
   try {
     const b = w.instance.status.broadcaster;
     assert.equal(b.ticking, false);
