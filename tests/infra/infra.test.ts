@@ -9,9 +9,9 @@
  * tests/e2e/infra/images.test.ts).
  */
 import assert from "node:assert/strict";
-import { loadWorkerSettings } from "../../worker/config/settings.ts";
+import { loadWorkerSettings } from "@svc/worker/settings";
 import { fleetConfigOf } from "../../worker/fleet/config.ts";
-import { loadRouterSettings } from "../../router/settings.ts";
+import { loadRouterSettings } from "@svc/router/settings";
 import {
   dockerAssignments,
   dockerfile,

@@ -1,7 +1,7 @@
 /** Shared setup of infra.test.ts and infra_manifests.test.ts. */
 import assert from "node:assert/strict";
-import { WORKER_SETTING_NAMES } from "../../worker/config/settings.ts";
-import { ROUTER_SETTING_NAMES } from "../../router/settings.ts";
+import { WORKER_SETTING_NAMES } from "@svc/worker/settings";
+import { ROUTER_SETTING_NAMES } from "@svc/router/settings";
 import { START_SCHEMA } from "../../infra/start_settings.ts";
 import { parseAllDocuments } from "yaml";
 import {

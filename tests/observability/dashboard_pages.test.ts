@@ -1,6 +1,6 @@
 /** Both dashboards are self-contained pages (no external assets) fed by their streams. */
 import assert from "node:assert/strict";
-import { loadRouterSettings } from "../../router/settings.ts";
+import { loadRouterSettings } from "@svc/router/settings";
 import { startRouter } from "../../router/server.ts";
 import { silentLogger } from "@svc/shared/log";
 import type { ClusterStatus } from "../../router/dashboard/mod.ts";

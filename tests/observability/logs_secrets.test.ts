@@ -1,8 +1,8 @@
 /** Log lines in text and JSON: every secret a setting names is redacted, whatever carries it. */
 import assert from "node:assert/strict";
 import { createLogger } from "@svc/shared/log";
-import { loadWorkerSettings } from "../../worker/config/settings.ts";
-import { loadRouterSettings } from "../../router/settings.ts";
+import { loadWorkerSettings } from "@svc/worker/settings";
+import { loadRouterSettings } from "@svc/router/settings";
 import { FLEET_TOKEN } from "./helpers/process.ts";
 import { API_KEYS, HF_TOKEN, SECRETS } from "./helpers/secrets.ts";
 

@@ -5,7 +5,7 @@ import type { ModelConfig } from "@svc/shared/catalog/schema";
 import { StatusMessageSchema } from "@svc/shared/schemas/status";
 import type { UnitStatus } from "../../worker/registry/registry.ts";
 import { buildStatusMessage, type StatusInputs } from "../../worker/status/message.ts";
-import { parseNvidiaSmiCsv } from "../../worker/telemetry/gpu.ts";
+import { parseNvidiaSmiCsv } from "@svc/worker/gpu";
 import { metricsView } from "@svc/shared/status/metrics_view";
 import { assertShape, WORKER_STATUS_MESSAGE } from "../compat/client/sie_shapes.ts";
 

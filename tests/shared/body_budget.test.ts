@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { ClientGoneError, ServiceError } from "@svc/shared/errors";
 import { BodyBudget } from "@svc/shared/http/body_budget";
-import type { BodySource } from "../../shared/http/body_source.ts";
+import type { BodySource } from "@svc/shared/http/body_source";
 import { readSourceChunks, readSourceLimited } from "@svc/shared/http/read_body";
 
 const KiB = 1024;

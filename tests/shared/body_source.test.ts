@@ -1,7 +1,7 @@
 /** The node:http body source: order, backpressure, the end, a client that goes away, cancel. */
 import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
-import { nodeBodySource, type NodeReadable } from "../../shared/http/body_source.ts";
+import { nodeBodySource, type NodeReadable } from "@svc/shared/http/body_source";
 
 /** An IncomingMessage stand-in that records pause/resume and emits what the test says. */
 class FakeIncoming extends EventEmitter implements NodeReadable {

@@ -12,7 +12,7 @@ import {
   MAX_CANDIDATES,
   notInCatalogMessage,
 } from "@svc/shared/catalog/suggest";
-import { loadWorkerSettings } from "../../worker/config/settings.ts";
+import { loadWorkerSettings } from "@svc/worker/settings";
 import { ProtoFormatError, readGraphSignature } from "@svc/onnx";
 import { createRepoLister } from "../../worker/weights/listing.ts";
 import { createClusterCacheSource } from "../../worker/weights/cluster_cache.ts";

@@ -7,7 +7,7 @@ import {
   weightSourcesFrom,
   weightStoreFrom,
 } from "../../worker/weights/settings.ts";
-import { loadWorkerSettings } from "../../worker/config/settings.ts";
+import { loadWorkerSettings } from "@svc/worker/settings";
 import { startFakeHub } from "../fake_hub/server.ts";
 import { TINY_FILES, tinyModel, within, withTempDir, writeRepo } from "./helpers.ts";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { ConfigError, unknownSettingsWarning } from "@svc/shared/config";
-import { loadWorkerSettings } from "../../worker/config/settings.ts";
+import { loadWorkerSettings } from "@svc/worker/settings";
 import { fleetConfigOf } from "../../worker/fleet/config.ts";
 import { modelFilter } from "../../worker/catalog/loader.ts";
 

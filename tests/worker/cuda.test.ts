@@ -17,7 +17,7 @@ import {
   missingProviderFiles,
   nodePlatform,
   ortBinaryDir,
-} from "../../worker/inference/cuda_provider.ts";
+} from "@svc/worker/cuda";
 import { PROBE_MODEL_BASE64, probeCuda } from "../../worker/inference/cuda_probe.ts";
 import { createWorker, StartupError } from "../../worker/bootstrap.ts";
 import { GraphBuilder } from "@svc/onnx/writer";

@@ -5,7 +5,7 @@ import {
   systemMemoryProbe,
 } from "../../worker/registry/memory.ts";
 import { chooseDevice } from "../../worker/bootstrap.ts";
-import { loadWorkerSettings } from "../../worker/config/settings.ts";
+import { loadWorkerSettings } from "@svc/worker/settings";
 
 Deno.test("memory probe: a cgroup v2 limit is the budget; no limit falls back to system RAM", async () => {
   const dir = await Deno.makeTempDir();

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ROOT } from "../procs.ts";
 import { runTask } from "../start/tasks.ts";
-import { CUDA_PROVIDER_FILES, nodePlatform } from "../../../worker/inference/cuda_provider.ts";
+import { CUDA_PROVIDER_FILES, nodePlatform } from "@svc/worker/cuda";
 
 const LINUX_X64 = nodePlatform().os === "linux" && nodePlatform().arch === "x64";
 

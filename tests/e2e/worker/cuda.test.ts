@@ -5,11 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  missingProviderFiles,
-  nodePlatform,
-  ortBinaryDir,
-} from "../../../worker/inference/cuda_provider.ts";
+import { missingProviderFiles, nodePlatform, ortBinaryDir } from "@svc/worker/cuda";
 import { Proc } from "../procs.ts";
 import { taskArgs } from "../start/tasks.ts";
 import { ensureFixtures } from "@svc/fixture-models";

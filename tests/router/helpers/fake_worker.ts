@@ -8,7 +8,7 @@ import {
   startFleetLink,
   type WorkerStatusSnapshot,
 } from "../../../worker/fleet/mod.ts";
-import { loadWorkerSettings } from "../../../worker/config/settings.ts";
+import { loadWorkerSettings } from "@svc/worker/settings";
 
 /** A model the fake worker serves. */
 export interface FakeModel {

@@ -4,7 +4,7 @@
  * one JSON line `{heap_used, rss}` on stdout. Settings come from the environment, as for
  * `deno task router`; the first stdout line is `listening <port>`.
  */
-import { loadRouterSettings } from "../../../router/settings.ts";
+import { loadRouterSettings } from "@svc/router/settings";
 import { startRouter } from "../../../router/server.ts";
 
 const gc = (globalThis as { gc?: () => void }).gc;

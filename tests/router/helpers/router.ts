@@ -1,5 +1,5 @@
 /** Start an in-process router on 127.0.0.1 with a free port, for router unit tests. */
-import { loadRouterSettings } from "../../../router/settings.ts";
+import { loadRouterSettings } from "@svc/router/settings";
 import { type RunningRouter, type StartOptions, startRouter } from "../../../router/server.ts";
 
 /** Worker token used by the tests (long enough for the router's minimum). */

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { bearerToken, SecretSet, timingSafeEqual } from "../../../shared/http/secrets.ts";
+import { bearerToken, SecretSet, timingSafeEqual } from "@svc/shared/http/secrets";
 
 Deno.test("auth: timingSafeEqual", () => {
   const a = new Uint8Array([1, 2, 3]);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { loadRouterSettings } from "../../../router/settings.ts";
+import { loadRouterSettings } from "@svc/router/settings";
 
 const TOKEN = "0123456789abcdef-secret";
 

@@ -11,7 +11,7 @@ import {
   type RegisterMessage,
 } from "@svc/shared/fleet/protocol";
 import { startFleetLink } from "../../../worker/fleet/mod.ts";
-import { loadWorkerSettings } from "../../../worker/config/settings.ts";
+import { loadWorkerSettings } from "@svc/worker/settings";
 import { startFakeWorker } from "../helpers/fake_worker.ts";
 import { waitFor } from "../../helpers/wait.ts";
 import { getJson, startTestRouter, TEST_TOKEN } from "../helpers/router.ts";

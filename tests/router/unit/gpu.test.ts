@@ -1,9 +1,5 @@
 import assert from "node:assert/strict";
-import {
-  machineProfileOfGpus,
-  normaliseGpuType,
-  parseNvidiaSmiCsv,
-} from "../../../worker/telemetry/gpu.ts";
+import { machineProfileOfGpus, normaliseGpuType, parseNvidiaSmiCsv } from "@svc/worker/gpu";
 
 const GIB = 1024 ** 3;
 
