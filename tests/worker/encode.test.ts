@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { float16BitsToNumber } from "@svc/shared/codec/float16";
-import { type Json, postJson, withWorker } from "./harness.ts";
+import { type Json, postJson, withFakeBackendWorker, withWorker } from "./harness.ts";
 import { VERSION } from "@svc/shared/version";
 import { decodeMsgpackView } from "./msgpack_view.ts";
 import { expectedDense, expectedSparse, fixtureIds, maxDiff } from "./expected.ts";
@@ -164,7 +164,8 @@ Deno.test("encode: prompts by input_type, instruction prefix, profile dimensions
 });
 
 Deno.test("encode: model names raw and percent-encoded; unknown model 404", async () => {
-  await withWorker(async (w) => {
+  // Request validation happens before any model runs: the fake backend serves.
+  await withFakeBackendWorker(async (w) => {
     for (const name of ["fixture/dense", "fixture%2Fdense", "fixture%2fdense"]) {
       const r = await postJson(`${w.url}/v1/encode/${name}`, { items: [{ text: "x" }] });
       assert.equal(r.status, 200, name);

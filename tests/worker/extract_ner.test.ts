@@ -6,7 +6,13 @@
 import assert from "node:assert/strict";
 import { ensureFixtures, NER_LABELS } from "@svc/fixture-models";
 import { fixtureTokenizer, openModel, runModel, textFeeds } from "../fixtures/testing.ts";
-import { type Json, postJson, type TestWorker, withWorker } from "./harness.ts";
+import {
+  type Json,
+  postJson,
+  type TestWorker,
+  withFakeBackendWorker,
+  withWorker,
+} from "./harness.ts";
 import { decodeMsgpackView } from "./msgpack_view.ts";
 
 const URL_PATH = "/v1/extract/fixture/ner";
@@ -199,7 +205,8 @@ Deno.test("extract ner: truncation at max_sequence_length; batching does not cha
 });
 
 Deno.test("extract ner: bad inputs are 400; unknown model 404; wrong op 400", async () => {
-  await withWorker(async (w) => {
+  // Request validation happens before any model runs: the fake backend serves.
+  await withFakeBackendWorker(async (w) => {
     const post = (path: string, body: Json) => postJson(`${w.url}${path}`, body);
     const png = btoa("not really a png");
     const cases: [string, Json][] = [

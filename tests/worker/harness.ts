@@ -111,6 +111,19 @@ export async function withWorker(
   }
 }
 
+/** Run `fn` against a fresh fake-backend worker (HTTP behaviour only) that is always stopped. */
+export async function withFakeBackendWorker(
+  fn: (w: FakeBackendWorker) => Promise<void>,
+  env: Record<string, string> = {},
+): Promise<void> {
+  const w = await startFakeBackendWorker(env);
+  try {
+    await fn(w);
+  } finally {
+    await w.close();
+  }
+}
+
 /** A parsed JSON answer; tests read arbitrary fields of it. */
 // deno-lint-ignore no-explicit-any
 export type Json = any;
