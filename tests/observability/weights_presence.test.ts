@@ -5,7 +5,7 @@
  * directory are on disk.
  */
 import assert from "node:assert/strict";
-import { startTestWorker } from "../worker/harness.ts";
+import { startFakeBackendWorker, startTestWorker } from "../worker/harness.ts";
 import { waitFor } from "../helpers/wait.ts";
 import type { WorkerModelStatus } from "../../worker/status/message.ts";
 import { WeightSourcesState } from "../../worker/weights/sources_state.ts";
@@ -18,7 +18,7 @@ async function models(w: Awaited<ReturnType<typeof startTestWorker>>) {
 }
 
 Deno.test("weights presence: with the hub disabled, a model not on disk is not cached and says why", async () => {
-  const w = await startTestWorker({
+  const w = await startFakeBackendWorker({
     SVC_MODEL_FILTER: `fixture/dense,${BUILTIN}`,
     SVC_HUB_DISABLED: "1",
   });
@@ -35,7 +35,7 @@ Deno.test("weights presence: with the hub disabled, a model not on disk is not c
 });
 
 Deno.test("weights presence: with a hub that cannot be reached, the reason says so after a load tried it", async () => {
-  const w = await startTestWorker({
+  const w = await startFakeBackendWorker({
     SVC_MODEL_FILTER: `fixture/dense,fixture/sparse,${BUILTIN}`,
     SVC_HUB_DISABLED: "",
     SVC_HUB_URL: "http://127.0.0.1:9",

@@ -7,7 +7,13 @@
  */
 import assert from "node:assert/strict";
 import { CohereClient, CohereClientV2, CohereError } from "cohere-ai";
-import { type Json, postJson, startTestWorker, type TestWorker } from "./harness.ts";
+import {
+  type Json,
+  postJson,
+  startFakeBackendWorker,
+  startTestWorker,
+  type TestWorker,
+} from "./harness.ts";
 import { fixtureIds } from "./expected.ts";
 import { picture } from "../vision/helpers.ts";
 
@@ -288,7 +294,7 @@ Deno.test("cohere routes: X-Truncated-Items counts the texts cut by max_tokens, 
 });
 
 Deno.test("cohere routes: errors carry Cohere's message beside detail, with the real cause", async () => {
-  const w = await startTestWorker();
+  const w = await startFakeBackendWorker();
   try {
     const { v2 } = clients(w);
     const unknown: Json = await v2.rerank({ model: "x/unknown", query: "q", documents: ["d"] })

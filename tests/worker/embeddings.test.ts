@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import OpenAI from "openai";
-import { postJson, startTestWorker } from "./harness.ts";
+import { postJson, startFakeBackendWorker, startTestWorker } from "./harness.ts";
 import { fixtureIds } from "./expected.ts";
 
 const TEXTS = ["how do I bake bread", "stock markets fell sharply", "hello"];
@@ -105,7 +105,7 @@ Deno.test("embeddings: token-id inputs, empty input, unknown model, non-dense mo
 });
 
 Deno.test("openai client: errors carry OpenAI's envelope beside detail; models.list() lists the catalog", async () => {
-  const w = await startTestWorker();
+  const w = await startFakeBackendWorker();
   try {
     const client = new OpenAI({ apiKey: "unused", baseURL: `${w.url}/v1`, maxRetries: 0 });
     const err = await client.embeddings.create({ model: "x/unknown", input: "a" }).then(

@@ -1,7 +1,12 @@
+/**
+ * The model registry behind a real worker: weights through the fake hub, load failures, waits,
+ * profiles, filters, preload and eviction. Tests of what HTTP answers (filters, profiles, preload,
+ * shared loads, gated repositories) run on the fake backend; loads and eviction run ONNX.
+ */
 import assert from "node:assert/strict";
 import { ensureFixtures } from "@svc/fixture-models";
 import { startFakeHub } from "../fake_hub/server.ts";
-import { postJson, startTestWorker } from "./harness.ts";
+import { postJson, startFakeBackendWorker, startTestWorker } from "./harness.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 const ENCODE = (url: string, model = "fixture/dense") =>
@@ -52,7 +57,7 @@ Deno.test("gated repo: clear error naming model and HF_TOKEN, remembered as last
   const hub = await startFakeHub({ root: `${fx}/cache`, gated: { "fixture/dense": token } });
   const base = { SVC_CLUSTER_CACHE: "", SVC_HUB_DISABLED: "0", SVC_HUB_URL: hub.url };
   try {
-    const w = await startTestWorker(base);
+    const w = await startFakeBackendWorker(base);
     try {
       const r = await ENCODE(w.url);
       assert.equal(r.status, 502);
@@ -73,7 +78,7 @@ Deno.test("gated repo: clear error naming model and HF_TOKEN, remembered as last
     } finally {
       await w.close();
     }
-    const ok = await startTestWorker({ ...base, HF_TOKEN: token });
+    const ok = await startFakeBackendWorker({ ...base, HF_TOKEN: token });
     try {
       assert.equal((await ENCODE(ok.url)).status, 200);
       assert.ok(!ok.logs.join("\n").includes(token), "the token never reaches the logs");
@@ -135,7 +140,7 @@ Deno.test("a hub failure: 502 MODEL_LOAD_FAILED at once (transient), the next re
 });
 
 Deno.test("concurrent first requests share one load; GET model info never loads", async () => {
-  const w = await startTestWorker();
+  const w = await startFakeBackendWorker();
   try {
     const info = await (await fetch(`${w.url}/v1/models/fixture%2Fsparse`)).json();
     assert.equal(info.state, "available");
@@ -190,7 +195,7 @@ Deno.test("GET /v1/models/{id:profile} reports that profile's dims, as its encod
 });
 
 Deno.test("an unknown profile is a 400 naming the model's profiles, as a name or an option; an unknown model 404", async () => {
-  const w = await startTestWorker();
+  const w = await startFakeBackendWorker();
   try {
     const byName = await ENCODE(w.url, "fixture%2Fdense%3Atiny");
     const info = await fetch(`${w.url}/v1/models/fixture%2Fdense%3Atiny`);
@@ -218,7 +223,7 @@ Deno.test("an unknown profile is a 400 naming the model's profiles, as a name or
 });
 
 Deno.test("SVC_MODEL_FILTER hides models (404 everywhere)", async () => {
-  const w = await startTestWorker({ SVC_MODEL_FILTER: "fixture/dense" });
+  const w = await startFakeBackendWorker({ SVC_MODEL_FILTER: "fixture/dense" });
   try {
     const list = await (await fetch(`${w.url}/v1/models`)).json();
     assert.deepEqual(list.models.map((m: { name: string }) => m.name), ["fixture/dense"]);
@@ -232,7 +237,9 @@ Deno.test("SVC_MODEL_FILTER hides models (404 everywhere)", async () => {
 });
 
 Deno.test("SVC_PRELOAD_MODELS loads before ready; /readyz is 503 until then", async () => {
-  const w = await startTestWorker({ SVC_PRELOAD_MODELS: "fixture/dense" }, { preload: false });
+  const w = await startFakeBackendWorker({ SVC_PRELOAD_MODELS: "fixture/dense" }, {
+    preload: false,
+  });
   try {
     assert.equal((await fetch(`${w.url}/readyz`)).status, 503);
     await w.instance.preload();
