@@ -8,7 +8,13 @@ import assert from "node:assert/strict";
 import { fixtureTokenizer, openModel, runModel, textFeeds } from "../fixtures/testing.ts";
 import { prepareImage } from "../../worker/images/decode.ts";
 import { imageSpecOf } from "../../worker/images/spec.ts";
-import { type Json, postJson, type TestWorker, withWorker } from "../worker/harness.ts";
+import {
+  type Json,
+  postJson,
+  type TestWorker,
+  withFakeBackendWorker,
+  withWorker,
+} from "../worker/harness.ts";
 import {
   base64,
   fixtureConfig,
@@ -220,7 +226,7 @@ Deno.test("clip: every bad image is a 400 naming the item and image; the worker 
       /items\[1\]\.images\[0\] is not a JPEG, PNG or WebP image/,
     ],
   ];
-  await withWorker(async (w) => {
+  await withFakeBackendWorker(async (w) => {
     for (const [name, image, pattern] of cases) {
       const r = await postJson(`${w.url}${URL_PATH}`, {
         items: [{ images: [{ data: base64(good) }] }, { images: [image] }],

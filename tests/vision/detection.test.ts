@@ -8,7 +8,13 @@ import assert from "node:assert/strict";
 import { fixtureTokenizer, openModel, runModel, textFeeds } from "../fixtures/testing.ts";
 import { prepareImage } from "../../worker/images/decode.ts";
 import { imageSpecOf } from "../../worker/images/spec.ts";
-import { type Json, postJson, type TestWorker, withWorker } from "../worker/harness.ts";
+import {
+  type Json,
+  postJson,
+  type TestWorker,
+  withFakeBackendWorker,
+  withWorker,
+} from "../worker/harness.ts";
 import { base64, fixtureConfig, fixtureFile, picture, postMsgpack } from "./helpers.ts";
 import { DETR_LABELS } from "@svc/fixture-models/models";
 
@@ -207,7 +213,7 @@ Deno.test("owlvit: the labels are the queries; JSON and msgpack equal the graph'
 
 Deno.test("detection: request rules are 400s naming what the model accepts", async () => {
   const img = { data: base64(await picture(80, 60, "jpeg")) };
-  await withWorker(async (w) => {
+  await withFakeBackendWorker(async (w) => {
     await expectBadRequest(
       w,
       DETR,

@@ -7,7 +7,14 @@
 import assert from "node:assert/strict";
 import { Ajv } from "ajv";
 import { GLINER_TOKENS, MAX_WIDTH, MAX_WORDS } from "@svc/fixture-models/models";
-import { assertExtractKeys, type Json, postJson, type TestWorker, withWorker } from "./harness.ts";
+import {
+  assertExtractKeys,
+  type Json,
+  postJson,
+  type TestWorker,
+  withFakeBackendWorker,
+  withWorker,
+} from "./harness.ts";
 import { decodeMsgpackView } from "./msgpack_view.ts";
 import {
   candidates,
@@ -200,7 +207,7 @@ Deno.test("extract data: relations models fill data in their first pass", async 
 });
 
 Deno.test("extract data: unsupported schemas and non-span models are a 400 naming the problem", async () => {
-  await withWorker(async (w) => {
+  await withFakeBackendWorker(async (w) => {
     const cases: [string, string, Json, RegExp][] = [
       [
         "$ref",
