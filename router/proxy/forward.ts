@@ -22,7 +22,9 @@ import type { LoadTracker } from "../pools/load.ts";
 import { type Affinity, type SelectionRequest, selectWorker } from "../pools/selection.ts";
 import { UpstreamCancel } from "./cancel.ts";
 import { downstreamHeaders, upstreamHeaders, withWorkerAuth } from "./headers.ts";
-import { sendUpstream, type UpstreamOutcome } from "./upstream.ts";
+import { sendUpstream, type UpstreamOutcome, type UpstreamRequest } from "./upstream.ts";
+import { sendOverStream } from "./stream_upstream.ts";
+import type { StreamMux } from "@svc/shared/fleet/streams/mux";
 import type { WorkerAuth } from "./worker_auth.ts";
 
 /** Everything forwarding needs. */
@@ -35,6 +37,17 @@ export interface ProxyDeps {
   spillLoad: number;
   /** The `Authorization` each worker is sent (its own key: router/proxy/worker_auth.ts). */
   workerAuth?: WorkerAuth;
+  /**
+   * The request streams of a worker's connection held by this router (connection transport),
+   * and how to close that connection when the worker breaks the protocol.
+   */
+  streams?: (worker: WorkerRecord) => WorkerStreams | undefined;
+}
+
+/** A worker's connection as forwarding uses it. */
+export interface WorkerStreams {
+  mux: StreamMux;
+  violation(reason: string): void;
 }
 
 /** Outcome of a forward. */
@@ -192,7 +205,7 @@ async function attemptOnce(
     bundle: target.bundle,
     affinity,
   });
-  const res = await sendUpstream({
+  const res = await sendToWorker(worker, deps, {
     base: worker.url,
     method: req.method,
     path: pathAndQuery,
@@ -240,6 +253,25 @@ async function attemptOnce(
   if (delivered) delivered.then(() => cancel.release(), () => cancel.release());
   else cancel.release();
   return { kind: "ok", response: shape(res, worker) };
+}
+
+/**
+ * Send over the worker's connection when it takes requests there and this router holds it, else
+ * over HTTP to its advertised URL (none: it cannot be reached from here, as a refused connect).
+ */
+function sendToWorker(
+  worker: WorkerRecord,
+  deps: ProxyDeps,
+  request: UpstreamRequest,
+): Promise<UpstreamOutcome> {
+  if (worker.transport === "connection") {
+    const streams = deps.streams?.(worker);
+    if (streams) return sendOverStream(streams.mux, request, streams.violation);
+  }
+  if (!worker.url) {
+    return Promise.resolve({ kind: "not_delivered", error: "no connection to the worker here" });
+  }
+  return sendUpstream(request);
 }
 
 /**

@@ -118,7 +118,13 @@ Deno.test("fleet config: defaults and explicit values", () => {
   const c = loadWorkerSettings({ SVC_ROUTER_URL: "http://r:8080", SVC_WORKER_TOKEN: TOKEN }).fleet!;
   assert.equal(c.routerWsUrl, "ws://r:8080/fleet/v1/connect");
   assert.equal(c.advertiseUrl, undefined);
-  assert.equal(fleetConfigOf(c, 9001).advertiseUrl, "http://127.0.0.1:9001");
+  assert.equal(c.transport, "connection");
+  // The connection transport announces no URL of its own; HTTP defaults to loopback.
+  assert.equal(fleetConfigOf(c, 9001).advertiseUrl, undefined);
+  assert.equal(
+    fleetConfigOf({ ...c, transport: "http" }, 9001).advertiseUrl,
+    "http://127.0.0.1:9001",
+  );
   assert.equal(c.bundle, "default");
   assert.equal(c.pool, undefined);
   assert.equal(c.machineProfile, undefined);

@@ -372,11 +372,18 @@ const FLEET_FIELDS = {
     shown: "`hostname-pid-random`",
     doc: "identity in the router",
   }),
+  SVC_WORKER_TRANSPORT: oneOf(["auto", "connection", "http"], {
+    default: "auto",
+    doc: "how the router sends this worker its requests: `connection` over the WebSocket the " +
+      "worker dials (no inbound port needed: NAT, a laptop, a cluster without ingress), `http` " +
+      "to `SVC_ADVERTISE_URL`; `auto` is `connection`",
+  }),
   SVC_ADVERTISE_URL: url({
     default: undefined,
     noCredentials: "",
-    shown: "`http://127.0.0.1:<port>`",
-    doc: "where the router reaches this worker",
+    shown: "none (`connection`), `http://127.0.0.1:<port>` (`http`)",
+    doc: "where the router reaches this worker over HTTP (`SVC_WORKER_TRANSPORT=http`); with " +
+      "the connection transport it is optional and only announced",
   }),
   SVC_MACHINE_PROFILE: slug({
     default: undefined,
@@ -488,8 +495,13 @@ export interface FleetSettings {
   routerWsUrl: string;
   token: string;
   workerId: string;
-  /** Base URL the router uses to reach this worker; undefined: loopback at the bound port. */
+  /**
+   * Base URL the router may use to reach this worker over HTTP; undefined: none with the
+   * connection transport, loopback at the bound port with HTTP.
+   */
   advertiseUrl: string | undefined;
+  /** How the router sends requests (`auto` resolved: `connection`). */
+  transport: "connection" | "http";
   /** `SVC_MACHINE_PROFILE`; undefined means "detect the GPU type". */
   machineProfile: string | undefined;
   bundle: string;
@@ -570,6 +582,7 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
     token: v.SVC_WORKER_TOKEN!,
     workerId: v.SVC_WORKER_ID ?? defaultWorkerId(),
     advertiseUrl: v.SVC_ADVERTISE_URL?.replace(/\/+$/, ""),
+    transport: v.SVC_WORKER_TRANSPORT === "http" ? "http" : "connection",
     machineProfile: v.SVC_MACHINE_PROFILE,
     bundle: v.SVC_BUNDLE,
     pool: v.SVC_POOL,

@@ -8,8 +8,10 @@ import {
   decodeRouterMessage,
   encodeMessage,
   type RegisteredMessage,
+  type StreamGrant,
   type WorkerMessage,
 } from "@svc/shared/fleet/protocol";
+import type { StreamMux } from "@svc/shared/fleet/streams/mux";
 import type { Logger } from "@svc/shared/log";
 
 /** Bound on the TCP + TLS + HTTP upgrade of one dial. */
@@ -53,6 +55,15 @@ export interface SessionHost {
   /** A dial or registration failed (the link rate-limits these logs). */
   noteFailure(message: string): void;
   log: Logger;
+  /**
+   * Serve the router's request streams on the socket (connection transport; absent: requests
+   * come over HTTP). `onViolation`: the router broke the stream protocol.
+   */
+  acceptStreams?(
+    socket: WebSocket,
+    grant: StreamGrant,
+    onViolation: (reason: string) => void,
+  ): StreamMux;
 }
 
 /** Open a fleet socket to the router, presenting the worker token on the upgrade request. */
@@ -74,6 +85,8 @@ export class LinkSession {
   #registered = false;
   #refused = false;
   #finished = false;
+  /** The router's request streams on this socket (connection transport). */
+  #streams: StreamMux | undefined;
 
   /** Dial the router now. */
   constructor(host: SessionHost) {
@@ -89,6 +102,8 @@ export class LinkSession {
       return;
     }
     this.#ws = ws;
+    // Request streams arrive as binary messages: as bytes, not Blobs.
+    ws.binaryType = "arraybuffer";
     this.#later(() => {
       if (ws.readyState === WebSocket.CONNECTING) {
         host.noteFailure("router connection timed out");
@@ -155,6 +170,11 @@ export class LinkSession {
 
   #received(data: unknown): void {
     this.#lastFrame = Date.now();
+    if (typeof data !== "string") {
+      if (this.#streams) this.#streams.receive(data);
+      else this.#host.log("warn", "binary frame from the router without request streams");
+      return;
+    }
     const decoded = decodeRouterMessage(data);
     if (!decoded.ok) {
       this.#host.log("warn", "invalid frame from router", { error: decoded.error });
@@ -204,6 +224,16 @@ export class LinkSession {
       stale: msg.stale_after_ms,
     };
     this.#host.onRegistered(msg);
+    if (msg.streams && this.#host.acceptStreams && this.#ws) {
+      this.#streams = this.#host.acceptStreams(this.#ws, msg.streams, (reason) => {
+        this.#host.log("error", "the router broke the request-stream protocol", { error: reason });
+        this.#finish(
+          { registered: true, immediate: false, refused: false },
+          CLOSE_CODES.invalidMessage,
+          "request stream protocol",
+        );
+      });
+    }
     // Status at once (the router learns the load before routing), then on the router's beat.
     this.send(this.#host.statusFrame());
     this.#later(() => this.#statusTick(), this.#timings.status);
@@ -234,6 +264,8 @@ export class LinkSession {
   #finish(end: SessionEnd, closeCode?: number, reason?: string): void {
     if (this.#finished) return;
     this.#finished = true;
+    // Requests in flight on this socket are over: their work is dropped (the router answers 502).
+    this.#streams?.close();
     for (const t of this.#timers) clearTimeout(t);
     this.#timers.clear();
     const ws = this.#ws!;

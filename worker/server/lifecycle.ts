@@ -7,6 +7,7 @@ import type { WorkerInstance } from "../bootstrap.ts";
 import { deadline } from "@svc/shared/deadline";
 import { startFleetLink } from "../fleet/mod.ts";
 import { serveWorkerApp } from "./http_server.ts";
+import { serveRequest } from "./serve_request.ts";
 import { announcedBundle } from "./model_gate.ts";
 import { workerMemory } from "../telemetry/worker_memory.ts";
 
@@ -106,6 +107,7 @@ export async function runWorkerProcess(
   link = startFleetLink({
     fleet: ctx.settings.fleet,
     port: actualPort,
+    serve: serveRequest(worker, "router"),
     // SVC_MODELS entries that could not be configured are announced too (as failed): the router
     // then routes their requests here, and they get the reason.
     servedModels: () => [
