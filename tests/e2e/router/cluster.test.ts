@@ -203,7 +203,13 @@ Deno.test({
           // worker); every other request is served.
           assert.ok(failed.length <= 1, JSON.stringify(failed));
           for (const f of failed) {
-            assert.deepEqual(f, { status: 502, worker: null, code: "WORKER_LOST" });
+            // Named (SVC_EXPOSE_WORKER_ID) when the router knew which worker it lost.
+            assert.ok(f.worker === null || f.worker === victim, JSON.stringify(f));
+            assert.deepEqual({ ...f, worker: null }, {
+              status: 502,
+              worker: null,
+              code: "WORKER_LOST",
+            });
           }
           assert.equal(results.at(-1)?.worker, survivor);
           assert.deepEqual(await workerIds(url), [survivor, "l4-a"].sort());
