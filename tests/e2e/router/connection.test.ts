@@ -23,7 +23,7 @@ interface Case {
   name: string;
   path: string;
   type: "application/json" | "application/msgpack";
-  body: Uint8Array;
+  body: Uint8Array<ArrayBuffer>;
 }
 
 function jsonCase(name: string, path: string, body: unknown): Case {
