@@ -378,6 +378,12 @@ const FLEET_FIELDS = {
       "worker dials (no inbound port needed: NAT, a laptop, a cluster without ingress), `http` " +
       "to `SVC_ADVERTISE_URL`; `auto` is `connection`",
   }),
+  SVC_WORKER_HTTP: oneOf(["on", "off"], {
+    default: "on",
+    doc: "`on` serves the worker's own HTTP port (`SVC_HOST`:`SVC_PORT`: probes, metrics, " +
+      "direct requests); `off` opens no port at all: requests come only over the connection " +
+      "to the router (needs `SVC_ROUTER_URL` and the connection transport)",
+  }),
   SVC_ADVERTISE_URL: url({
     default: undefined,
     noCredentials: "",
@@ -407,6 +413,13 @@ const SCHEMA = settingsSchema(
     if (v.SVC_LORA_DISK_BYTES < v.SVC_MAX_LORA_BYTES + 1024 * 1024) {
       issue("SVC_LORA_DISK_BYTES", "must be at least SVC_MAX_LORA_BYTES plus 1 MiB");
     }
+    if (v.SVC_WORKER_HTTP === "off") {
+      if (v.SVC_ROUTER_URL === undefined) {
+        issue("SVC_WORKER_HTTP", "can be `off` only with SVC_ROUTER_URL (else nothing serves)");
+      } else if (v.SVC_WORKER_TRANSPORT === "http") {
+        issue("SVC_WORKER_HTTP", "can be `off` only with the connection transport");
+      }
+    }
     if (v.SVC_ROUTER_URL !== undefined && v.SVC_WORKER_TOKEN === undefined) {
       issue("SVC_WORKER_TOKEN", "is required when SVC_ROUTER_URL is set");
     }
@@ -433,6 +446,8 @@ export const WORKER_REFERENCE: readonly ReferenceSection[] = [
 export interface ListenSettings {
   host: string;
   port: number;
+  /** False: no HTTP server (`SVC_WORKER_HTTP=off`; requests come over the router connection). */
+  enabled?: boolean;
 }
 
 /** How the model registry batches, queues, loads and evicts. */
@@ -590,7 +605,7 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
     secret: v.SVC_WORKER_API_KEY,
   };
   return {
-    listen: { host: v.SVC_HOST, port: v.SVC_PORT },
+    listen: { host: v.SVC_HOST, port: v.SVC_PORT, enabled: v.SVC_WORKER_HTTP === "on" },
     device: v.SVC_DEVICE,
     catalog: {
       modelsDir: v.SVC_MODELS_DIR,

@@ -71,20 +71,33 @@ export async function drainWorker(
   return drained;
 }
 
+/** What stands for the HTTP server when there is none: it "finishes" when shut down. */
+function noServer(): { finished: Promise<void>; shutdown(): Promise<void> } {
+  const done = Promise.withResolvers<void>();
+  return {
+    finished: done.promise,
+    shutdown: () => {
+      done.resolve();
+      return done.promise;
+    },
+  };
+}
+
 /** Serve until a termination signal, then drain and exit. */
 export async function runWorkerProcess(
   worker: WorkerInstance,
   hooks: LifecycleHooks = {},
 ): Promise<never> {
   const { ctx } = worker;
-  const { host: hostname, port } = ctx.settings.listen;
-  const server = await serveWorkerApp(
+  const { host: hostname, port, enabled } = ctx.settings.listen;
+  const server = enabled === false ? noServer() : await serveWorkerApp(
     worker,
     ctx.settings.http,
     { hostname, port },
     (addr) => ctx.log("info", "worker listening", { host: addr.hostname, port: addr.port }),
   );
-  const actualPort = server.addr.port;
+  if (enabled === false) ctx.log("info", "no HTTP port (SVC_WORKER_HTTP=off)");
+  const actualPort = "addr" in server ? server.addr.port : null;
 
   let link: ReturnType<typeof startFleetLink> = null;
   let stopping: Promise<never> | undefined;

@@ -77,7 +77,7 @@ Deno.test({
     const procs: Proc[] = [];
     try {
       const r = await startRouterProc("router-conn", {
-        SVC_MACHINE_PROFILES: "cpu,l4",
+        SVC_MACHINE_PROFILES: "cpu,l4,h100",
         SVC_STATUS_INTERVAL_MS: "200",
         SVC_HEARTBEAT_INTERVAL_MS: "200",
       });
@@ -95,15 +95,20 @@ Deno.test({
         }),
         l4: await startWorkerProc("conn-none", r.url, { ...big, SVC_MACHINE_PROFILE: "l4" }),
       };
-      procs.push(workers.cpu, workers.l4);
+      // No HTTP port at all: it can be reached only over its connection.
+      const portless = await startWorkerProc("conn-portless", r.url, {
+        SVC_MACHINE_PROFILE: "h100",
+        SVC_WORKER_HTTP: "off",
+      });
+      procs.push(workers.cpu, workers.l4, portless);
       const direct: Record<string, string> = {};
       for (const [profile, w] of Object.entries(workers)) {
         const port = (await w.waitForLine(/worker listening .*port=(\d+)/, 60_000))[1];
         direct[profile] = `http://127.0.0.1:${port}`;
       }
       await waitFor(
-        async () => Object.keys(await transports(r.url)).length === 2,
-        "both workers registered",
+        async () => Object.keys(await transports(r.url)).length === 3,
+        "the workers registered",
         90_000,
       );
 
@@ -111,6 +116,7 @@ Deno.test({
         assert.deepEqual(await transports(r.url), {
           "conn-closed": "connection",
           "conn-none": "connection",
+          "conn-portless": "connection",
         });
       });
 
@@ -173,6 +179,17 @@ Deno.test({
           }
         });
       }
+
+      await t.step("a worker with no HTTP port serves the same bytes", async () => {
+        await portless.waitForLine(/no HTTP port/);
+        assert.ok(!portless.lines.some((l) => /worker listening/.test(l)));
+        for (const c of cases.slice(0, 2)) {
+          const want = await answer(direct.cpu, c);
+          const got = await answer(r.url, c, { "x-svc-machine-profile": "h100" });
+          assert.equal(got.status, 200, c.name);
+          assert.deepEqual(untimed(got.body, c), untimed(want.body, c), c.name);
+        }
+      });
 
       await t.step("the result cache still hits", async () => {
         const c = cases[0];
