@@ -3,6 +3,7 @@
  * machine with hub access (never run in CI). Uses the worker's settings from the environment
  * (SVC_CACHE_DIR, SVC_CLUSTER_CACHE, SVC_HUB_URL, HF_TOKEN, SVC_MODELS_DIR, SVC_MODEL_FILTER).
  */
+import { parseArgs as parseFlags } from "node:util";
 import { formatTable, verifyCatalog } from "./catalog/verify.ts";
 
 const HELP = `usage: npx deno task catalog:verify [--model ID]
@@ -22,15 +23,20 @@ Options:
 
 /** Parse the command line; undefined model means every entry. */
 export function parseArgs(args: readonly string[]): { help: boolean; model?: string } {
-  const out: { help: boolean; model?: string } = { help: false };
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    if (a === "--help" || a === "-h") out.help = true;
-    else if (a === "--model" && i + 1 < args.length) out.model = args[++i];
-    else if (a.startsWith("--model=")) out.model = a.slice("--model=".length);
-    else throw new Error(`unknown argument '${a}' (see --help)`);
+  let values: { help?: boolean; model?: string };
+  try {
+    ({ values } = parseFlags({
+      args: [...args],
+      options: { help: { type: "boolean", short: "h" }, model: { type: "string" } },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (err) {
+    throw new Error(`${(err as Error).message} (see --help)`);
   }
-  return out;
+  return values.model === undefined
+    ? { help: values.help ?? false }
+    : { help: values.help ?? false, model: values.model };
 }
 
 if (import.meta.main) {

@@ -1,6 +1,6 @@
 /**
- * The README's configuration reference, generated from the settings schemas of both processes
- * (`deno task config:docs` writes it; tests/infra/config_reference.test.ts fails when it is stale).
+ * docs/configuration.md's settings tables, generated from the settings schemas of every process
+ * (`deno task config:docs` writes them; tests/infra/config_reference.test.ts fails when stale).
  */
 import { COMMON_FIELDS, type ReferenceSection, wantsHelp, withReference } from "@svc/shared/config";
 import { ROUTER_REFERENCE } from "@svc/router/settings";
@@ -15,11 +15,11 @@ export const REFERENCE_SECTIONS: readonly ReferenceSection[] = [
   ...START_REFERENCE,
 ];
 
-/** The README path, relative to the repository root. */
-export const README = new URL("../README.md", import.meta.url);
+/** The configuration reference's path. */
+export const CONFIG_DOC = new URL("../docs/configuration.md", import.meta.url);
 
-/** The README text with every generated table brought up to date. */
-export function renderReadme(text: string): string {
+/** The document's text with every generated table brought up to date. */
+export function renderReference(text: string): string {
   return withReference(text, REFERENCE_SECTIONS);
 }
 
@@ -27,17 +27,17 @@ if (import.meta.main) {
   if (Deno.args.length > 0) {
     const help = wantsHelp(Deno.args);
     (help ? console.log : console.error)(
-      "usage: npx deno task config:docs\n\nRewrite the README's configuration tables (between " +
+      "usage: npx deno task config:docs\n\nRewrite docs/configuration.md's tables (between " +
         "the <!-- settings:ID --> markers)\nfrom the settings schemas; a test fails when they " +
         "are stale. It takes no options.",
     );
     Deno.exit(help ? 0 : 2);
   }
-  const before = await Deno.readTextFile(README);
-  const after = renderReadme(before);
-  if (after === before) console.log("README.md: configuration reference already up to date");
+  const before = await Deno.readTextFile(CONFIG_DOC);
+  const after = renderReference(before);
+  if (after === before) console.log("docs/configuration.md: already up to date");
   else {
-    await Deno.writeTextFile(README, after);
-    console.log("README.md: configuration reference regenerated");
+    await Deno.writeTextFile(CONFIG_DOC, after);
+    console.log("docs/configuration.md: regenerated");
   }
 }

@@ -6,7 +6,7 @@
  * `curl localhost:8080/v1/...` works.
  *
  * Offline first: the fixture models are written into SVC_OFFLINE_MODELS_DIR on first start and
- * served from there, so the README's examples answer without a model hub; GloVe is built there
+ * served from there, so the docs' examples answer without a model hub; GloVe is built there
  * in the background on first start (offline_glove.ts) and served once built, without a restart.
  * The built-in catalog still loads from the hub when it is reachable.
  *

@@ -56,5 +56,5 @@ export interface StartSettings {
 /** Schema of the settings `deno task start` reads besides the router's and the worker's. */
 export const START_SCHEMA: SettingsSchema<StartSettings> = settingsSchema(START_FIELDS);
 
-/** The `deno task start` section of the configuration reference (README). */
+/** The `deno task start` section of the configuration reference (docs/configuration.md). */
 export const START_REFERENCE: readonly ReferenceSection[] = [{ id: "start", fields: START_FIELDS }];

@@ -1,8 +1,9 @@
 /**
- * Dynamic int8 quantisation of MatMul weights, the scheme onnxruntime's `quantize_dynamic` writes:
- * weights int8 per output column (symmetric, zero point 0), activations uint8 per tensor at run
- * time (DynamicQuantizeLinear), the product in int32 (MatMulInteger), then back to float with
- * `x_scale · w_scale[col]`. ORT fuses that chain into one DynamicQuantizeMatMul kernel on CPU.
+ * Dynamic int8 quantisation of MatMul weights, the scheme onnxruntime's `quantize_dynamic` writes
+ * with `reduce_range`: weights in 7 bits per output column (symmetric, zero point 0, |q| ≤ 64),
+ * activations uint8 per tensor at run time (DynamicQuantizeLinear), the product in int32
+ * (MatMulInteger), then back to float with `x_scale · w_scale[col]`. ORT fuses that chain into
+ * one DynamicQuantizeMatMul kernel on CPU. Why 7 bits: see {@link WEIGHT_QMAX}.
  */
 import type { NodeMsg } from "./encode.ts";
 
@@ -12,7 +13,15 @@ export interface QuantizedWeight {
   scale: Float32Array;
 }
 
-/** Symmetric per-column int8 quantisation of a row-major `[rows, cols]` matrix. */
+/**
+ * Largest weight magnitude written: ONNX Runtime's reduced range for symmetric int8, [-64, 64]
+ * (scale = max|w| / 64). x86 CPUs without VNNI multiply u8 activations by s8 weights with
+ * `vpmaddubsw`, which adds two products into a saturating int16: 255 · 127 · 2 = 64770 overflows
+ * 32767 (row cosine 0.97 against float measured on AVX2), 255 · 64 · 2 = 32640 never does.
+ */
+export const WEIGHT_QMAX = 64;
+
+/** Symmetric per-column 7-bit quantisation of a row-major `[rows, cols]` matrix. */
 export function quantizePerColumn(w: Float32Array, rows: number, cols: number): QuantizedWeight {
   if (w.length !== rows * cols) throw new RangeError(`${w.length} values for [${rows}, ${cols}]`);
   const maxAbs = new Float32Array(cols);
@@ -24,12 +33,12 @@ export function quantizePerColumn(w: Float32Array, rows: number, cols: number): 
     }
   }
   // An all-zero column gets scale 1 (its values quantise to 0 either way).
-  const scale = maxAbs.map((m) => m > 0 ? m / 127 : 1);
+  const scale = maxAbs.map((m) => m > 0 ? m / WEIGHT_QMAX : 1);
   const q = new Int8Array(rows * cols);
   for (let r = 0; r < rows; r++) {
     const o = r * cols;
     for (let c = 0; c < cols; c++) {
-      q[o + c] = Math.max(-127, Math.min(127, Math.round(w[o + c] / scale[c])));
+      q[o + c] = Math.max(-WEIGHT_QMAX, Math.min(WEIGHT_QMAX, Math.round(w[o + c] / scale[c])));
     }
   }
   return { q, scale };

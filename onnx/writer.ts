@@ -27,7 +27,7 @@ export {
   type ModelOptions,
   type TensorData,
 } from "./builder.ts";
-export { type QuantizedWeight, quantizePerColumn } from "./quantize.ts";
+export { type QuantizedWeight, quantizePerColumn, WEIGHT_QMAX } from "./quantize.ts";
 export { gelu, l2Normalize, layerNorm, linear, maskedMean } from "./blocks.ts";
 export { type Dim, encodeModel, type ModelMsg } from "./encode.ts";
 export { DataType, type DataTypeCode } from "./schema.ts";

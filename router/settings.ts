@@ -315,7 +315,7 @@ const SCHEMA = settingsSchema({ ...COMMON_FIELDS, ...ROUTER_FIELDS }, (v, issue)
 /** Every variable the router reads. */
 export const ROUTER_SETTING_NAMES: readonly string[] = SCHEMA.names;
 
-/** The router's section of the configuration reference (README). */
+/** The router's section of the configuration reference (docs/configuration.md). */
 export const ROUTER_REFERENCE: readonly ReferenceSection[] = [
   { id: "router", fields: ROUTER_FIELDS },
 ];

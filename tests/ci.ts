@@ -13,6 +13,8 @@
  * (tests/ci.test.ts also reads the sources, for a test that would catch the refusal and skip).
  */
 
+import { CPU_FLAGS_ENV, int8FlagsOf } from "./helpers/cpu_features.ts";
+
 const HELP = `usage: npm test [-- ARGS]            both tiers, unit then e2e (what CI runs)
        npx deno task test:unit [ARGS]   the unit tier alone
        npx deno task test:e2e [ARGS]    the end-to-end tier alone
@@ -74,15 +76,30 @@ export function parseArgs(args: readonly string[]): { tiers: Tier[]; extra: stri
   return { tiers: ["unit", "e2e"], extra: [...args] };
 }
 
+/**
+ * The CPU's int8-relevant flags for the test processes (tests/helpers/cpu_features.ts): read here
+ * because the unit tier's permissions cannot read /proc. Undefined when they cannot be read.
+ */
+async function cpuFlags(): Promise<string | undefined> {
+  try {
+    const out = await new Deno.Command("cat", { args: ["/proc/cpuinfo"], stderr: "null" }).output();
+    return out.success ? int8FlagsOf(new TextDecoder().decode(out.stdout)).join(" ") : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 if (import.meta.main) {
   if (Deno.args.includes("--help") || Deno.args.includes("-h")) {
     console.log(HELP);
     Deno.exit(0);
   }
   const { tiers, extra } = parseArgs(Deno.args);
+  const flags = await cpuFlags();
   for (const args of steps(tiers, extra)) {
     const { code } = await new Deno.Command(Deno.execPath(), {
       args,
+      ...(flags === undefined ? {} : { env: { [CPU_FLAGS_ENV]: flags } }),
       cwd: new URL("../", import.meta.url).pathname,
       stdin: "inherit",
       stdout: "inherit",

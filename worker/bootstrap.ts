@@ -10,7 +10,11 @@ import { threadBackend } from "./inference/thread_backend.ts";
 import type { ModelBackend } from "./registry/runner.ts";
 import { computeThreads } from "./inference/compute_budget.ts";
 import { gpuInventory } from "./telemetry/gpu.ts";
-import { cudaProviderProblem, GPU_SETUP_COMMAND } from "./inference/cuda_provider.ts";
+import {
+  applyAttentionBackend,
+  cudaProviderProblem,
+  GPU_SETUP_COMMAND,
+} from "./inference/cuda_provider.ts";
 import { probeCuda } from "./inference/cuda_probe.ts";
 import { repoListerFrom, weightStoreFrom } from "./weights/settings.ts";
 import { userModelEntry } from "./catalog/user_models.ts";
@@ -150,6 +154,12 @@ export async function createWorker(
       device = "cpu";
     }
   }
+  // Before any model session: ONNX Runtime reads its attention switches when a CUDA session
+  // first runs attention. A CPU worker leaves the environment alone (the setting has no effect).
+  if (device === "cuda" && settings.attentionBackend !== "auto") {
+    const set = applyAttentionBackend(settings.attentionBackend);
+    log("info", "attention backend", { backend: settings.attentionBackend, ort: set });
+  }
   // SVC_MODELS: each entry is configured from its own files once the registry exists. A
   // directory (or an entry with explicit settings) replaces a catalog entry of the same id; a
   // bare hub id the catalog already has is served from its curated entry.
@@ -194,7 +204,8 @@ export async function createWorker(
     log(
       event === "model_load_failed"
         ? "error"
-        : event === "lora_load_failed"
+        : event === "lora_load_failed" || event === "model_int8_refused" ||
+            event === "model_int8_unchecked"
         ? "warn"
         : event === "model_configuring"
         ? "debug"

@@ -66,6 +66,6 @@ STOPSIGNAL SIGTERM
 # /healthz and exits non-zero on any failure, including a refused connection.
 HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
   CMD ["deno", "eval", "--no-config", "const r = await fetch(`http://127.0.0.1:${Deno.env.get('SVC_PORT') ?? '8080'}/healthz`); Deno.exit(r.ok ? 0 : 1);"]
-# The V8 flags are deno.json's `router` task's (README, "Router memory"): a proxy's garbage dies
+# The V8 flags are deno.json's `router` task's (docs/fleet.md, "Router memory"): a proxy's garbage dies
 # young, and V8's defaults would let a busy router's heap grow to about twice what it needs.
 CMD ["deno", "run", "-q", "-P=router", "--v8-flags=--max-semi-space-size=8,--heap-growing-percent=50", "router/main.ts"]

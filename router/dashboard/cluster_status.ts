@@ -62,7 +62,7 @@ export class ClusterStatusBuilder {
   readonly #rates = new RateTracker();
 
   /** The message for `i`. */
-  build(i: ClusterInputs): ClusterStatus {
+  async build(i: ClusterInputs): Promise<ClusterStatus> {
     const full = buildHealth({
       workers: i.workers,
       demand: i.demand,
@@ -72,7 +72,7 @@ export class ClusterStatusBuilder {
       now: i.nowMs,
     });
     const health = i.limits ? boundView(full, i.limits) : full;
-    const totals = forwardedTo(i.metrics, i.workers);
+    const totals = await forwardedTo(i.metrics, i.workers);
     const rates = this.#rates.sample(totals, i.nowMs);
     const workers: ClusterWorker[] = health.workers.map((w) => ({
       ...w,

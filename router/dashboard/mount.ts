@@ -50,16 +50,18 @@ export function mountDashboard<E extends Env>(app: Hono<E>, deps: DashboardDeps)
     build: async () => {
       await deps.directory.refresh(); // KV directories: see workers held by other isolates
       const workers = deps.directory.snapshot();
-      return JSON.stringify(builder.build({
-        workers,
-        demand: deps.demand.pending(workers),
-        routerId: deps.routerId,
-        directory: deps.directory.kind,
-        pools: deps.pools,
-        metrics: deps.metrics,
-        nowMs: Date.now(),
-        limits: deps.limits,
-      }));
+      return JSON.stringify(
+        await builder.build({
+          workers,
+          demand: deps.demand.pending(workers),
+          routerId: deps.routerId,
+          directory: deps.directory.kind,
+          pools: deps.pools,
+          metrics: deps.metrics,
+          nowMs: Date.now(),
+          limits: deps.limits,
+        }),
+      );
     },
     onError: (err) => deps.log("error", "cluster status failed", { error: String(err) }),
   });

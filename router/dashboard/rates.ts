@@ -7,13 +7,13 @@ import type { WorkerRecord } from "../directory/types.ts";
 import type { RouterMetrics } from "../metrics/router_metrics.ts";
 
 /** Requests forwarded to each of `workers` so far (all affinities), by worker id. */
-export function forwardedTo(
+export async function forwardedTo(
   metrics: RouterMetrics,
   workers: readonly WorkerRecord[],
-): Map<string, number> {
+): Promise<Map<string, number>> {
   const byId = new Map(workers.map((w) => [w.id, w]));
   const totals = new Map(workers.map((w) => [w.id, 0]));
-  for (const { labels, value } of metrics.upstream.values()) {
+  for (const { labels, value } of await metrics.upstream.values()) {
     const w = byId.get(labels.worker_id);
     // Series of an earlier registration of the id (another pool or bundle) are not this one's.
     if (!w || labels.pool !== w.pool || labels.bundle !== w.bundle) continue;

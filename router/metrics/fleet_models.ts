@@ -1,26 +1,17 @@
 /**
- * The workers' model series on the router, from their status frames, so that its /metrics has
- * all seven of a worker's series (the request series are recorded as requests pass, see
- * router_metrics.ts):
- *
- * - gauges, refilled at each collection and summed over the workers: `svc_queue_depth{model}`,
- *   `svc_model_memory_bytes{model,device}` and `svc_model_loaded{model,device}` (the number of
- *   workers that have the model loaded: 1 on a worker, the fleet's count here);
- * - `svc_tokens_processed_total{model}` and `svc_batch_size{model}`, which grow by what each
- *   worker's cumulative values grew since the previous collection (a worker whose values went
- *   down restarted: it counts again from zero), so they never go down when a worker leaves.
- *
- * A worker of an earlier release sends only queue depths: its other series stay unreported.
+ * The workers' model series on the router, from their status frames, so that its /metrics has all
+ * seven of a worker's series; what each sums, and how counters survive a worker leaving or
+ * restarting: docs/observability.md, "Router GET /metrics".
  */
 import { BATCH_SIZE_BUCKETS, MODEL_SERIES } from "@svc/shared/status/request_series";
 import type { FleetHistogram } from "@svc/shared/fleet/protocol";
 import type { WorkerModel, WorkerRecord } from "../directory/types.ts";
 import {
+  CappedCounter,
+  CappedGauge,
   type Labels,
   MAX_SERIES_PER_METRIC,
   type MetricsRegistry,
-  SeriesCounter,
-  SeriesGauge,
   SummedHistogram,
 } from "./series.ts";
 
@@ -38,20 +29,20 @@ const MAX_SEEN = MAX_SERIES_PER_METRIC * 4;
 
 /** The model series and what they accumulated. */
 export class FleetModelSeries {
-  readonly #queueDepth: SeriesGauge<"model">;
-  readonly #loaded: SeriesGauge<"model" | "device">;
-  readonly #memory: SeriesGauge<"model" | "device">;
-  readonly #tokens: SeriesCounter<"model">;
+  readonly #queueDepth: CappedGauge<"model">;
+  readonly #loaded: CappedGauge<"model" | "device">;
+  readonly #memory: CappedGauge<"model" | "device">;
+  readonly #tokens: CappedCounter<"model">;
   readonly #batches: SummedHistogram<"model">;
   /** Last cumulative values per worker and model, kept after a worker leaves (it may return). */
   readonly #seen = new Map<string, Seen>();
 
   constructor(registry: MetricsRegistry) {
     const r = registry.registry;
-    this.#queueDepth = new SeriesGauge(r, MODEL_SERIES.queueDepth);
-    this.#loaded = new SeriesGauge(r, MODEL_SERIES.modelLoaded);
-    this.#memory = new SeriesGauge(r, MODEL_SERIES.modelMemory);
-    this.#tokens = new SeriesCounter(r, MODEL_SERIES.tokens);
+    this.#queueDepth = new CappedGauge(r, MODEL_SERIES.queueDepth);
+    this.#loaded = new CappedGauge(r, MODEL_SERIES.modelLoaded);
+    this.#memory = new CappedGauge(r, MODEL_SERIES.modelMemory);
+    this.#tokens = new CappedCounter(r, MODEL_SERIES.tokens);
     this.#batches = new SummedHistogram(r, {
       ...MODEL_SERIES.batchSize,
       buckets: BATCH_SIZE_BUCKETS,

@@ -2,10 +2,10 @@
 export { createRouterMetrics, type RouterMetrics } from "./router_metrics.ts";
 export { collectFleetMetrics } from "./fleet_collector.ts";
 export {
+  CappedCounter,
+  CappedGauge,
+  CappedHistogram,
   type Labels,
   MAX_SERIES_PER_METRIC,
   MetricsRegistry,
-  SeriesCounter,
-  SeriesGauge,
-  SeriesHistogram,
 } from "./series.ts";

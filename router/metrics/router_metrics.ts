@@ -1,7 +1,7 @@
-/** The router's metrics (prom-client): names, labels and buckets in one place. */
+/** The router's metrics (plain prom-client, capped): names, labels and buckets in one place. */
 import { VERSION } from "@svc/shared/version";
 import { DURATION_SERIES, REQUESTS_SERIES } from "@svc/shared/status/request_series";
-import { MetricsRegistry, SeriesCounter, SeriesGauge, SeriesHistogram } from "./series.ts";
+import { CappedCounter, CappedGauge, CappedHistogram, MetricsRegistry } from "./series.ts";
 import { FleetModelSeries } from "./fleet_models.ts";
 
 /** Latency buckets (seconds): sub-millisecond router overhead up to multi-minute model loads. */
@@ -27,58 +27,58 @@ const LATENCY_BUCKETS = [
 /** Every metric the router exposes on /metrics. */
 export interface RouterMetrics {
   registry: MetricsRegistry;
-  requests: SeriesCounter<"endpoint" | "status" | "machine_profile">;
-  duration: SeriesHistogram<"endpoint">;
+  requests: CappedCounter<"endpoint" | "status" | "machine_profile">;
+  duration: CappedHistogram<"endpoint">;
   /**
    * The workers' `svc_requests_total` as this router saw the answers: every forwarded model
    * request, so the fleet's counts summed over its workers.
    */
-  svcRequests: SeriesCounter<typeof REQUESTS_SERIES.labelNames[number]>;
+  svcRequests: CappedCounter<typeof REQUESTS_SERIES.labelNames[number]>;
   /**
    * The workers' `svc_request_duration_seconds`: `total` as the client saw it through the router,
    * the other phases from the worker's timing headers.
    */
-  svcDuration: SeriesHistogram<typeof DURATION_SERIES.labelNames[number]>;
+  svcDuration: CappedHistogram<typeof DURATION_SERIES.labelNames[number]>;
   /**
    * The workers' model series (`svc_queue_depth`, `svc_model_loaded`, `svc_model_memory_bytes`,
    * `svc_tokens_processed_total`, `svc_batch_size`), from their status; filled by a collector.
    */
   models: FleetModelSeries;
   /** `affinity`: loaded | loading | none. */
-  upstream: SeriesCounter<"worker_id" | "pool" | "bundle" | "affinity">;
+  upstream: CappedCounter<"worker_id" | "pool" | "bundle" | "affinity">;
   /** `kind`: unreachable | dropped | timeout | draining. */
-  upstreamErrors: SeriesCounter<"worker_id" | "kind">;
-  retries: SeriesCounter<"reason">;
-  provisioning: SeriesCounter<"machine_profile" | "bundle">;
+  upstreamErrors: CappedCounter<"worker_id" | "kind">;
+  retries: CappedCounter<"reason">;
+  provisioning: CappedCounter<"machine_profile" | "bundle">;
   /** Filled by a collector. */
-  pendingDemand: SeriesGauge<"machine_profile" | "bundle">;
+  pendingDemand: CappedGauge<"machine_profile" | "bundle">;
   /** `state`: serving | draining; filled by a collector. */
-  workers: SeriesGauge<"pool" | "machine_profile" | "bundle" | "state">;
+  workers: CappedGauge<"pool" | "machine_profile" | "bundle" | "state">;
   /**
    * `result`: registered | unauthorized | invalid | protocol_mismatch | timeout | id_in_use |
    * rate_limited | fleet_full.
    */
-  connections: SeriesCounter<"result">;
+  connections: CappedCounter<"result">;
   /** `result`: ok | error. */
-  webhook: SeriesCounter<"result">;
+  webhook: CappedCounter<"result">;
   /** Request-body bytes held against `SVC_MAX_INFLIGHT_BODY_BYTES`; set by a collector. */
-  bodyBytesHeld: SeriesGauge;
+  bodyBytesHeld: CappedGauge;
   /** `result`: hit | coalesced | miss | bypass. */
-  cacheRequests: SeriesCounter<"result">;
+  cacheRequests: CappedCounter<"result">;
   /** Bytes the result cache holds, as `SVC_RESULT_CACHE_BYTES` counts them; set by a collector. */
-  cacheBytes: SeriesGauge;
+  cacheBytes: CappedGauge;
 }
 
 /** Create the router's metrics in a fresh registry. */
 export function createRouterMetrics(): RouterMetrics {
   const registry = new MetricsRegistry();
   const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
-    new SeriesCounter<L>(registry.registry, { name, help, labelNames });
+    new CappedCounter<L>(registry.registry, { name, help, labelNames });
   const gauge = <L extends string = never>(
     name: string,
     help: string,
     labelNames: readonly L[] = [],
-  ) => new SeriesGauge<L>(registry.registry, { name, help, labelNames });
+  ) => new CappedGauge<L>(registry.registry, { name, help, labelNames });
   const started = Date.now();
   gauge("svc_router_info", "Router release", ["version"]).set({ version: VERSION }, 1);
   const uptime = gauge("svc_router_uptime_seconds", "Seconds since this router process started");
@@ -98,14 +98,14 @@ export function createRouterMetrics(): RouterMetrics {
       "status",
       "machine_profile",
     ]),
-    duration: new SeriesHistogram(registry.registry, {
+    duration: new CappedHistogram(registry.registry, {
       name: "svc_router_request_duration_seconds",
       help: "Router request latency, including the worker's time",
       labelNames: ["endpoint"],
       buckets: LATENCY_BUCKETS,
     }),
     svcRequests: counter(REQUESTS_SERIES.name, REQUESTS_SERIES.help, REQUESTS_SERIES.labelNames),
-    svcDuration: new SeriesHistogram(registry.registry, DURATION_SERIES),
+    svcDuration: new CappedHistogram(registry.registry, DURATION_SERIES),
     models: new FleetModelSeries(registry),
     upstream: counter("svc_router_upstream_requests_total", "Requests forwarded to workers", [
       "worker_id",

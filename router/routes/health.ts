@@ -19,7 +19,7 @@ export async function health(ctx: RouterContext, detail: boolean): Promise<Respo
   const now = Date.now();
   let rates = RATES.get(ctx);
   if (!rates) RATES.set(ctx, rates = new WindowRates());
-  const forwarded = forwardedTo(ctx.metrics, workers);
+  const forwarded = await forwardedTo(ctx.metrics, workers);
   let qps = 0;
   for (const r of rates.sample(forwarded, now).values()) qps += r;
   const body = boundView(

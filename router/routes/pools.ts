@@ -1,17 +1,15 @@
 /**
- * `/v1/pools`, the SIE clients' pool API, mapped onto this router's pools: a pool is the set of
- * workers registered with that pool name (`SVC_POOL`, by default their machine profile), and the
- * router accepts the pools `SVC_MACHINE_PROFILES` names, the default one, and registered workers'.
- * Listing, reading and renewing work; creating a pool that is already accepted (with GPU types it
- * runs) answers it (idempotent). Pools are fixed by the settings and the workers, so creating
- * another one or deleting one at run time is a 501 that names the settings.
+ * `/v1/pools`, the SIE clients' pool API, mapped onto this router's pools, which the settings and
+ * the workers fix: listing, reading, renewing and creating an accepted pool work, other changes
+ * are a 501 naming the settings (docs/api.md, "Router").
  */
 import type { Context } from "hono";
-import { decodeBody } from "@svc/shared/codec/decode";
+import { decodeRequest } from "@svc/shared/codec/parse";
 import { invalidInput, ServiceError } from "@svc/shared/errors";
 import { SLUG_RE } from "@svc/shared/fleet/protocol";
 import { readBodyLimited } from "@svc/shared/http/read_body";
 import type { PoolInfo } from "@svc/shared/schemas/router";
+import { CreatePoolRequestSchema } from "@svc/shared/schemas/pools";
 import type { RouterContext, RouterEnv } from "../context.ts";
 import type { WorkerRecord } from "../directory/types.ts";
 import { isAccepted, type MachineProfilePolicy, poolGpuTypes } from "../pools/resolve.ts";
@@ -126,13 +124,9 @@ export async function handleCreatePool(
 ): Promise<Response> {
   const bytes = await readBodyLimited(c.req.raw, ctx.body, c.env?.body);
   const type = c.req.header("content-type") ?? "application/json";
-  const body = decodeBody(bytes, type, ctx.settings.limits) as Record<string, unknown> | null;
-  const raw = body?.name ?? body?.gpu ?? body?.gpu_type ?? body?.machine_profile;
-  if (typeof raw !== "string" || raw.trim() === "") {
-    throw invalidInput('a pool needs a `name` (a pool or machine profile, e.g. "l4")');
-  }
-  const name = poolName(raw);
-  const asked = requestedGpus(body?.gpus);
+  const body = decodeRequest(CreatePoolRequestSchema, bytes, type, ctx.settings.limits);
+  const name = poolName(body.name);
+  const asked = Object.keys(body.gpus).map(gpuType);
   await ctx.directory.refresh();
   const workers = ctx.directory.snapshot();
   if (!isAccepted(name, ctx.settings.pools, workers)) {
@@ -198,27 +192,11 @@ function poolName(raw: string | undefined): string {
   return name;
 }
 
-/** Most GPU types one create request may name. */
-const MAX_ASKED_GPUS = 32;
-
-/** The GPU types of `gpus` (`{profile: count}`, as the SIE clients send it), checked. */
-function requestedGpus(gpus: unknown): string[] {
-  if (gpus === undefined || gpus === null) return [];
-  if (typeof gpus !== "object" || Array.isArray(gpus)) {
-    throw invalidInput('`gpus` must be an object of machine profile to count, e.g. {"l4": 2}');
-  }
-  const entries = Object.entries(gpus as Record<string, unknown>);
-  if (entries.length > MAX_ASKED_GPUS) {
-    throw invalidInput(`\`gpus\` names ${entries.length} GPU types; at most ${MAX_ASKED_GPUS}`);
-  }
-  return entries.map(([key, count]) => {
-    const g = key.trim().toLowerCase();
-    if (!SLUG_RE.test(g)) throw invalidInput("`gpus` keys are machine profiles (lower-case slugs)");
-    if (typeof count !== "number" || !Number.isInteger(count) || count < 0) {
-      throw invalidInput(`\`gpus.${g}\` must be a whole number of workers`);
-    }
-    return g;
-  });
+/** A GPU type the client named in `gpus`, checked (a machine profile: a slug). */
+function gpuType(key: string): string {
+  const g = key.trim().toLowerCase();
+  if (!SLUG_RE.test(g)) throw invalidInput("`gpus` keys are machine profiles (lower-case slugs)");
+  return g;
 }
 
 function unknownPool(name: string): ServiceError {

@@ -80,7 +80,7 @@ export function mountFleetStatus<E extends Env>(
     const workers = deps.directory.snapshot();
     // The workers' model series, as /metrics reads them (tokens, batch sizes).
     deps.metrics.models.collect(workers);
-    const forwarded = forwardedTo(deps.metrics, workers);
+    const forwarded = await forwardedTo(deps.metrics, workers);
     const message = boundStatus(
       buildFleetStatus({
         nowMs,

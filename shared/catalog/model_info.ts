@@ -1,5 +1,5 @@
 /** The ModelInfo document of a catalog entry: one builder for worker and router. */
-import type { LoraInfo, ModelInfo, ModelState } from "../schemas/models.ts";
+import type { LoraInfo, ModelInfo, ModelState, QuantizationInfo } from "../schemas/models.ts";
 import type { ErrorCode } from "../errors.ts";
 import type { DetectionRecord, ModelConfig, OutputKind } from "./schema.ts";
 import { isFamily } from "./schema.ts";
@@ -73,6 +73,10 @@ export function modelInfoOf(
     maxSequenceLength?: number;
     /** The longest item a worker runs (`max_item_tokens`); absent where nothing runs it. */
     maxItemTokens?: number;
+    /** The worker's quantised-graph decision (absent: none involved, or no worker). */
+    quantization?: QuantizationInfo;
+    /** The files the worker runs, by role, when they differ from `config.files`. */
+    files?: Record<string, string>;
   } = {},
 ): CatalogModelInfo {
   const modelProfiles: ModelInfo["profiles"] = {};
@@ -100,16 +104,25 @@ export function modelInfoOf(
     bundle: config.bundle,
     servable: isFamily(config.family),
     ...(live.loras && live.loras.length > 0 ? { loras: live.loras } : {}),
+    ...(live.quantization ? { quantization: live.quantization } : {}),
     ...(config.detected
       ? {
         detected: {
           source: config.detected.source,
-          files: config.files,
-          settings: config.detected.settings,
+          files: live.files ?? config.files,
+          settings: live.quantization
+            ? { ...config.detected.settings, int8: int8Setting(live.quantization) }
+            : config.detected.settings,
         },
       }
       : {}),
   };
+}
+
+/** The `int8` setting of a detected entry: the graph that runs, with why. */
+function int8Setting(q: QuantizationInfo): { value: string; from: string } {
+  const runs = q.serving === "quantized" ? q.graph : q.float_graph ?? q.graph;
+  return { value: runs, from: `${q.checked ? "load probe" : "not checked"}: ${q.reason}` };
 }
 
 /** An `SVC_MODELS` entry whose configuration is not known yet (being read, or unreadable). */

@@ -144,6 +144,24 @@ export interface ModelConfig {
    * from and, for each setting, the value and the file (and field) it was read from.
    */
   detected?: DetectionRecord;
+  /**
+   * Set by a CPU worker, never read from a catalog file: the entry's `files` had a quantised
+   * graph put in place of the float one (`device_files.cpu`, or the variant detection found).
+   */
+  int8?: Int8Plan;
+}
+
+/**
+ * A CPU worker's plan for a quantised graph: run `graph` if the load probe finds it agrees with
+ * `float_files` on this CPU, else those; or, with `skipped`, run the float files from the start.
+ */
+export interface Int8Plan {
+  /** The quantised graph (repository path). */
+  graph: string;
+  /** The float graph's files by role (`model`, and `model_data` / `vision_model` when it has them). */
+  float_files: Record<string, string>;
+  /** Why the quantised graph is not even tried (its family has no load probe). */
+  skipped?: string;
 }
 
 /** One setting of a detected entry: its value and where it came from (`file field`). */

@@ -2,7 +2,7 @@
  * `--help` of the server processes (`deno task router|worker|start`): they take no command-line
  * options, every setting is an environment variable, so their help is how to run them and the
  * settings they read (name, default, the start of what it does), from the same schemas as the
- * README's reference.
+ * reference in docs/configuration.md.
  */
 import type { ReferenceSection } from "./reference.ts";
 
@@ -44,7 +44,7 @@ export function processHelp(o: {
     const shown = r.shown.length > shownW ? r.shown.slice(0, shownW - 1) + "…" : r.shown;
     lines.push(`  ${r.name.padEnd(nameW)}  ${shown.padEnd(shownW)}  ${brief(r.doc, 60)}`);
   }
-  lines.push("", "Every setting, in full: README.md, Configuration.");
+  lines.push("", "Every setting, in full: docs/configuration.md.");
   return lines.join("\n");
 }
 

@@ -11,11 +11,9 @@ const PREFIX = "SVC_";
 /**
  * Settings that were removed, each with why and what to do. Their values are ignored (none of
  * them changed what a process does), so start-up goes on with a warning rather than an error.
+ * None at present (SVC_ATTENTION_BACKEND, once listed here, is a setting again).
  */
-export const REMOVED_SETTINGS: Readonly<Record<string, string>> = {
-  SVC_ATTENTION_BACKEND: "it never had an effect: ONNX Runtime picks its attention kernels " +
-    "itself, and onnxruntime-node hands the CUDA provider no attention option; unset it",
-};
+export const REMOVED_SETTINGS: Readonly<Record<string, string>> = {};
 
 /** Levenshtein distance (insertions, deletions, substitutions), two rows of memory. */
 export function editDistance(a: string, b: string): number {
@@ -51,21 +49,29 @@ export interface UnknownSetting {
 }
 
 /** The `SVC_*` variables of `env` that are not in `known`, sorted by name. */
-export function unknownSettings(env: Env, known: readonly string[]): UnknownSetting[] {
+export function unknownSettings(
+  env: Env,
+  known: readonly string[],
+  removed: Readonly<Record<string, string>> = REMOVED_SETTINGS,
+): UnknownSetting[] {
   const knownSet = new Set(known);
   return Object.keys(env)
     .filter((n) => n.startsWith(PREFIX) && !knownSet.has(n))
     .sort()
     .map((name) =>
-      Object.hasOwn(REMOVED_SETTINGS, name)
-        ? { name, closest: undefined, removed: REMOVED_SETTINGS[name] }
+      Object.hasOwn(removed, name)
+        ? { name, closest: undefined, removed: removed[name] }
         : { name, closest: closestName(name, known) }
     );
 }
 
 /** The warning printed at start-up for unknown variables (undefined when there are none). */
-export function unknownSettingsWarning(env: Env, known: readonly string[]): string | undefined {
-  const all = unknownSettings(env, known);
+export function unknownSettingsWarning(
+  env: Env,
+  known: readonly string[],
+  removedTable: Readonly<Record<string, string>> = REMOVED_SETTINGS,
+): string | undefined {
+  const all = unknownSettings(env, known, removedTable);
   const unknown = all.filter((u) => u.removed === undefined);
   const removed = all.filter((u) => u.removed !== undefined);
   const lines: string[] = [];

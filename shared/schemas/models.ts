@@ -41,6 +41,53 @@ export const LoraInfoSchema: z.ZodType<LoraInfo, LoraInfo> = z.object({
   memory_bytes: Count,
 });
 
+/** What the load probe measured: one number, the bar it had to clear, and on how many inputs. */
+export interface QuantizationProbe {
+  /**
+   * `mean_cosine`: mean cosine of the quantised graph's embeddings to the float graph's;
+   * `score_correlation`: correlation of its scores with the float graph's. Both must be ≥
+   * `threshold`.
+   */
+  metric: "mean_cosine" | "score_correlation";
+  value: number;
+  threshold: number;
+  /** Probe inputs run through both graphs (texts, or query/document pairs). */
+  inputs: number;
+}
+
+/**
+ * Whether a model runs a quantised (int8) graph on this worker, and why (docs/catalog.md
+ * "Quantised graphs"): checked against its float graph by a probe at load, or not checked.
+ */
+export interface QuantizationInfo {
+  /** The quantised graph (repository path). */
+  graph: string;
+  /** The float graph it is checked against; absent when there is none beside it. */
+  float_graph?: string;
+  /** The graph that runs (or will, until a load decides otherwise). */
+  serving: "quantized" | "float";
+  /** True once the load probe compared both graphs on this worker's CPU. */
+  checked: boolean;
+  probe?: QuantizationProbe;
+  /** One sentence saying what was decided and why (the log says the same). */
+  reason: string;
+}
+
+/** Schema of {@link QuantizationInfo}. */
+export const QuantizationInfoSchema: z.ZodType<QuantizationInfo, QuantizationInfo> = z.object({
+  graph: z.string(),
+  float_graph: z.string().optional(),
+  serving: z.enum(["quantized", "float"]),
+  checked: z.boolean(),
+  probe: z.object({
+    metric: z.enum(["mean_cosine", "score_correlation"]),
+    value: z.number(),
+    threshold: z.number(),
+    inputs: Count,
+  }).optional(),
+  reason: z.string(),
+});
+
 /** A model in the catalog; `state` and `last_error` tell the load state (docs/api.md "Models"). */
 export interface ModelInfo {
   /** May contain `/` (and `:` for a profile). */
@@ -66,6 +113,8 @@ export interface ModelInfo {
   last_error?: { code: ErrorCode; message: string } | null;
   /** LoRA adapters loading or loaded on the model (models that take adapters). */
   loras?: LoraInfo[];
+  /** Present when the model's graph on this worker is (or could have been) a quantised one. */
+  quantization?: QuantizationInfo;
 }
 
 /** Schema of {@link ModelInfo}. */
@@ -81,6 +130,7 @@ export const ModelInfoSchema: z.ZodType<ModelInfo, ModelInfo> = z.object({
   state: z.enum(MODEL_STATES).optional(),
   last_error: z.object({ code: ErrorCodeSchema, message: z.string() }).nullable().optional(),
   loras: z.array(LoraInfoSchema).optional(),
+  quantization: QuantizationInfoSchema.optional(),
 });
 
 /** Response of GET /v1/models. */

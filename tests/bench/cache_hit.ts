@@ -3,10 +3,11 @@
  * cheapest answer the same process gives): a router process with its cache on, one worker process
  * with `fixture/bench-small`, and rounds that alternate 1,000 sequential `/healthz` and 1,000
  * sequential repeats of one encode (every one a hit after the first). Prints each round's p50s and
- * the median of the differences; the bound is 0.5 ms (README "Benchmarks").
+ * the median of the differences; the bound is 0.5 ms (docs/bench/README.md).
  *
  *   deno task bench:cache-hit [--rounds=6] [--requests=1000]
  */
+import { parseArgs } from "node:util";
 import { ensureFixtures } from "@svc/fixture-models";
 import { quantile } from "./stats.ts";
 import {
@@ -27,9 +28,27 @@ A result-cache hit's p50 against the router's /healthz p50 at concurrency 1: a r
 its cache on and one worker process, rounds alternating sequential /healthz and sequential repeats
 of one encode; the bound is ${HIT_OVER_HEALTHZ_BOUND_MS} ms. About a minute; run it on a quiet machine.`;
 
-function arg(name: string, fallback: number): number {
-  const found = Deno.args.find((a) => a.startsWith(`--${name}=`));
-  const n = Number(found ? found.slice(name.length + 3) : fallback);
+/** The command line (node:util's parser: unknown flags and missing values are refused). */
+function flags(): { help: boolean; rounds: number; requests: number } {
+  const { values } = parseArgs({
+    args: Deno.args,
+    options: {
+      help: { type: "boolean", short: "h" },
+      rounds: { type: "string", default: "6" },
+      requests: { type: "string", default: "1000" },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  return {
+    help: values.help ?? false,
+    rounds: positive("rounds", values.rounds),
+    requests: positive("requests", values.requests),
+  };
+}
+
+function positive(name: string, text: string): number {
+  const n = Number(text);
   if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} takes a positive integer`);
   return n;
 }
@@ -46,14 +65,17 @@ async function p50(n: number, one: () => Promise<void>): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  if (Deno.args.includes("--help")) {
+  let args;
+  try {
+    args = flags();
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n${USAGE}`);
+  }
+  if (args.help) {
     console.log(USAGE);
     return;
   }
-  const unknown = Deno.args.filter((a) => !/^--(rounds|requests)=/.test(a));
-  if (unknown.length > 0) throw new Error(`unknown argument ${unknown[0]}\n${USAGE}`);
-  const rounds = arg("rounds", 6);
-  const requests = arg("requests", 1000);
+  const { rounds, requests } = args;
   const fx = await ensureFixtures(undefined, { bench: true });
   const services: Service[] = [];
   try {

@@ -9,6 +9,7 @@ import { fixtureTokenizer } from "../fixtures/testing.ts";
 import type { BenchText } from "./texts.ts";
 import { planBatches } from "./batching.ts";
 import { disableOrtTelemetry } from "../../worker/inference/ort_telemetry.ts";
+import { sessionOptions } from "../../worker/families/onnx_session.ts";
 
 // Off before any session exists (see ort_telemetry.ts).
 disableOrtTelemetry();
@@ -31,11 +32,12 @@ export interface RawThroughput {
   itemsPerS: number;
 }
 
-/** Open the model as the worker does (graph optimisation "all"); threads 0 = ORT's default. */
+/**
+ * Open the model with the worker's session options (graph optimisation "all", and on x86-64
+ * `session.x64quantprecision`, which the int8 line's speed depends on); threads 0 = ORT's default.
+ */
 export async function openRawModel(path: string, intraOpThreads: number): Promise<RawModel> {
-  const opts: ort.InferenceSession.SessionOptions = { graphOptimizationLevel: "all" };
-  if (intraOpThreads > 0) opts.intraOpNumThreads = intraOpThreads;
-  const session = await ort.InferenceSession.create(path, opts);
+  const session = await ort.InferenceSession.create(path, sessionOptions(["cpu"], intraOpThreads));
   return { session, inputNames: session.inputNames, threads: intraOpThreads };
 }
 

@@ -9,6 +9,7 @@
  *
  *   deno run -P=tests tests/bench/result_cache_path.ts [--rounds=5] [--seconds=3]
  */
+import { parseArgs } from "node:util";
 import { resultKey } from "../../router/cache/key.ts";
 import { ResultStore } from "../../router/cache/store.ts";
 import { Flights } from "../../router/cache/flights.ts";
@@ -19,10 +20,16 @@ import { startFakeWorker } from "../router/helpers/fake_worker.ts";
 import { startTestRouter, TEST_TOKEN } from "../router/helpers/router.ts";
 import { waitFor } from "../helpers/wait.ts";
 
-function arg(name: string, fallback: string): string {
-  const found = Deno.args.find((a) => a.startsWith(`--${name}=`));
-  return found ? found.slice(name.length + 3) : fallback;
-}
+/** `--rounds=N --seconds=S` (node:util's parser: unknown flags are refused). */
+const FLAGS = parseArgs({
+  args: Deno.args,
+  options: {
+    rounds: { type: "string", default: "5" },
+    seconds: { type: "string", default: "3" },
+  },
+  strict: true,
+  allowPositionals: false,
+}).values;
 
 const REV = "0123456789abcdef0123456789abcdef";
 const enc = new TextEncoder();
@@ -158,4 +165,4 @@ async function throughput(rounds: number, seconds: number): Promise<void> {
 }
 
 cacheWork();
-await throughput(Number(arg("rounds", "5")), Number(arg("seconds", "3")));
+await throughput(Number(FLAGS.rounds), Number(FLAGS.seconds));

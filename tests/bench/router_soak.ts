@@ -1,18 +1,12 @@
 /**
- * `deno task bench:router-soak`: router memory under sustained load. A real router process
- * (`router/main.ts` with the V8 flags of `deno task router`, as deployed) proxies closed-loop
- * 1-item encodes to an in-process fake worker for `--seconds` (default 60) at `--concurrency`
- * (default 32); its resident memory and a `/healthz` round trip are sampled every 5 s. Its idle
- * memory is taken before the load and again `--idle` seconds (default 30) after it. Flat means
- * the last samples stay near the first one after warm-up: nothing per request outlives its
- * answer; and after the load the router gives its memory back.
- *
- * With `--fill-cache` the fake worker names a model revision, so every answer is stored and the
- * result cache fills to `SVC_RESULT_CACHE_BYTES`: the cache's own memory on top.
+ * `deno task bench:router-soak`: router memory under sustained load, a real router process with
+ * the V8 flags it is deployed with, in front of an in-process fake worker. What it measures and
+ * the last results: docs/fleet.md, "Router memory".
  *
  *   deno task bench:router-soak [--seconds=60] [--concurrency=32] [--server=node|deno]
  *     [--idle=30] [--v8-flags=...] [--fill-cache]   (`--v8-flags=` empty: V8's defaults)
  */
+import { parseArgs } from "node:util";
 import { startFakeWorker } from "../router/helpers/fake_worker.ts";
 import { rssMiB, timeGet } from "../hardening/helpers.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -24,7 +18,30 @@ A router process proxies closed-loop 1-item encodes to an in-process fake worker
 --concurrency; its resident memory and a /healthz round trip are printed every 5 s. Run it on a
 quiet machine.`;
 
-if (Deno.args.includes("--help") || Deno.args.includes("-h")) {
+/** The command line (node:util's parser: unknown flags and missing values are refused). */
+function flags() {
+  try {
+    return parseArgs({
+      args: Deno.args,
+      options: {
+        help: { type: "boolean", short: "h" },
+        seconds: { type: "string", default: "60" },
+        concurrency: { type: "string", default: "32" },
+        server: { type: "string", default: "auto" },
+        idle: { type: "string", default: "30" },
+        "v8-flags": { type: "string" },
+        "fill-cache": { type: "boolean", default: false },
+      },
+      strict: true,
+      allowPositionals: false,
+    }).values;
+  } catch (err) {
+    console.error(`${(err as Error).message}\n${USAGE}`);
+    Deno.exit(2);
+  }
+}
+const FLAGS = flags();
+if (FLAGS.help) {
   console.log(USAGE);
   Deno.exit(0);
 }
@@ -33,12 +50,6 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 const TOKEN = "bench-soak-worker-token-0123456789";
 const SAMPLE_MS = 5000;
 const WARMUP_MS = 10_000;
-
-/** `--name=value` arguments. */
-function arg(name: string, fallback: string): string {
-  const found = Deno.args.find((a) => a.startsWith(`--${name}=`));
-  return found ? found.slice(name.length + 3) : fallback;
-}
 
 /** The `--v8-flags` of `deno task router` (deno.json), the flags the router is deployed with. */
 async function routerV8Flags(): Promise<string> {
@@ -108,12 +119,12 @@ async function load(url: string, concurrency: number, untilMs: number) {
   return { ok, other };
 }
 
-const seconds = Number(arg("seconds", "60"));
-const concurrency = Number(arg("concurrency", "32"));
-const server = arg("server", "auto");
-const idleSeconds = Number(arg("idle", "30"));
-const v8Flags = arg("v8-flags", await routerV8Flags());
-const fillCache = Deno.args.includes("--fill-cache");
+const seconds = Number(FLAGS.seconds);
+const concurrency = Number(FLAGS.concurrency);
+const server = FLAGS.server;
+const idleSeconds = Number(FLAGS.idle);
+const v8Flags = FLAGS["v8-flags"] ?? await routerV8Flags();
+const fillCache = FLAGS["fill-cache"];
 const { child, url } = await startRouter(server, v8Flags);
 const worker = startFakeWorker({
   routerUrl: url,

@@ -110,5 +110,8 @@ Deno.test("catalog:verify arguments: --model ID, --model=ID, --help; others refu
   assert.deepEqual(parseArgs(["--model", "a/b"]), { help: false, model: "a/b" });
   assert.deepEqual(parseArgs(["--model=a/b"]), { help: false, model: "a/b" });
   assert.equal(parseArgs(["--help"]).help, true);
-  assert.throws(() => parseArgs(["--bogus"]), /unknown argument/);
+  assert.equal(parseArgs(["-h"]).help, true);
+  assert.throws(() => parseArgs(["--bogus"]), /Unknown option '--bogus' \(see --help\)/);
+  assert.throws(() => parseArgs(["--model"]), /'--model <value>' argument missing/);
+  assert.throws(() => parseArgs(["a/b"]), /positional arguments/);
 });

@@ -1,13 +1,14 @@
-/** The README's configuration tables are the generated reference, each setting exactly once. */
+/** docs/configuration.md's tables are the generated reference, each setting exactly once. */
 import assert from "node:assert/strict";
-import { README, REFERENCE_SECTIONS, renderReadme } from "../../infra/config_reference.ts";
+import { CONFIG_DOC, REFERENCE_SECTIONS, renderReference } from "../../infra/config_reference.ts";
 import { ROUTER_SETTING_NAMES } from "../../router/settings.ts";
 import { WORKER_SETTING_NAMES } from "../../worker/config/settings.ts";
 import { START_SCHEMA } from "../../infra/start_settings.ts";
 
-Deno.test("config reference: README is up to date (run `deno task config:docs`)", async () => {
-  const text = await Deno.readTextFile(README);
-  assert.equal(text, renderReadme(text), "README.md is stale: run `deno task config:docs`");
+Deno.test("config reference: docs/configuration.md is up to date (run `deno task config:docs`)", async () => {
+  const text = await Deno.readTextFile(CONFIG_DOC);
+  const stale = "docs/configuration.md is stale: run `deno task config:docs`";
+  assert.equal(text, renderReference(text), stale);
 });
 
 Deno.test("config reference: every setting of every process appears exactly once", () => {

@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type Json, postJson, startTestWorker, type TestWorker } from "../worker/harness.ts";
 import { cosine } from "../worker/expected.ts";
+import { cpuFeatures } from "../helpers/cpu_features.ts";
 import { base64, picture } from "../vision/helpers.ts";
 import { startFakeHub } from "../fake_hub/server.ts";
 import {
@@ -116,13 +117,26 @@ Deno.test({
         const got = await encode(w, model, TEXTS);
         for (const [i, text] of TEXTS.entries()) {
           const want = await referenceVector(repos[model], graph, text, pooling);
-          assert.ok(cosine(got[i], want) > 0.9999, `${model} "${text}": ${cosine(got[i], want)}`);
+          const c = cosine(got[i], want);
+          assert.ok(c > 0.9999, `${model} "${text}": ${c} on ${cpuFeatures()}`);
         }
         // The query prompt of config_sentence_transformers.json goes before query texts.
         const [q] = await encode(w, model, ["red apples"], "query");
         const wantQ = await referenceVector(repos[model], graph, "query: red apples", pooling);
-        assert.ok(cosine(q, wantQ) > 0.9999, `${model} query: ${cosine(q, wantQ)}`);
+        const cq = cosine(q, wantQ);
+        assert.ok(cq > 0.9999, `${model} query: ${cq} on ${cpuFeatures()}`);
       }
+
+      // The int8 graph was checked against the float one when it loaded, and says so.
+      const loaded = (await getJson(`${w.url}/v1/models/acme/emb-mean`)).body;
+      assert.equal(loaded.quantization.checked, true, JSON.stringify(loaded.quantization));
+      assert.equal(loaded.quantization.serving, "quantized", `on ${cpuFeatures()}`);
+      assert.deepEqual(loaded.detected.settings.int8.value, "onnx/model_int8.onnx");
+      assert.match(
+        loaded.detected.settings.int8.from,
+        /^load probe: agrees with onnx\/model.onnx on this CPU: mean cosine/,
+      );
+      assert.equal(info.quantization.checked, false, "before its load: to be checked");
 
       // Cross-encoder: raw logits of the exported graph.
       const score = await postJson(`${w.url}/v1/score/acme/rr`, {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ConfigError } from "@svc/shared/config";
+import { ConfigError, unknownSettingsWarning } from "@svc/shared/config";
 import { loadWorkerSettings } from "../../worker/config/settings.ts";
 import { fleetConfigOf } from "../../worker/fleet/config.ts";
 import { modelFilter } from "../../worker/catalog/loader.ts";
@@ -93,19 +93,29 @@ Deno.test("config: secrets are collected for redaction; typos get one warning", 
 });
 
 Deno.test("config: a removed setting is named as removed, with what to do, and ignored", () => {
-  for (const value of ["auto", "flash_attention_2", "anything"]) {
-    const c = loadWorkerSettings({ SVC_ATTENTION_BACKEND: value, SVC_PROT: "9000" });
-    assert.equal(c.warnings.length, 1);
-    assert.match(c.warnings[0], /SVC_PROT \(did you mean SVC_PORT\?\)/);
-    assert.match(
-      c.warnings[0],
-      /SVC_ATTENTION_BACKEND was removed and is ignored: it never had an effect.*; unset it/,
-    );
-    assert.doesNotMatch(c.warnings[0], /SVC_ATTENTION_BACKEND \(did you mean/);
+  const removed = { SVC_OLD_KNOB: "it never had an effect; unset it" };
+  const known = ["SVC_PORT", "SVC_OLD_KNOBS"];
+  const w = unknownSettingsWarning({ SVC_OLD_KNOB: "x", SVC_PROT: "9000" }, known, removed)!;
+  assert.match(w, /SVC_PROT \(did you mean SVC_PORT\?\)/);
+  assert.match(w, /SVC_OLD_KNOB was removed and is ignored: it never had an effect; unset it/);
+  assert.doesNotMatch(w, /SVC_OLD_KNOB \(did you mean/);
+  const alone = unknownSettingsWarning({ SVC_OLD_KNOB: "x" }, known, removed)!;
+  assert.doesNotMatch(alone, /unknown settings/);
+});
+
+Deno.test("config: SVC_ATTENTION_BACKEND is a setting again (auto by default, a bad value named)", () => {
+  assert.equal(loadWorkerSettings({}).attentionBackend, "auto");
+  for (const value of ["flash", "flash_attention_2", "memory_efficient", "math"] as const) {
+    const c = loadWorkerSettings({ SVC_ATTENTION_BACKEND: value });
+    assert.equal(c.attentionBackend, value);
+    assert.deepEqual(c.warnings, [], "neither unknown nor removed");
   }
-  const alone = loadWorkerSettings({ SVC_ATTENTION_BACKEND: "sdpa" }).warnings;
-  assert.equal(alone.length, 1);
-  assert.doesNotMatch(alone[0], /unknown settings/);
+  assert.throws(
+    () => loadWorkerSettings({ SVC_ATTENTION_BACKEND: "sdpa" }),
+    (e: unknown) =>
+      e instanceof ConfigError && /SVC_ATTENTION_BACKEND/.test(e.message) &&
+      /must be one of auto, flash, flash_attention_2, memory_efficient, math/.test(e.message),
+  );
 });
 
 const TOKEN = "0123456789abcdef-secret";

@@ -8,6 +8,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
+  applyAttentionBackend,
+  ATTENTION_BACKENDS,
+  attentionEnvironment,
   CUDA_PROVIDER_FILES,
   cudaProviderProblem,
   GPU_SETUP_COMMAND,
@@ -104,5 +107,66 @@ Deno.test("cuda: SVC_DEVICE=cuda refuses to start with the problem; auto falls b
     assert.equal(ok.ctx.registry.deviceName, "cuda");
   } finally {
     await ok.close();
+  }
+});
+
+Deno.test("SVC_ATTENTION_BACKEND: the ONNX Runtime switches each value sets", () => {
+  const all = [
+    "ORT_DISABLE_FLASH_ATTENTION",
+    "ORT_DISABLE_MEMORY_EFFICIENT_ATTENTION",
+    "ORT_DISABLE_FUSED_ATTENTION",
+    "ORT_DISABLE_TRT_FLASH_ATTENTION",
+    "ORT_DISABLE_FUSED_CROSS_ATTENTION",
+  ];
+  // auto: ONNX Runtime's own choice, and the operator's own ORT_* variables left alone.
+  assert.deepEqual(attentionEnvironment("auto"), {});
+  const off = (keep?: string) => Object.fromEntries(all.map((n) => [n, n === keep ? "0" : "1"]));
+  assert.deepEqual(attentionEnvironment("flash"), off("ORT_DISABLE_FLASH_ATTENTION"));
+  assert.deepEqual(attentionEnvironment("flash_attention_2"), attentionEnvironment("flash"));
+  assert.deepEqual(
+    attentionEnvironment("memory_efficient"),
+    off("ORT_DISABLE_MEMORY_EFFICIENT_ATTENTION"),
+  );
+  assert.deepEqual(attentionEnvironment("math"), off());
+  // Every value but auto names every switch, so a stray variable cannot contradict it.
+  for (const b of ATTENTION_BACKENDS.filter((b) => b !== "auto")) {
+    assert.deepEqual(Object.keys(attentionEnvironment(b)).sort(), [...all].sort(), b);
+  }
+  const set = new Map<string, string>();
+  const applied = applyAttentionBackend("math", { set: (k, v) => void set.set(k, v) });
+  assert.deepEqual(Object.fromEntries(set), applied);
+  assert.equal(set.get("ORT_DISABLE_FLASH_ATTENTION"), "1");
+});
+
+Deno.test("SVC_ATTENTION_BACKEND: set for a CUDA worker's sessions, left alone on a CPU one", async () => {
+  const fx = await ensureFixtures();
+  const env = {
+    SVC_MODELS_DIR: `${fx}/models`,
+    SVC_CLUSTER_CACHE: `${fx}/cache`,
+    SVC_HUB_DISABLED: "1",
+    SVC_MODEL_FILTER: "fixture/dense",
+    SVC_ATTENTION_BACKEND: "memory_efficient",
+  };
+  const names = Object.keys(attentionEnvironment("math"));
+  const saved = names.map((n) => [n, Deno.env.get(n)] as const);
+  const lines: string[] = [];
+  const log = (level: string, msg: string, fields?: Record<string, unknown>) =>
+    lines.push(`${level} ${msg} ${JSON.stringify(fields ?? {})}`);
+  try {
+    for (const n of names) Deno.env.delete(n);
+    const cpu = await createWorker({ ...env, SVC_DEVICE: "cpu" }, { log });
+    await cpu.close();
+    assert.ok(names.every((n) => Deno.env.get(n) === undefined), "a CPU worker set ORT_*");
+    assert.ok(!lines.some((l) => l.includes("attention backend")), lines.join("\n"));
+    const gpu = await createWorker({ ...env, SVC_DEVICE: "cuda" }, {
+      log,
+      cudaCheck: () => Promise.resolve(undefined),
+    });
+    await gpu.close();
+    assert.equal(Deno.env.get("ORT_DISABLE_MEMORY_EFFICIENT_ATTENTION"), "0");
+    assert.equal(Deno.env.get("ORT_DISABLE_FLASH_ATTENTION"), "1");
+    assert.ok(lines.some((l) => l.startsWith("info attention backend")), lines.join("\n"));
+  } finally {
+    for (const [n, v] of saved) v === undefined ? Deno.env.delete(n) : Deno.env.set(n, v);
   }
 });

@@ -8,6 +8,7 @@
 import type { ModelConfig } from "@svc/shared/catalog/schema";
 import type { ModelBackend, ModelRunner, RunnerSpec } from "../../worker/registry/runner.ts";
 import type { ItemOutput, WorkItem, WorkParams } from "../../worker/families/types.ts";
+import type { Int8Verdict } from "../../worker/catalog/int8.ts";
 
 /** A promise with its settle functions. */
 export interface Deferred<T = void> {
@@ -89,6 +90,8 @@ export class FakeRunner implements ModelRunner {
   /** When set, runs wait for it (a batch "on the thread"). */
   hold: Deferred | undefined;
   disposedWith: number | undefined | null = null;
+  /** The load probe's verdict, when the spec asked for a probe and the backend has one set. */
+  int8: Int8Verdict | undefined;
   /** Rejected on dispose: a held batch fails then, as on a thread whose model is gone. */
   readonly #gone = deferred();
 
@@ -138,6 +141,8 @@ export class FakeBackend implements ModelBackend {
   readonly failures = new Map<string, unknown>();
   /** Called when a runner is disposed (memory goes down). */
   onDispose = () => {};
+  /** Load probe verdicts by model id, given to runners whose spec asks for a probe. */
+  readonly int8 = new Map<string, Int8Verdict>();
 
   constructor(
     readonly device: "cpu" | "cuda" = "cpu",
@@ -150,6 +155,7 @@ export class FakeBackend implements ModelBackend {
     await this.gate?.promise;
     if (this.failures.has(spec.config.id)) throw this.failures.get(spec.config.id);
     const runner = new FakeRunner(spec, this);
+    if (spec.int8Probe) runner.int8 = this.int8.get(spec.config.id);
     this.runners.set(spec.config.id, runner);
     return runner;
   }

@@ -35,6 +35,7 @@ import {
   url,
 } from "@svc/shared/config";
 import { defaultWorkerId, fleetUrlOf } from "../fleet/config.ts";
+import { ATTENTION_BACKENDS, type AttentionBackend } from "../inference/cuda_provider.ts";
 import type { WeightSettings } from "../weights/settings.ts";
 import { DEFAULT_HUB_URL } from "../weights/hub.ts";
 import { DEFAULT_HTTP_TIMEOUT_MS } from "../weights/http.ts";
@@ -51,6 +52,14 @@ const WORKER_FIELDS = {
     doc: "`cpu`, `cuda`, or `auto`: CUDA when `nvidia-smi` finds a GPU and ONNX Runtime's CUDA " +
       "provider starts, else the CPU with a warning. `cuda` refuses to start without a " +
       "provider (`deno task gpu:setup`). See docs/gpu.md: CUDA was **not run here** (no GPU)",
+  }),
+  SVC_ATTENTION_BACKEND: oneOf(ATTENTION_BACKENDS, {
+    default: "auto",
+    doc: "attention kernels of CUDA sessions: `auto` (ONNX Runtime's choice), `flash` (alias " +
+      "`flash_attention_2`), `memory_efficient` or `math` (unfused), each falling back to " +
+      "unfused where its kernel does not take the shape. Set through ONNX Runtime's " +
+      "`ORT_DISABLE_*_ATTENTION` switches (onnxruntime-node passes no `sdpa_kernel`). **No " +
+      "effect on CPU**, nor on graphs without fused attention nodes; not run here (no GPU)",
   }),
   SVC_MODELS_DIR: path({
     default: undefined,
@@ -434,7 +443,7 @@ const SCHEMA = settingsSchema(
 /** Every variable the worker reads. */
 export const WORKER_SETTING_NAMES: readonly string[] = SCHEMA.names;
 
-/** The worker's sections of the configuration reference (README). */
+/** The worker's sections of the configuration reference (docs/configuration.md). */
 export const WORKER_REFERENCE: readonly ReferenceSection[] = [
   { id: "worker", fields: WORKER_FIELDS },
   { id: "worker-images", fields: IMAGE_FIELDS },
@@ -550,6 +559,8 @@ export interface WorkerSettings {
   intraOpThreads: number;
   /** Keep `files` even where a catalog entry names other files for this device (int8 on CPU). */
   forceFp32: boolean;
+  /** Attention kernels of CUDA sessions (no effect on CPU). */
+  attentionBackend: AttentionBackend;
   /** How long a request waits for its model to load. */
   loadWaitMs: number;
   /** LoRA adapters: per-model cap, request wait, file size bound. */
@@ -626,6 +637,7 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
     },
     intraOpThreads: v.SVC_INTRA_OP_THREADS,
     forceFp32: v.SVC_FORCE_FP32,
+    attentionBackend: v.SVC_ATTENTION_BACKEND,
     scheduling: {
       maxBatchRequests: v.SVC_MAX_BATCH_REQUESTS,
       maxBatchItems: v.SVC_MAX_BATCH_ITEMS,

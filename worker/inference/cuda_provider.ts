@@ -64,3 +64,61 @@ export async function cudaProviderProblem(
   return `ONNX Runtime's CUDA provider is not installed (${missing.join(" and ")} missing in ` +
     `${dir}): run ${GPU_SETUP_COMMAND} (docs/gpu.md)`;
 }
+
+/** Values of SVC_ATTENTION_BACKEND (`flash_attention_2` is the specification's name of `flash`). */
+export const ATTENTION_BACKENDS = [
+  "auto",
+  "flash",
+  "flash_attention_2",
+  "memory_efficient",
+  "math",
+] as const;
+
+/** Which attention kernels a CUDA worker lets ONNX Runtime use. */
+export type AttentionBackend = typeof ATTENTION_BACKENDS[number];
+
+/**
+ * ONNX Runtime's switches of its CUDA attention kernels (contrib_ops/cpu/bert/attention_common.h),
+ * read when the provider's `sdpa_kernel` option is 0, and onnxruntime-node 1.30 always leaves it
+ * 0: its binding hands the CUDA provider a device id and nothing else. `1` turns a kernel off;
+ * the unfused (math) kernel cannot be turned off, so it is always the fallback.
+ */
+const ORT_ATTENTION_SWITCHES = {
+  flash: "ORT_DISABLE_FLASH_ATTENTION",
+  memoryEfficient: "ORT_DISABLE_MEMORY_EFFICIENT_ATTENTION",
+  trtFused: "ORT_DISABLE_FUSED_ATTENTION",
+  trtFlash: "ORT_DISABLE_TRT_FLASH_ATTENTION",
+  trtCross: "ORT_DISABLE_FUSED_CROSS_ATTENTION",
+} as const;
+
+/**
+ * The environment that makes ONNX Runtime's CUDA provider use `backend`'s attention kernels, what
+ * `sdpa_kernel` would select where the binding passes it: `flash` keeps flash attention only,
+ * `memory_efficient` the memory-efficient (cutlass) kernel only, `math` none (the unfused kernel),
+ * each with the unfused one as fallback for shapes or types the kernel does not take. `auto` sets
+ * nothing: ONNX Runtime's own choice, and any ORT_* variables the operator set stay in force.
+ */
+export function attentionEnvironment(backend: AttentionBackend): Record<string, string> {
+  if (backend === "auto") return {};
+  const keep = backend === "flash" || backend === "flash_attention_2"
+    ? ORT_ATTENTION_SWITCHES.flash
+    : backend === "memory_efficient"
+    ? ORT_ATTENTION_SWITCHES.memoryEfficient
+    : undefined;
+  return Object.fromEntries(
+    Object.values(ORT_ATTENTION_SWITCHES).map((name) => [name, name === keep ? "0" : "1"]),
+  );
+}
+
+/**
+ * Put `backend`'s switches into this process's environment (every inference thread's sessions
+ * read it), before the first CUDA session. Returns what was set, for the log.
+ */
+export function applyAttentionBackend(
+  backend: AttentionBackend,
+  env: Pick<typeof Deno.env, "set"> = Deno.env,
+): Record<string, string> {
+  const vars = attentionEnvironment(backend);
+  for (const [k, v] of Object.entries(vars)) env.set(k, v);
+  return vars;
+}

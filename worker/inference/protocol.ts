@@ -4,6 +4,7 @@
  */
 import type { AdapterContext, ItemOutput, WorkItem, WorkParams } from "../families/types.ts";
 import type { AdaptedModelSpec } from "../lora/build.ts";
+import type { Int8Verdict } from "../catalog/int8.ts";
 
 /** What an adapter's thread needs besides the model's load options to build its session. */
 export type LoraLoadSpec = Omit<AdaptedModelSpec, "modelPath">;
@@ -27,6 +28,11 @@ export type ToThread =
     lora?: LoraLoadSpec;
     /** The worker's compute gate (compute_budget.ts), shared by every CPU inference thread. */
     computeGate?: { cell: Int32Array; owner: number };
+    /**
+     * `files` hold a quantised graph: probe it against these float files (local paths by role)
+     * and keep whichever the probe says (int8_probe.ts).
+     */
+    int8Probe?: { floatFiles: Record<string, string> };
   } & AdapterContext)
   | {
     type: "run";
@@ -49,7 +55,7 @@ export interface BatchTiming {
 
 /** Thread → main. */
 export type FromThread =
-  | { type: "loaded"; lora?: LoraLoaded }
+  | { type: "loaded"; lora?: LoraLoaded; int8?: Int8Verdict }
   /** `mismatch`: the adapter does not fit the model (its files' fault, a 400). */
   | { type: "load_failed"; message: string; mismatch?: boolean }
   | {

@@ -5,6 +5,7 @@ import { IncompatibleModelError, type ModelRunner } from "../registry/runner.ts"
 import { LoraMismatchError } from "../lora/plan.ts";
 import type { FromThread, LoraLoaded, LoraLoadSpec, ToThread } from "./protocol.ts";
 import { ComputeGate } from "./compute_budget.ts";
+import type { Int8Verdict } from "../catalog/int8.ts";
 
 /** Result of one batch as seen by the main thread. */
 export type BatchResult = Extract<FromThread, { type: "result" }>;
@@ -14,7 +15,11 @@ export class InferenceThread implements ModelRunner {
   readonly #worker: Worker;
   readonly #pending = new Map<number, { resolve(r: BatchResult): void; reject(e: Error): void }>();
   #nextId = 1;
-  #onLoaded?: { resolve(lora?: LoraLoaded): void; reject(e: Error): void };
+  #onLoaded?: {
+    resolve(loaded: { lora?: LoraLoaded; int8?: Int8Verdict }): void;
+    reject(e: Error): void;
+  };
+  #int8?: Int8Verdict;
   #onDisposed?: () => void;
   #dead = false;
   /** This thread's share of the compute gate, freed here if the thread dies holding it. */
@@ -31,9 +36,14 @@ export class InferenceThread implements ModelRunner {
     };
   }
 
+  /** The load probe's verdict (a quantised graph checked against its float one). */
+  get int8(): Int8Verdict | undefined {
+    return this.#int8;
+  }
+
   /** Start a thread and load the model in it; its runs take turns on `computeGate` when given. */
   static async start(
-    opts: AdapterContext,
+    opts: AdapterContext & { int8Probe?: { floatFiles: Record<string, string> } },
     computeGate?: { cell: Int32Array; owner: number },
   ): Promise<InferenceThread> {
     return (await InferenceThread.#start(opts, computeGate)).thread;
@@ -53,18 +63,20 @@ export class InferenceThread implements ModelRunner {
   }
 
   static async #start(
-    opts: AdapterContext,
+    opts: AdapterContext & { int8Probe?: { floatFiles: Record<string, string> } },
     computeGate?: { cell: Int32Array; owner: number },
     lora?: LoraLoadSpec,
   ): Promise<{ thread: InferenceThread; loaded?: LoraLoaded }> {
     const t = new InferenceThread();
     t.#gate = computeGate;
-    const loaded = new Promise<LoraLoaded | undefined>((resolve, reject) =>
+    const loaded = new Promise<{ lora?: LoraLoaded; int8?: Int8Verdict }>((resolve, reject) =>
       t.#onLoaded = { resolve, reject }
     );
     t.#post({ type: "load", ...opts, lora, computeGate });
     try {
-      return { thread: t, loaded: await loaded };
+      const done = await loaded;
+      t.#int8 = done.int8;
+      return { thread: t, loaded: done.lora };
     } catch (err) {
       t.#worker.terminate();
       t.#freeGate();
@@ -110,7 +122,7 @@ export class InferenceThread implements ModelRunner {
   #receive(msg: FromThread): void {
     switch (msg.type) {
       case "loaded":
-        this.#onLoaded?.resolve(msg.lora);
+        this.#onLoaded?.resolve({ lora: msg.lora, int8: msg.int8 });
         return;
       case "load_failed":
         // The thread reports what the family refused (graph, tokenizer, config) or an adapter

@@ -13,6 +13,8 @@ import { SafetensorsError } from "../lora/safetensors.ts";
 import { ComputeGate } from "./compute_budget.ts";
 import { driveBatch, transferables } from "./driver.ts";
 import type { FromThread, LoraLoaded, ToThread } from "./protocol.ts";
+import type { Int8Verdict } from "../catalog/int8.ts";
+import { probeQuantized } from "./int8_probe.ts";
 
 const scope = self as unknown as {
   onmessage: ((e: MessageEvent<ToThread>) => void) | null;
@@ -36,8 +38,10 @@ async function handle(msg: ToThread): Promise<void> {
     case "load": {
       try {
         const family = msg.config.family;
-        const { type: _, lora, computeGate, ...options } = msg;
+        const { type: _, lora, computeGate, int8Probe, ...options } = msg;
+        gate = computeGate ? new ComputeGate(computeGate.cell, computeGate.owner) : undefined;
         let loaded: LoraLoaded | undefined;
+        let int8: Int8Verdict | undefined;
         if (lora) {
           const built = buildAdaptedModel({ ...lora, modelPath: options.files.model });
           const { bytes, ...steps } = await built;
@@ -46,11 +50,24 @@ async function handle(msg: ToThread): Promise<void> {
           loaded = { ...steps, memoryBytes: bytes.length, sessionMs: performance.now() - t0 };
         } else {
           adapter = await FAMILY_ADAPTERS[family](options);
+          if (int8Probe) {
+            const floatFiles = { ...options.files, ...int8Probe.floatFiles };
+            if (!int8Probe.floatFiles.model_data) delete floatFiles.model_data;
+            const probed = await probeQuantized(
+              family,
+              options.config,
+              adapter,
+              () => FAMILY_ADAPTERS[family]({ ...options, files: floatFiles }),
+              msg.runTokenBudget,
+              { gate, model: msg.config.id },
+            );
+            adapter = probed.adapter;
+            int8 = probed.verdict;
+          }
         }
         runTokenBudget = msg.runTokenBudget;
         modelId = msg.config.id;
-        gate = computeGate ? new ComputeGate(computeGate.cell, computeGate.owner) : undefined;
-        scope.postMessage({ type: "loaded", lora: loaded });
+        scope.postMessage({ type: "loaded", lora: loaded, int8 });
       } catch (err) {
         const mismatch = err instanceof LoraMismatchError || err instanceof SafetensorsError ||
           err instanceof LoraConfigError;

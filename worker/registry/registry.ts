@@ -24,6 +24,8 @@ import type { LoraStatus, LoraStore } from "../lora/store.ts";
 import { type LoraOptions, LoraStores, withLoras } from "../lora/stores.ts";
 import type { LoraLabels } from "../lora/labels.ts";
 import { RevisionHasher } from "./revision.ts";
+import { type Int8Verdict, quantizationInfo, servedFiles } from "../catalog/int8.ts";
+import type { QuantizationInfo } from "@svc/shared/schemas/models";
 
 export type { ModelState };
 
@@ -42,6 +44,8 @@ export interface LoadedModel {
    * not be hashed (nothing is then announced, and the router caches none of its answers).
    */
   revision?: string;
+  /** The load probe's verdict on its quantised graph (catalog/int8.ts), when it had one. */
+  int8?: Int8Verdict;
 }
 
 /**
@@ -90,6 +94,7 @@ interface Started {
   spec: RunnerSpec;
   runner: ModelRunner;
   revision: string | undefined;
+  int8?: Int8Verdict;
 }
 
 /** Snapshot of one model for catalog and status endpoints. */
@@ -112,6 +117,10 @@ export interface UnitStatus {
   onDisk?: boolean;
   /** The loaded model's revision (see revision.ts); absent unless loaded. */
   revision?: string;
+  /** Its quantised graph: checked or not, and which graph runs (absent: none involved). */
+  quantization?: QuantizationInfo;
+  /** The files it runs by role (a refused quantised graph's float files in its place). */
+  files?: Record<string, string>;
 }
 
 /** The worker's model registry. */
@@ -357,8 +366,60 @@ export class ModelRegistry {
       });
       return undefined;
     });
-    const runner = await this.#o.backend.start(spec);
-    return { files, spec, runner, revision: await revision };
+    const probe = await this.#int8Probe(u);
+    const runner = await this.#o.backend.start(
+      probe && "floatFiles" in probe ? { ...spec, int8Probe: probe } : spec,
+    );
+    // Without its float files (or a runner that probes) the quantised graph serves, marked as
+    // not checked.
+    const int8 = !probe
+      ? runner.int8
+      : "error" in probe
+      ? { accepted: true, error: probe.error, ms: 0 }
+      : runner.int8 ?? { accepted: true, error: "the runner ran no probe", ms: 0 };
+    if (!int8 || int8.accepted || !probe || !("floatFiles" in probe)) {
+      return { files, spec, runner, revision: await revision, ...(int8 ? { int8 } : {}) };
+    }
+    // The float graph runs: its files are what the model is, for memory, revision and adapters.
+    const floatFiles = { ...files, ...probe.floatFiles };
+    if (!probe.floatFiles.model_data) delete floatFiles.model_data;
+    const floatConfig = { ...u.config, files: servedFiles(u.config, int8) };
+    await revision;
+    const floatRevision = await this.#o.revisions!.revisionOf(floatConfig, u.modelFile, floatFiles)
+      .catch(() => undefined);
+    return {
+      files: floatFiles,
+      spec: { ...spec, config: floatConfig, files: floatFiles },
+      runner,
+      revision: floatRevision,
+      int8,
+    };
+  }
+
+  /**
+   * The float files (local paths) a unit's quantised graph is probed against, fetched like its
+   * own, or why they could not be had; undefined when it has no plan to check (profiles' own
+   * files, other devices).
+   */
+  async #int8Probe(
+    u: Unit,
+  ): Promise<{ floatFiles: Record<string, string> } | { error: string } | undefined> {
+    const plan = u.config.int8;
+    if (!plan || plan.skipped || u.modelFile !== u.config.files.model) return undefined;
+    if (this.#o.backend.device !== "cpu") return undefined;
+    try {
+      const floatFiles = await this.#o.weights.ensureFiles(
+        u.config.hub.repo,
+        u.config.hub.revision,
+        plan.float_files,
+        { gated: u.config.hub.gated, modelId: u.config.id },
+      );
+      return { floatFiles };
+    } catch (err) {
+      return {
+        error: `its float graph could not be had: ${err instanceof Error ? err.message : err}`,
+      };
+    }
   }
 
   /**
@@ -391,7 +452,7 @@ export class ModelRegistry {
     this.#o.onEvent?.("model_loading", { model: u.config.id, key: u.key });
     try {
       await this.evictIfNeeded(u.key);
-      const { files, spec, runner, revision } = await this.#startChecked(u);
+      const { files, spec, runner, revision, int8 } = await this.#startChecked(u);
       const memoryBytes = await filesSize([files.model, files.model_data].filter(Boolean));
       const loras = this.#loras.storeFor(spec, this.#o.backend);
       const batcher = new Batcher({
@@ -416,6 +477,7 @@ export class ModelRegistry {
         runner,
         loras,
         revision,
+        ...(int8 ? { int8 } : {}),
       };
       u.state = "loaded";
       u.failure = undefined;
@@ -427,6 +489,7 @@ export class ModelRegistry {
         memory_bytes: memoryBytes,
         load_ms: Math.round(performance.now() - started),
       });
+      this.#reportInt8(u, int8);
       return u.loaded;
     } catch (err) {
       const { repo, revision } = u.config.hub;
@@ -455,6 +518,29 @@ export class ModelRegistry {
     }
   }
 
+  /**
+   * One log line per load of a quantised graph: checked and kept, refused (a warning: the float
+   * graph runs), or not checked (a warning: nothing vouches for it on this CPU).
+   */
+  #reportInt8(u: Unit, int8: Int8Verdict | undefined): void {
+    const info = quantizationInfo(u.config, u.modelFile, int8);
+    if (!info || !(int8 || info.serving === "quantized")) return;
+    const event = !info.checked
+      ? "model_int8_unchecked"
+      : info.serving === "quantized"
+      ? "model_int8_checked"
+      : "model_int8_refused";
+    this.#o.onEvent?.(event, {
+      model: u.config.id,
+      key: u.key,
+      graph: info.graph,
+      ...(info.float_graph ? { float_graph: info.float_graph } : {}),
+      serving: info.serving,
+      reason: info.reason,
+      ...(int8 ? { probe_ms: int8.ms } : {}),
+    });
+  }
+
   #status(u: Unit): UnitStatus {
     return {
       name: u.key,
@@ -474,8 +560,20 @@ export class ModelRegistry {
       loras: u.loaded?.loras?.statuses() ?? [],
       ...(u.onDisk === undefined ? {} : { onDisk: u.onDisk }),
       ...(u.state === "loaded" && u.loaded?.revision ? { revision: u.loaded.revision } : {}),
+      ...quantizationField(quantizationInfo(u.config, u.modelFile, u.loaded?.int8)),
+      files: { ...servedFiles(u.config, u.loaded?.int8), model: servedModelFile(u) },
     };
   }
+}
+
+function quantizationField(q: QuantizationInfo | undefined): { quantization?: QuantizationInfo } {
+  return q ? { quantization: q } : {};
+}
+
+/** The graph a unit runs: its own file, or the float graph in place of a refused quantised one. */
+function servedModelFile(u: Unit): string {
+  if (u.modelFile !== u.config.files.model) return u.modelFile;
+  return servedFiles(u.config, u.loaded?.int8).model;
 }
 
 /** Registry key of a model's weights file: its id, or `id@file` for a profile's own file. */

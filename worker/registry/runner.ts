@@ -6,12 +6,19 @@
 import type { AdapterContext } from "../families/types.ts";
 import type { BatchRunner } from "../scheduler/batcher.ts";
 import type { LoraLoaded, LoraLoadSpec } from "../inference/protocol.ts";
+import type { Int8Verdict } from "../catalog/int8.ts";
 
 /**
  * What a model runner is started from: the model load options without the device settings,
  * which the backend adds (files are the weights store's local paths, by role).
  */
-export type RunnerSpec = Omit<AdapterContext, "executionProviders" | "intraOpThreads">;
+export type RunnerSpec = Omit<AdapterContext, "executionProviders" | "intraOpThreads"> & {
+  /**
+   * `files` hold a quantised graph: the runner probes it against these float files (local paths
+   * by role) at load and runs whichever the probe says.
+   */
+  int8Probe?: { floatFiles: Record<string, string> };
+};
 
 /** One started model: runs batches until disposed. */
 export interface ModelRunner {
@@ -19,6 +26,8 @@ export interface ModelRunner {
   run: BatchRunner;
   /** Release the model, waiting at most `timeoutMs`; runs still pending then fail. */
   dispose(timeoutMs?: number): Promise<void>;
+  /** The load probe's verdict, when the spec asked for one. */
+  readonly int8?: Int8Verdict;
 }
 
 /**

@@ -5,7 +5,8 @@ export default {
   family: "reranker",
   hub: { repo: "Xenova/ms-marco-MiniLM-L-6-v2", revision: "main" },
   files: { model: "onnx/model.onnx", tokenizer: "tokenizer.json" },
-  // The int8 graph the repository publishes runs on CPU workers (SVC_FORCE_FP32 keeps fp32).
+  // The int8 graph the repository publishes runs on CPU workers once the load probe finds it
+  // agrees with the float graph (docs/catalog.md); SVC_FORCE_FP32 keeps fp32.
   device_files: { cpu: { model: "onnx/model_quantized.onnx" } },
   inputs: ["text"],
   outputs: ["score"],

@@ -1,5 +1,5 @@
 /**
- * The README's "Running a fleet" recipe, run as written (parsed from README.md): the fixtures
+ * docs/fleet.md's "Running a fleet" recipe, run as written (parsed from the page): the fixtures
  * command, a router and a separate worker process started with exactly the recipe's variables and
  * task commands, then its curl with a profile, with no model hub. What the test changes, and why:
  * `$HOME` is a fresh directory; the ports are free ones (the router's `8080`, wherever the recipe
@@ -19,10 +19,10 @@ function taskOf(c: ShellCommand): [string, string[]] {
 }
 
 Deno.test({
-  name: "fleet recipe: the README's router + worker + curl run as written, offline",
+  name: "fleet recipe: docs/fleet.md's router + worker + curl run as written, offline",
   fn: async () => {
-    const readme = await Deno.readTextFile(join(ROOT, "README.md"));
-    const { text, commands } = recipe(readme, "Running a fleet");
+    const page = await Deno.readTextFile(join(ROOT, "docs", "fleet.md"));
+    const { text, commands } = recipe(page, "Running a fleet");
     const tasks = commands.filter((c) => c.argv[0] === "npx");
     assert.deepEqual(tasks.map((c) => taskOf(c)[0]), ["fixtures", "router", "worker"]);
     const [fixtures, routerCmd, workerCmd] = tasks;

@@ -1,14 +1,15 @@
 /**
  * The README's first run, end to end with real processes: `deno task start` (the exact command
  * of deno.json) on a free port with a fresh cache directory and an unreachable model hub, then
- * every self-contained curl example of README.md (parsed from it) must answer 200. Also: a second
+ * every self-contained curl example of README.md, docs/api.md and docs/extract.md (parsed from
+ * them) must answer 200. Also: a second
  * start reuses the offline models, each request is logged once, Deno's start-up diagnostics stay
  * quiet, and a port in use is one line naming the port and the setting.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Proc, ROOT } from "../procs.ts";
-import { curlExamples, svcModelsLine } from "./readme_examples.ts";
+import { type CurlExample, curlExamples, svcModelsLine } from "./readme_examples.ts";
 import { sentenceTransformersExport } from "../../user_models/repos.ts";
 import { deadline } from "@svc/shared/deadline";
 import { taskArgs } from "./tasks.ts";
@@ -21,18 +22,24 @@ import { copyDir } from "../../helpers/files.ts";
 const startArgs = () => taskArgs("start");
 
 Deno.test({
-  name: "quickstart: deno task start serves the README's curl examples offline, 200 each",
+  name: "quickstart: deno task start serves the docs' curl examples offline, 200 each",
   fn: async () => {
     const readme = await Deno.readTextFile(join(ROOT, "README.md"));
-    const examples = curlExamples(readme);
+    const examples: CurlExample[] = [];
+    for (const doc of EXAMPLE_DOCS) {
+      examples.push(...curlExamples(await Deno.readTextFile(join(ROOT, doc))));
+    }
     const sections = new Set(examples.map((e) => e.section));
     const required = [
       "Quickstart",
-      "Encode",
-      "Score",
-      "Entities",
       OWN_MODEL,
+      "POST /v1/encode/{model}",
+      "POST /v1/score/{model}",
       "Cohere-compatible rerank and embed",
+      "Entities",
+      "Zero-shot classification",
+      "Relations",
+      "Structured data",
     ];
     for (const s of required) assert.ok(sections.has(s), s);
     const xdg = await Deno.makeTempDir({ prefix: "svc-quickstart-" });
@@ -161,6 +168,9 @@ Deno.test({
     }
   },
 });
+
+/** The documents whose examples run as written against `npm start`, README first. */
+const EXAMPLE_DOCS = ["README.md", "docs/api.md", "docs/extract.md"];
 
 /** The README section whose example serves a directory of the user's. */
 const OWN_MODEL = "Serve your own model";

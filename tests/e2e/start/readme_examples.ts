@@ -1,6 +1,6 @@
 /**
- * The README's curl examples as requests, parsed from README.md itself so the quickstart test
- * runs exactly what a reader copies. Only self-contained examples against the local stack are
+ * The docs' curl examples as requests, parsed from the markdown itself (README.md, docs/api.md,
+ * docs/extract.md, docs/fleet.md) so the tests run exactly what a reader copies. Only self-contained examples against the local stack are
  * taken: `curl -s localhost:8080/...` with a literal body (no shell variables such as `$IMG`).
  */
 

@@ -1,22 +1,23 @@
 /**
- * The router's prom-client series: exposition, named labels, the series cap, pruning, and values
- * read back as the exposition shows them.
+ * The router's prom-client metrics: exposition, named labels, the series cap, pruning, values
+ * read back as the exposition shows them, and histograms summed from workers' cumulative counts.
  */
 import assert from "node:assert/strict";
 import {
+  CappedCounter,
+  CappedGauge,
+  CappedHistogram,
   createRouterMetrics,
   MAX_SERIES_PER_METRIC,
   MetricsRegistry,
-  SeriesCounter,
-  SeriesGauge,
-  SeriesHistogram,
 } from "../../../router/metrics/mod.ts";
+import { SummedHistogram } from "../../../router/metrics/series.ts";
 
 Deno.test("metrics: text exposition of counters, gauges and histograms", async () => {
   const reg = new MetricsRegistry();
-  const c = new SeriesCounter(reg.registry, { name: "t_total", help: "help c", labelNames: ["a"] });
-  const g = new SeriesGauge(reg.registry, { name: "t_gauge", help: "help g" });
-  const h = new SeriesHistogram(reg.registry, {
+  const c = new CappedCounter(reg.registry, { name: "t_total", help: "help c", labelNames: ["a"] });
+  const g = new CappedGauge(reg.registry, { name: "t_gauge", help: "help g" });
+  const h = new CappedHistogram(reg.registry, {
     name: "t_seconds",
     help: "help h",
     labelNames: ["e"],
@@ -46,7 +47,7 @@ Deno.test("metrics: text exposition of counters, gauges and histograms", async (
 
 Deno.test("metrics: series per metric are capped", async () => {
   const reg = new MetricsRegistry();
-  const c = new SeriesCounter(reg.registry, { name: "cap_total", help: "h", labelNames: ["k"] });
+  const c = new CappedCounter(reg.registry, { name: "cap_total", help: "h", labelNames: ["k"] });
   for (let i = 0; i < MAX_SERIES_PER_METRIC + 50; i++) c.inc({ k: String(i) });
   const samples = (await reg.render()).split("\n").filter((l) => l.startsWith("cap_total{"));
   assert.equal(samples.length, MAX_SERIES_PER_METRIC);
@@ -56,7 +57,7 @@ Deno.test("metrics: series per metric are capped", async () => {
 
 Deno.test("metrics: retainWhere drops the series of labels no longer live", async () => {
   const reg = new MetricsRegistry();
-  const c = new SeriesCounter(reg.registry, {
+  const c = new CappedCounter(reg.registry, {
     name: "t_total",
     help: "test",
     labelNames: ["worker_id", "kind"],
@@ -104,4 +105,36 @@ Deno.test("metrics: the router's set keeps its names, labels and process series"
       "svc_router_body_bytes_held",
     ]
   ) assert.match(text, new RegExp(`# TYPE ${name} `), name);
+});
+
+Deno.test("metrics: a summed histogram exposes the cumulative counts added to it", async () => {
+  const reg = new MetricsRegistry();
+  const h = new SummedHistogram(reg.registry, {
+    name: "t_batch",
+    help: "h",
+    labelNames: ["model"],
+    buckets: [1, 4],
+  });
+  h.add({ model: "m" }, [1, 3], 9, 4);
+  h.add({ model: "m" }, [0, 1], 3, 1);
+  const text = await reg.render();
+  assert.match(text, /# TYPE t_batch histogram\n/);
+  assert.match(text, /t_batch_bucket\{le="1",model="m"\} 1\n/);
+  assert.match(text, /t_batch_bucket\{le="4",model="m"\} 4\n/);
+  assert.match(text, /t_batch_bucket\{le="\+Inf",model="m"\} 5\n/);
+  assert.match(text, /t_batch_sum\{model="m"\} 12\n/);
+  assert.match(text, /t_batch_count\{model="m"\} 5\n/);
+});
+
+Deno.test("metrics: a capped gauge's reset frees its series for new label values", async () => {
+  const reg = new MetricsRegistry();
+  const g = new CappedGauge(reg.registry, { name: "g_cap", help: "h", labelNames: ["k"] });
+  for (let i = 0; i < MAX_SERIES_PER_METRIC; i++) g.set({ k: String(i) }, 1);
+  g.set({ k: "late" }, 5);
+  assert.equal(await g.value({ k: "late" }), 0);
+  g.reset();
+  g.set({ k: "late" }, 5);
+  assert.equal(await g.value({ k: "late" }), 5);
+  const samples = (await reg.render()).split("\n").filter((l) => l.startsWith("g_cap{"));
+  assert.deepEqual(samples, ['g_cap{k="late"} 5']);
 });

@@ -99,15 +99,19 @@ Deno.test("result cache: a repeat is a hit equal to the miss, byte for byte and 
     // Another text is another entry.
     assert.equal((await encode(r, "other")).cache, "miss");
     assert.equal(w.requests.length, 2);
-    assert.equal(r.metrics.cacheRequests.value({ result: "hit" }), 1);
-    assert.equal(r.metrics.cacheRequests.value({ result: "miss" }), 2);
+    assert.equal(await r.metrics.cacheRequests.value({ result: "hit" }), 1);
+    assert.equal(await r.metrics.cacheRequests.value({ result: "miss" }), 2);
     const metrics = await (await fetch(`${r.url}/metrics`)).text();
     assert.match(metrics, /svc_router_cache_requests_total\{result="hit"\} 1/);
     const bytes = Number(metrics.match(/^svc_router_cache_bytes (\d+)/m)?.[1]);
     assert.ok(bytes > miss.body.length * 2, `svc_router_cache_bytes ${bytes}`);
     // A hit is not a request a worker computed: the workers' series leave it out.
     assert.equal(
-      r.metrics.svcRequests.value({ model: "fixture/dense", endpoint: "encode", status: "200" }),
+      await r.metrics.svcRequests.value({
+        model: "fixture/dense",
+        endpoint: "encode",
+        status: "200",
+      }),
       2,
     );
     // The Accept header is part of the key.
@@ -227,7 +231,7 @@ Deno.test("result cache: no-store and no-cache reach the worker; no-cache refres
     // A no-store answer is not stored.
     await encode(r, "fresh", { "cache-control": "no-store" });
     assert.equal((await encode(r, "fresh")).cache, "miss");
-    assert.equal(r.metrics.cacheRequests.value({ result: "bypass" }), 3);
+    assert.equal(await r.metrics.cacheRequests.value({ result: "bypass" }), 3);
   } finally {
     await close();
   }
@@ -324,7 +328,7 @@ Deno.test("coalescing: 16 identical requests in flight reach the worker once", a
       assert.deepEqual(a.body, answers[0].body);
     }
     assert.deepEqual(answers.map((a) => a.cache).sort(), ["miss", ...Array(15).fill("hit")].sort());
-    assert.equal(r.metrics.cacheRequests.value({ result: "coalesced" }), 15);
+    assert.equal(await r.metrics.cacheRequests.value({ result: "coalesced" }), 15);
   } finally {
     await close();
   }

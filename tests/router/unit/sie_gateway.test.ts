@@ -126,9 +126,20 @@ Deno.test("gateway: /health workers carry gpu and healthy; /v1/pools lists, read
     assert.equal(other.body.detail.code, "NOT_IMPLEMENTED");
     assert.match(other.body.detail.message, /SVC_MACHINE_PROFILES/);
     assert.match(other.body.detail.message, /SVC_POOL/);
-    assert.equal((await post({})).status, 400);
-    assert.equal((await post({ name: "cpu", gpus: ["cpu"] })).status, 400);
-    assert.equal((await post({ name: "cpu", gpus: { cpu: -1 } })).status, 400);
+    // The body is validated like every other (zod): each refusal names the field.
+    const refused = async (body: unknown, field: RegExp) => {
+      const res = await post(body);
+      assert.equal(res.status, 400, JSON.stringify(body));
+      assert.match(res.body.detail.message, field);
+    };
+    await refused({}, /^name: a pool needs a `name`/);
+    await refused({ name: 3 }, /^name: /);
+    await refused({ name: "cpu", gpus: ["cpu"] }, /^gpus: /);
+    await refused({ name: "cpu", gpus: { cpu: -1 } }, /^gpus\.cpu: /);
+    const many = Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`g${i}`, 1]));
+    await refused({ name: "cpu", gpus: many }, /^gpus: at most 32 GPU types/);
+    // `null` counts as absent, as for every optional field.
+    assert.equal((await post({ name: "cpu", gpus: null, bundle: null })).status, 200);
     // The clients renew the pools they created every minute: nothing expires here.
     const renew = (name: string) => getJson(`${r.url}/v1/pools/${name}/renew`, { method: "POST" });
     const renewed = await renew("cpu");

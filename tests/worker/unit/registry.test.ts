@@ -21,6 +21,7 @@ import {
 import { HttpTimeoutError } from "../../../worker/weights/http.ts";
 import type { BatchStats } from "../../../worker/scheduler/batcher.ts";
 import type { WorkParams } from "../../../worker/families/types.ts";
+import { catalogForDevice } from "../../../worker/catalog/device_files.ts";
 
 /** Let every pending promise callback run (a timer fires only after the microtask queue). */
 const settle = () => new Promise<void>((r) => setTimeout(r, 0));
@@ -672,4 +673,71 @@ Deno.test("registry: a loaded model reports its revision; one not loaded, or unh
   assert.equal(t.registry.status("org/c")?.state, "loaded");
   assert.equal(t.count("model_revision_unknown", "org/c"), 1);
   assert.deepEqual(seen, ["org/a onnx/model.onnx", "org/c onnx/model.onnx"]);
+});
+
+/** org/q with an int8 graph for CPUs, as a CPU worker's catalog holds it. */
+function int8Entries(): Map<string, ModelConfig> {
+  const q = model("org/q", { device_files: { cpu: { model: "onnx/model_quantized.onnx" } } });
+  return catalogForDevice(new Map([[q.id, q]]), "cpu", false);
+}
+
+Deno.test("registry: an int8 graph is probed against its float files; refused, the float files run", async () => {
+  const t = setup({ entries: int8Entries() });
+  const probe = { metric: "mean_cosine" as const, value: 0.968, threshold: 0.99, inputs: 8 };
+  t.backend.int8.set("org/q", { accepted: false, probe, ms: 4 });
+  assert.equal(t.registry.status("org/q")?.quantization?.checked, false, "before its load");
+  await t.acquire("org/q");
+  // Its own files, then the float ones for the probe, which the runner is started with.
+  assert.deepEqual(t.weights.calls.map((c) => c.files), [
+    { model: "onnx/model_quantized.onnx", tokenizer: "t.json" },
+    { model: "onnx/model.onnx", model_data: "onnx/model.onnx_data" },
+  ]);
+  assert.deepEqual(t.backend.starts[0].int8Probe, {
+    floatFiles: {
+      model: "/fake/org/q/onnx/model.onnx",
+      model_data: "/fake/org/q/onnx/model.onnx_data",
+    },
+  });
+  const st = t.registry.status("org/q")!;
+  assert.equal(st.quantization?.serving, "float");
+  assert.equal(st.quantization?.checked, true);
+  assert.deepEqual(st.files, {
+    model: "onnx/model.onnx",
+    model_data: "onnx/model.onnx_data",
+    tokenizer: "t.json",
+  });
+  const refused = t.events.find((e) => e.event === "model_int8_refused");
+  assert.ok(refused, JSON.stringify(t.events));
+  assert.equal(refused.fields.serving, "float");
+  assert.match(String(refused.fields.reason), /mean cosine 0\.9680 < 0\.99/);
+});
+
+Deno.test("registry: a kept int8 graph runs; float files that cannot be had leave it unchecked", async () => {
+  const kept = setup({ entries: int8Entries() });
+  const probe = { metric: "mean_cosine" as const, value: 0.9995, threshold: 0.99, inputs: 8 };
+  kept.backend.int8.set("org/q", { accepted: true, probe, ms: 4 });
+  await kept.acquire("org/q");
+  const st = kept.registry.status("org/q")!;
+  assert.equal(st.quantization?.serving, "quantized");
+  assert.equal(st.files?.model, "onnx/model_quantized.onnx");
+  assert.equal(kept.count("model_int8_checked", "org/q"), 1);
+  // The float graph's download fails: the quantised graph still serves, marked as not checked.
+  const lost = setup({ entries: int8Entries() });
+  const ensure = lost.weights.ensureFiles.bind(lost.weights);
+  lost.weights.ensureFiles = (repo, revision, files) =>
+    files.model === "onnx/model.onnx"
+      ? Promise.reject(new Error("hub unreachable"))
+      : ensure(repo, revision, files);
+  await lost.acquire("org/q");
+  assert.equal(lost.backend.starts[0].int8Probe, undefined);
+  const q = lost.registry.status("org/q")!.quantization!;
+  assert.equal(q.serving, "quantized");
+  assert.equal(q.checked, false);
+  assert.match(q.reason, /not checked: .*float graph could not be had: hub unreachable/);
+  assert.equal(lost.count("model_int8_unchecked", "org/q"), 1);
+  // No probe on a GPU worker (the plan is the CPU's; a CUDA catalog has none anyway).
+  const gpu = setup({ entries: int8Entries(), device: "cuda" });
+  await gpu.acquire("org/q");
+  assert.equal(gpu.backend.starts[0].int8Probe, undefined);
+  assert.equal(gpu.weights.calls.length, 1);
 });

@@ -26,6 +26,8 @@ export function modelInfo(
     loras: st?.loras,
     maxSequenceLength: ctx.catalog.declaredMaxLength(config.id),
     maxItemTokens: config.max_sequence_length,
+    quantization: st?.quantization,
+    files: st?.files,
   });
 }
 

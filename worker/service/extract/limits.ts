@@ -1,5 +1,5 @@
 /**
- * Documented bounds of extract requests (README, "Extract"). Each one keeps a request's prompt,
+ * Documented bounds of extract requests (docs/extract.md). Each one keeps a request's prompt,
  * and so its cost, proportional to what the models were trained with.
  */
 
