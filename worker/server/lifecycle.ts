@@ -36,7 +36,7 @@ export interface DrainParts {
  * Stop gracefully: readiness flips and new work gets 503 SHUTTING_DOWN at once, the router is
  * told, in-flight work gets the drain bound (`SVC_SHUTDOWN_DRAIN_S`) to finish; then what still
  * runs is answered 503 SHUTTING_DOWN with Retry-After (never the 500 of a torn-down session),
- * the models unload and the server closes once those answers are out. Resolves with whether the
+ * the models unload and the link and the server close once those answers are out. Resolves with whether the
  * work drained within the bound.
  */
 export async function drainWorker(
@@ -58,13 +58,14 @@ export async function drainWorker(
     drained,
     in_flight: ctx.state.inFlight,
   });
-  await link?.close().catch(() => {});
   // Requests still running lose their models now: their batchers answer them 503
-  // SHUTTING_DOWN with Retry-After, and those answers go out before the server closes, so the
-  // router or the client retries elsewhere.
+  // SHUTTING_DOWN with Retry-After, and those answers go out before the server and the link
+  // close (requests that came over the link answer over it), so the router or the client
+  // retries elsewhere.
   ctx.state.stopping = true;
   await worker.close().catch(() => {});
   await deadline(ctx.state.whenIdle(), ANSWER_BOUND_MS);
+  await link?.close().catch(() => {});
   await deadline(parts.server.shutdown().catch(() => {}), ANSWER_BOUND_MS);
   await helpers;
   ctx.log("info", "worker stopped");

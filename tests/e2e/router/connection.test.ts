@@ -99,6 +99,7 @@ Deno.test({
       const portless = await startWorkerProc("conn-portless", r.url, {
         SVC_MACHINE_PROFILE: "h100",
         SVC_WORKER_HTTP: "off",
+        SVC_SHUTDOWN_DRAIN_S: "1",
       });
       procs.push(workers.cpu, workers.l4, portless);
       const direct: Record<string, string> = {};
@@ -230,6 +231,25 @@ Deno.test({
         console.log(`worker queue empty ${ms.toFixed(0)} ms after the clients left`);
         assert.ok(ms < 1000, `${ms.toFixed(0)} ms`);
       });
+
+      await t.step(
+        "a worker stopping mid-request answers 503 SHUTTING_DOWN over its link",
+        async () => {
+          // Work past its drain bound (1 s): cut off with the 503 a router retries elsewhere,
+          // which must go out over the connection before the worker closes it.
+          const heavy = jsonCase("heavy", "/v1/encode/fixture%2Fdense", {
+            items: Array.from({ length: 1024 }, (_, i) => ({ text: `stop ${i} `.repeat(400) })),
+          });
+          const pending = answer(r.url, heavy, { "x-svc-machine-profile": "h100" });
+          await new Promise((resolve) => setTimeout(resolve, 500));
+          portless.signal("SIGTERM");
+          const got = await pending;
+          const text = new TextDecoder().decode(got.body);
+          assert.equal(got.status, 503, text);
+          assert.equal(JSON.parse(text).detail.code, "SHUTTING_DOWN");
+          assert.equal((await portless.status).code, 0);
+        },
+      );
 
       await t.step("SIGKILL mid-request: 502 WORKER_LOST, not sent to another worker", async () => {
         const heavy = jsonCase("heavy", "/v1/encode/fixture%2Fdense", {
