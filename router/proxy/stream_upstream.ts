@@ -95,8 +95,8 @@ export function sendOverStream(
     if (!s) return resolve({ kind: "not_delivered", error: "no stream available" });
     if (req.signal.aborted) return abort();
     req.signal.addEventListener("abort", abort, { once: true });
-    const headers = { ...req.headers };
-    s.sendHead({ method: req.method, path: req.path, headers }, req.body?.chunks ?? [], true);
+    const head = { method: req.method, path: req.path, headers: req.headers };
+    s.sendHead(head, req.body?.chunks ?? [], true);
   });
 }
 
