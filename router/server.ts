@@ -18,6 +18,7 @@ import { LoadTracker } from "./pools/load.ts";
 import { DemandTracker } from "./provisioning.ts";
 import { serveRouter } from "./http_server.ts";
 import { ResultCache } from "./cache/edge.ts";
+import { ReplayPolicy } from "./proxy/replay.ts";
 
 /** A running router. */
 export interface RunningRouter {
@@ -116,6 +117,7 @@ export async function startRouter(
       directory,
       metrics,
       exposeWorkerId: settings.exposeWorkerId,
+      requireProvenWorkers: settings.workerApiKey !== undefined,
     })
     : undefined;
   if (cache) metrics.registry.onCollect(() => metrics.cacheBytes.set({}, cache.store.bytes));
@@ -136,6 +138,8 @@ export async function startRouter(
     routerId,
     body: { ...settings.http.body, budget },
     cache,
+    replay: new ReplayPolicy(settings.replay),
+    startedAt: Date.now(),
     workerAuth: workerAuthOf(settings.workerApiKey),
     fetch: opts.fetch,
   });
@@ -175,6 +179,7 @@ export async function startRouter(
     close: () => {
       closing ??= (async () => {
         await hub.close();
+        cache?.close();
         await demand.flush();
         await server.shutdown();
         await closeDirectory();

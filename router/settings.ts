@@ -3,6 +3,7 @@
  * once at start-up (`loadRouterSettings`) into typed slices. Nothing else in the router reads the
  * environment.
  */
+import type { ReplaySettings } from "./proxy/replay.ts";
 import type { InputLimits } from "@svc/shared/codec/limits";
 import type { BrowserPolicy } from "@svc/shared/http/browser_guard";
 import {
@@ -205,6 +206,45 @@ const ROUTER_FIELDS = {
     default: 150_000,
     doc: "bound on one proxied request (504 beyond it)",
   }),
+  SVC_REPLAY_MAX_BODY_BYTES: int({
+    min: 0,
+    max: 1 << 30,
+    default: 32_768,
+    doc:
+      "a request of at most this many body bytes that a dying worker dropped is sent once more " +
+      "to another worker, unless its body was at a worker's death before (then `502 " +
+      "WORKER_LOST`, never replayed); larger ones, the kind that kill workers, are never replayed. " +
+      "`0`: none is",
+  }),
+  SVC_RETRY_BUDGET_PERCENT: int({
+    min: 0,
+    max: 100,
+    default: 20,
+    doc: "replays of dropped requests (`SVC_REPLAY_MAX_BODY_BYTES`) in 10 s are at most this " +
+      "percentage of the requests forwarded over the last 10 to 20 s, plus `SVC_RETRY_BUDGET_MIN`",
+  }),
+  SVC_RETRY_BUDGET_MIN: int({
+    min: 0,
+    max: 1_000_000,
+    default: 10,
+    doc: "replays of dropped requests allowed in 10 s whatever the traffic",
+  }),
+  SVC_REPLAY_REMEMBER_BODIES: int({
+    min: 1,
+    max: 10_000_000,
+    default: 4096,
+    doc: "digests of bodies dropped by dying workers the router remembers (a body dropped twice " +
+      "is never replayed); the least recently dropped are forgotten first",
+  }),
+  SVC_STARTUP_HOLD_MS: millis({
+    min: 0,
+    max: 600_000,
+    default: 5000,
+    doc: "for this long after the router starts, a model request whose pool has no serving " +
+      "worker waits for one (after a restart, workers reconnect within 0.4-3 s by their " +
+      "backoff), or for its pool to become known, " +
+      "instead of a `202`; a `202` given meanwhile says `Retry-After: 1`",
+  }),
   SVC_PROVISION_RETRY_AFTER_S: int({
     min: 1,
     max: 3600,
@@ -376,6 +416,8 @@ export interface ProvisioningSettings {
   demandWindowS: number;
   /** How long `/v1/embeddings` waits for capacity before answering 503. */
   embeddingsWaitMs: number;
+  /** After start, how long a request waits for its pool's workers instead of a 202. */
+  startupHoldMs: number;
   /** Where demand notices go; undefined disables the webhook. */
   webhook: { url: string; token: string | undefined; intervalS: number } | undefined;
 }
@@ -433,6 +475,8 @@ export interface RouterSettings {
   upstreamTimeoutMs: number;
   provisioning: ProvisioningSettings;
   resultCache: ResultCacheSettings;
+  /** Which requests dropped by a dying worker are replayed (router/proxy/replay.ts). */
+  replay: ReplaySettings;
   directory: DirectorySettings;
   /** Input limits, the same settings the worker reads. */
   limits: InputLimits;
@@ -507,11 +551,18 @@ export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []):
       retryAfterS: v.SVC_PROVISION_RETRY_AFTER_S,
       demandWindowS: v.SVC_DEMAND_WINDOW_S,
       embeddingsWaitMs: v.SVC_EMBEDDINGS_WAIT_MS,
+      startupHoldMs: v.SVC_STARTUP_HOLD_MS,
       webhook: v.SVC_PROVISION_WEBHOOK === undefined ? undefined : {
         url: v.SVC_PROVISION_WEBHOOK,
         token: v.SVC_PROVISION_WEBHOOK_TOKEN,
         intervalS: v.SVC_PROVISION_WEBHOOK_INTERVAL_S,
       },
+    },
+    replay: {
+      maxBodyBytes: v.SVC_REPLAY_MAX_BODY_BYTES,
+      budgetPercent: v.SVC_RETRY_BUDGET_PERCENT,
+      budgetMin: v.SVC_RETRY_BUDGET_MIN,
+      rememberBodies: v.SVC_REPLAY_REMEMBER_BODIES,
     },
     resultCache: {
       maxBytes: v.SVC_RESULT_CACHE_BYTES,

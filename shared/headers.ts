@@ -6,6 +6,8 @@ export const HeaderNames = {
   inferenceTime: "X-Inference-Time",
   postprocessingTime: "X-Postprocessing-Time",
   traceId: "X-Trace-ID",
+  /** On every answer: the client's own request id when it sent one, else the trace id. */
+  requestId: "x-request-id",
   /** Items of the request the model read only in part (cut to its length); `0` when none. */
   truncatedItems: "X-Truncated-Items",
   serverVersion: "X-SVC-Server-Version",
@@ -17,6 +19,12 @@ export const HeaderNames = {
    * adapter. The router's result cache keeps only answers that carry one.
    */
   modelRevision: "X-SVC-Model-Revision",
+  /**
+   * Worker → router → client, on heavy extract answers: the tokens the model read for the
+   * request, every run together, as its cost model counts them (SVC_MAX_EXTRACT_REQUEST_TOKENS
+   * bounds it).
+   */
+  extractTokens: "X-SVC-Extract-Tokens",
   /** Router → client: `hit`, `miss` or `bypass`: how the result cache took part in the answer. */
   cache: "X-SVC-Cache",
   /** Router → client: which worker answered (affinity and debugging). */

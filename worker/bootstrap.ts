@@ -181,6 +181,8 @@ export async function createWorker(
       workerBundle: settings.bundle,
       device,
       forceFp32: settings.forceFp32,
+      json: settings.modelJson,
+      followLinks: settings.weights.followLinks,
     }));
   }
   const compute = computeThreads(settings.intraOpThreads);
@@ -230,6 +232,7 @@ export async function createWorker(
     memoryProbe: memoryProbeFor(),
     lora: settings.lora,
     extractBudget: settings.extract,
+    jsonBounds: settings.modelJson,
     onEvent,
     onBatch: (model, s) => metrics.observeBatch(model, s.size, s.tokens, s.paddedTokens),
   });
@@ -285,7 +288,8 @@ export async function createWorker(
       // SVC_MODELS entries are read before the worker says it is ready (and before it joins
       // the fleet, whose registration lists them).
       await catalog.settled();
-      for (const name of settings.preload) {
+      for (const name of modelsToPreload(settings, catalog)) {
+        log("info", "loading before ready", { model: name });
         try {
           await catalog.settle(name, 3_600_000);
           await registry.acquire(catalog.resolve(name), 3_600_000);
@@ -302,4 +306,18 @@ export async function createWorker(
       await imagePool.close();
     },
   };
+}
+
+/**
+ * The models loaded before `/readyz` is 200: `SVC_PRELOAD_MODELS`, then every `SVC_MODELS` entry
+ * that could be configured. A model the user named is one they mean to call: ready means it
+ * answers at once, not after a load the first request pays unannounced (GloVe took 7.7 s).
+ */
+function modelsToPreload(
+  settings: WorkerSettings,
+  catalog: { pendingEntries(): { id: string }[] },
+): string[] {
+  const failed = new Set(catalog.pendingEntries().map((p) => p.id));
+  const named = settings.catalog.entries.map((e) => e.id).filter((id) => !failed.has(id));
+  return [...new Set([...settings.preload, ...named])];
 }

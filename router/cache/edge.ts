@@ -7,19 +7,30 @@
  *    replaces the stored one. Both answer `X-SVC-Cache: bypass`.
  * 2. A request no serving worker of its pool offers a model for goes on as before (202, a wait for
  *    capacity, 404): no answer can be valid there, and such a request never reads its body.
- * 3. The body is read and the key made (key.ts). A stored answer whose revision a serving worker
- *    of the pool still announces is a hit: its status, headers and body as first sent, plus
- *    `X-SVC-Cache: hit`.
+ * 3. The body is read and the key made (key.ts). A stored answer is a hit while the worker
+ *    connection that computed it is still registered, serving the pool, and announcing the
+ *    model at the answer's revision: its status, headers and body as first sent, plus
+ *    `X-SVC-Cache: hit` and the request's own `X-Trace-ID`.
  * 4. An identical request in flight is followed (flights.ts): its answer is shared as a hit; when
- *    it fails, the follower goes to a worker itself (failures are not shared).
+ *    it fails or is abandoned, its followers coalesce again behind one of them (a bounded number
+ *    of rounds, then each goes alone: failures are not shared).
  * 5. Otherwise the request leads a flight and goes to a worker (`X-SVC-Cache: miss`); its answer
  *    is captured on the way to the client (capture.ts), shared with its followers, and stored
- *    when it is a 200 that names its model revision (answers of LoRA adapters name none).
+ *    when the router can vouch for it (see {@link vouches}).
+ *
+ * Trust: a worker holds only the fleet's token, and may be a rogue that announces the real
+ * revision and forges answers. So an entry remembers the connection that produced it and lives
+ * only as long as that connection: a worker that leaves, is refused or is drained by an operator
+ * takes its entries with it (purged by producer, as a CDN purges by surrogate key). With the
+ * fleet's worker secret set, answers of workers that did not prove their id (`unverified-…`)
+ * are never stored. What a worker answered while connected can still reach other clients of the
+ * same tenant while it stays: see docs/security.md.
  */
 import { ServiceError } from "@svc/shared/errors";
 import { HeaderNames as H } from "@svc/shared/headers";
 import type { BodyChunks } from "@svc/shared/http/read_body";
 import { MODEL_REVISION_RE } from "@svc/shared/fleet/protocol";
+import { traceIdOf } from "@svc/shared/http/request_id";
 import type { WorkerDirectory, WorkerRecord } from "../directory/types.ts";
 import type { RouterMetrics } from "../metrics/router_metrics.ts";
 import { isServing, modelsOf } from "../pools/selection.ts";
@@ -30,12 +41,26 @@ import { captureAnswer, exact } from "./capture.ts";
 import { awaitLanding, Flights, type Landing, type Lead } from "./flights.ts";
 import { resultKey } from "./key.ts";
 import { ResultStore } from "./store.ts";
+import { ASSIGNED_ID_PREFIX } from "../fleet/identity.ts";
 
 /** `X-SVC-Model-Revision` as the kept header pairs name it (lower case). */
 const REVISION_HEADER = H.modelRevision.toLowerCase();
 
 /** `X-SVC-Worker-ID` as the kept header pairs name it (lower case). */
 const WORKER_ID_HEADER = H.workerId.toLowerCase();
+
+/** `X-Trace-ID` as the kept header pairs name it (lower case). */
+const TRACE_ID_HEADER = H.traceId.toLowerCase();
+
+/**
+ * How many times the followers of a flight that landed with nothing coalesce again behind a new
+ * leader before each goes to a worker alone: a request that fails every time (a bad body, a
+ * worker that dies of it) costs a few serial attempts, never one per follower at once.
+ */
+const MAX_FLIGHT_ROUNDS = 3;
+
+/** How often entries of workers that left are purged when no request comes to do it. */
+const SWEEP_INTERVAL_MS = 1000;
 
 /** How a request's `Cache-Control` treats the cache. */
 export type CacheMode = "use" | "refresh" | "bypass";
@@ -75,6 +100,11 @@ export interface ResultCacheDeps {
   metrics: RouterMetrics;
   /** `SVC_EXPOSE_WORKER_ID`: stored answers keep the id of the worker that computed them. */
   exposeWorkerId: boolean;
+  /**
+   * The fleet has a worker secret (`SVC_WORKER_API_KEY`): answers of workers without a proven
+   * id are never stored.
+   */
+  requireProvenWorkers: boolean;
   /** Clock in ms of the entries' age (tests pass fake time). */
   now?: () => number;
 }
@@ -84,19 +114,52 @@ export class ResultCache {
   readonly store: ResultStore;
   readonly flights: Flights = new Flights();
   readonly #deps: ResultCacheDeps;
+  readonly #sweeper: ReturnType<typeof setInterval>;
+  /** The snapshot last swept (the memory directory hands out the same one until a change). */
+  #swept: readonly WorkerRecord[] | undefined;
 
   constructor(deps: ResultCacheDeps) {
     this.#deps = deps;
     this.store = new ResultStore({ ...deps.settings, now: deps.now });
+    this.#sweeper = setInterval(() => this.sweep(), SWEEP_INTERVAL_MS);
+  }
+
+  /** Stop the background sweep. */
+  close(): void {
+    clearInterval(this.#sweeper);
+  }
+
+  /**
+   * Drop every entry of producers no longer registered (a worker that left, was refused or went
+   * silent, here or on another router instance); the number dropped.
+   */
+  sweep(): number {
+    const workers = this.#deps.directory.snapshot();
+    if (workers === this.#swept || this.store.size === 0) return 0;
+    this.#swept = workers;
+    const live = new Set<string>();
+    for (const w of workers) live.add(w.conn_id);
+    let dropped = 0;
+    for (const producer of [...this.store.producers()]) {
+      if (!live.has(producer)) dropped += this.store.purge(producer);
+    }
+    return dropped;
+  }
+
+  /** Drop every entry `worker` produced (an operator drained it: it vouches for nothing). */
+  purgeWorker(worker: WorkerRecord): number {
+    return this.store.purge(worker.conn_id);
   }
 
   /** Answer one request: from the store, from a flight, or from a worker (see the module doc). */
   async answer(r: CacheRequest): Promise<Response> {
     const mode = cacheModeOf(r.req.headers.get("cache-control"));
     if (mode === "bypass") return await this.#forward(r, "bypass", undefined, undefined);
-    if (!offered(this.#deps.directory.snapshot(), r)) {
+    const workers = this.#deps.directory.snapshot();
+    if (!offered(workers, r)) {
       return await this.#forward(r, "miss", undefined, undefined);
     }
+    this.sweep();
     const body = await r.readBody();
     const key = resultKey({
       tenant: r.tenant,
@@ -107,12 +170,15 @@ export class ResultCache {
       accept: r.req.headers.get("accept") ?? "",
     }, body);
     if (mode === "refresh") return await this.#forward(r, "bypass", key, this.flights.lead(key));
-    const hit = this.#lookup(key, r);
-    if (hit) return this.#answered(hit, "hit");
-    const landed = this.flights.follow(key);
-    if (landed) {
-      const waited = await awaitLanding(landed, r.req.signal, r.timeoutMs);
-      if (waited.kind === "landed") return this.#answered(waited.answer, "coalesced");
+    const started = Date.now();
+    for (let round = 0;; round++) {
+      const hit = this.#lookup(key, r);
+      if (hit) return this.#answered(hit, "hit", r.req);
+      const landed = this.flights.follow(key);
+      if (!landed) return await this.#forward(r, "miss", key, this.flights.lead(key));
+      const left = Math.max(0, r.timeoutMs - (Date.now() - started));
+      const waited = await awaitLanding(landed, r.req.signal, left);
+      if (waited.kind === "landed") return this.#answered(waited.answer, "coalesced", r.req);
       // Nobody reads the answer; 499-style status for logs and metrics only.
       if (waited.kind === "client_gone") return new Response(null, { status: 499 });
       if (waited.kind === "timeout") {
@@ -121,25 +187,47 @@ export class ResultCache {
           `an identical request in flight was not answered within ${r.timeoutMs} ms`,
         );
       }
-      // Its flight failed: this one goes to a worker alone (a failure is never shared).
-      return await this.#forward(r, "miss", key, undefined);
+      // Its flight failed or was abandoned: the next round, one follower leads and the others
+      // follow it; after a few rounds each goes alone (a failure is never shared).
+      if (round + 1 >= MAX_FLIGHT_ROUNDS) return await this.#forward(r, "miss", key, undefined);
     }
-    return await this.#forward(r, "miss", key, this.flights.lead(key));
   }
 
-  /** A stored answer that is young enough and whose revision the pool still serves. */
+  /**
+   * A stored answer that is young enough and whose producer still vouches for it: that worker
+   * connection is registered, serves the request's pool and bundle, and announces the model at
+   * the answer's revision. An entry whose producer has gone is dropped with all of its others.
+   */
   #lookup(key: string, r: CacheRequest): Landing | undefined {
     const stored = this.store.get(key);
     if (!stored) return undefined;
+    const producer = this.#deps.directory.snapshot().find((w) => w.conn_id === stored.producer);
+    if (!producer) {
+      this.store.purge(stored.producer);
+      return undefined;
+    }
+    return isServing(producer, r.pool, r.bundle) &&
+        modelsOf(producer).get(r.model)?.revision === stored.revision
+      ? stored
+      : undefined;
+  }
+
+  /** Whether the router vouches for `worker`'s answer at `revision` ({@link vouchesFor}). */
+  #vouches(worker: WorkerRecord, model: string, revision: string): boolean {
     const workers = this.#deps.directory.snapshot();
-    return revisionServed(workers, r, stored.revision) ? stored : undefined;
+    return vouchesFor(workers, worker, model, revision, this.#deps.requireProvenWorkers);
   }
 
   /** The client's copy of an answer the router already has. */
-  #answered(answer: Landing, result: "hit" | "coalesced"): Response {
+  #answered(answer: Landing, result: "hit" | "coalesced", req: Request): Response {
     this.#deps.metrics.cacheRequests.inc(RESULT_LABELS[result]);
     const headers = new Headers(answer.headers as [string, string][]);
     headers.set(H.cache, "hit");
+    // The trace id is this request's own (the one it sent, or a new one), never the first
+    // requester's: a trace must not join two clients' requests.
+    if (headers.has(TRACE_ID_HEADER)) {
+      headers.set(H.traceId, traceIdOf(req.headers.get(H.traceId) ?? undefined));
+    }
     return new Response(answer.body as Uint8Array<ArrayBuffer>, { status: answer.status, headers });
   }
 
@@ -171,11 +259,13 @@ export class ResultCache {
       return captureAnswer(answer, headers, maxBytes, (body) => {
         if (!body) return lead?.land(undefined);
         const revision = pairs.find(([k]) => k === REVISION_HEADER)?.[1];
-        lead?.land({ status: answer.status, headers: pairs, body, revision });
-        if (revision !== undefined && MODEL_REVISION_RE.test(revision)) {
+        const producer = worker.conn_id;
+        lead?.land({ status: answer.status, headers: pairs, body, revision, producer });
+        if (revision !== undefined && this.#vouches(worker, r.model, revision)) {
           // In a buffer of its own: a view of a larger one would keep all of it alive.
           const own = exact(body);
-          this.store.set(key, { status: answer.status, headers: pairs, body: own, revision });
+          const stored = { status: answer.status, headers: pairs, body: own, revision, producer };
+          this.store.set(key, stored);
         }
       });
     };
@@ -189,30 +279,31 @@ export class ResultCache {
 }
 
 /**
+ * Whether the router vouches for an answer of `worker` at `revision`, so that it may be stored:
+ * the revision is well-formed and is the one the worker announced for the model, the worker's
+ * connection is still registered (it may have left while its answer streamed), and, when the
+ * fleet has a worker secret, its id was proven (not `unverified-…`).
+ */
+function vouchesFor(
+  workers: readonly WorkerRecord[],
+  worker: WorkerRecord,
+  model: string,
+  revision: string,
+  requireProven: boolean,
+): boolean {
+  if (!MODEL_REVISION_RE.test(revision)) return false;
+  if (requireProven && worker.id.startsWith(ASSIGNED_ID_PREFIX)) return false;
+  const now = workers.find((w) => w.conn_id === worker.conn_id);
+  return now !== undefined && modelsOf(now).get(model)?.revision === revision;
+}
+
+/**
  * True when a serving worker of the request's pool and bundle offers its model: only then is the
  * body read for a key. Otherwise the answer (202, a wait for capacity, 404) needs no body, and
  * forwarding gives it before any of the body is read.
  */
 function offered(workers: readonly WorkerRecord[], r: CacheRequest): boolean {
   return workers.some((w) => isServing(w, r.pool, r.bundle) && modelsOf(w).has(r.model));
-}
-
-/**
- * Whether a stored answer's revision is still served: a serving worker of the request's pool and
- * bundle announces the request's model at that revision. A revision digests the weights' content,
- * the catalog entry and the worker's release (worker/registry/revision.ts), so while one is
- * announced a worker of the pool would compute the same answer; once none is (new weights, a new
- * release, the model unloaded everywhere) the entry is not served, and the next answer replaces
- * it. The same revision coming back (a restart with the same files) makes the entry valid again.
- */
-function revisionServed(
-  workers: readonly WorkerRecord[],
-  r: CacheRequest,
-  revision: string,
-): boolean {
-  return workers.some((w) =>
-    isServing(w, r.pool, r.bundle) && modelsOf(w).get(r.model)?.revision === revision
-  );
 }
 
 /**

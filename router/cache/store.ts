@@ -1,8 +1,9 @@
 /**
  * The result store: answers by key, bounded in bytes, least recently used evicted first, each
  * served for at most a time to live. It holds bytes and knows nothing of HTTP or the fleet: what
- * a key covers is key.ts's job, and whether a stored answer's revision is still served is the
- * caller's (an entry whose revision is gone is kept: the same weights may come back).
+ * a key covers is key.ts's job, and whether a stored answer's producer still vouches for it is
+ * the caller's. Entries are indexed by their producer (the worker connection that computed them)
+ * so that one worker's entries can be dropped at once, as a CDN purges by surrogate key.
  */
 
 /** One stored answer: what the client got, and the revision of the model that computed it. */
@@ -13,6 +14,11 @@ export interface StoredAnswer {
   body: Uint8Array;
   /** The worker's `X-SVC-Model-Revision`. */
   revision: string;
+  /**
+   * The connection (`conn_id`) of the worker that computed it: the entry lives only as long as
+   * that connection does (a reconnect is a new one, and proves nothing of the old answers).
+   */
+  producer: string;
 }
 
 /**
@@ -51,6 +57,8 @@ export class ResultStore {
   readonly #now: () => number;
   /** Insertion order is recency order: a hit moves its entry to the end. */
   readonly #entries = new Map<string, Entry>();
+  /** Keys by producer: a producer's entries are purged together. */
+  readonly #byProducer = new Map<string, Set<string>>();
   #bytes = 0;
 
   constructor(opts: ResultStoreOptions) {
@@ -98,18 +106,45 @@ export class ResultStore {
     }
     this.#entries.set(key, { answer, bytes, storedAt: this.#now() });
     this.#bytes += bytes;
+    const keys = this.#byProducer.get(answer.producer);
+    if (keys) keys.add(key);
+    else this.#byProducer.set(answer.producer, new Set([key]));
     return true;
+  }
+
+  /** Drop the entry under `key`, if any. */
+  delete(key: string): void {
+    const e = this.#entries.get(key);
+    if (e) this.#drop(key, e);
+  }
+
+  /** The producers that have entries here. */
+  producers(): IterableIterator<string> {
+    return this.#byProducer.keys();
+  }
+
+  /** Drop every entry `producer` computed; the number dropped. */
+  purge(producer: string): number {
+    const keys = this.#byProducer.get(producer);
+    if (!keys) return 0;
+    const n = keys.size;
+    for (const key of [...keys]) this.delete(key);
+    return n;
   }
 
   #drop(key: string, e: Entry): void {
     this.#entries.delete(key);
     this.#bytes -= e.bytes;
+    const keys = this.#byProducer.get(e.answer.producer);
+    keys?.delete(key);
+    if (keys?.size === 0) this.#byProducer.delete(e.answer.producer);
   }
 }
 
 /** What an entry counts against the bound. */
 export function entryBytes(key: string, answer: StoredAnswer): number {
-  let bytes = ENTRY_OVERHEAD_BYTES + key.length + answer.body.length + answer.revision.length;
+  let bytes = ENTRY_OVERHEAD_BYTES + key.length + answer.body.length + answer.revision.length +
+    answer.producer.length;
   for (const [k, v] of answer.headers) bytes += HEADER_OVERHEAD_BYTES + k.length + v.length;
   return bytes;
 }

@@ -31,7 +31,9 @@ const LISTED_PROFILES = 20;
 
 /**
  * The pool a request targets: `X-SVC-MACHINE-PROFILE` (or the SIE clients' alias), else the
- * configured default; without either, 400 saying the header is required. The SIE clients' pool
+ * configured default, else the only pool the router accepts (the clients of other APIs, OpenAI's
+ * and Cohere's, send no profile header: with one pool there is nothing to choose). With several
+ * pools and no default, 400 naming them and `SVC_DEFAULT_MACHINE_PROFILE`. The SIE clients' pool
  * (`X-SIE-Pool`, or `pool/gpu` in the profile header) is honoured too, see {@link namedPool}.
  * Pools are an allow-list: configured ones (`SVC_MACHINE_PROFILES`, the default) and pools of
  * registered workers. Anything else is a 400 naming the accepted ones, before it can create
@@ -45,11 +47,9 @@ export function requestedMachineProfile(
   const named = namedPool(headers, policy, workers);
   if (named === undefined) {
     if (policy.defaultMachineProfile) return policy.defaultMachineProfile;
-    throw new ServiceError(
-      "INVALID_INPUT",
-      `the ${H.machineProfile} header is required: it names the worker pool (GPU type); or ` +
-        "set SVC_DEFAULT_MACHINE_PROFILE on the router for requests without it",
-    );
+    const pools = acceptedProfiles(policy, workers);
+    if (pools.length === 1) return pools[0];
+    throw new ServiceError("INVALID_INPUT", noProfileMessage(pools));
   }
   const { machineProfile } = named;
   if (isAccepted(machineProfile, policy, workers)) return machineProfile;
@@ -57,6 +57,33 @@ export function requestedMachineProfile(
     "INVALID_INPUT",
     unknownMachineProfileMessage(machineProfile, policy, workers),
   );
+}
+
+/** The 400 for a request that names no pool when there is not exactly one to choose. */
+function noProfileMessage(pools: readonly string[]): string {
+  const which = pools.length === 0
+    ? "no pool is configured (SVC_MACHINE_PROFILES) and no worker has registered yet"
+    : `the router accepts several pools (${listed(pools)})`;
+  return `the ${H.machineProfile} header is required: ${which}; send it to name the worker ` +
+    "pool (GPU type), or set SVC_DEFAULT_MACHINE_PROFILE on the router for requests without it";
+}
+
+/** The profiles the router accepts, sorted: configured, the default, registered workers' pools. */
+export function acceptedProfiles(
+  policy: MachineProfilePolicy,
+  workers: readonly WorkerRecord[],
+): string[] {
+  const accepted = new Set(policy.machineProfiles);
+  if (policy.defaultMachineProfile) accepted.add(policy.defaultMachineProfile);
+  for (const w of workers) accepted.add(w.pool);
+  return [...accepted].sort();
+}
+
+/** Names for a message, the first {@link LISTED_PROFILES} of them. */
+function listed(names: readonly string[]): string {
+  return names.length > LISTED_PROFILES
+    ? `${names.slice(0, LISTED_PROFILES).join(", ")} and ${names.length - LISTED_PROFILES} more`
+    : names.join(", ");
 }
 
 /** True when `profile` is configured (or the default) or the pool of a registered worker. */
@@ -130,13 +157,7 @@ function unknownMachineProfileMessage(
   policy: MachineProfilePolicy,
   workers: readonly WorkerRecord[],
 ): string {
-  const accepted = new Set(policy.machineProfiles);
-  if (policy.defaultMachineProfile) accepted.add(policy.defaultMachineProfile);
-  for (const w of workers) accepted.add(w.pool);
-  const names = [...accepted].sort();
-  const shown = names.length > LISTED_PROFILES
-    ? `${names.slice(0, LISTED_PROFILES).join(", ")} and ${names.length - LISTED_PROFILES} more`
-    : names.join(", ");
+  const shown = listed(acceptedProfiles(policy, workers));
   return `unknown machine profile "${machineProfile}"; accepted: ${shown || "none yet"} ` +
     "(SVC_MACHINE_PROFILES, SVC_DEFAULT_MACHINE_PROFILE, or the pool of a registered worker)";
 }

@@ -26,6 +26,7 @@ import { sendUpstream, type UpstreamOutcome, type UpstreamRequest } from "./upst
 import { sendOverStream } from "./stream_upstream.ts";
 import type { StreamMux } from "@svc/shared/fleet/streams/mux";
 import type { WorkerAuth } from "./worker_auth.ts";
+import type { ReplayPolicy } from "./replay.ts";
 
 /** Everything forwarding needs. */
 export interface ProxyDeps {
@@ -37,6 +38,8 @@ export interface ProxyDeps {
   spillLoad: number;
   /** The `Authorization` each worker is sent (its own key: router/proxy/worker_auth.ts). */
   workerAuth?: WorkerAuth;
+  /** Which dropped requests go once more to another worker (replay.ts); absent: none. */
+  replay?: ReplayPolicy;
   /**
    * The request streams of a worker's connection held by this router (connection transport),
    * and how to close that connection when the worker breaks the protocol.
@@ -113,6 +116,8 @@ export async function forward(
   const exclude = new Set<string>();
   let lastDraining: Response | undefined;
   let lastWorker: WorkerRecord | undefined;
+  let lostAnswer: ForwardResult | undefined;
+  deps.replay?.sent();
   for (let attempt = 0; attempt < 2; attempt++) {
     const sel = selectWorker(deps.directory.snapshot(), target, {
       spillLoad: deps.spillLoad,
@@ -171,12 +176,19 @@ export async function forward(
           "crashed); the request was not retried on another worker because it may be what " +
           "crashed the first: check it before sending it again",
       );
-      return { kind: "response", response: errorResponse(lost, NO_RETRY), worker };
+      const answer = { kind: "response", response: errorResponse(lost, NO_RETRY), worker } as const;
+      if (attempt > 0 || !deps.replay?.dropped(body)) return answer;
+      // A bystander of the worker's death (replay.ts): once more, elsewhere, if there is one.
+      lostAnswer = answer;
+      exclude.add(worker.id);
+      deps.metrics.retries.inc({ reason: "dropped" });
+      continue;
     }
     exclude.add(worker.id);
     deps.metrics.retries.inc({ reason: r.kind });
     if (r.kind === "draining") lastDraining = r.response;
   }
+  if (lostAnswer) return lostAnswer;
   if (lastDraining && lastWorker) {
     return { kind: "response", response: lastDraining, worker: lastWorker };
   }
@@ -228,11 +240,15 @@ async function attemptOnce(
     deps.load.coolDown(worker.id);
     if (res.kind === "dropped") {
       deps.metrics.upstreamErrors.inc({ worker_id: worker.id, kind: "dropped" });
-      deps.log("warn", "worker dropped a request it had received; not retried elsewhere", {
-        worker_id: worker.id,
-        path: pathAndQuery,
-        error: res.error,
-      });
+      deps.log(
+        "warn",
+        "worker dropped a request it had received (replayed elsewhere only when it cannot be the cause)",
+        {
+          worker_id: worker.id,
+          path: pathAndQuery,
+          error: res.error,
+        },
+      );
       return { kind: "dropped" };
     }
     deps.metrics.upstreamErrors.inc({ worker_id: worker.id, kind: "unreachable" });

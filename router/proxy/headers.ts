@@ -36,6 +36,7 @@ const PASS_RESPONSE = [
   H.traceId,
   H.truncatedItems,
   H.modelRevision,
+  H.extractTokens,
   H.retryAfter,
 ].map((h) => h.toLowerCase());
 

@@ -27,6 +27,8 @@ export async function handleDrainWorker(
       `worker "${id}" is not connected to this router (${ctx.routerId}); see GET /health`,
     );
   }
+  // A worker drained for cause vouches for nothing it answered: its cached answers go now.
+  ctx.cache?.purgeWorker(record);
   return Response.json({
     worker_id: record.id,
     state: "draining",

@@ -54,7 +54,7 @@ export async function routeAndForward(
   readBody: () => Promise<BodyChunks>,
   whenNoCapacity: WhenNoCapacity,
 ): Promise<Response> {
-  const target = resolveTarget(ctx, c, model);
+  const target = await resolveHeld(ctx, c, model);
   // Read at most once, by the cache or by forwarding (however many times a wait forwards).
   let body: Promise<BodyChunks> | undefined;
   const bodyOnce = () => body ??= readBody();
@@ -92,6 +92,7 @@ async function forwardUntilAnswered(
     upstreamTimeoutMs: ctx.settings.upstreamTimeoutMs,
     workerAuth: ctx.workerAuth,
     spillLoad: ctx.settings.pools.affinitySpillLoad,
+    replay: ctx.replay,
     streams: (w: WorkerRecord) => ctx.hub.streamsOf(w.id, w.conn_id),
   };
   const upstream = {
@@ -100,6 +101,7 @@ async function forwardUntilAnswered(
     model: target.workerModel,
   };
   let recorded = false;
+  const started = Date.now();
   while (true) {
     const r = await forward(c.req.raw, bodyOnce, upstream, proxyDeps, c.env?.completed, shape);
     if (r.kind === "response") {
@@ -110,12 +112,18 @@ async function forwardUntilAnswered(
       return r.response;
     }
     if (r.kind === "not_served") throw notServed(ctx, target);
-    if (whenNoCapacity.kind === "provision") return provisioning(ctx, target);
-    if (!recorded) {
+    const holdUntil = startupHoldEnd(ctx);
+    if (whenNoCapacity.kind === "provision" && Date.now() >= holdUntil) {
+      // Asked while the router was starting: its workers may be back in a moment.
+      return provisioning(ctx, target, started <= holdUntil ? 1 : undefined);
+    }
+    // A provisioning request held at start-up is recorded by its 202, if it gets one.
+    if (!recorded && whenNoCapacity.kind === "wait") {
       ctx.demand.record(target.machineProfile, target.bundle, target.model, target.guessed);
       recorded = true;
     }
-    const left = whenNoCapacity.untilMs - Date.now();
+    const until = whenNoCapacity.kind === "wait" ? whenNoCapacity.untilMs : holdUntil;
+    const left = until - Date.now();
     if (left <= 0 || c.req.raw.signal.aborted) {
       throw new ServiceError(
         "NO_CAPACITY",
@@ -153,17 +161,52 @@ export async function withBodyHold(
 }
 
 /**
- * Pool from the header (recorded for the access log), bundle from the model: a name nobody knows
- * goes to the fallback bundle (`guessed`); 404 only for a name that cannot be a model id.
+ * {@link resolveTarget}, waiting during the start-up hold when the pool is not known yet: a
+ * profile is known once configured or registered by a worker, and after a restart the workers
+ * that register it are a moment away. After the hold, its 400 (or 404) as ever.
+ */
+async function resolveHeld(
+  ctx: RouterContext,
+  c: Context<RouterEnv>,
+  model: string,
+): Promise<Target> {
+  while (true) {
+    try {
+      return resolveTarget(ctx, c, model);
+    } catch (err) {
+      const left = startupHoldEnd(ctx) - Date.now();
+      // A pool named but unknown (400), or a model only workers know named with one (404); a
+      // request that names no pool is what it is, however long it waits.
+      const h = c.req.raw.headers;
+      const named = h.has(H.machineProfile) || h.has(H.machineProfileAlias) || h.has(H.siePool);
+      const unknownPool = named && err instanceof ServiceError &&
+        (err.code === "INVALID_INPUT" || err.code === "MODEL_NOT_FOUND");
+      if (!unknownPool || left <= 0 || c.req.raw.signal.aborted) throw err;
+      await sleep(Math.min(CAPACITY_POLL_MS, left));
+    }
+  }
+}
+
+/**
+ * Bundle from the model, then pool from the header (recorded for the access log): a name nobody
+ * knows goes to the fallback bundle (`guessed`); 404 for a name that cannot be a model id. The
+ * model is looked at first: an unknown model is a 404 with its suggestions, whatever the
+ * profile, since no profile would make it served.
  */
 function resolveTarget(ctx: RouterContext, c: Context<RouterEnv>, model: string): Target {
   const workers = ctx.directory.snapshot();
-  const machineProfile = requestedMachineProfile(c.req.raw.headers, ctx.settings.pools, workers);
-  c.set("machineProfile", machineProfile);
-  const route = routeModel(model, ctx.directory, ctx.settings.pools.extraModels);
-  if (route === undefined) {
-    throw modelNotFound(model, ctx.directory, ctx.settings.pools.extraModels);
+  const extra = ctx.settings.pools.extraModels;
+  const route = routeModel(model, ctx.directory, extra);
+  if (route === undefined) throw modelNotFound(model, ctx.directory, extra);
+  let machineProfile: string;
+  try {
+    machineProfile = requestedMachineProfile(c.req.raw.headers, ctx.settings.pools, workers);
+  } catch (err) {
+    // A name nobody knows, whose pool cannot be told either: what it lacks first is a model.
+    if (route.guessed) throw modelNotFound(model, ctx.directory, extra);
+    throw err;
   }
+  c.set("machineProfile", machineProfile);
   // Labelled only once the name is known: metric label values stay bounded.
   if (!route.guessed) c.set("model", model);
   // A worker serving every bundle announces all it has: a name it did not announce is a 404
@@ -190,10 +233,19 @@ function capacityNote(ctx: RouterContext): string {
       "pool and bundle, or scale on svc_router_pending_demand";
 }
 
-/** 202 with Retry-After, the demand recorded. */
-function provisioning(ctx: RouterContext, t: Target): Response {
+/**
+ * When the router's start-up hold ends (SVC_STARTUP_HOLD_MS): until then a request whose pool
+ * has no serving worker waits for one, since after a restart workers reconnect within a second or
+ * two and a 202 would send every client away for `SVC_PROVISION_RETRY_AFTER_S`.
+ */
+function startupHoldEnd(ctx: RouterContext): number {
+  return ctx.startedAt === undefined ? 0 : ctx.startedAt + ctx.settings.provisioning.startupHoldMs;
+}
+
+/** 202 with Retry-After (`retryAfterS`, else the setting), the demand recorded. */
+function provisioning(ctx: RouterContext, t: Target, retryAfterS?: number): Response {
   const entry = ctx.demand.record(t.machineProfile, t.bundle, t.model, t.guessed);
-  const retry = ctx.settings.provisioning.retryAfterS;
+  const retry = retryAfterS ?? ctx.settings.provisioning.retryAfterS;
   const body: ProvisioningBody = {
     status: "provisioning",
     machine_profile: t.machineProfile,

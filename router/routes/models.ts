@@ -1,7 +1,7 @@
 /** GET /v1/models and /v1/models/{model}: the catalog as the live fleet (or the named pool) sees it. */
 import type { Context } from "hono";
 import { modelFromPath } from "@svc/shared/catalog/model_path";
-import { modelListBody } from "@svc/shared/catalog/model_info";
+import { modelDocument, modelListBody } from "@svc/shared/catalog/model_info";
 import { ServiceError } from "@svc/shared/errors";
 import { HeaderNames as H } from "@svc/shared/headers";
 import type { RouterContext, RouterEnv } from "../context.ts";
@@ -43,7 +43,7 @@ export async function handleGetModel(
     (w) => ctx.hub.streamsOf(w.id, w.conn_id),
   );
   if (!info) throw unknownModel(ctx, model, scopedWorkers(ctx, c));
-  return Response.json(info);
+  return Response.json(modelDocument(info));
 }
 
 /**

@@ -169,6 +169,25 @@ export interface OpenAiModelEntry {
 
 const STARTED_S = Math.floor(Date.now() / 1000);
 
+/** OpenAI's fields for the model named `name` (a list entry, or beside one ModelInfo). */
+export function openAiModelEntry(name: string): OpenAiModelEntry {
+  const slash = name.indexOf("/");
+  return {
+    id: name,
+    object: "model",
+    created: STARTED_S,
+    owned_by: slash > 0 ? name.slice(0, slash) : "local",
+  };
+}
+
+/**
+ * `GET /v1/models/{model}` body: the ModelInfo with OpenAI's `id`, `object`, `created` and
+ * `owned_by` beside it (`openai.models.retrieve(id)` reads them; additive, like the list).
+ */
+export function modelDocument<M extends { name: string }>(info: M): M & OpenAiModelEntry {
+  return { ...info, ...openAiModelEntry(info.name) };
+}
+
 /**
  * `GET /v1/models` body: the service's `models` list, with OpenAI's `object: "list"` and `data`
  * beside it (additive: clients of either API read their own fields).
@@ -176,17 +195,5 @@ const STARTED_S = Math.floor(Date.now() / 1000);
 export function modelListBody<M extends { name: string }>(
   models: M[],
 ): { models: M[]; object: "list"; data: OpenAiModelEntry[] } {
-  return {
-    models,
-    object: "list",
-    data: models.map((m) => {
-      const slash = m.name.indexOf("/");
-      return {
-        id: m.name,
-        object: "model",
-        created: STARTED_S,
-        owned_by: slash > 0 ? m.name.slice(0, slash) : "local",
-      };
-    }),
-  };
+  return { models, object: "list", data: models.map((m) => openAiModelEntry(m.name)) };
 }

@@ -44,6 +44,7 @@ const ALLOW_HEADERS = [
   H.machineProfile.toLowerCase(),
   H.machineProfileAlias.toLowerCase(),
   H.traceId.toLowerCase(),
+  H.requestId,
   // The router's result cache reads `no-store` and `no-cache` from it.
   "cache-control",
 ].join(", ");
@@ -56,6 +57,7 @@ const EXPOSE_HEADERS = [
   H.inferenceTime,
   H.postprocessingTime,
   H.traceId,
+  H.requestId,
   H.truncatedItems,
   H.modelRevision,
   H.cache,

@@ -29,6 +29,8 @@ import { WebSocketServer } from "ws";
 import { ClientGoneError, errorResponse, ServiceError } from "../errors.ts";
 import { type BodySource, nodeBodySource } from "./body_source.ts";
 import { type DirectAnswer, type DirectHandler, rawHeaderValue } from "./direct_call.ts";
+import { idHeaders } from "./request_id.ts";
+import { HeaderNames } from "../headers.ts";
 import { registerUpgrade, type StreamSocket, type UpgradeOptions } from "./upgrade.ts";
 import { answeredProtocol } from "./ws_auth.ts";
 import type { PeerLimits } from "./peer_limits.ts";
@@ -89,8 +91,20 @@ export interface NodeHttpServer {
  */
 const STREAM_MIN_BYTES = 64 * 1024;
 
-/** Longest a connection whose request body was not read to its end stays open after the answer. */
+/**
+ * Longest wait for the next chunk of a request body that is not wanted, once the answer is out:
+ * a client that stops sending it has its connection closed.
+ */
 const LINGER_MS = 1000;
+
+/**
+ * Most bytes of an unwanted request body read (and dropped) after an early answer before the
+ * connection is closed anyway. Reading the rest is what lets a client that is still uploading
+ * see the answer (a 413, a 503 for the body budget): a socket closed with unread bytes in its
+ * receive buffer is reset, and the reset can reach the client before the answer it was sent.
+ * Twice the default body limit: a refused body of any allowed size is read to its end.
+ */
+const DRAIN_MAX_BYTES = 64 * 1024 * 1024;
 
 /**
  * Largest WebSocket message accepted (`ws` allows 100 MiB by default): status-stream clients
@@ -133,7 +147,8 @@ export async function serveNodeHttp(
       const release = peers.enter(incoming.socket.remoteAddress ?? "");
       if (!release) {
         const state: BodyState = { cancelled: true }; // the body is not read: close after
-        return void writeResponse(incoming, res, errorResponse(peers.refusal()), state, undefined)
+        const refusal = ownAnswer(incoming, errorResponse(peers.refusal()));
+        return void writeResponse(incoming, res, refusal, state, undefined)
           .catch(() => res.destroy());
       }
       res.once("close", release);
@@ -276,7 +291,7 @@ function serveOne(
     if (claimed) {
       claimed
         .then((answer) => writeAnswer(incoming, res, answer, state))
-        .catch(() => writeResponse(incoming, res, unexpected(), state, undefined))
+        .catch(() => writeResponse(incoming, res, unexpected(incoming), state, undefined))
         .catch(() => res.destroy());
       return;
     }
@@ -292,14 +307,25 @@ function serveOne(
   const info: ServeInfo = { remoteAddr: remoteOf(incoming), completed, body: source };
   Promise.resolve()
     .then(() => handler(request, info))
-    .catch(unexpected)
+    .catch(() => unexpected(incoming))
     .then((response) => writeResponse(incoming, res, response, state, stream))
     .catch(() => res.destroy());
 }
 
 /** 500 for a handler that failed instead of answering. */
-function unexpected(): Response {
-  return errorResponse(new ServiceError("INTERNAL_ERROR", "unexpected server error"));
+function unexpected(incoming: http.IncomingMessage): Response {
+  return ownAnswer(
+    incoming,
+    errorResponse(new ServiceError("INTERNAL_ERROR", "unexpected server error")),
+  );
+}
+
+/** An answer of the server's own (no handler's steps ran): the request ids set as they do. */
+function ownAnswer(incoming: http.IncomingMessage, response: Response): Response {
+  const header = (name: string) => rawHeaderValue(incoming.rawHeaders, name);
+  const ids = idHeaders(header(HeaderNames.requestId), header(HeaderNames.traceId), undefined);
+  for (const [k, v] of Object.entries(ids)) response.headers.set(k, v);
+  return response;
 }
 
 /** 400 for a request line or headers that cannot become a request. */
@@ -311,7 +337,10 @@ function malformed(
   void writeResponse(
     incoming,
     res,
-    errorResponse(new ServiceError("INVALID_INPUT", "malformed request line or headers")),
+    ownAnswer(
+      incoming,
+      errorResponse(new ServiceError("INVALID_INPUT", "malformed request line or headers")),
+    ),
     state,
     undefined,
   );
@@ -347,9 +376,10 @@ async function writeResponse(
   const cookies = response.headers.getSetCookie();
   if (cookies.length > 0) res.setHeader("set-cookie", cookies);
   if (bytes !== undefined) res.setHeader("content-length", bytes.length);
-  closeIfUnread(incoming, res, state);
-  if (streamed) await pipeBody(response.body!, res, stream);
-  else res.end(bytes);
+  if (streamed) {
+    closeIfUnread(incoming, res, state);
+    await pipeBody(response.body!, res, stream);
+  } else endAnswer(incoming, res, state, bytes);
 }
 
 /** Write a direct handler's answer (HEAD gets the headers only), then run its `afterWrite`. */
@@ -364,8 +394,7 @@ function writeAnswer(
     res.statusCode = answer.status;
     for (const k in answer.headers) res.setHeader(k, answer.headers[k]);
     res.setHeader("content-length", answer.body.length);
-    closeIfUnread(incoming, res, state);
-    res.end(incoming.method === "HEAD" ? undefined : answer.body);
+    endAnswer(incoming, res, state, incoming.method === "HEAD" ? undefined : answer.body);
   } finally {
     try {
       answer.afterWrite?.();
@@ -378,8 +407,8 @@ function writeAnswer(
 /**
  * A request whose body was not read to its end cannot leave its connection in a known state:
  * the answer says `connection: close`. node:http then closes the socket as soon as the answer is
- * written (a client still sending sees its answer, then a write error); the timer only bounds a
- * socket that stays open anyway.
+ * written (a client still sending may see a reset instead of its answer); the timer only bounds
+ * a socket that stays open anyway. Streamed answers only: see {@link endAnswer} for the rest.
  */
 function closeIfUnread(
   incoming: http.IncomingMessage,
@@ -391,6 +420,62 @@ function closeIfUnread(
   incoming.resume();
   const socket = incoming.socket;
   res.once("finish", () => setTimeout(() => socket.destroy(), LINGER_MS).unref?.());
+}
+
+/**
+ * Write a whole answer. When the request's body was not read to its end (an early refusal), the
+ * answer says `connection: close` and is written at once, but the response is ended (and the
+ * socket closed) only once the rest of the body has been read and dropped: closing a socket with
+ * unread bytes resets it, and the reset can overtake the answer, so a client still uploading
+ * would see "connection reset" instead of its 413 or 503. The reading is bounded: at most
+ * {@link DRAIN_MAX_BYTES}, with no pause over {@link LINGER_MS}; past either the socket is closed.
+ */
+function endAnswer(
+  incoming: http.IncomingMessage,
+  res: http.ServerResponse,
+  state: BodyState,
+  bytes: Uint8Array | undefined,
+): void {
+  if (incoming.complete) {
+    // All of it arrived, yet the handler stopped reading: the connection is not reused.
+    if (state.cancelled) res.setHeader("connection", "close");
+    res.end(bytes);
+    return;
+  }
+  res.setHeader("connection", "close");
+  // The whole answer goes out now (its length is declared); only the end waits.
+  if (bytes !== undefined && bytes.length > 0) res.write(bytes);
+  else res.flushHeaders();
+  drainBody(incoming, () => res.end(), () => incoming.socket.destroy());
+}
+
+/** Read and drop the rest of `incoming`; `done` at its end, `giveUp` past the bounds. */
+function drainBody(incoming: http.IncomingMessage, done: () => void, giveUp: () => void): void {
+  let drained = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let settled = false;
+  const settle = (whole: boolean) => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
+    incoming.off("data", onData);
+    (whole ? done : giveUp)();
+  };
+  const idle = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => settle(false), LINGER_MS);
+  };
+  const onData = (chunk: Uint8Array) => {
+    drained += chunk.length;
+    if (drained > DRAIN_MAX_BYTES) settle(false);
+    else idle();
+  };
+  incoming.on("data", onData);
+  incoming.once("end", () => settle(true));
+  incoming.once("aborted", () => settle(false));
+  incoming.once("close", () => settle(incoming.complete));
+  idle();
+  incoming.resume();
 }
 
 /**

@@ -72,12 +72,24 @@ export const COHERE_EMBEDDING_TYPES = [
 /** One of {@link COHERE_EMBEDDING_TYPES}. */
 export type CohereEmbeddingType = typeof COHERE_EMBEDDING_TYPES[number];
 
+/** One part of a v2 embed input: a text, or an image as a data URI. */
+export type CohereEmbedContent =
+  | { type: "text"; text: string }
+  | { type: "image_url"; image_url: { url: string } };
+
+/** One v2 embed input (`inputs[i]`): its parts, embedded together as one item. */
+export interface CohereEmbedInput {
+  content: CohereEmbedContent[];
+}
+
 /** A validated embed request (`truncate` upper-cased). */
 export interface CohereEmbedRequest {
   model: string;
   texts?: string[];
   /** Images as data URIs (`data:image/png;base64,...`). */
   images?: string[];
+  /** v2's content form (what `cohere-ai` 8 types): one item per input. */
+  inputs?: CohereEmbedInput[];
   input_type?: CohereInputType;
   embedding_types?: CohereEmbeddingType[];
   truncate?: "NONE" | "START" | "END";
@@ -89,6 +101,7 @@ export interface CohereEmbedRequestInput {
   model: string;
   texts?: string[] | null;
   images?: string[] | null;
+  inputs?: CohereEmbedInput[] | null;
   input_type?: CohereInputType | null;
   embedding_types?: CohereEmbeddingType[] | null;
   truncate?: string | null;
@@ -102,6 +115,13 @@ export const CohereEmbedRequestSchema: z.ZodType<CohereEmbedRequest, CohereEmbed
     model: ModelName,
     texts: optional(z.array(z.string())),
     images: optional(z.array(z.string())),
+    inputs: optional(z.array(z.object({
+      content: z.array(z.discriminatedUnion("type", [
+        z.object({ type: z.literal("text"), text: z.string() }),
+        z.object({ type: z.literal("image_url"), image_url: z.object({ url: z.string() }) }),
+      ], { error: 'expected {"type": "text", "text"} or {"type": "image_url", "image_url"}' }))
+        .min(1, "must list at least one content part"),
+    }))),
     input_type: optional(z.enum(COHERE_INPUT_TYPES)),
     embedding_types: optional(z.array(z.enum(COHERE_EMBEDDING_TYPES)).min(1)),
     truncate: optional(

@@ -82,8 +82,14 @@ function cacheWork(): void {
       body: answerBody,
     };
     captureAnswer(answer, headers, 1 << 20, (body) => {
-      lead.land({ status: 200, headers: pairs, body: body!, revision: REV });
-      store.set(key, { status: 200, headers: pairs, body: body!, revision: REV });
+      lead.land({ status: 200, headers: pairs, body: body!, revision: REV, producer: "conn-1" });
+      store.set(key, {
+        status: 200,
+        headers: pairs,
+        body: body!,
+        revision: REV,
+        producer: "conn-1",
+      });
     });
   });
   const hit = perCall(50_000, (i) => {

@@ -145,6 +145,8 @@ export async function startRouterProc(
     SVC_HOST: "127.0.0.1",
     SVC_PORT: "0",
     SVC_WORKER_TOKEN: E2E_TOKEN,
+    // Pools without workers answer 202 at once (tests of the start-up hold set it).
+    SVC_STARTUP_HOLD_MS: "0",
     ...env,
   });
   try {

@@ -78,7 +78,8 @@ Deno.test({
       assert.deepEqual(mean.dims, { dense: 32 });
       assert.equal(mean.max_sequence_length, 64);
       assert.equal(mean.family, "dense");
-      assert.equal(mean.state, "available");
+      // Named in SVC_MODELS: loaded before the worker is ready (issue 35.5).
+      assert.equal(mean.state, "loaded");
       assert.equal(byName.get("acme/rr").family, "reranker");
       assert.equal(byName.get("acme/ner").family, "token_classification");
       assert.equal(byName.get("acme/no-onnx").state, "failed");
@@ -136,7 +137,8 @@ Deno.test({
         loaded.detected.settings.int8.from,
         /^load probe: agrees with onnx\/model.onnx on this CPU: mean cosine/,
       );
-      assert.equal(info.quantization.checked, false, "before its load: to be checked");
+      // Named in SVC_MODELS, it was loaded (and its int8 graph checked) before ready (35.5).
+      assert.deepEqual(info.quantization, loaded.quantization, "checked before the first request");
 
       // Cross-encoder: raw logits of the exported graph.
       const score = await postJson(`${w.url}/v1/score/acme/rr`, {
@@ -228,8 +230,8 @@ Deno.test({
         revision: "main",
       });
       assert.equal(info.detected.settings.pooling.value, "cls");
-      // Configured from the listing and the small files: the graph waits for the first request.
-      assert.ok(!hub.requests.some((r) => r.path.endsWith("/onnx/model.onnx")));
+      // Configured from the listing and the small files, then loaded before ready (35.5).
+      assert.ok(hub.requests.some((r) => r.path.endsWith("/onnx/model.onnx")));
       const [v] = await encode(w, "acme/hub-emb", [TEXTS[0]]);
       const want = await referenceVector(repo, "onnx/model.onnx", TEXTS[0], "cls");
       assert.ok(cosine(v, want) > 0.9999);

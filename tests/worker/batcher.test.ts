@@ -413,3 +413,28 @@ Deno.test("once the token rate is learned, a batch's token budget holds items by
   g.batches[2].release();
   assert.equal((await first).outputs.length, 40);
 });
+
+Deno.test("a request's weight counts against the queue bound until it is answered", async () => {
+  const g = gatedRunner();
+  const b = make(g.run, { maxQueueItems: 10 });
+  // One item that costs 8 rows: it holds 8 of the 10 while it waits and while it runs.
+  const heavy = b.submit(items(1), P, undefined, 8);
+  await assert.rejects(b.submit(items(2, 3, 4, 5), P), (e: unknown) => {
+    assert.ok(e instanceof ServiceError);
+    assert.equal(e.code, "QUEUE_FULL");
+    return true;
+  });
+  const light = b.submit(items(5, 6), P);
+  g.batches[0].release();
+  await heavy;
+  await tick();
+  g.batches[1].release();
+  await light;
+  // Answered: its weight is given back.
+  const after = b.submit(items(7, 8, 9), P);
+  await tick();
+  g.batches[2].release();
+  assert.equal((await after).outputs.length, 3);
+  // A weight over the whole queue is a 400, as that many items would be.
+  await assert.rejects(b.submit(items(1), P, undefined, 11), /needs 11 work items/);
+});

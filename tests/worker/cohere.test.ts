@@ -320,7 +320,7 @@ Deno.test("cohere routes: errors carry Cohere's message beside detail, with the 
         model: "fixture/dense",
         texts: ["a"],
         images: ["data:image/png;base64,AA=="],
-      }, /not both/],
+      }, /one of texts, images or inputs, not several/],
       [
         "/v2/embed",
         { model: "fixture/dense", texts: ["a"], embedding_types: ["int4"] },

@@ -205,3 +205,47 @@ Deno.test("extract budget: one item over the bound refuses its request before an
     assert.equal(await tokensRun(w.url, "fixture/gliner"), before);
   }, { SVC_MAX_EXTRACT_ITEM_TOKENS: "2000" });
 });
+
+Deno.test("extract budget: a request is bounded as a whole, and a heavy one says its cost", async () => {
+  const body = {
+    items: Array.from({ length: 8 }, (_, i) => ({ text: `${LONG_TEXT.slice(0, 600)} ${i}` })),
+    params: { labels: ["person", "thing", "place"] },
+  };
+  let cost = 0;
+  await withWorker(async (w) => {
+    // Every item is well under the item bound; together they are what the request costs.
+    const before = await tokensRun(w.url, "fixture/gliner");
+    const res = await fetch(`${w.url}/v1/extract/fixture/gliner`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json" },
+      body: JSON.stringify(body),
+    });
+    assert.equal(res.status, 200);
+    await res.body?.cancel();
+    cost = Number(res.headers.get("x-svc-extract-tokens"));
+    assert.equal(cost, (await tokensRun(w.url, "fixture/gliner")) - before, "the cost is what ran");
+  }, { SVC_MAX_EXTRACT_ITEM_TOKENS: "1000" });
+  assert.ok(cost > 1000, `${cost}`);
+  await withWorker(async (w) => {
+    const before = await tokensRun(w.url, "fixture/gliner");
+    const r = await postJson(`${w.url}/v1/extract/fixture/gliner`, body);
+    assert.equal(r.status, 400);
+    assert.match(
+      r.body.detail.message,
+      new RegExp(
+        `needs ${cost} model tokens for its 8 items.*at most ${cost - 1} ` +
+          "\\(SVC_MAX_EXTRACT_REQUEST_TOKENS\\)",
+      ),
+    );
+    assert.equal(await tokensRun(w.url, "fixture/gliner"), before, "nothing of it ran");
+    // A light request is answered without the header.
+    const small = await fetch(`${w.url}/v1/extract/fixture/gliner`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ items: [{ text: "Alice lives in Paris." }], params: body.params }),
+    });
+    assert.equal(small.status, 200);
+    await small.body?.cancel();
+    assert.equal(small.headers.get("x-svc-extract-tokens"), null);
+  }, { SVC_MAX_EXTRACT_REQUEST_TOKENS: String(cost - 1), SVC_MAX_EXTRACT_ITEM_TOKENS: "1000" });
+});

@@ -224,7 +224,6 @@ Deno.test("extract relations: entity_labels required, bounded and validated; not
     const post = (path: string, params: Json) =>
       postJson(`${w.url}${path}`, { items: [{ text: "Alice" }], params });
     const cases: [string, Json, RegExp][] = [
-      ["no entity_labels", { labels: RELATIONS }, /entity_labels/],
       [
         "entity_labels not a list",
         { labels: RELATIONS, options: { entity_labels: "person" } },
@@ -255,6 +254,28 @@ Deno.test("extract relations: entity_labels required, bounded and validated; not
       assert.equal(r.status, 400, `${what}: ${JSON.stringify(r.body)}`);
       assert.match(r.body.detail.message, message, what);
     }
+    // `labels` alone (the SIE TypeScript SDK has no `options`): the entity types come from the
+    // model's catalog entry (family_options.entity_labels), as if the request had named them.
+    const text = "Alice lives in Paris and works for Google with Bob.";
+    const ask = (params: Json) =>
+      postJson(`${w.url}${URL_PATH}`, {
+        items: [{ text }],
+        params: {
+          ...params,
+          options: {
+            ...params.options,
+            threshold: 0,
+          },
+        },
+      });
+    const alone = await ask({ labels: RELATIONS });
+    assert.equal(alone.status, 200, JSON.stringify(alone.body));
+    const named = await ask({
+      labels: RELATIONS,
+      options: { entity_labels: ["person", "organization", "location"] },
+    });
+    assert.deepEqual(alone.body.items, named.body.items);
+    assert.ok(alone.body.items[0].relations.length > 0, "threshold 0 relates the entities");
     const plain = await post("/v1/extract/fixture/gliner", {
       labels: ["person"],
       options: { entity_labels: ["person"] },

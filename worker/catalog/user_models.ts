@@ -14,6 +14,7 @@ import { detectedBundle, detectModel } from "./detect/detect.ts";
 import { OVERRIDE_FILE } from "./detect/errors.ts";
 import { directoryView, hubView } from "./detect/repo_view.ts";
 import type { ModelEntry } from "./model_entries.ts";
+import type { ModelJsonBounds } from "../weights/model_json.ts";
 import { join } from "node:path";
 
 /** What configuring entries needs from the worker. */
@@ -24,6 +25,10 @@ export interface UserModelDeps {
   workerBundle: string;
   device: "cpu" | "cuda";
   forceFp32: boolean;
+  /** Bounds of the JSON files detection reads. */
+  json?: ModelJsonBounds;
+  /** `SVC_MODELS_FOLLOW_LINKS`: a directory's files may be links to files outside it. */
+  followLinks?: boolean;
 }
 
 /** Files whose change may change what a hub repository's detection finds (cache stamps). */
@@ -64,7 +69,10 @@ export function userModelEntry(entry: ModelEntry, deps: UserModelDeps): Deferred
         asRun(
           await detectModel({
             id: entry.id,
-            view: await directoryView(entry.path, entry.id),
+            view: await directoryView(entry.path, entry.id, {
+              json: deps.json,
+              followLinks: deps.followLinks,
+            }),
             graphsAreLocal: true,
             entryOptions: entry.options,
             source: { kind: "directory" },
@@ -87,6 +95,7 @@ export function userModelEntry(entry: ModelEntry, deps: UserModelDeps): Deferred
         revision,
         store: deps.store,
         lister: deps.lister,
+        json: deps.json,
       });
       const config = await detectModel({
         id: entry.id,

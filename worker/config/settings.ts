@@ -44,6 +44,7 @@ import { DEFAULT_MAX_PARALLEL } from "../weights/store.ts";
 import { DEFAULT_LOAD_FAILURE_COOLDOWN_MS } from "../registry/load_failure.ts";
 import { type ModelEntry, modelEntryProblem, parseModelEntries } from "../catalog/model_entries.ts";
 import { DEFAULT_EXTRACT_BUDGET, type ExtractBudget } from "../families/extract_budget.ts";
+import { DEFAULT_MODEL_JSON_BOUNDS, type ModelJsonBounds } from "../weights/model_json.ts";
 
 /** Worker-only settings of a standalone worker. */
 const WORKER_FIELDS = {
@@ -73,6 +74,33 @@ const WORKER_FIELDS = {
       "repository `org/name[@revision]` (fetched like catalog weights) or `ID=DIRECTORY` (a " +
       "local directory laid out like a hub repository, read in place, never the hub). " +
       "`;key=value` after an entry says what its files do not (`acme/e5=/srv/e5;pooling=mean`)",
+  }),
+  SVC_MODELS_FOLLOW_LINKS: bool({
+    default: false,
+    doc: "`1` lets the files of an `SVC_MODELS` directory be links to files outside it (a hub " +
+      "cache's snapshot folder links to its blobs); otherwise such a file is refused, a " +
+      "permanent load failure naming the file",
+  }),
+  SVC_MAX_MODEL_JSON_BYTES: int({
+    min: 1024,
+    max: 1 << 30,
+    default: DEFAULT_MODEL_JSON_BOUNDS.maxBytes,
+    doc: "largest JSON configuration file (`config.json`, `gliner_config.json`, …) a model " +
+      "directory or an `SVC_MODELS` repository may bring; a larger one fails the load, naming it",
+  }),
+  SVC_MAX_TOKENIZER_JSON_BYTES: int({
+    min: 1024,
+    max: 1 << 30,
+    default: DEFAULT_MODEL_JSON_BOUNDS.maxTokenizerBytes,
+    doc: "largest `tokenizer.json` a model may bring (the largest public ones are some 35 MB); " +
+      "a larger one fails the load, naming it",
+  }),
+  SVC_MAX_MODEL_JSON_DEPTH: int({
+    min: 8,
+    max: 1000,
+    default: DEFAULT_MODEL_JSON_BOUNDS.maxDepth,
+    doc: "deepest nesting of arrays and objects in a model's JSON files (real ones nest fewer " +
+      "than 10 levels), checked before they are parsed; a deeper file fails the load, naming it",
   }),
   SVC_CACHE_DIR: path({
     default: undefined,
@@ -112,7 +140,8 @@ const WORKER_FIELDS = {
       "(`SVC_MODELS` entries are served whatever it says)",
   }),
   SVC_PRELOAD_MODELS: list({
-    doc: "comma-separated models loaded before `/readyz` turns 200",
+    doc: "comma-separated models loaded before `/readyz` turns 200 (`SVC_MODELS` entries are " +
+      "loaded before it too)",
   }),
   SVC_MEMORY_PRESSURE_THRESHOLD_PERCENT: decimal({
     min: 1,
@@ -347,6 +376,15 @@ const COST_FIELDS = {
       "reads one (text, hypothesis) pair per label. Counted once the item is tokenised, before " +
       "its batch runs; a larger item is a `400` naming this setting",
   }),
+  SVC_MAX_EXTRACT_REQUEST_TOKENS: int({
+    min: 256,
+    max: 1 << 30,
+    default: DEFAULT_EXTRACT_BUDGET.maxRequestTokens,
+    doc: "most tokens a model may read for one extract request, all its items together, counted " +
+      "as `SVC_MAX_EXTRACT_ITEM_TOKENS` counts one item's, once the items are tokenised and " +
+      "before any of them runs: a larger request is a `400` naming this setting. An answer " +
+      "that cost more than `SVC_MAX_EXTRACT_ITEM_TOKENS` says how much in `X-SVC-Extract-Tokens`",
+  }),
   SVC_MAX_SPANS_PER_LABEL: int({
     min: 1,
     max: 1_048_576,
@@ -554,6 +592,8 @@ export interface WorkerSettings {
   /** Models loaded before the worker reports ready. */
   preload: string[];
   weights: WeightSettings;
+  /** Bounds of the JSON files models bring (configuration files, tokenizers). */
+  modelJson: ModelJsonBounds;
   scheduling: SchedulingSettings;
   /** ONNX Runtime intra-op threads, the compute budget (0: the CPUs this process may use). */
   intraOpThreads: number;
@@ -634,6 +674,12 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
       maxParallel: v.SVC_WEIGHTS_MAX_PARALLEL,
       hubDisabled: v.SVC_HUB_DISABLED,
       directories,
+      followLinks: v.SVC_MODELS_FOLLOW_LINKS,
+    },
+    modelJson: {
+      maxBytes: v.SVC_MAX_MODEL_JSON_BYTES,
+      maxTokenizerBytes: v.SVC_MAX_TOKENIZER_JSON_BYTES,
+      maxDepth: v.SVC_MAX_MODEL_JSON_DEPTH,
     },
     intraOpThreads: v.SVC_INTRA_OP_THREADS,
     forceFp32: v.SVC_FORCE_FP32,
@@ -673,6 +719,7 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
     extract: {
       maxItemTokens: v.SVC_MAX_EXTRACT_ITEM_TOKENS,
       maxSpansPerLabel: v.SVC_MAX_SPANS_PER_LABEL,
+      maxRequestTokens: v.SVC_MAX_EXTRACT_REQUEST_TOKENS,
     },
     maxMaxSimOps: v.SVC_MAX_MAXSIM_OPS,
     http: httpSettingsOf(v),

@@ -4,7 +4,7 @@
  */
 import type { Family } from "@svc/shared/catalog/schema";
 import type { AdapterFactory } from "./types.ts";
-import { createDenseAdapter } from "./dense.ts";
+import { createDenseAdapter, createStaticAdapter } from "./dense.ts";
 import { createSparseAdapter } from "./sparse.ts";
 import { createColbertAdapter } from "./colbert.ts";
 import { createBgeM3Adapter } from "./bge_m3.ts";
@@ -21,8 +21,9 @@ import { createZeroShotDetectionAdapter } from "./zero_shot_detection.ts";
 export const FAMILY_ADAPTERS: Record<Family, AdapterFactory> = {
   dense: createDenseAdapter,
   // Static embedding models (model2vec, GloVe averages) are a token-table lookup plus mean
-  // pooling inside the graph: the dense adapter's rank-2 path serves them unchanged.
-  static: createDenseAdapter,
+  // pooling inside the graph: the dense adapter's rank-2 path serves them, refusing a text with
+  // no known word (all zeros) instead of answering it.
+  static: createStaticAdapter,
   sparse: createSparseAdapter,
   colbert: createColbertAdapter,
   bge_m3: createBgeM3Adapter,

@@ -35,7 +35,11 @@ interface ClipItem extends PreparedItem {
 export async function createClipAdapter(ctx: AdapterContext): Promise<ModelAdapter<ClipItem>> {
   const vision = ctx.files.vision_model;
   if (!vision) throw new Error(`model '${ctx.config.id}' has no files.vision_model`);
-  const tokenizer = await loadTextTokenizer(ctx.files, ctx.config.max_sequence_length);
+  const tokenizer = await loadTextTokenizer(
+    ctx.files,
+    ctx.config.max_sequence_length,
+    ctx.jsonBounds,
+  );
   const text = await openSession(ctx.files.model, ctx.executionProviders, ctx.intraOpThreads);
   const image = await openSession(vision, ctx.executionProviders, ctx.intraOpThreads);
   return new ClipAdapter(tokenizer, text, image);

@@ -62,7 +62,7 @@ export async function createDetectionAdapter(
   ctx: AdapterContext,
 ): Promise<ModelAdapter<ImageItem>> {
   const session = await openSession(ctx.files.model, ctx.executionProviders, ctx.intraOpThreads);
-  const config = await readJsonFile(ctx.files.config);
+  const config = await readJsonFile(ctx.files.config, ctx.jsonBounds);
   const fallback = ctx.config.family_options.threshold;
   return new DetectionAdapter(
     session,

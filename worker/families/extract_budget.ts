@@ -13,6 +13,8 @@ export interface ExtractBudget {
   maxItemTokens: number;
   /** Most candidate spans kept per label and item (the best-scoring), whatever the threshold. */
   maxSpansPerLabel: number;
+  /** Most tokens the model may read for one request, all its items together. */
+  maxRequestTokens: number;
 }
 
 /**
@@ -24,7 +26,18 @@ export interface ExtractBudget {
 export const DEFAULT_EXTRACT_BUDGET: ExtractBudget = Object.freeze({
   maxItemTokens: 65_536,
   maxSpansPerLabel: 1024,
+  maxRequestTokens: 262_144,
 });
+
+/**
+ * The 400 message of a request whose items together pass the request bound: `tokens` as the
+ * cost model counts them, for `items` items.
+ */
+export function requestOverBudget(tokens: number, items: number, budget: ExtractBudget): string {
+  return `the request needs ${tokens} model tokens for its ${items} items (windows × label ` +
+    `prompts, every pass); at most ${budget.maxRequestTokens} ` +
+    `(SVC_MAX_EXTRACT_REQUEST_TOKENS): send fewer items or labels per request`;
+}
 
 /** The 400 message of an item whose work passes the bound; `what` says where the tokens go. */
 export function itemOverBudget(tokens: number, budget: ExtractBudget, what: string): string {

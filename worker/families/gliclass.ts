@@ -39,7 +39,9 @@ export async function createGliclassAdapter(
   ctx: AdapterContext,
 ): Promise<ModelAdapter<GliclassItem>> {
   const model = await loadTextModel(ctx);
-  const cfg = ((await readJsonFile(ctx.files.config)) ?? {}) as { prompt_first?: unknown };
+  const cfg = ((await readJsonFile(ctx.files.config, ctx.jsonBounds)) ?? {}) as {
+    prompt_first?: unknown;
+  };
   const fo = ctx.config.family_options;
   const tokenId = (token: string): number => {
     const id = model.tokenizer.tokenId(token);

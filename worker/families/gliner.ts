@@ -291,7 +291,7 @@ class GlinerAdapter implements ModelAdapter<GlinerItem> {
         `relation types in ${rel.prompts} prompts, ${rel.rows} windows in all`;
     }
     if (cost > this.budget.maxItemTokens) return fail(itemOverBudget(cost, this.budget, what));
-    return { index, length, text, words, wordIds, rows, heads: item.heads };
+    return { index, length, cost, text, words, wordIds, rows, heads: item.heads };
   }
 
   /** Tokens of the relation pass over the heads a client named: their prompts × the windows. */

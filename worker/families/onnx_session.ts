@@ -1,4 +1,5 @@
 /** ONNX Runtime sessions for adapters: execution providers, threads, and feeding only declared inputs. */
+import type { ComputeGate } from "../inference/compute_budget.ts";
 import ort from "onnxruntime-node";
 import type { TokenTensors } from "./text/tensors.ts";
 import { disableOrtTelemetry } from "../inference/ort_telemetry.ts";
@@ -68,14 +69,33 @@ export function tokenFeeds(ms: ModelSession, t: TokenTensors): Record<string, or
   return feeds;
 }
 
-/** Run and time a session; returns outputs and elapsed milliseconds. */
+/**
+ * The worker's compute gate as this inference thread holds it (compute_budget.ts): set once the
+ * model is loaded; absent on GPU and in tests that run an adapter alone.
+ */
+let runGate: ComputeGate | undefined;
+
+/** Make every ONNX run of this thread hold `gate` (undefined: run freely). */
+export function setRunGate(gate: ComputeGate | undefined): void {
+  runGate = gate;
+}
+
+/**
+ * Run and time a session; returns outputs and elapsed milliseconds (the run alone, not the wait
+ * for the gate). Each run holds the compute gate by itself, never a family's whole batch: a
+ * family that reads an item in many runs (GLiNER's windows × prompts) lets the other models'
+ * runs in between its own, so one heavy request cannot keep them waiting for its whole length.
+ */
 export async function runTimed(
   ms: ModelSession,
   feeds: Record<string, ort.Tensor>,
 ): Promise<{ out: ort.InferenceSession.ReturnType; ms: number }> {
-  const t0 = performance.now();
-  const out = await ms.session.run(feeds);
-  return { out, ms: performance.now() - t0 };
+  const run = async () => {
+    const t0 = performance.now();
+    const out = await ms.session.run(feeds);
+    return { out, ms: performance.now() - t0 };
+  };
+  return runGate ? await runGate.hold(run) : await run();
 }
 
 /** Float32 data and dims of a named output (first output when the name is absent). */

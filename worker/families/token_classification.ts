@@ -46,7 +46,9 @@ export async function createTokenClassificationAdapter(
   ctx: AdapterContext,
 ): Promise<ModelAdapter<TaggedItem>> {
   const labels = labelList(ctx.config.family_options.id2label) ??
-    labelList(((await readJsonFile(ctx.files.config)) as { id2label?: unknown })?.id2label);
+    labelList(
+      ((await readJsonFile(ctx.files.config, ctx.jsonBounds)) as { id2label?: unknown })?.id2label,
+    );
   if (!labels) throw new Error(`model '${ctx.config.id}' has no id2label (family_options)`);
   const threshold = ctx.config.family_options.threshold;
   return new TokenClassificationAdapter(

@@ -6,6 +6,7 @@
 import type { FamilyOp, ModelConfig } from "@svc/shared/catalog/schema";
 import type { OutputType } from "@svc/shared/schemas/encode";
 import type { ExtractBudget } from "./extract_budget.ts";
+import type { ModelJsonBounds } from "../weights/model_json.ts";
 
 /** Which API operation a batch serves. */
 export type Op = FamilyOp;
@@ -103,6 +104,11 @@ export interface PreparedItem {
   truncated?: boolean;
   /** Set when the item cannot be run; it is answered with this error and skipped. */
   error?: { code: "INVALID_INPUT" | "INFERENCE_ERROR"; message: string };
+  /**
+   * Tokens the model reads for the item, every run together, as the family's cost model counts
+   * them (GLiNER: windows × label prompts, and the relation pass); absent: `length`.
+   */
+  cost?: number;
 }
 
 /** Post-processed result for one item. Typed arrays are transferred to the main thread. */
@@ -172,6 +178,8 @@ export interface AdapterContext {
   runTokenBudget: number;
   /** Bounds of one extract item's work (extract families; absent: the defaults). */
   extractBudget?: ExtractBudget;
+  /** Bounds of the model's JSON files (tokenizer, configuration; absent: the defaults). */
+  jsonBounds?: ModelJsonBounds;
   /**
    * The model graph built in memory (a LoRA adapter merged into `files.model`), run instead of
    * the file. Only the text families of `LORA_FAMILIES` read it.

@@ -52,7 +52,8 @@ type Hypotheses = { ids: number[][] } | { error: string };
 /** Build the zero-shot NLI adapter. */
 export async function createZeroShotAdapter(ctx: AdapterContext): Promise<ModelAdapter<NliItem>> {
   const fromConfig = labelList(
-    ((await readJsonFile(ctx.files.config)) as { id2label?: unknown } | undefined)?.id2label,
+    ((await readJsonFile(ctx.files.config, ctx.jsonBounds)) as { id2label?: unknown } | undefined)
+      ?.id2label,
   );
   const labels = fromConfig ?? labelList(ctx.config.family_options.id2label);
   if (!labels) throw new Error(`model '${ctx.config.id}' has no id2label (config.json)`);

@@ -28,7 +28,11 @@ const DEFAULT_THRESHOLD = 0.1;
 export async function createZeroShotDetectionAdapter(
   ctx: AdapterContext,
 ): Promise<ModelAdapter<ImageItem>> {
-  const tokenizer = await loadTextTokenizer(ctx.files, ctx.config.max_sequence_length);
+  const tokenizer = await loadTextTokenizer(
+    ctx.files,
+    ctx.config.max_sequence_length,
+    ctx.jsonBounds,
+  );
   const session = await openSession(ctx.files.model, ctx.executionProviders, ctx.intraOpThreads);
   const fallback = ctx.config.family_options.threshold;
   return new ZeroShotDetectionAdapter(

@@ -17,7 +17,6 @@ import type {
 } from "../families/types.ts";
 import type { BatchTiming } from "./protocol.ts";
 import { planSubBatches } from "../scheduler/sub_batches.ts";
-import type { ComputeGate } from "./compute_budget.ts";
 import { nonFiniteOutput, NonFiniteOutputError } from "../families/finite.ts";
 
 /** Result of one driven batch. */
@@ -29,8 +28,6 @@ export interface DrivenBatch {
 
 /** What a batch may come with besides its items. */
 export interface DriveOptions {
-  /** The worker's compute gate: each ONNX run holds it (tokenising does not). */
-  gate?: ComputeGate;
   /** The model's name in error messages. */
   model?: string;
   /**
@@ -49,7 +46,7 @@ export async function driveBatch(
   abandoned?: Int32Array,
   opts: DriveOptions = {},
 ): Promise<DrivenBatch> {
-  const { gate, model = "the model", requestOf } = opts;
+  const { model = "the model", requestOf } = opts;
   const refusedRequests = new Set<number>();
   const gone = (i: number) =>
     (abandoned !== undefined && Atomics.load(abandoned, i) !== 0) ||
@@ -91,9 +88,8 @@ export async function driveBatch(
     paddedTokens += group.length * group[group.length - 1].length;
     let r;
     try {
-      r = gate
-        ? await gate.hold(() => adapter.run(group, params, control))
-        : await adapter.run(group, params, control);
+      // Each ONNX run inside holds the compute gate by itself (families/onnx_session.ts).
+      r = await adapter.run(group, params, control);
     } catch (err) {
       // Raw logits a family checks: the run's items all came out of it.
       if (!(err instanceof NonFiniteOutputError)) throw err;

@@ -44,6 +44,8 @@ export type ToThread =
     /** Per item, its request's number within the batch (see BatchRunner). */
     requestOf?: number[];
   }
+  /** What `items` would cost the model (tokens it reads, every run together), nothing run. */
+  | { type: "cost"; costId: number; items: WorkItem[]; params: WorkParams }
   | { type: "dispose" };
 
 /** Phase timings of one batch, in milliseconds. */
@@ -67,4 +69,6 @@ export type FromThread =
     paddedTokens: number;
   }
   | { type: "run_failed"; batchId: number; message: string }
+  /** The tokens of a `cost` message's items (items the model refuses count nothing). */
+  | { type: "cost"; costId: number; tokens: number }
   | { type: "disposed" };

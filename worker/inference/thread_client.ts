@@ -21,6 +21,7 @@ export class InferenceThread implements ModelRunner {
   };
   #int8?: Int8Verdict;
   #onDisposed?: () => void;
+  readonly #costs = new Map<number, (tokens: number) => void>();
   #dead = false;
   /** This thread's share of the compute gate, freed here if the thread dies holding it. */
   #gate?: { cell: Int32Array; owner: number };
@@ -84,6 +85,19 @@ export class InferenceThread implements ModelRunner {
     }
   }
 
+  /**
+   * What `items` would cost the model: the tokens it reads for them, every run together, as the
+   * family counts them (nothing runs). 0 once the thread is gone.
+   */
+  cost(items: WorkItem[], params: WorkParams): Promise<number> {
+    if (this.#dead) return Promise.resolve(0);
+    const costId = this.#nextId++;
+    return new Promise((resolve) => {
+      this.#costs.set(costId, resolve);
+      this.#post({ type: "cost", costId, items, params });
+    });
+  }
+
   /** Run one batch; resolves with outputs in item order (undefined for abandoned items). */
   run(
     items: WorkItem[],
@@ -134,6 +148,10 @@ export class InferenceThread implements ModelRunner {
             : new IncompatibleModelError(msg.message),
         );
         return;
+      case "cost":
+        this.#costs.get(msg.costId)?.(msg.tokens);
+        this.#costs.delete(msg.costId);
+        return;
       case "result":
       case "run_failed": {
         const p = this.#pending.get(msg.batchId);
@@ -158,5 +176,8 @@ export class InferenceThread implements ModelRunner {
     this.#onLoaded?.reject(err);
     for (const p of this.#pending.values()) p.reject(err);
     this.#pending.clear();
+    // Costs asked of a dead thread count nothing: the run that follows fails anyway.
+    for (const c of this.#costs.values()) c(0);
+    this.#costs.clear();
   }
 }

@@ -4,6 +4,7 @@
  * one model, or one LoRA adapter of a model: it then merges the adapter into a copy of the graph
  * and runs that (its own thread, because building a session blocks the thread that builds it).
  */
+import { setRunGate } from "../families/onnx_session.ts";
 import { FAMILY_ADAPTERS } from "../families/adapters.ts";
 import type { ModelAdapter } from "../families/types.ts";
 import { LoraConfigError } from "../lora/lora_config.ts";
@@ -25,13 +26,29 @@ let adapter: ModelAdapter | undefined;
 let runTokenBudget = 0;
 /** The model's catalog id, for error messages. */
 let modelId = "the model";
-let gate: ComputeGate | undefined;
 // Messages are handled one at a time so that batches never overlap inside one session.
 let chain: Promise<void> = Promise.resolve();
 
 scope.onmessage = (e) => {
+  // A cost is only tokenising (synchronous): answered at once, even between the runs of a batch,
+  // so that a request is refused or admitted without waiting for the batches before it.
+  if (e.data.type === "cost") return answerCost(e.data);
   chain = chain.then(() => handle(e.data));
 };
+
+/** Answer a `cost` message: the items' tokens as the family's cost model counts them. */
+function answerCost(msg: Extract<ToThread, { type: "cost" }>): void {
+  let tokens = 0;
+  try {
+    msg.items.forEach((item, i) => {
+      const p = adapter?.prepare(item, i, msg.params);
+      if (p && !p.error) tokens += p.cost ?? p.length;
+    });
+  } catch {
+    // Whatever fails here fails again when the batch runs, and is answered there.
+  }
+  scope.postMessage({ type: "cost", costId: msg.costId, tokens });
+}
 
 async function handle(msg: ToThread): Promise<void> {
   switch (msg.type) {
@@ -39,7 +56,10 @@ async function handle(msg: ToThread): Promise<void> {
       try {
         const family = msg.config.family;
         const { type: _, lora, computeGate, int8Probe, ...options } = msg;
-        gate = computeGate ? new ComputeGate(computeGate.cell, computeGate.owner) : undefined;
+        // Every ONNX run of this thread holds the gate by itself (the int8 probe's too).
+        setRunGate(
+          computeGate ? new ComputeGate(computeGate.cell, computeGate.owner) : undefined,
+        );
         let loaded: LoraLoaded | undefined;
         let int8: Int8Verdict | undefined;
         if (lora) {
@@ -59,7 +79,7 @@ async function handle(msg: ToThread): Promise<void> {
               adapter,
               () => FAMILY_ADAPTERS[family]({ ...options, files: floatFiles }),
               msg.runTokenBudget,
-              { gate, model: msg.config.id },
+              { model: msg.config.id },
             );
             adapter = probed.adapter;
             int8 = probed.verdict;
@@ -87,7 +107,7 @@ async function handle(msg: ToThread): Promise<void> {
           msg.params,
           runTokenBudget,
           msg.abandoned,
-          { gate, model: modelId, requestOf: msg.requestOf },
+          { model: modelId, requestOf: msg.requestOf },
         );
         scope.postMessage(
           { type: "result", batchId: msg.batchId, ...r },

@@ -19,7 +19,9 @@ import type { ModelBackend, ModelRunner, RunnerSpec } from "./runner.ts";
 import { runTokenBudget } from "../inference/device_policy.ts";
 import type { ServedCatalog } from "../catalog/served.ts";
 import type { SchedulingSettings } from "../config/settings.ts";
+import type { ModelJsonBounds } from "../weights/model_json.ts";
 import type { ExtractBudget } from "../families/extract_budget.ts";
+import type { WorkItem, WorkParams } from "../families/types.ts";
 import type { LoraStatus, LoraStore } from "../lora/store.ts";
 import { type LoraOptions, LoraStores, withLoras } from "../lora/stores.ts";
 import type { LoraLabels } from "../lora/labels.ts";
@@ -39,6 +41,8 @@ export interface LoadedModel {
   memoryBytes: number;
   /** The model's LoRA adapters (families that take them). */
   loras?: LoraStore;
+  /** What items would cost the model, in tokens it reads (ModelRunner.cost), when it can say. */
+  cost?: (items: WorkItem[], params: WorkParams) => Promise<number>;
   /**
    * What its answers depend on, as a digest (see revision.ts); undefined when its files could
    * not be hashed (nothing is then announced, and the router caches none of its answers).
@@ -60,6 +64,8 @@ export interface RegistryOptions extends Omit<SchedulingSettings, "cpuMaxItemTok
   backend: ModelBackend;
   /** Bounds of one extract item's work, handed to every model's runner (absent: defaults). */
   extractBudget?: ExtractBudget;
+  /** Bounds of the model's JSON files, read by its inference thread (absent: the defaults). */
+  jsonBounds?: ModelJsonBounds;
   memoryProbe: MemoryProbe;
   /** LoRA adapters; absent: the defaults (10 per model, 256 MiB files). */
   lora?: LoraOptions;
@@ -356,6 +362,7 @@ export class ModelRegistry {
         this.#o.maxRunTokens,
       ),
       extractBudget: this.#o.extractBudget,
+      jsonBounds: this.#o.jsonBounds,
     };
     // Hashed while the session is built (the files are read by both; other cores are idle).
     const revision = this.#o.revisions!.revisionOf(u.config, u.modelFile, files).catch((err) => {
@@ -477,6 +484,7 @@ export class ModelRegistry {
         runner,
         loras,
         revision,
+        cost: runner.cost && ((items, params) => runner.cost!(items, params)),
         ...(int8 ? { int8 } : {}),
       };
       u.state = "loaded";

@@ -3,7 +3,7 @@
  * backend starts one inference thread per model (`inference/thread_backend.ts`); tests hand in a
  * fake one to check loading, eviction and failure memory without ONNX Runtime.
  */
-import type { AdapterContext } from "../families/types.ts";
+import type { AdapterContext, WorkItem, WorkParams } from "../families/types.ts";
 import type { BatchRunner } from "../scheduler/batcher.ts";
 import type { LoraLoaded, LoraLoadSpec } from "../inference/protocol.ts";
 import type { Int8Verdict } from "../catalog/int8.ts";
@@ -24,6 +24,11 @@ export type RunnerSpec = Omit<AdapterContext, "executionProviders" | "intraOpThr
 export interface ModelRunner {
   /** Run one batch; outputs come back in item order. */
   run: BatchRunner;
+  /**
+   * What `items` would cost the model in tokens it reads, every run together (families with a
+   * cost model count their windows and prompts); absent: the runner cannot say.
+   */
+  cost?(items: WorkItem[], params: WorkParams): Promise<number>;
   /** Release the model, waiting at most `timeoutMs`; runs still pending then fail. */
   dispose(timeoutMs?: number): Promise<void>;
   /** The load probe's verdict, when the spec asked for one. */

@@ -78,6 +78,8 @@ class PendingRequest {
     readonly enqueuedAt: number,
     readonly resolve: (r: RequestResult) => void,
     readonly reject: (e: Error) => void,
+    /** Called once when the request is answered either way (its queue weight is given back). */
+    readonly onSettled: () => void = () => {},
   ) {
     this.outputs = new Array(n);
     this.remaining = n;
@@ -86,7 +88,15 @@ class PendingRequest {
   fail(err: Error): void {
     if (this.settled) return;
     this.settled = true;
+    this.onSettled();
     this.reject(err);
+  }
+
+  finish(r: RequestResult): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.onSettled();
+    this.resolve(r);
   }
 }
 
@@ -129,6 +139,8 @@ export class Batcher {
   /** FIFO per parameter group; Map iteration order keeps groups in arrival order. */
   readonly #groups = new Map<string, QueuedItem[]>();
   #queued = 0;
+  /** Queue weight of unanswered requests beyond their items (see {@link submit}). */
+  #extraWeight = 0;
   #running = false;
   #runningItems = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -163,19 +175,30 @@ export class Batcher {
     return this.#running;
   }
 
-  /** Queue a request's items; rejects at once with QUEUE_FULL when the bound would be passed. */
-  submit(items: WorkItem[], params: WorkParams, signal?: AbortSignal): Promise<RequestResult> {
+  /**
+   * Queue a request's items; rejects at once with QUEUE_FULL when the bound would be passed.
+   * `weight` is what the request counts against the queue bound when it is more than its items
+   * (an extract request's cost in rows of the model's length): held until it is answered.
+   */
+  submit(
+    items: WorkItem[],
+    params: WorkParams,
+    signal?: AbortSignal,
+    weight: number = items.length,
+  ): Promise<RequestResult> {
     if (items.length === 0) return Promise.resolve(emptyResult());
+    const extra = Math.max(0, Math.ceil(weight) - items.length);
     try {
-      assertFitsQueue(items.length, this.#opts.maxQueueItems);
+      assertFitsQueue(items.length + extra, this.#opts.maxQueueItems);
     } catch (err) {
       return Promise.reject(err);
     }
-    if (this.#queued + items.length > this.#opts.maxQueueItems) {
+    if (this.#queued + this.#extraWeight + items.length + extra > this.#opts.maxQueueItems) {
       return Promise.reject(
         new ServiceError(
           "QUEUE_FULL",
-          `queue is full (${this.#queued} items waiting, bound ${this.#opts.maxQueueItems})`,
+          `queue is full (${this.#queued + this.#extraWeight} items waiting, bound ` +
+            `${this.#opts.maxQueueItems})`,
         ),
       );
     }
@@ -190,7 +213,9 @@ export class Batcher {
         performance.now(),
         resolve,
         reject,
+        () => this.#extraWeight -= extra,
       );
+      this.#extraWeight += extra;
       let group = this.#groups.get(key);
       if (!group) this.#groups.set(key, group = []);
       items.forEach((item, index) => group.push({ req, index, item }));
@@ -367,8 +392,7 @@ export class Batcher {
     });
     for (const req of seen) {
       if (req.remaining === 0 && !req.settled) {
-        req.settled = true;
-        req.resolve({
+        req.finish({
           outputs: req.outputs,
           queueMs: req.lastDispatch - req.enqueuedAt,
           timing: req.timing,

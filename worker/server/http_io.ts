@@ -2,12 +2,7 @@
 import { HeaderNames as H } from "@svc/shared/headers";
 import type { TimingInfo } from "@svc/shared/schemas/timing";
 
-const TRACE_RE = /^[A-Za-z0-9._-]{1,128}$/;
-
-/** The caller's trace id (its `X-Trace-ID` header) when well-formed, else a new one. */
-export function traceIdOf(header: string | undefined): string {
-  return header && TRACE_RE.test(header) ? header : crypto.randomUUID().replaceAll("-", "");
-}
+export { traceIdOf } from "@svc/shared/http/request_id";
 
 /** Build the wire `timing` object (postprocessing null when zero). */
 export function makeTiming(

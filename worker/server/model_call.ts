@@ -18,6 +18,8 @@ export interface RequestFacts {
    * null when none can be named (an adapter ran, the runs disagreed, the model had none).
    */
   revision?: string | null;
+  /** Tokens an extract request's items cost the model, when its cost model counted them. */
+  extractTokens?: number;
 }
 
 /** A model-operation request. */

@@ -10,6 +10,7 @@ import { decodeRequest } from "@svc/shared/codec/parse";
 import type { WorkItem, WorkParams } from "../families/types.ts";
 import { invalidInput } from "@svc/shared/errors";
 import { assertFitsQueue, type RequestResult } from "../scheduler/batcher.ts";
+import { requestOverBudget } from "../families/extract_budget.ts";
 import type { WorkerContext } from "./context.ts";
 import { gateModel } from "./model_gate.ts";
 import { HeaderNames as H } from "@svc/shared/headers";
@@ -66,7 +67,7 @@ export async function openBodyModelRequest<S extends z.ZodType<{ model: string }
   const bytes = await call.readBody();
   const contentType = call.header("content-type") ?? "application/json";
   const body = decodeRequest(schema, bytes, contentType, ctx.limits);
-  const served = await gateSettled(ctx, call, body.model, op);
+  const served = await gateSettled(ctx, call, body.model, op, new URL(call.url).pathname);
   return { started, call, traceId, name: body.model, served, body };
 }
 
@@ -79,10 +80,11 @@ async function gateSettled(
   call: ModelCall,
   name: string,
   op: "encode" | "score" | "extract",
+  usedPath?: string,
 ): Promise<ServedModel> {
   const pending = ctx.catalog.settle(name, ctx.settings.loadWaitMs);
   if (pending) await pending;
-  const served = gateModel(ctx, name, op);
+  const served = gateModel(ctx, name, op, usedPath);
   // Labelled only once the name is a known served name: metric label values stay bounded.
   call.facts.model = name;
   return served;
@@ -98,15 +100,17 @@ export async function runOnModel(
   call: ModelCall,
   work: WorkItem[],
   params: WorkParams,
+  weight: number = work.length,
 ): Promise<RequestResult> {
   // Before the load: a request the queue can never hold must not start one.
-  assertFitsQueue(work.length, ctx.settings.scheduling.maxQueueItems);
+  assertFitsQueue(weight, ctx.settings.scheduling.maxQueueItems);
+  noteLoadCause(ctx, served);
   const model = await ctx.registry.acquire(served, ctx.settings.loadWaitMs);
   const signal = call.signal;
   const lora = params.lora;
   noteRevision(call.facts, lora === undefined ? model.revision : undefined);
   if (lora === undefined) {
-    return await ctx.registry.use(model, () => model.batcher.submit(work, params, signal));
+    return await ctx.registry.use(model, () => model.batcher.submit(work, params, signal, weight));
   }
   return await ctx.registry.use(model, async () => {
     if (!model.loras) {
@@ -115,11 +119,67 @@ export async function runOnModel(
     // Held until the batches ran: an adapter in use is never evicted.
     const release = await model.loras.acquire(lora, ctx.settings.lora.waitMs);
     try {
-      return await model.batcher.submit(work, params, signal);
+      return await model.batcher.submit(work, params, signal, weight);
     } finally {
       release();
     }
   });
+}
+
+/** Extract families whose items multiply by their labels: their requests are costed first. */
+const COSTED_FAMILIES: ReadonlySet<string> = new Set(["gliner", "gliclass", "zero_shot"]);
+
+/**
+ * Bound an extract request's cost as a whole: the tokens its model reads for all of `runs`
+ * together, as the family's cost model counts them once the items are tokenised (in the model's
+ * thread, before any of them runs). Over SVC_MAX_EXTRACT_REQUEST_TOKENS it is a 400 naming the
+ * bound; a request costing more than one item may is noted for `X-SVC-Extract-Tokens`. Returns
+ * each run's weight in the model's queue: its cost in rows of the model's length (at least its
+ * items), or undefined when the family is not costed.
+ */
+export async function boundExtractCost(
+  ctx: WorkerContext,
+  served: ServedModel,
+  call: ModelCall,
+  runs: readonly { work: WorkItem[]; params: WorkParams }[],
+): Promise<number[] | undefined> {
+  if (!COSTED_FAMILIES.has(served.config.family)) return undefined;
+  noteLoadCause(ctx, served);
+  const model = await ctx.registry.acquire(served, ctx.settings.loadWaitMs);
+  const cost = model.cost;
+  if (!cost) return undefined;
+  const each: number[] = [];
+  for (const r of runs) each.push(await cost(r.work, r.params));
+  const tokens = each.reduce((n, t) => n + t, 0);
+  const budget = ctx.settings.extract;
+  const items = runs.reduce((n, r) => n + r.work.length, 0);
+  if (tokens > budget.maxRequestTokens) {
+    throw invalidInput(requestOverBudget(tokens, items, budget));
+  }
+  if (tokens > budget.maxItemTokens) call.facts.extractTokens = tokens;
+  const rowTokens = Math.max(1, served.config.max_sequence_length);
+  return each.map((t, k) => Math.max(runs[k].work.length, Math.ceil(t / rowTokens)));
+}
+
+/** Per worker: the served names a request has loaded (a later load means it was unloaded). */
+const requestLoaded = new WeakMap<WorkerContext, Set<string>>();
+
+/**
+ * Log which model a request is about to load, and why: a first request that pays a load (seconds
+ * for a large model) is otherwise unexplained, `/readyz` having said ready. Models named in
+ * `SVC_MODELS` or `SVC_PRELOAD_MODELS` are loaded before ready and never get here on a first use.
+ */
+function noteLoadCause(ctx: WorkerContext, served: ServedModel): void {
+  if (ctx.registry.servedStatus(served)?.state !== "available") return;
+  let seen = requestLoaded.get(ctx);
+  if (!seen) requestLoaded.set(ctx, seen = new Set());
+  const name = served.config.id;
+  const reason = seen.has(name)
+    ? "it was unloaded (evicted or idle) since its last use"
+    : "first request for it: only models in SVC_MODELS or SVC_PRELOAD_MODELS load before " +
+      "/readyz is 200";
+  seen.add(name);
+  ctx.log("info", "loading a model for a request", { model: name, reason });
 }
 
 /**
@@ -144,6 +204,8 @@ function answerHeaders(
   const headers = { ...timingHeaders(timing, mr.traceId), ...truncationHeader(result.outputs) };
   const revision = mr.call.facts.revision;
   if (typeof revision === "string") headers[H.modelRevision] = revision;
+  const cost = mr.call.facts.extractTokens;
+  if (cost !== undefined) headers[H.extractTokens] = String(cost);
   return headers;
 }
 

@@ -2,6 +2,8 @@
  * The steps every worker request passes, in order, listed once: the app runs them as Hono
  * middleware (app.ts), the model operations' direct path around its route (model_routes.ts).
  *
+ *   0. `x-request-id` (and `X-Trace-ID` where the route set none) on every answer, set again
+ *      innermost so that the access record names an error answer's trace id;
  *   1. version headers on every answer (the SIE clients warn on skew; a WebSocket's 101 as is);
  *   2. the browser rules (preflights, refused bodies and origins, CORS grants), before the key so
  *      that preflights are answered;
@@ -14,6 +16,7 @@ import { errorDialectOf } from "@svc/shared/errors";
 import { HeaderNames as H, serverVersionHeaders } from "@svc/shared/headers";
 import { VERSION } from "@svc/shared/version";
 import { browserStep } from "@svc/shared/http/browser_middleware";
+import { requestIdStep } from "@svc/shared/http/request_id";
 import type { Step, StepRequest } from "@svc/shared/http/steps";
 import { stepMiddleware } from "@svc/shared/http/steps";
 import { apiKeyStep, type KeyCheck } from "./api_key.ts";
@@ -37,7 +40,16 @@ const VERSION_HEADERS = serverVersionHeaders(VERSION);
 
 /** The worker's steps for `ctx`, with the API key's check (undefined: no key). */
 export function workerSteps(ctx: WorkerContext, keyCheck: KeyCheck | undefined): WorkerSteps {
-  return [versionStep, browserStep(ctx.settings.browser), apiKeyStep(keyCheck), drainStep(ctx)];
+  return [
+    requestIdStep,
+    versionStep,
+    browserStep(ctx.settings.browser),
+    apiKeyStep(keyCheck),
+    drainStep(ctx),
+    // Again inside the record: the access line names the trace id an error answer is sent with
+    // (the outer one covers the answers of the steps above; it then only reads it).
+    requestIdStep,
+  ];
 }
 
 /** Every answer carries the server's version headers; a WebSocket's 101 stays as it is. */

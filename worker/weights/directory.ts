@@ -5,6 +5,7 @@
  * try the cluster cache or the hub. Repositories it does not know are left to the other sources.
  */
 import { join } from "node:path";
+import { containedFile } from "./contained.ts";
 import { fileStamp, isCachedFile } from "./local_cache.ts";
 import { assertSafeRepoPath } from "./paths.ts";
 import { sourceFailedError, WeightsError } from "./errors.ts";
@@ -13,8 +14,14 @@ import type { WeightFileRef, WeightSource } from "./types.ts";
 /** The name directory sources report in logs and errors. */
 export const DIRECTORY_SOURCE = "directory";
 
-/** A source serving repository id → directory (absolute paths). */
-export function createDirectorySource(dirs: ReadonlyMap<string, string>): WeightSource {
+/**
+ * A source serving repository id → directory (absolute paths). A file is served from where it
+ * really is, and only when that is inside its directory unless `followLinks` (contained.ts).
+ */
+export function createDirectorySource(
+  dirs: ReadonlyMap<string, string>,
+  followLinks = false,
+): WeightSource {
   const pathOf = (ref: WeightFileRef): string | undefined => {
     const dir = dirs.get(ref.repo);
     if (dir === undefined) return undefined;
@@ -36,7 +43,7 @@ export function createDirectorySource(dirs: ReadonlyMap<string, string>): Weight
       } catch (err) {
         throw sourceFailedError(DIRECTORY_SOURCE, ref, err);
       }
-      if (found) return p;
+      if (found) return await containedFile(dirs.get(ref.repo)!, ref.path, followLinks);
       throw new WeightsError(
         "not_found",
         "MODEL_NOT_FOUND",

@@ -27,6 +27,8 @@ export interface WeightSettings {
    * absolute path. Their files are read in place and never asked of another source.
    */
   directories?: ReadonlyMap<string, string>;
+  /** `SVC_MODELS_FOLLOW_LINKS`: a directory's files may be links to files outside it. */
+  followLinks?: boolean;
 }
 
 /** The settings as a loggable string: the token only as "set"/"unset". */
@@ -44,7 +46,7 @@ export function weightSourcesFrom(s: WeightSettings, fetchImpl?: typeof fetch): 
   const http = { timeoutMs: s.timeoutMs, idleTimeoutMs: s.idleTimeoutMs, fetch: fetchImpl };
   const sources: WeightSource[] = [];
   if (s.directories && s.directories.size > 0) {
-    sources.push(createDirectorySource(s.directories));
+    sources.push(createDirectorySource(s.directories, s.followLinks));
   }
   if (s.clusterCache) sources.push(createClusterCacheSource({ location: s.clusterCache, ...http }));
   if (!s.hubDisabled) sources.push(createHubSource({ hubUrl: s.hubUrl, token: s.token, ...http }));

@@ -30,6 +30,8 @@ export default {
     max_words: 384,
     threshold: 0.5,
     relation_prompt: "Extract relationships between entities from the text:",
+    // The entity types found first when a relations request names none (options.entity_labels).
+    entity_labels: ["person", "organization", "location"],
   },
   description:
     "GLiNER multitask (large, knowledgator): entities of any type and relations between them.",

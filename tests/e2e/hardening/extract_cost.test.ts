@@ -154,6 +154,9 @@ Deno.test({
       SVC_PRELOAD_MODELS: "fixture/gliner-multitask,fixture/gliner",
       // Bounds lifted so that the requests run: what bounds them here is the spans kept per label.
       SVC_MAX_EXTRACT_ITEM_TOKENS: "1000000000",
+      SVC_MAX_EXTRACT_REQUEST_TOKENS: "1000000000",
+      // The request's cost counts in the model's queue, in rows of the model's length.
+      SVC_MAX_QUEUE_ITEMS: "1000000",
       // One window per ONNX run: the relation pass of the long text is ~41,000 runs (about 100 s
       // on the test machine), so stopping it shows.
       SVC_MAX_RUN_TOKENS: "256",

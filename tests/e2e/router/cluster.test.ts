@@ -165,14 +165,14 @@ Deno.test({
       );
 
       await t.step(
-        "SIGKILL of a worker: gone from /health when its socket drops, traffic keeps flowing",
+        "SIGKILL of a worker under 4 clients: gone from /health, no plain request lost",
         async () => {
           const victim = warm;
           const survivor = victim === "cpu-a" ? "cpu-b" : "cpu-a";
-          // Traffic before, during and after the kill.
+          // Traffic of 4 clients before, during and after the kill.
           let stop = false;
           const results: { status: number; worker: string | null; code?: string }[] = [];
-          const traffic = (async () => {
+          const client = async () => {
             while (!stop) {
               const res = await encode(url, MODEL, CPU).catch(() => undefined);
               const failed = res !== undefined && res.status !== 200;
@@ -183,7 +183,8 @@ Deno.test({
               });
               if (!failed) await res?.body?.cancel();
             }
-          })();
+          };
+          const traffic = Promise.all([client(), client(), client(), client()]);
           await waitFor(() => results.length >= 3, "traffic before the kill");
           const killedAt = performance.now();
           workers[victim].signal("SIGKILL");
@@ -198,19 +199,9 @@ Deno.test({
           console.log(
             `  traffic during the kill: ${results.length} requests, ${failed.length} not 200`,
           );
-          // The one request the victim may have been serving when it died is lost, not replayed
-          // on the survivor (the router cannot tell a kill from a request that crashed the
-          // worker); every other request is served.
-          assert.ok(failed.length <= 1, JSON.stringify(failed));
-          for (const f of failed) {
-            // Named (SVC_EXPOSE_WORKER_ID) when the router knew which worker it lost.
-            assert.ok(f.worker === null || f.worker === victim, JSON.stringify(f));
-            assert.deepEqual({ ...f, worker: null }, {
-              status: 502,
-              worker: null,
-              code: "WORKER_LOST",
-            });
-          }
+          // The requests the victim was serving when it died are small, at no death before: sent
+          // once more to the survivor (router/proxy/replay.ts). None is lost.
+          assert.equal(failed.length, 0, JSON.stringify(failed));
           assert.equal(results.at(-1)?.worker, survivor);
           assert.deepEqual(await workerIds(url), [survivor, "l4-a"].sort());
         },
@@ -246,14 +237,22 @@ Deno.test({
           SVC_PORT: String(port),
           SVC_EXPOSE_WORKER_ID: "1",
           SVC_RESULT_CACHE_BYTES: "0",
+          // Requests wait for workers that come back instead of a 202 (5 s by default; longer here,
+          // since the workers' reconnect backoff after the router's down time varies, 0.4-3 s).
+          SVC_STARTUP_HOLD_MS: "10000",
         });
         router2 = r2.proc;
+        // Asked at once, before the workers are back: held until they are, then answered.
+        const early = encode(r2.url, MODEL, CPU);
         const ms = await waitFor(
           async () => (await workerIds(r2.url)).length === 2,
           "re-registration",
           20_000,
         );
         console.log(`  workers re-registered ${ms.toFixed(0)} ms after the new router listened`);
+        const held = await early;
+        assert.equal(held.status, 200, "held, not 202, while the workers came back");
+        await held.body?.cancel();
         const res = await encode(r2.url, MODEL, CPU);
         assert.equal(res.status, 200);
         await res.body?.cancel();

@@ -166,6 +166,8 @@ export async function startRouterProcess(env: Record<string, string> = {}): Prom
     SVC_HEARTBEAT_INTERVAL_MS: "200",
     SVC_STATUS_INTERVAL_MS: "200",
     SVC_WORKER_STALE_MS: "10000", // a busy machine must not make a live worker look silent
+    // Pools without workers answer 202 at once (the start-up hold has tests of its own).
+    SVC_STARTUP_HOLD_MS: "0",
     SVC_LOG_JSON: "1",
     ...env,
   });

@@ -27,6 +27,8 @@ export async function startTestRouter(
     SVC_STATUS_INTERVAL_MS: "200",
     SVC_UPSTREAM_TIMEOUT_MS: "5000",
     SVC_EMBEDDINGS_WAIT_MS: "300",
+    // Pools without workers answer 202 at once (the start-up hold has tests of its own).
+    SVC_STARTUP_HOLD_MS: "0",
     ...env,
   });
   const router = await startRouter(settings, {

@@ -198,6 +198,8 @@ Deno.test("fleet trust: only the headers the API defines reach clients", async (
           "x-svc-server-version",
           "x-total-time",
           "x-trace-id",
+          // The router's own, on every answer (the client's id, else the trace id).
+          "x-request-id",
         ].includes(n)
       ),
       `unexpected headers: ${names.join(", ")}`,

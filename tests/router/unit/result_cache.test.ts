@@ -19,12 +19,13 @@ import { FakeTime } from "../../helpers/fake_time.ts";
 
 const REV = "0123456789abcdef0123456789abcdef";
 
-function answer(body: string, revision = REV): StoredAnswer {
+function answer(body: string, revision = REV, producer = "conn-1"): StoredAnswer {
   return {
     status: 200,
     headers: [["content-type", "application/json"]],
     body: new TextEncoder().encode(body),
     revision,
+    producer,
   };
 }
 
@@ -46,6 +47,27 @@ Deno.test("result store: least recently used entries go first once the bytes are
   assert.equal(store.get("k1"), undefined);
   assert.equal(store.get("k3"), undefined);
   assert.deepEqual(store.get("k5"), big);
+});
+
+Deno.test("result store: a producer's entries are purged together, and only its own", () => {
+  const store = new ResultStore({ maxBytes: 100_000, maxEntryBytes: 1000, ttlMs: 0 });
+  for (const k of ["a1", "a2", "a3"]) store.set(k, answer(k, REV, "conn-a"));
+  for (const k of ["b1", "b2"]) store.set(k, answer(k, REV, "conn-b"));
+  // Replaced by another producer's answer: the key moves to it.
+  store.set("a3", answer("a3", REV, "conn-b"));
+  assert.deepEqual([...store.producers()].sort(), ["conn-a", "conn-b"]);
+  assert.equal(store.purge("conn-a"), 2);
+  assert.equal(store.get("a1"), undefined);
+  assert.equal(store.get("a2"), undefined);
+  for (const k of ["a3", "b1", "b2"]) assert.ok(store.get(k), k);
+  assert.deepEqual([...store.producers()], ["conn-b"]);
+  assert.equal(store.purge("conn-a"), 0);
+  // Evicted and deleted entries leave the index too.
+  store.delete("b1");
+  assert.equal(store.purge("conn-b"), 2);
+  assert.equal(store.size, 0);
+  assert.equal(store.bytes, 0);
+  assert.deepEqual([...store.producers()], []);
 });
 
 Deno.test("result store: bodies over the entry bound, or over the whole bound, are not kept", () => {
@@ -203,7 +225,7 @@ Deno.test("flights: one leads, the others follow its landing; a new flight after
   assert.equal(flights.lead("k"), undefined, "one flight per key");
   const landed = flights.follow("k")!;
   const body = new Uint8Array([1, 2, 3]);
-  lead.land({ status: 200, headers: [], body, revision: undefined });
+  lead.land({ status: 200, headers: [], body, revision: undefined, producer: "conn-1" });
   assert.deepEqual((await landed)?.body, body);
   assert.equal(flights.size, 0);
   assert.equal(flights.follow("k"), undefined);

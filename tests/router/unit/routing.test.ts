@@ -117,31 +117,52 @@ Deno.test("routing: path, body and headers are forwarded; credentials are not", 
   }
 });
 
-Deno.test("routing: no header → 400 unless a default profile is configured", async () => {
-  const c = await cluster({}, [{ id: "w", profile: "cpu", models: [DENSE] }]);
+Deno.test("routing: no header → the only pool; with several and no default, 400 naming the setting", async () => {
+  // One pool (SVC_MACHINE_PROFILES unset): the clients of other APIs send no header.
+  const one = await cluster({}, [{ id: "w", profile: "cpu", models: [DENSE] }]);
   try {
-    const res = await getJson(`${c.r.url}/v1/encode/fixture/dense`, {
+    const res = await post(`${one.r.url}/v1/encode/fixture/dense`);
+    assert.equal(res.status, 200);
+    await res.body?.cancel();
+    const bad = await getJson(`${one.r.url}/v1/encode/fixture/dense`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-svc-machine-profile": "no good" },
+      body: "{}",
+    });
+    assert.equal(bad.status, 400);
+    // An unknown model is a 404 (with suggestions), whatever the profile says.
+    const unknown = await getJson(`${one.r.url}/v1/encode/fixture/densse`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-svc-machine-profile": "nowhere" },
+      body: "{}",
+    });
+    assert.equal(unknown.status, 404);
+    assert.match(unknown.body.detail.message, /fixture\/dense/);
+  } finally {
+    await one.close();
+  }
+  const two = await cluster({}, [
+    { id: "a", profile: "cpu", models: [DENSE] },
+    { id: "b", profile: "l4", models: [DENSE] },
+  ]);
+  try {
+    const res = await getJson(`${two.r.url}/v1/encode/fixture/dense`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: "{}",
     });
     assert.equal(res.status, 400);
     assert.equal(res.body.detail.code, "INVALID_INPUT");
-    assert.match(res.body.detail.message, /X-SVC-MACHINE-PROFILE/);
-    const bad = await getJson(`${c.r.url}/v1/encode/fixture/dense`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-svc-machine-profile": "no good" },
-      body: "{}",
-    });
-    assert.equal(bad.status, 400);
+    assert.match(res.body.detail.message, /X-SVC-MACHINE-PROFILE header is required/);
+    assert.match(res.body.detail.message, /several pools \(cpu, l4\)/);
+    assert.match(res.body.detail.message, /SVC_DEFAULT_MACHINE_PROFILE/);
   } finally {
-    await c.close();
+    await two.close();
   }
-  const d = await cluster({ SVC_DEFAULT_MACHINE_PROFILE: "cpu" }, [{
-    id: "w",
-    profile: "cpu",
-    models: [DENSE],
-  }]);
+  const d = await cluster({ SVC_DEFAULT_MACHINE_PROFILE: "cpu" }, [
+    { id: "a", profile: "cpu", models: [DENSE] },
+    { id: "b", profile: "l4", models: [DENSE] },
+  ]);
   try {
     const res = await post(`${d.r.url}/v1/encode/fixture/dense`);
     assert.equal(res.status, 200);

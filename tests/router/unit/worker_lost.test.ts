@@ -18,9 +18,12 @@ import {
 const PATH = "/v1/encode/fixture%2Fdense";
 const CPU = { "x-svc-machine-profile": "cpu", "content-type": "application/json" };
 
-/** A router with worker `a` (model loaded: chosen first) and worker `b` (available). */
-async function pair(aBehaviour: SocketBehaviour) {
-  const r = await startTestRouter();
+/**
+ * A router with worker `a` (model loaded: chosen first) and worker `b` (available). Replays of
+ * dropped requests are off unless `env` turns them on: most tests here are about the poison rule.
+ */
+async function pair(aBehaviour: SocketBehaviour, env: Record<string, string> = {}) {
+  const r = await startTestRouter({ SVC_REPLAY_MAX_BODY_BYTES: "0", ...env });
   const workers: SocketWorker[] = [];
   const close = async () => {
     for (const w of workers) await w.close();
@@ -145,6 +148,74 @@ Deno.test("worker lost: a worker that closes the connection with the request unr
     assert.equal(a.seen.length, 1, "it reached `a`, which closed with it unread");
     assert.equal(b.seen.length, 1);
     assert.equal(await r.metrics.upstreamErrors.value({ worker_id: "a", kind: "dropped" }), 0);
+  } finally {
+    await close();
+  }
+});
+
+/** Replays as the defaults have them (small bodies, the default budget). */
+const REPLAYS = { SVC_REPLAY_MAX_BODY_BYTES: "32768" };
+
+Deno.test("worker lost: a small request a dying worker dropped goes once to another; dropped again, never", async () => {
+  const { r, a, b, close } = await pair("answer", REPLAYS);
+  try {
+    assert.equal((await post(r, '{"items":[{"text":"warm"}]}')).body.worker, "a");
+    a.behaviour = "drop_after_body";
+    const body = '{"items":[{"text":"a bystander"}]}';
+    const res = await post(r, body);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.worker, "b", "replayed on the other worker");
+    assert.equal(b.seen.length, 1);
+    assert.equal(await r.metrics.retries.value({ reason: "dropped" }), 1);
+    // The same body at a second death: it is what kills workers, and is never sent again.
+    b.behaviour = "drop_after_body";
+    const again = await post(r, body);
+    assert.equal(again.status, 502);
+    assert.equal(again.body.detail.code, "WORKER_LOST");
+    assert.equal(again.headers.get("x-should-retry"), "false");
+    assert.equal(a.seen.length, 2, "a never saw it again");
+    assert.equal(await r.metrics.retries.value({ reason: "dropped" }), 1);
+  } finally {
+    await close();
+  }
+});
+
+Deno.test("worker lost: a large body is never replayed, nor one past the retry budget", async () => {
+  const big = await pair("drop_after_body", { SVC_REPLAY_MAX_BODY_BYTES: "64" });
+  try {
+    const res = await post(big.r, JSON.stringify({ items: [{ text: "x".repeat(100) }] }));
+    assert.equal(res.status, 502);
+    assert.equal(res.body.detail.code, "WORKER_LOST");
+    assert.equal(big.b.seen.length, 0);
+  } finally {
+    await big.close();
+  }
+  const spent = await pair("drop_after_body", {
+    ...REPLAYS,
+    SVC_RETRY_BUDGET_MIN: "1",
+    SVC_RETRY_BUDGET_PERCENT: "0",
+  });
+  try {
+    const first = await post(spent.r, '{"items":[{"text":"one"}]}');
+    assert.equal(first.status, 200, "the budget's one replay");
+    spent.b.behaviour = "drop_after_body";
+    const second = await post(spent.r, '{"items":[{"text":"two"}]}');
+    assert.equal(second.status, 502, "the budget is spent");
+    assert.equal(await spent.r.metrics.retries.value({ reason: "dropped" }), 1);
+  } finally {
+    await spent.close();
+  }
+});
+
+Deno.test("worker lost: a replay with no other worker to go to is the WORKER_LOST answer", async () => {
+  const { r, a, b, close } = await pair("drop_after_body", REPLAYS);
+  try {
+    await b.close();
+    await waitFor(async () => (await getJson(`${r.url}/health`)).body.worker_count === 1, "b gone");
+    const res = await post(r, '{"items":[{"text":"alone"}]}');
+    assert.equal(res.status, 502);
+    assert.equal(res.body.detail.code, "WORKER_LOST");
+    assert.equal(a.seen.length, 1);
   } finally {
     await close();
   }

@@ -4,15 +4,18 @@
  * directory read in place, and a hub repository read through the weight store (local cache →
  * cluster cache → hub) and listed by the repository lister.
  */
-import { join } from "node:path";
 import { listDirectoryFiles } from "../../weights/listing.ts";
 import type { RepoLister } from "../../weights/listing.ts";
 import type { WeightStore } from "../../weights/types.ts";
 import { WeightFileTooLargeError, WeightsError } from "../../weights/errors.ts";
-import { DetectionError } from "./errors.ts";
-
-/** Largest JSON file detection reads (configuration files are a few KB; vocabularies are not read). */
-export const MAX_JSON_BYTES = 4 * 1024 * 1024;
+import { containedFile } from "../../weights/contained.ts";
+import {
+  DEFAULT_MODEL_JSON_BOUNDS,
+  type ModelJsonBounds,
+  type ModelJsonKind,
+  oversize,
+  readModelJson,
+} from "../../weights/model_json.ts";
 
 /** A repository being detected. */
 export interface RepoView {
@@ -20,37 +23,36 @@ export interface RepoView {
   readonly files: ReadonlySet<string>;
   /**
    * A JSON file of the repository, parsed; undefined when the repository has no such file.
-   * Throws a DetectionError when it is not JSON or too large.
+   * Throws a ModelFileError (naming the file, quoting nothing of it) when it is not JSON or is
+   * over its bounds.
    */
   json(path: string): Promise<unknown>;
   /** A local path to a repository file (fetched into the cache when needed). */
   local(path: string): Promise<string>;
 }
 
-function parseJson(path: string, text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new DetectionError(
-      path,
-      undefined,
-      `is not valid JSON (${(err as Error).message})`,
-      "Fix or remove the file",
-    );
-  }
+/** How a view reads a repository's files. */
+export interface ViewOptions {
+  /** Bounds of its JSON files (defaults: {@link DEFAULT_MODEL_JSON_BOUNDS}). */
+  json?: ModelJsonBounds;
+  /** A directory's files may be links to files outside it (`SVC_MODELS_FOLLOW_LINKS`). */
+  followLinks?: boolean;
 }
 
-function tooLarge(path: string, size: number): DetectionError {
-  return new DetectionError(
-    path,
-    undefined,
-    `is ${size} bytes, more than the ${MAX_JSON_BYTES} a configuration file may have`,
-    "Fix or remove the file",
-  );
+/** Which bound a repository JSON file gets: tokenizers' generous one, or configuration's. */
+export function jsonKindOf(path: string): ModelJsonKind {
+  return path === "tokenizer.json" || path.endsWith("/tokenizer.json") ? "tokenizer" : "config";
 }
 
-/** The repository laid out in `dir` (never written to); a missing directory is `not_found`. */
-export async function directoryView(dir: string, modelId: string): Promise<RepoView> {
+/**
+ * The repository laid out in `dir` (never written to); a missing directory is `not_found`. Every
+ * file is read from where it really is, and refused when that is outside `dir` (contained.ts).
+ */
+export async function directoryView(
+  dir: string,
+  modelId: string,
+  opts: ViewOptions = {},
+): Promise<RepoView> {
   const listed = await listDirectoryFiles(dir).catch((err) => {
     throw new WeightsError(
       "not_found",
@@ -66,16 +68,15 @@ export async function directoryView(dir: string, modelId: string): Promise<RepoV
     );
   }
   const files = new Set(listed);
-  const pathOf = (p: string) => join(dir, ...p.split("/"));
+  const bounds = opts.json ?? DEFAULT_MODEL_JSON_BOUNDS;
+  const pathOf = (p: string) => containedFile(dir, p, opts.followLinks ?? false);
   return {
     files,
     async json(path) {
       if (!files.has(path)) return undefined;
-      const size = (await Deno.stat(pathOf(path))).size;
-      if (size > MAX_JSON_BYTES) throw tooLarge(path, size);
-      return parseJson(path, await Deno.readTextFile(pathOf(path)));
+      return await readModelJson(await pathOf(path), bounds, jsonKindOf(path), path);
     },
-    local: (path) => Promise.resolve(pathOf(path)),
+    local: pathOf,
   };
 }
 
@@ -87,6 +88,8 @@ export interface HubViewOptions {
   store: WeightStore;
   lister: RepoLister;
   signal?: AbortSignal;
+  /** Bounds of its JSON files (defaults: {@link DEFAULT_MODEL_JSON_BOUNDS}). */
+  json?: ModelJsonBounds;
 }
 
 /** A hub repository through the weight store, plus a callback keeping its listing for restarts. */
@@ -108,14 +111,17 @@ export async function hubView(
     remember: listing.remember,
     async json(path) {
       if (!files.has(path)) return undefined;
+      const bounds = o.json ?? DEFAULT_MODEL_JSON_BOUNDS;
+      const kind = jsonKindOf(path);
       let local: string;
       try {
-        local = await fetchOne(path, MAX_JSON_BYTES);
+        const max = kind === "tokenizer" ? bounds.maxTokenizerBytes : bounds.maxBytes;
+        local = await fetchOne(path, max);
       } catch (err) {
-        if (err instanceof WeightFileTooLargeError) throw tooLarge(path, err.size);
+        if (err instanceof WeightFileTooLargeError) throw oversize(path, err.size, bounds, kind)!;
         throw err;
       }
-      return parseJson(path, await Deno.readTextFile(local));
+      return await readModelJson(local, bounds, kind, path);
     },
     local: (path) => fetchOne(path),
   };

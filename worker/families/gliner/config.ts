@@ -28,8 +28,14 @@ export async function loadGlinerSettings(
   tok: TextTokenizer,
 ): Promise<GlinerSettings> {
   const fo = ctx.config.family_options;
-  const cfg = (await readJsonFile(ctx.files.gliner_config) ?? {}) as Record<string, unknown>;
-  const added = (await readJsonFile(ctx.files.added_tokens) ?? {}) as Record<string, unknown>;
+  const cfg = (await readJsonFile(ctx.files.gliner_config, ctx.jsonBounds) ?? {}) as Record<
+    string,
+    unknown
+  >;
+  const added = (await readJsonFile(ctx.files.added_tokens, ctx.jsonBounds) ?? {}) as Record<
+    string,
+    unknown
+  >;
   const entToken = typeof cfg.ent_token === "string" ? cfg.ent_token : "<<ENT>>";
   const sepToken = typeof cfg.sep_token === "string" ? cfg.sep_token : "<<SEP>>";
   const tokenId = (token: string): number => {

@@ -24,7 +24,11 @@ export interface TextModel {
 
 /** Load a text model's tokenizer and ONNX session. */
 export async function loadTextModel(ctx: AdapterContext): Promise<TextModel> {
-  const tokenizer = await loadTextTokenizer(ctx.files, ctx.config.max_sequence_length);
+  const tokenizer = await loadTextTokenizer(
+    ctx.files,
+    ctx.config.max_sequence_length,
+    ctx.jsonBounds,
+  );
   const session = await openSession(
     ctx.modelBytes ?? ctx.files.model,
     ctx.executionProviders,

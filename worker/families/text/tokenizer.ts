@@ -1,4 +1,11 @@
 /** A model's text tokenizer: tokenizer.json through @huggingface/tokenizers, with truncation. */
+import { basename } from "node:path";
+import {
+  DEFAULT_MODEL_JSON_BOUNDS,
+  ModelFileError,
+  type ModelJsonBounds,
+  readModelJson,
+} from "../../weights/model_json.ts";
 import { Tokenizer } from "@huggingface/tokenizers";
 
 /** Token ids of one text, special tokens included. */
@@ -254,26 +261,45 @@ function indexOfRun(hay: number[], needle: number[]): number {
   return -1;
 }
 
-/** Read and parse a JSON file; undefined when the path is missing. */
-export async function readJsonFile(path: string | undefined): Promise<unknown> {
+/**
+ * Read and parse a model's JSON file within `bounds` (a `tokenizer.json` gets the tokenizers'
+ * size bound); undefined when the path is missing. Errors name the file and quote nothing of it.
+ */
+export async function readJsonFile(
+  path: string | undefined,
+  bounds: ModelJsonBounds = DEFAULT_MODEL_JSON_BOUNDS,
+): Promise<unknown> {
   if (!path) return undefined;
-  return JSON.parse(await Deno.readTextFile(path));
+  const kind = basename(path) === "tokenizer.json" ? "tokenizer" : "config";
+  return await readModelJson(path, bounds, kind);
 }
 
 /** Load a model's tokenizer from its files (`tokenizer`, optional `tokenizer_config`). */
 export async function loadTextTokenizer(
   files: Record<string, string>,
   maxLength: number,
+  bounds: ModelJsonBounds = DEFAULT_MODEL_JSON_BOUNDS,
 ): Promise<TextTokenizer> {
   if (!files.tokenizer) throw new Error("model has no tokenizer file");
-  const json = await readJsonFile(files.tokenizer);
+  const json = await readJsonFile(files.tokenizer, bounds);
   const cfgPath = files.tokenizer_config ??
     files.tokenizer.replace(/tokenizer\.json$/, "tokenizer_config.json");
   let cfg: unknown = {};
   try {
-    cfg = await readJsonFile(cfgPath);
+    cfg = await readJsonFile(cfgPath, bounds);
   } catch {
+    // Optional: an absent or unreadable one leaves the defaults (its bounds held all the same).
     cfg = {};
   }
-  return new TextTokenizer(json, cfg, maxLength);
+  try {
+    return new TextTokenizer(json, cfg, maxLength);
+  } catch (err) {
+    // The tokenizer library's reason, when it quotes nothing (no quotes, no long text).
+    const why = (err as Error).message;
+    const safe = /^[\w\s.,:;()/-]{1,200}$/.test(why) ? ` (${why})` : "";
+    throw new ModelFileError(
+      basename(files.tokenizer),
+      `is not a tokenizer this worker reads${safe}`,
+    );
+  }
 }

@@ -131,7 +131,8 @@ export async function handleCohereEmbed(
     served,
     items,
     call.signal,
-    (i) => body.images ? `images[${i}]` : `texts[${i}]`,
+    (i) =>
+      body.inputs?.length ? `inputs[${i}]` : body.images?.length ? `images[${i}]` : `texts[${i}]`,
   );
   const result = await runOnModel(ctx, served, call, work, plan.params);
   result.timing.tokenizationMs += imageMs;
@@ -157,21 +158,34 @@ export async function handleCohereEmbed(
   return answerJson(mr, result, answer);
 }
 
-/** The request's texts or images as items; exactly one of the two lists is sent. */
+/**
+ * The request's texts, images or inputs as items; exactly one of the three lists is sent. An
+ * input's parts make one item: its texts joined by newlines, its images beside them (a model
+ * that takes no images answers 400 for one, naming the input).
+ */
 function embedItems(body: CohereEmbedRequest): Item[] {
   const texts = body.texts ?? [];
   const images = body.images ?? [];
-  if (texts.length > 0 && images.length > 0) {
-    throw invalidInput("send texts or images, not both in one request");
-  }
-  if (texts.length === 0 && images.length === 0) {
-    throw invalidInput("texts (or images) must list at least one input");
-  }
+  const inputs = body.inputs ?? [];
+  const sent = [texts, images, inputs].filter((l) => l.length > 0).length;
+  if (sent > 1) throw invalidInput("send one of texts, images or inputs, not several");
+  if (sent === 0) throw invalidInput("texts, images or inputs must list at least one input");
   if (body.input_type === "image" && texts.length > 0) {
-    throw invalidInput("input_type 'image' goes with images, not texts");
+    throw invalidInput("input_type 'image' goes with images (or inputs), not texts");
   }
   if (texts.length > 0) return texts.map((text) => ({ text }));
-  return images.map((uri, i) => ({ images: [imageOfDataUri(uri, i)] }));
+  if (images.length > 0) return images.map((uri, i) => ({ images: [imageOfDataUri(uri, i)] }));
+  return inputs.map((input, i) => {
+    const parts = input.content;
+    const words = parts.flatMap((p) => p.type === "text" ? [p.text] : []);
+    const pictures = parts.flatMap((p, j) =>
+      p.type === "image_url" ? [imageOfDataUri(p.image_url.url, i, `.content[${j}]`)] : []
+    );
+    return {
+      ...(words.length > 0 ? { text: words.join("\n") } : {}),
+      ...(pictures.length > 0 ? { images: pictures } : {}),
+    };
+  });
 }
 
 /** Formats a data URI may name, as the image formats of the native API. */
@@ -182,18 +196,23 @@ const DATA_URI_FORMATS: Record<string, ImageFormat> = {
   "image/webp": "webp",
 };
 
-/** One `data:image/...;base64,` URI as image bytes with their format. */
-function imageOfDataUri(uri: string, i: number): { data: Uint8Array; format: ImageFormat } {
+/** One `data:image/...;base64,` URI as image bytes with their format (`at`: within inputs[i]). */
+function imageOfDataUri(
+  uri: string,
+  i: number,
+  at?: string,
+): { data: Uint8Array; format: ImageFormat } {
+  const name = at === undefined ? `images[${i}]` : `inputs[${i}]${at}.image_url.url`;
   const m = /^data:([\w.+-]+\/[\w.+-]+)(?:;[^,;]*)*;base64,/i.exec(uri);
   const format = m ? DATA_URI_FORMATS[m[1].toLowerCase()] : undefined;
   if (!m || !format) {
     throw invalidInput(
-      `images[${i}] must be a data URI of a JPEG, PNG or WebP image ` +
+      `${name} must be a data URI of a JPEG, PNG or WebP image ` +
         `(data:image/png;base64,...)`,
     );
   }
   const data = base64ToBytes(uri.slice(m[0].length));
-  if (data === null) throw invalidInput(`images[${i}] is not valid base64`);
-  if (data.length === 0) throw invalidInput(`images[${i}] holds no image data`);
+  if (data === null) throw invalidInput(`${name} is not valid base64`);
+  if (data.length === 0) throw invalidInput(`${name} holds no image data`);
   return { data, format };
 }

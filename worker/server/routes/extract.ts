@@ -11,7 +11,12 @@ import { type RelationGroup, relationGroups } from "../../service/extract/item_m
 import { prepareWork } from "../../service/inputs.ts";
 import type { WorkerContext } from "../context.ts";
 import type { ModelCall } from "../model_call.ts";
-import { answerModelRequest, openModelRequest, runOnModel } from "../model_request.ts";
+import {
+  answerModelRequest,
+  boundExtractCost,
+  openModelRequest,
+  runOnModel,
+} from "../model_request.ts";
 
 /** Handle one extract request end to end. */
 export async function handleExtract(ctx: WorkerContext, call: ModelCall): Promise<DirectAnswer> {
@@ -31,10 +36,17 @@ export async function handleExtract(ctx: WorkerContext, call: ModelCall): Promis
   byMetadata?.heads.forEach((heads, i) => {
     if (heads) work[i].heads = heads;
   });
+  // The request's cost as a whole, before any of it runs (a 400 over the request bound).
+  const weights = await boundExtractCost(
+    ctx,
+    served,
+    call,
+    groups.map((g, k) => ({ work: g.indices.map((i) => work[i]), params: plans[k].work })),
+  );
   const items: ExtractResult[] = new Array(body.items.length);
   const results = await Promise.all(groups.map(async (g, k) => {
     const groupWork = g.indices.map((i) => work[i]);
-    const result = await runOnModel(ctx, served, call, groupWork, plans[k].work);
+    const result = await runOnModel(ctx, served, call, groupWork, plans[k].work, weights?.[k]);
     g.indices.forEach((i, j) => {
       items[i] = extractResult(
         plans[k],

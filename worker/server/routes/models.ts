@@ -1,7 +1,12 @@
 /** GET /v1/models and GET /v1/models/{model}: the catalog with live state; never loads a model. */
 import type { ModelConfig } from "@svc/shared/catalog/schema";
 import { resolveServedName } from "@svc/shared/catalog";
-import { modelInfoOf, modelListBody, pendingModelInfo } from "@svc/shared/catalog/model_info";
+import {
+  modelDocument,
+  modelInfoOf,
+  modelListBody,
+  pendingModelInfo,
+} from "@svc/shared/catalog/model_info";
 import type { WorkerContext } from "../context.ts";
 import { modelFromPath } from "@svc/shared/catalog/model_path";
 
@@ -44,8 +49,10 @@ export function listModels(ctx: WorkerContext): Response {
 export function getModel(ctx: WorkerContext, url: string): Response {
   const name = modelFromPath(url, "/v1/models/");
   const served = resolveServedName(name, ctx.catalog.entries);
-  if (served) return Response.json(modelInfo(ctx, served.config, name, served.modelProfile));
+  if (served) {
+    return Response.json(modelDocument(modelInfo(ctx, served.config, name, served.modelProfile)));
+  }
   const pending = ctx.catalog.pendingEntries().find((p) => p.id === name);
-  if (pending) return Response.json(pendingModelInfo(pending));
+  if (pending) return Response.json(modelDocument(pendingModelInfo(pending)));
   throw ctx.catalog.unknownName(name);
 }

@@ -241,6 +241,17 @@ function planGliclass(served: ServedModel, p: ExtractParams, c: Common): Extract
 }
 
 /**
+ * The entity types a relations model finds when the request names none: its catalog entry's
+ * `family_options.entity_labels`. Clients that send only `labels` (the SIE TypeScript SDK has no
+ * `options`) then extract relations between the entities of those types.
+ */
+function configuredEntityLabels(served: ServedModel): string[] | undefined {
+  const raw = served.config.family_options.entity_labels;
+  if (!Array.isArray(raw)) return undefined;
+  return checkLabelList(raw, "family_options.entity_labels", MAX_ENTITY_LABELS);
+}
+
+/**
  * A GLiNER multitask model: `labels` are relation types; entities of `options.entity_labels` are
  * found first and become the heads (and candidate tails) of a second, relation-prompted pass.
  * Items that name their entities (mentions in metadata) skip the first pass: their mentions are
@@ -265,12 +276,14 @@ function planRelations(
     throw invalidInput("options.entity_labels must be a list of entity types");
   }
   const entityLabels = checkLabelList(raw, "options.entity_labels", MAX_ENTITY_LABELS) ??
-    (context.namedEntities ? [] : undefined);
+    (context.namedEntities ? [] : configuredEntityLabels(served));
   if (entityLabels === undefined) {
     throw invalidInput(
       `relation extraction needs the entities: options.entity_labels (the entity types to find ` +
         `first, e.g. ["person", "organization"]), or on each item metadata.entities, its ` +
-        `entity mentions [{text, label, start, end}] (or metadata.entity_labels, its types)`,
+        `entity mentions [{text, label, start, end}] (or metadata.entity_labels, its types); ` +
+        `model '${served.config.id}' configures no default types (its catalog entry's ` +
+        `family_options.entity_labels, or options.entity_labels of its profile)`,
     );
   }
   return {
