@@ -87,7 +87,12 @@ for (
   ] as const
 ) {
   Deno.test(`connection: a worker that ${name} is closed; only its request fails`, async () => {
-    const r = await startTestRouter({ SVC_WORKER_STREAM_WINDOW_BYTES: String(256 * 1024) });
+    // No replay of small dropped requests (router/proxy/replay.ts): what the worker's own
+    // request gets is the transport's doing alone.
+    const r = await startTestRouter({
+      SVC_WORKER_STREAM_WINDOW_BYTES: String(256 * 1024),
+      SVC_REPLAY_MAX_BODY_BYTES: "0",
+    });
     const good = await startSocketWorker({
       routerUrl: r.url,
       token: TEST_TOKEN,
@@ -126,6 +131,7 @@ for (
 }
 
 Deno.test("connection: a socket lost while the answer is due: 502 WORKER_LOST, nobody else", async () => {
+  // A large request (past SVC_REPLAY_MAX_BODY_BYTES): never replayed elsewhere.
   const r = await startTestRouter();
   const other = await startSocketWorker({
     routerUrl: r.url,
@@ -143,11 +149,40 @@ Deno.test("connection: a socket lost while the answer is due: 502 WORKER_LOST, n
     const res = await getJson(`${r.url}${PATH}`, {
       method: "POST",
       headers: CPU,
-      body: '{"items":[{"text":"poison"}]}',
+      body: JSON.stringify({ items: [{ text: "poison ".repeat(10_000) }] }),
     });
     assert.equal(res.status, 502);
     assert.equal(res.body.detail.code, "WORKER_LOST");
     assert.equal(other.seen.length, 0, "never replayed on another worker");
+  } finally {
+    rogue?.close();
+    await other.close();
+    await r.close();
+  }
+});
+
+Deno.test("connection: a small request lost with its worker's socket is replayed once, as over HTTP", async () => {
+  const r = await startTestRouter();
+  const other = await startSocketWorker({
+    routerUrl: r.url,
+    token: TEST_TOKEN,
+    id: "other",
+    profile: "cpu",
+    models: [{ name: "fixture/dense", state: "available" }],
+    transport: "connection",
+  });
+  let rogue;
+  try {
+    rogue = await rogueWorker(r.url, "dies", (ws) => ws.close());
+    await waitFor(() => other.link.connected, "other registered");
+    const res = await getJson(`${r.url}${PATH}`, {
+      method: "POST",
+      headers: CPU,
+      body: '{"items":[{"text":"a bystander"}]}',
+    });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.worker, "other");
+    assert.equal(other.seen.length, 1);
   } finally {
     rogue?.close();
     await other.close();
