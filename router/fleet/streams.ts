@@ -3,7 +3,7 @@
  * shared/fleet/streams/): windows and caps from the settings, and a worker that breaks the
  * protocol closed, which fails its own streams only (502).
  */
-import type { StreamGrant, StreamOffer } from "@svc/shared/fleet/protocol";
+import { CLOSE_CODES, type StreamGrant, type StreamOffer } from "@svc/shared/fleet/protocol";
 import { MAX_STREAM_FRAME_BYTES, StreamMux } from "@svc/shared/fleet/streams/mux";
 import type { StreamCaps } from "../settings.ts";
 import type { FleetSocket } from "./options.ts";
@@ -31,6 +31,7 @@ export function openStreams(
   caps: StreamCaps,
   onViolation: (reason: string) => void,
 ): StreamMux {
+  let closing = false;
   return new StreamMux({
     role: "opener",
     receive: { stream: caps.streamWindowBytes, connection: caps.connectionWindowBytes },
@@ -44,5 +45,15 @@ export function openStreams(
       },
     },
     onViolation,
+    // The worker dials again at once after a going-away close of a registered socket.
+    onIdsUsedUp: () => {
+      if (closing) return;
+      closing = true;
+      try {
+        socket.close(CLOSE_CODES.goingAway, "request stream ids used up: dial again");
+      } catch {
+        // Already closing.
+      }
+    },
   });
 }

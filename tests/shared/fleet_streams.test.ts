@@ -147,3 +147,38 @@ Deno.test("malformed frames are refused by the decoder", () => {
   f[1] = 0x80;
   assert.equal(decodeFrame(f, 1000).ok, false);
 });
+
+Deno.test("an opener that used every stream id asks for a new connection once its streams end", async () => {
+  const toWorker = new Pipe();
+  let usedUp = 0;
+  const router = new StreamMux({
+    role: "opener",
+    receive: WINDOWS,
+    send: WINDOWS,
+    maxStreams: 8,
+    maxFrameBytes: 256 * 1024,
+    sink: toWorker,
+    onViolation: () => {},
+    onIdsUsedUp: () => usedUp++,
+    maxStreamId: 2,
+  });
+  const worker = new StreamMux({
+    role: "acceptor",
+    receive: WINDOWS,
+    send: WINDOWS,
+    maxStreams: 8,
+    maxFrameBytes: 256 * 1024,
+    sink: new Pipe(),
+    onOpen: (s) => s.reset(),
+    onViolation: () => {},
+  });
+  toWorker.peer = worker;
+  const a = router.open({})!;
+  const b = router.open({})!;
+  assert.equal(router.open({}), undefined, "no third id");
+  assert.equal(usedUp, 0, "streams still open");
+  a.reset();
+  b.reset();
+  assert.equal(usedUp, 1);
+  await new Promise((r) => setTimeout(r, 5));
+});

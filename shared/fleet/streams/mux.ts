@@ -47,7 +47,7 @@ export const HIGH_WATER_BYTES = 256 * 1024;
 const DRAIN_POLL_MS = 1;
 
 /** Highest stream id; a connection that used them all is closed (its worker dials again). */
-const MAX_STREAM_ID = 0xffff_fff0;
+export const MAX_STREAM_ID = 0xffff_fff0;
 
 /** Credit windows: what may be in flight unconsumed, per stream and for the connection. */
 export interface StreamWindows {
@@ -73,6 +73,13 @@ export interface MuxOptions {
   onOpen?(stream: MuxStream, head: unknown): void;
   /** The peer broke the protocol: close the connection (the mux is already closed). */
   onViolation(reason: string): void;
+  /**
+   * Opener: every stream id was used (after about 4 billion requests) and the last stream is over:
+   * close the connection so that the worker dials a fresh one.
+   */
+  onIdsUsedUp?(): void;
+  /** Highest stream id (tests use a small one); default {@link MAX_STREAM_ID}. */
+  maxStreamId?: number;
 }
 
 /** What the mux needs of a socket. */
@@ -391,7 +398,11 @@ export class StreamMux {
   /** Open a stream (opener); undefined when at the cap, closed, or out of ids. */
   open(events: StreamEvents): MuxStream | undefined {
     if (this.#closed || this.#o.role !== "opener") return undefined;
-    if (this.#streams.size >= this.#o.maxStreams || this.#lastId >= MAX_STREAM_ID) return undefined;
+    if (this.#lastId >= (this.#o.maxStreamId ?? MAX_STREAM_ID)) {
+      if (this.#streams.size === 0) this.#o.onIdsUsedUp?.();
+      return undefined;
+    }
+    if (this.#streams.size >= this.#o.maxStreams) return undefined;
     const s = new MuxStream(
       this,
       ++this.#lastId,
@@ -557,9 +568,11 @@ export class StreamMux {
   /** Forget `s` once both of its sides are over. */
   settle(s: MuxStream): void {
     if (!s.finished) return;
-    this.#streams.delete(s.id);
+    if (!this.#streams.delete(s.id)) return;
     this.#heads.delete(s);
     this.#ready.delete(s);
+    const usedUp = this.#lastId >= (this.#o.maxStreamId ?? MAX_STREAM_ID);
+    if (usedUp && this.#streams.size === 0 && this.#o.role === "opener") this.#o.onIdsUsedUp?.();
   }
 }
 
