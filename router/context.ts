@@ -10,6 +10,7 @@ import type { DemandTracker } from "./provisioning.ts";
 import type { ResultCache } from "./cache/edge.ts";
 import type { RouterSettings } from "./settings.ts";
 import type { WorkerAuth } from "./proxy/worker_auth.ts";
+import type { KvDrains } from "./kv/drains.ts";
 import type { ReplayPolicy } from "./proxy/replay.ts";
 import type { RouterServeInfo } from "./http_server.ts";
 
@@ -29,6 +30,8 @@ export interface RouterContext {
   body: BodyReadOptions;
   /** The result cache and coalescing of model requests; absent when off. */
   cache?: ResultCache;
+  /** Drain marks for workers held by other router instances (KV mode). */
+  drains?: KvDrains;
   /** Which requests dropped by a dying worker go once more to another (absent: none). */
   replay?: ReplayPolicy;
   /** Epoch ms the router started (its start-up hold: SVC_STARTUP_HOLD_MS); absent: none. */

@@ -13,6 +13,7 @@ import type { Logger } from "@svc/shared/log";
 import type { RouterMetrics } from "./metrics/router_metrics.ts";
 import type { WorkerRecord } from "./directory/types.ts";
 import { poolHasCapacity } from "./pools/selection.ts";
+import type { DemandShare } from "./kv/demand.ts";
 
 /** Webhook settings; the URL and token are never logged. */
 export interface WebhookOptions {
@@ -46,6 +47,8 @@ export class DemandTracker {
   readonly #guessed = new Map<string, number>();
   #windowStart = -Infinity;
   #windowPosts = 0;
+  /** The count shared by all router instances (KV mode), merged into what is shown. */
+  #share: DemandShare | undefined;
 
   constructor(opts: {
     windowS: number;
@@ -55,7 +58,9 @@ export class DemandTracker {
     metrics: RouterMetrics;
     fetch?: typeof fetch;
     now?: () => number;
+    share?: DemandShare;
   }) {
+    this.#share = opts.share;
     this.#windowMs = opts.windowS * 1000;
     this.#webhook = opts.webhook;
     this.#routerId = opts.routerId;
@@ -79,9 +84,13 @@ export class DemandTracker {
       this.#entries.set(key, e);
       this.#guessed.delete(key);
     }
+    let counted = true;
     if (guessed) {
       const at = this.#guessed.get(key);
-      if (at !== undefined && now - at < GUESSED_REFRESH_MS) return e;
+      counted = at === undefined;
+      if (at !== undefined && now - at < GUESSED_REFRESH_MS) {
+        return merge(e, this.#share?.entry(machineProfile, bundle, now));
+      }
       if (at === undefined) {
         if (this.#guessed.size >= MAX_ENTRIES) {
           this.#guessed.delete(this.#guessed.keys().next().value!);
@@ -94,8 +103,18 @@ export class DemandTracker {
     }
     e.last_at = now;
     this.#metrics.provisioning.inc({ machine_profile: machineProfile, bundle });
-    this.#maybeNotify(key, e, model, now);
-    return e;
+    // The fleet's total, when instances share one: what the 202 and the webhook say.
+    const shown = this.#withShared(e, now, counted);
+    this.#maybeNotify(key, shown, model, now);
+    return shown;
+  }
+
+  /** `e` with the shared count folded in; `counted`: this request added one (shared too). */
+  #withShared(e: DemandEntry, now: number, counted: boolean): DemandEntry {
+    const share = this.#share;
+    if (!share) return e;
+    if (counted) share.add(e.machine_profile, e.bundle, now);
+    return merge(e, share.entry(e.machine_profile, e.bundle, now));
   }
 
   /** The pool has a serving worker again: its demand is met. */
@@ -103,6 +122,8 @@ export class DemandTracker {
     const key = `${machineProfile}\u0000${bundle}`;
     this.#entries.delete(key);
     this.#guessed.delete(key);
+    // Checked in memory first: every served request says so, and only a known count is cleared.
+    if (this.#share?.has(machineProfile, bundle)) this.#share.clear(machineProfile, bundle);
   }
 
   /**
@@ -117,7 +138,22 @@ export class DemandTracker {
       if (met || now - e.last_at > this.#windowMs) this.#entries.delete(key);
       else out.push({ ...e });
     }
-    return out;
+    if (!this.#share) return out;
+    // Other instances' demand: the shared count wins where both know a pool (it includes ours).
+    const byKey = new Map(out.map((e) => [`${e.machine_profile}\u0000${e.bundle}`, e]));
+    for (const s of this.#share.entries(now)) {
+      const met = workers !== undefined && poolHasCapacity(workers, s.machine_profile, s.bundle);
+      if (met) continue;
+      const key = `${s.machine_profile}\u0000${s.bundle}`;
+      byKey.set(key, merge(byKey.get(key), s));
+    }
+    return [...byKey.values()];
+  }
+
+  /** Stop sharing (pending adds are sent first). */
+  async close(): Promise<void> {
+    await this.flush();
+    await this.#share?.close();
   }
 
   /** Wait for webhook posts in flight (tests and shutdown). */
@@ -154,7 +190,8 @@ export class DemandTracker {
     if (this.#lastPost.size > MAX_ENTRIES) {
       this.#lastPost.delete(this.#lastPost.keys().next().value!);
     }
-    const p = this.#post(this.#webhook, {
+    const hook = this.#webhook;
+    const body = {
       event: "demand",
       machine_profile: e.machine_profile,
       bundle: e.bundle,
@@ -163,7 +200,12 @@ export class DemandTracker {
       first_at: new Date(e.first_at).toISOString(),
       router_id: this.#routerId,
       version: VERSION,
-    }).finally(() => this.#posts.delete(p));
+    };
+    // Instances sharing demand also share the debounce: one post per pool and interval.
+    const claim = this.#share?.claimPost(e.machine_profile, e.bundle, now, intervalMs);
+    const p = (claim ? claim : Promise.resolve(true))
+      .then((mine) => mine ? this.#post(hook, body) : undefined)
+      .finally(() => this.#posts.delete(p));
     this.#posts.add(p);
   }
 
@@ -185,4 +227,20 @@ export class DemandTracker {
       this.#log("warn", "provision webhook failed", { error: (err as Error).name });
     }
   }
+}
+
+/**
+ * This instance's entry and the shared one together: the larger count (the shared one includes
+ * this instance's adds, but may not have been read back yet), the earliest start, the latest
+ * request.
+ */
+function merge(local: DemandEntry | undefined, shared: DemandEntry | undefined): DemandEntry {
+  if (!local) return { ...shared! };
+  if (!shared) return local;
+  return {
+    ...local,
+    pending: Math.max(local.pending, shared.pending),
+    first_at: Math.min(local.first_at, shared.first_at),
+    last_at: Math.max(local.last_at, shared.last_at),
+  };
 }

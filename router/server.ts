@@ -4,7 +4,7 @@ import { createRouterApp } from "./app.ts";
 import { SecretSet } from "@svc/shared/http/secrets";
 import { BodyBudget } from "@svc/shared/http/body_budget";
 import type { RouterSettings } from "./settings.ts";
-import { openDirectory } from "./directory/open.ts";
+import { kvPollMs, openDirectory } from "./directory/open.ts";
 import type { WorkerDirectory } from "./directory/types.ts";
 import { FleetHub } from "./fleet/hub.ts";
 import { isLoopbackListen } from "./fleet/addresses.ts";
@@ -18,6 +18,9 @@ import { LoadTracker } from "./pools/load.ts";
 import { DemandTracker } from "./provisioning.ts";
 import { serveRouter } from "./http_server.ts";
 import { ResultCache } from "./cache/edge.ts";
+import { KvResultTier } from "./cache/kv_tier.ts";
+import { KvDemand } from "./kv/demand.ts";
+import { KvDrains } from "./kv/drains.ts";
 import { ReplayPolicy } from "./proxy/replay.ts";
 
 /** A running router. */
@@ -65,10 +68,11 @@ export async function startRouter(
   for (const w of settings.warnings) log("warn", w);
   const routerId = `router-${crypto.randomUUID().slice(0, 8)}`;
   const metrics = createRouterMetrics();
-  const { directory, close: closeDirectory } = await openDirectory(
+  const { directory, kv, close: closeDirectory } = await openDirectory(
     settings.directory,
     log,
     opts.kv,
+    routerId,
   );
   if (settings.adminKeys.length === 0 && !isLoopbackListen(settings.listen.host)) {
     log(
@@ -101,7 +105,18 @@ export async function startRouter(
     log,
     metrics,
   });
+  const kvPrefix = settings.directory.kvPrefix;
+  const pollMs = kvPollMs(settings.directory);
   const demand = new DemandTracker({
+    share: kv
+      ? new KvDemand({
+        kv,
+        prefix: kvPrefix,
+        windowS: settings.provisioning.demandWindowS,
+        pollMs,
+        log,
+      })
+      : undefined,
     windowS: settings.provisioning.demandWindowS,
     webhook: settings.provisioning.webhook,
     routerId,
@@ -118,6 +133,27 @@ export async function startRouter(
       metrics,
       exposeWorkerId: settings.exposeWorkerId,
       requireProvenWorkers: settings.workerApiKey !== undefined,
+      tier: kv && settings.resultCache.kvMaxEntryBytes > 0
+        ? new KvResultTier({
+          kv,
+          prefix: kvPrefix,
+          maxEntryBytes: Math.min(
+            settings.resultCache.kvMaxEntryBytes,
+            settings.resultCache.maxEntryBytes,
+          ),
+          ttlMs: settings.resultCache.ttlMs,
+          log,
+        })
+        : undefined,
+    })
+    : undefined;
+  const drains = kv
+    ? new KvDrains({
+      kv,
+      prefix: kvPrefix,
+      pollMs,
+      carryOut: async (id, connId) => (await hub.drainWorker(id, connId)) !== undefined,
+      log,
     })
     : undefined;
   if (cache) metrics.registry.onCollect(() => metrics.cacheBytes.set({}, cache.store.bytes));
@@ -138,6 +174,7 @@ export async function startRouter(
     routerId,
     body: { ...settings.http.body, budget },
     cache,
+    drains,
     replay: new ReplayPolicy(settings.replay),
     startedAt: Date.now(),
     workerAuth: workerAuthOf(settings.workerApiKey),
@@ -180,7 +217,9 @@ export async function startRouter(
       closing ??= (async () => {
         await hub.close();
         cache?.close();
-        await demand.flush();
+        await drains?.close();
+        await demand.close();
+        await cache?.tier?.flush();
         await server.shutdown();
         await closeDirectory();
       })();

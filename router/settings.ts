@@ -41,6 +41,13 @@ import type { ViewLimits } from "./views/bounds.ts";
 import type { ServerKind } from "./http_server.ts";
 
 /** Router-only settings. */
+/**
+ * The fleet caps per worker of `SVC_FLEET_WORKERS`: twice the sockets (reconnects overlap), a
+ * hundred models (30 is typical), 16 KiB of frames a second (a worker at rest sends a few hundred
+ * bytes; the room is for a fleet registering at once after a router restart).
+ */
+export const FLEET_SIZED = { connections: 2, models: 100, bytesPerS: 16 * 1024 } as const;
+
 const ROUTER_FIELDS = {
   SVC_API_KEYS: list({
     secret: true,
@@ -142,29 +149,40 @@ const ROUTER_FIELDS = {
       "flight unread; a worker that sends past its credit, breaks the framing or answers a " +
       "stream never opened is closed (only its own requests fail, with `502`)",
   }),
-  SVC_FLEET_MAX_CONNECTIONS: int({
+  SVC_FLEET_WORKERS: int({
     min: 1,
     max: 100_000,
-    default: 512,
+    default: 1000,
+    doc: "the fleet size the router is sized for: the three fleet caps below default to " +
+      "multiples of it, so one number admits a fleet (at 1000: 2000 sockets, 100,000 models, " +
+      "16,000 KiB of frames a second)",
+  }),
+  SVC_FLEET_MAX_CONNECTIONS: int({
+    min: 1,
+    max: 200_000,
+    default: undefined,
+    shown: `${FLEET_SIZED.connections} × \`SVC_FLEET_WORKERS\``,
     doc: "fleet sockets the router holds at once, registered or not; beyond it new worker " +
-      "connections get `503` (each worker holds one)",
+      "connections get `503` (each worker holds one; twice the fleet leaves room for sockets " +
+      "that overlap while workers reconnect)",
   }),
   SVC_FLEET_MAX_MODELS: int({
     min: 1,
     max: 10_000_000,
-    default: 20_000,
+    default: undefined,
+    shown: `${FLEET_SIZED.models} × \`SVC_FLEET_WORKERS\` (at least \`SVC_WORKER_MAX_MODELS\`)`,
     doc: "models all registered workers together may announce; a registration past it is " +
       "refused, and status frames past it close the workers announcing the most first",
   }),
   SVC_FLEET_MAX_STATUS_BYTES_PER_S: int({
     min: 64 * 1024,
     max: 1 << 30,
-    default: 4 * 1024 * 1024,
-    shown: "`4194304` (4 MiB)",
+    default: undefined,
+    shown: `${FLEET_SIZED.bytesPerS / 1024} KiB × \`SVC_FLEET_WORKERS\` (at least 64 KiB)`,
     doc: "bytes of fleet frames (status, registrations, heartbeats) per second, all sockets " +
       "together; past it the sockets that sent the most this second are closed first, and new " +
-      "fleet sockets get `503` until the second is over (a worker's status frame is a few KB " +
-      "a second: raise it for fleets of a thousand workers)",
+      "fleet sockets get `503` until the second is over (a worker at rest sends a few hundred " +
+      "bytes a second, a full status frame of 30 models a few KB, a registration about as much)",
   }),
   SVC_FLEET_VIEW_MAX_WORKERS: int({
     min: 1,
@@ -303,6 +321,15 @@ const ROUTER_FIELDS = {
     doc: "largest answer body kept in the result cache (and shared with identical requests in " +
       "flight); bigger answers are passed on, never held",
   }),
+  SVC_RESULT_CACHE_KV_MAX_ENTRY_BYTES: int({
+    min: 0,
+    max: 640 * 1024,
+    default: 256 * 1024,
+    doc: "in KV mode (`SVC_DIRECTORY=kv`) answers up to this size are also kept in Deno KV, a " +
+      "second tier shared by every router (a hit on one is a hit on all, for " +
+      "`SVC_RESULT_CACHE_TTL_S`); bigger ones stay in the router that computed them. `0`: " +
+      "no shared tier",
+  }),
   SVC_ROUTER_SERVER: oneOf(["auto", "node", "deno"], {
     default: "auto",
     doc: "HTTP server: `node` (node:http: a client that goes away cancels its request to the " +
@@ -313,7 +340,18 @@ const ROUTER_FIELDS = {
     default: "memory",
     doc: "worker directory: `memory` (one process) or `kv` (Deno KV, many isolates)",
   }),
-  SVC_KV_PATH: str({ default: undefined, doc: "KV database (unset: Deno Deploy's)" }),
+  SVC_KV_PATH: str({
+    default: undefined,
+    doc: "KV database file shared by the routers of one machine (unset: Deno Deploy's own " +
+      "database); `deno task router` grants read and write on this path alone",
+  }),
+  SVC_KV_URL: url({
+    default: undefined,
+    noCredentials: "the access token goes in DENO_KV_ACCESS_TOKEN",
+    doc: "KV Connect URL of a self-hosted `denokv` shared by routers on several machines " +
+      "(`http(s)://host:4512`); its access token is read from `DENO_KV_ACCESS_TOKEN` (never " +
+      "logged). Takes precedence over `SVC_KV_PATH`",
+  }),
   SVC_KV_PREFIX: str({
     default: "svc",
     pattern: SLUG_RE,
@@ -324,7 +362,18 @@ const ROUTER_FIELDS = {
     min: 50,
     max: 60_000,
     default: 500,
-    doc: "how often the KV directory re-reads the fleet",
+    doc: "how often each router polls KV's change counters (directory, demand, drains: one " +
+      "small read each) on a shared KV file, and re-reads what moved; with Deno Deploy's " +
+      "database or `SVC_KV_URL`, where watches see every writer, ten times less often (a " +
+      "safety net)",
+  }),
+  SVC_KV_RENEW_MS: millis({
+    min: 1000,
+    max: 600_000,
+    default: 10_000,
+    doc: "a worker's record in KV is rewritten at least this often (its liveness and load " +
+      "figures); changes to what routes (models, states, drains) are written at once. Other " +
+      "routers see load figures this late at most",
   }),
 };
 
@@ -332,7 +381,7 @@ const SCHEMA = settingsSchema({ ...COMMON_FIELDS, ...ROUTER_FIELDS }, (v, issue)
   checkCommon(v, issue);
   const extra = parseExtraModels(v.SVC_EXTRA_MODELS);
   if (!extra.ok) issue("SVC_EXTRA_MODELS", extra.problem);
-  if (v.SVC_FLEET_MAX_MODELS < v.SVC_WORKER_MAX_MODELS) {
+  if (v.SVC_FLEET_MAX_MODELS !== undefined && v.SVC_FLEET_MAX_MODELS < v.SVC_WORKER_MAX_MODELS) {
     issue("SVC_FLEET_MAX_MODELS", "must be at least SVC_WORKER_MAX_MODELS");
   }
   if (v.SVC_WORKER_CONNECTION_WINDOW_BYTES < v.SVC_WORKER_STREAM_WINDOW_BYTES) {
@@ -351,6 +400,24 @@ const SCHEMA = settingsSchema({ ...COMMON_FIELDS, ...ROUTER_FIELDS }, (v, issue)
     );
   }
 });
+
+/** What the fleet caps are for; each explicit setting overrides its derived default. */
+function fleetCaps(v: {
+  SVC_FLEET_WORKERS: number;
+  SVC_WORKER_MAX_MODELS: number;
+  SVC_FLEET_MAX_CONNECTIONS: number | undefined;
+  SVC_FLEET_MAX_MODELS: number | undefined;
+  SVC_FLEET_MAX_STATUS_BYTES_PER_S: number | undefined;
+}): FleetCaps {
+  const n = v.SVC_FLEET_WORKERS;
+  return {
+    maxConnections: v.SVC_FLEET_MAX_CONNECTIONS ?? FLEET_SIZED.connections * n,
+    maxModels: v.SVC_FLEET_MAX_MODELS ??
+      Math.max(FLEET_SIZED.models * n, v.SVC_WORKER_MAX_MODELS),
+    maxBytesPerS: v.SVC_FLEET_MAX_STATUS_BYTES_PER_S ??
+      Math.max(FLEET_SIZED.bytesPerS * n, 64 * 1024),
+  };
+}
 
 /** Every variable the router reads. */
 export const ROUTER_SETTING_NAMES: readonly string[] = SCHEMA.names;
@@ -427,9 +494,13 @@ export interface DirectorySettings {
   kind: DirectoryKind;
   /** Deno KV path; undefined = Deno.openKv() default (Deno Deploy's database). */
   kvPath: string | undefined;
+  /** KV Connect URL of a self-hosted denokv (wins over the path). */
+  kvUrl: string | undefined;
   kvPrefix: string;
-  /** How often the KV directory re-reads the fleet. */
+  /** How often the KV directory polls its change counter. */
   kvRefreshMs: number;
+  /** A worker's KV record is rewritten at least this often. */
+  kvRenewMs: number;
   /** Silence after which a worker is removed. */
   staleMs: number;
   /** How much of what workers reported is remembered. */
@@ -444,6 +515,8 @@ export interface ResultCacheSettings {
   ttlMs: number;
   /** Largest answer body cached or shared. */
   maxEntryBytes: number;
+  /** Largest answer body also kept in KV (KV mode; 0: no shared tier). */
+  kvMaxEntryBytes: number;
 }
 
 /** The router's settings, in the slices its parts receive. */
@@ -534,16 +607,12 @@ export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []):
       maxModelsPerWorker: v.SVC_WORKER_MAX_MODELS,
       maxFramesPerS: v.SVC_WORKER_MAX_FRAMES_PER_S,
       allowedNetworks: v.SVC_WORKER_ALLOWED_NETWORKS.map((c) => parseCidr(c)!),
-      caps: {
-        maxConnections: v.SVC_FLEET_MAX_CONNECTIONS,
-        maxModels: v.SVC_FLEET_MAX_MODELS,
-        maxBytesPerS: v.SVC_FLEET_MAX_STATUS_BYTES_PER_S,
-      },
       streams: {
         maxStreams: v.SVC_WORKER_MAX_STREAMS,
         streamWindowBytes: v.SVC_WORKER_STREAM_WINDOW_BYTES,
         connectionWindowBytes: v.SVC_WORKER_CONNECTION_WINDOW_BYTES,
       },
+      caps: fleetCaps(v),
     },
     views: { maxWorkers: v.SVC_FLEET_VIEW_MAX_WORKERS, maxModels: v.SVC_FLEET_VIEW_MAX_MODELS },
     upstreamTimeoutMs: v.SVC_UPSTREAM_TIMEOUT_MS,
@@ -568,12 +637,15 @@ export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []):
       maxBytes: v.SVC_RESULT_CACHE_BYTES,
       ttlMs: v.SVC_RESULT_CACHE_TTL_S * 1000,
       maxEntryBytes: v.SVC_RESULT_CACHE_MAX_ENTRY_BYTES,
+      kvMaxEntryBytes: v.SVC_RESULT_CACHE_KV_MAX_ENTRY_BYTES,
     },
     directory: {
       kind: v.SVC_DIRECTORY,
       kvPath: v.SVC_KV_PATH,
+      kvUrl: v.SVC_KV_URL,
       kvPrefix: v.SVC_KV_PREFIX,
       kvRefreshMs: v.SVC_KV_REFRESH_MS,
+      kvRenewMs: v.SVC_KV_RENEW_MS,
       staleMs: v.SVC_WORKER_STALE_MS,
       learned: { maxModels: v.SVC_MAX_LEARNED_MODELS, ttlMs: DEFAULT_LEARNED.ttlMs },
     },

@@ -11,6 +11,8 @@ export { serveWorkerApp } from "./server/http_server.ts";
 export { loadCatalog } from "./catalog/loader.ts";
 export type { ServedCatalog } from "./catalog/served.ts";
 export { familyOp } from "./families/kinds.ts";
+export { FAMILY_INFOS } from "./families/infos.ts";
+export type { FamilyInfo, GraphContract } from "./families/info.ts";
 export {
   COLBERT_OUTPUTS,
   DENSE_OUTPUTS,

@@ -56,8 +56,8 @@ ENV SVC_PORT=8080 \
     SVC_HOST=0.0.0.0 \
     DENO_DIR=/app/deno-dir \
     DENO_NO_UPDATE_CHECK=1
-# Files stay root-owned; the router writes nothing (unless SVC_DIRECTORY=kv with a local
-# SVC_KV_PATH, which -P=router does not allow anyway).
+# Files stay root-owned; the router writes nothing (several replicas share state through
+# SVC_KV_URL, a denokv server, not a local file).
 USER 65532:65532
 EXPOSE 8080
 # The router closes worker sockets (1001: workers reconnect elsewhere) and exits within 5 s.

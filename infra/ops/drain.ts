@@ -23,8 +23,13 @@ export async function drain(opts: OpsOptions): Promise<string> {
     opts,
     "POST",
     `/v1/admin/workers/${encodeURIComponent(id)}/drain`,
-  ) as { worker_id: string; in_flight: number; queue_depth: number };
+  ) as { worker_id: string; state: string; in_flight?: number; queue_depth?: number };
   if (opts.json) return JSON.stringify(body, null, 2);
+  if (body.state === "drain_requested") {
+    // Several routers (SVC_DIRECTORY=kv): the one holding the worker carries it out shortly.
+    return `worker ${body.worker_id}: drain requested from the router holding it; ` +
+      "`npx deno task status` shows it draining once that router has carried it out";
+  }
   return `worker ${body.worker_id} is draining: no new requests go to it; ` +
     `${body.in_flight} in flight and ${body.queue_depth} queued finish there`;
 }

@@ -42,6 +42,7 @@ import { awaitLanding, Flights, type Landing, type Lead } from "./flights.ts";
 import { resultKey } from "./key.ts";
 import { ResultStore } from "./store.ts";
 import { ASSIGNED_ID_PREFIX } from "../fleet/identity.ts";
+import type { SecondTier } from "./kv_tier.ts";
 
 /** `X-SVC-Model-Revision` as the kept header pairs name it (lower case). */
 const REVISION_HEADER = H.modelRevision.toLowerCase();
@@ -107,6 +108,8 @@ export interface ResultCacheDeps {
   requireProvenWorkers: boolean;
   /** Clock in ms of the entries' age (tests pass fake time). */
   now?: () => number;
+  /** A tier shared by router instances (KV), asked after a local miss (kv_tier.ts). */
+  tier?: SecondTier;
 }
 
 /** The result cache and the flights of one router process (or isolate). */
@@ -114,12 +117,15 @@ export class ResultCache {
   readonly store: ResultStore;
   readonly flights: Flights = new Flights();
   readonly #deps: ResultCacheDeps;
+  /** The shared second tier, when there is one. */
+  readonly tier: SecondTier | undefined;
   readonly #sweeper: ReturnType<typeof setInterval>;
   /** The snapshot last swept (the memory directory hands out the same one until a change). */
   #swept: readonly WorkerRecord[] | undefined;
 
   constructor(deps: ResultCacheDeps) {
     this.#deps = deps;
+    this.tier = deps.tier;
     this.store = new ResultStore({ ...deps.settings, now: deps.now });
     this.#sweeper = setInterval(() => this.sweep(), SWEEP_INTERVAL_MS);
   }
@@ -175,7 +181,10 @@ export class ResultCache {
       const hit = this.#lookup(key, r);
       if (hit) return this.#answered(hit, "hit", r.req);
       const landed = this.flights.follow(key);
-      if (!landed) return await this.#forward(r, "miss", key, this.flights.lead(key));
+      if (!landed) {
+        const lead = this.flights.lead(key);
+        return await this.#fromTier(key, r, lead) ?? await this.#forward(r, "miss", key, lead);
+      }
       const left = Math.max(0, r.timeoutMs - (Date.now() - started));
       const waited = await awaitLanding(landed, r.req.signal, left);
       if (waited.kind === "landed") return this.#answered(waited.answer, "coalesced", r.req);
@@ -191,6 +200,30 @@ export class ResultCache {
       // follow it; after a few rounds each goes alone (a failure is never shared).
       if (round + 1 >= MAX_FLIGHT_ROUNDS) return await this.#forward(r, "miss", key, undefined);
     }
+  }
+
+  /**
+   * A local miss asks the shared tier (KV: other router instances' answers). A stored answer
+   * counts under the local tier's rule (its producer still vouches for it, {@link #lookup}); a
+   * hit is kept locally too and lands `lead` (its followers share it). Undefined: go to a worker.
+   */
+  async #fromTier(
+    key: string,
+    r: CacheRequest,
+    lead: Lead | undefined,
+  ): Promise<Response | undefined> {
+    const tier = this.#deps.tier;
+    if (!tier) return undefined;
+    const got = await tier.get(key);
+    if (!got) return undefined;
+    const producer = this.#deps.directory.snapshot().find((w) => w.conn_id === got.producer);
+    if (
+      !producer || !isServing(producer, r.pool, r.bundle) ||
+      modelsOf(producer).get(r.model)?.revision !== got.revision
+    ) return undefined;
+    this.store.set(key, got);
+    lead?.land(got);
+    return this.#answered(got, "hit", r.req);
   }
 
   /**
@@ -266,6 +299,7 @@ export class ResultCache {
           const own = exact(body);
           const stored = { status: answer.status, headers: pairs, body: own, revision, producer };
           this.store.set(key, stored);
+          this.#deps.tier?.set(key, stored);
         }
       });
     };

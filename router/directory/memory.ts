@@ -41,6 +41,16 @@ export class MemoryWorkerDirectory implements WorkerDirectory {
     return Promise.resolve();
   }
 
+  /**
+   * Only the stored record's `last_seen` moves (in place: the snapshot and the views built from
+   * it stay as they are).
+   */
+  touch(record: WorkerRecord): Promise<void> {
+    const cur = this.#records.get(record.id);
+    if (cur && cur.conn_id === record.conn_id) cur.last_seen = record.last_seen;
+    return Promise.resolve();
+  }
+
   #store(record: WorkerRecord, now: number): void {
     this.#records.set(record.id, record);
     for (const m of record.models) this.#bundles.learn(m.name, m.bundle, now);

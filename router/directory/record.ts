@@ -20,8 +20,8 @@ const WorkerModelSchema: z.ZodType<WorkerModel> = z.object({
   revision: z.string().regex(MODEL_REVISION_RE).optional(),
 });
 
-/** Schema of a stored {@link WorkerRecord}, with the bounds the fleet hub applies on the wire. */
-export const WorkerRecordSchema: z.ZodType<WorkerRecord> = z.object({
+/** The record's fields as an object schema (heads below reuse all but the models). */
+const RecordObject = z.object({
   id: z.string().regex(WORKER_ID_RE),
   conn_id: Id,
   router_id: Id,
@@ -42,6 +42,48 @@ export const WorkerRecordSchema: z.ZodType<WorkerRecord> = z.object({
   registered_at: Count,
   last_seen: Count,
 });
+
+/** Schema of a stored {@link WorkerRecord}, with the bounds the fleet hub applies on the wire. */
+export const WorkerRecordSchema: z.ZodType<WorkerRecord> = RecordObject;
+
+/**
+ * A worker's head in KV: its record without the model list (stored apart in chunks, so that the
+ * announced-models cap fits KV's 64 KiB values), which chunks hold the list, and how long the
+ * record counts as live (a deadline in the value: KV's `expireIn` only deletes at the earliest).
+ */
+export interface StoredHead extends Omit<WorkerRecord, "models"> {
+  /** Generation of the model list: chunks live under `[prefix, "models", id, models_gen, i]`. */
+  models_gen: string;
+  models_chunks: number;
+  models_count: number;
+  /** Epoch ms until which the head is live without a renewal by its holder. */
+  alive_until: number;
+  /** The directory (router instance) that wrote it: its own heartbeat key must be live too. */
+  holder: string;
+}
+
+const StoredHeadSchema: z.ZodType<StoredHead> = RecordObject.omit({ models: true }).extend({
+  models_gen: z.string().min(1).max(64),
+  models_chunks: z.number().int().min(0).max(1000),
+  models_count: z.number().int().min(0).max(1000),
+  alive_until: Count,
+  holder: Id,
+});
+
+/** One stored chunk of a model list. */
+const ChunkSchema = z.array(WorkerModelSchema).max(1000);
+
+/** The head in `value`, or undefined when it is not a valid stored head. */
+export function parseStoredHead(value: unknown): StoredHead | undefined {
+  const r = StoredHeadSchema.safeParse(value);
+  return r.success ? r.data : undefined;
+}
+
+/** The models of a stored chunk, or undefined when it is not one. */
+export function parseModelChunk(value: unknown): WorkerModel[] | undefined {
+  const r = ChunkSchema.safeParse(value);
+  return r.success ? r.data : undefined;
+}
 
 /** The record in `value`, or undefined when it is not a valid worker record. */
 export function parseWorkerRecord(value: unknown): WorkerRecord | undefined {

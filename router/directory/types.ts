@@ -3,26 +3,14 @@
  * One interface, two implementations: process memory (one router process) and Deno KV (many
  * router isolates on Deno Deploy, each holding some of the workers' sockets).
  */
-import type {
-  FleetHistogram,
-  FleetModel,
-  ModelState,
-  WorkerTransport,
-} from "@svc/shared/fleet/protocol";
+import type { FleetModel, FleetModelStatus, WorkerTransport } from "@svc/shared/fleet/protocol";
 
-/** One model on one worker: registration data merged with the latest status. */
-export interface WorkerModel {
-  name: string;
+/**
+ * One model on one worker: registration data merged with the latest status (the wire's model
+ * status plus the bundle the worker registered it under).
+ */
+export interface WorkerModel extends FleetModelStatus {
   bundle: string;
-  state: ModelState;
-  queue_depth: number;
-  /** From status frames, when the worker sends them (see FleetModelStatus). */
-  device?: string | null;
-  memory_bytes?: number;
-  tokens_total?: number;
-  batch_sizes?: FleetHistogram;
-  /** The loaded model's revision, when the worker announces one (the result cache's check). */
-  revision?: string;
 }
 
 /** Everything the router knows about one registered worker. Plain JSON (stored in KV as is). */
@@ -73,6 +61,11 @@ export interface WorkerDirectory {
   claim(record: WorkerRecord): Promise<boolean>;
   /** Replace the record of a registered connection (status, drain). */
   put(record: WorkerRecord): Promise<void>;
+  /**
+   * The worker of `record` (as last put) is alive at `record.last_seen`, and nothing else changed:
+   * no copy, no write beyond what keeps it fresh for other router isolates, no view rebuilt.
+   */
+  touch(record: WorkerRecord): Promise<void>;
   /** Remove a worker, but only if `connId` still owns the record; true when removed. */
   remove(id: string, connId: string): Promise<boolean>;
   /**
@@ -112,8 +105,16 @@ export function mayTakeOver(
   now: number,
   staleMs: number,
 ): boolean {
-  if (!current || current.conn_id === candidate.conn_id) return true;
-  if (!isFresh(current, now, staleMs)) return true;
+  return mayReplace(current, candidate, current !== undefined && isFresh(current, now, staleMs));
+}
+
+/** {@link mayTakeOver} when the caller decides whether `current` is live (`live`). */
+export function mayReplace(
+  current: Pick<WorkerRecord, "conn_id" | "instance_hash"> | undefined,
+  candidate: WorkerRecord,
+  live: boolean,
+): boolean {
+  if (!current || current.conn_id === candidate.conn_id || !live) return true;
   return current.instance_hash !== undefined && current.instance_hash === candidate.instance_hash;
 }
 

@@ -13,9 +13,10 @@ import type { WorkerModel, WorkerRecord } from "../directory/types.ts";
 import type { FleetHubOptions, FleetSocket } from "./options.ts";
 import { type RefusalKind, REFUSALS } from "./refusals.ts";
 import type { FleetBudget, Talker } from "./budget.ts";
-import { byteLength, mergeModels, nextTurn } from "./frames.ts";
+import { byteLength, mergeModels, nextTurn, pingTime, withoutSeq } from "./frames.ts";
 import { register } from "./registration.ts";
 import type { StreamMux } from "@svc/shared/fleet/streams/mux";
+import { type CapRefusalLog, RAISE_HINT } from "./cap_log.ts";
 
 /** A socket must register within this time. */
 export const REGISTRATION_TIMEOUT_MS = 5000;
@@ -35,6 +36,8 @@ export interface HubServices {
   readonly budget: FleetBudget;
   /** Drop a refused socket whose peer has not finished the close handshake soon after. */
   terminateLater(socket: FleetSocket): void;
+  /** Warnings about refusals at the fleet's caps (rate-limited). */
+  readonly capRefusals: CapRefusalLog;
 }
 
 /** One worker socket, from upgrade to close. */
@@ -60,6 +63,12 @@ export class FleetConnection implements Talker {
   /** Start of the current one-second frame window, and frames received in it. */
   #windowStart: number;
   #windowFrames = 0;
+  /** Frames queued or being handled (the steady-state shortcut waits for them). */
+  #pending = 0;
+  /** The last status frame handled, without its `seq` (router/fleet/frames.ts `withoutSeq`). */
+  #lastStatus: string | undefined;
+  /** When the router last sent this socket a frame (heartbeats are answered after a pause). */
+  #lastSentAt = -Infinity;
   /** A model-cap warning was logged for this socket. */
   #capWarned = false;
 
@@ -95,10 +104,7 @@ export class FleetConnection implements Talker {
     const bytes = typeof data === "string" ? data.length : byteLength(data);
     this.#closeBiggest(budget.frame(this, bytes), "SVC_FLEET_MAX_STATUS_BYTES_PER_S", "sent");
     if (this.refused) return;
-    if (!this.record && budget.bytesFull) {
-      this.refuse("fleetFull", "the fleet is over SVC_FLEET_MAX_STATUS_BYTES_PER_S: retry later");
-      return;
-    }
+    if (!this.record && budget.bytesFull) return this.#refuseOverBytes();
     // Counted before queueing: a flood must not build up a backlog of frames to handle.
     if (now - this.#windowStart >= 1000) {
       this.#windowStart = now;
@@ -120,13 +126,60 @@ export class FleetConnection implements Talker {
       this.refuse("rateLimited", "frames arrive faster than the router handles them");
       return;
     }
+    // The steady state (a ping, a status frame that repeats the last one) is answered here,
+    // when no earlier frame is still waiting: it costs a comparison, not a decode. Control
+    // frames are text; anything else goes on to the queue as before.
+    if (this.#pending === 0 && typeof data === "string" && this.#steady(data, now)) return;
     this.#queued++;
     // One frame per event-loop turn: a burst of frames queued behind a slow one would
     // otherwise run back to back in one microtask checkpoint, starving HTTP requests.
-    this.chain = this.chain.then(nextTurn).then(() => {
-      this.#queued--;
-      return this.#onFrame(data);
-    }).catch((err) => o.log("error", "fleet frame handling failed", { error: String(err) }));
+    this.#enqueue(() =>
+      nextTurn().then(() => {
+        this.#queued--;
+        return this.#onFrame(data);
+      })
+    );
+  }
+
+  /** An unregistered socket in a second whose frames went over the byte cap: refused. */
+  #refuseOverBytes(): void {
+    const cap = this.#hub.budget.caps.maxBytesPerS;
+    this.#hub.capRefusals.refused("SVC_FLEET_MAX_STATUS_BYTES_PER_S", {
+      cap: "SVC_FLEET_MAX_STATUS_BYTES_PER_S",
+      SVC_FLEET_MAX_STATUS_BYTES_PER_S: cap,
+    });
+    this.refuse(
+      "fleetFull",
+      `the fleet is over SVC_FLEET_MAX_STATUS_BYTES_PER_S (${cap}) this second: ${RAISE_HINT}`,
+    );
+  }
+
+  /** Run `step` after every frame before it; `#pending` counts what has not finished. */
+  #enqueue(step: () => Promise<void>): void {
+    this.#pending++;
+    this.chain = this.chain.then(step).catch((err) =>
+      this.#hub.o.log("error", "fleet frame handling failed", { error: String(err) })
+    ).finally(() => this.#pending--);
+  }
+
+  /**
+   * Handle `data` if it is a heartbeat or a status frame that says what the last one said
+   * (only its `seq` differs): the worker is alive, nothing else moves. False: decode it in full.
+   */
+  #steady(data: string, now: number): boolean {
+    const t = pingTime(data);
+    if (t !== undefined) {
+      this.#ping(t, now);
+      return true;
+    }
+    const prev = this.record;
+    if (!prev || this.#lastStatus === undefined || withoutSeq(data) !== this.#lastStatus) {
+      return false;
+    }
+    const record = { ...prev, last_seen: now };
+    this.record = record;
+    this.#enqueue(() => this.#hub.o.directory.touch(record));
+    return true;
   }
 
   async #onFrame(data: unknown): Promise<void> {
@@ -144,7 +197,7 @@ export class FleetConnection implements Talker {
       case "register":
         return await register(this, msg, this.#hub);
       case "ping":
-        return this.send({ type: "pong", t: msg.t });
+        return this.#ping(msg.t, this.#hub.now());
       case "pong":
         return;
       case "status":
@@ -153,7 +206,7 @@ export class FleetConnection implements Talker {
           this.refuse("notRegistered", "register first");
           return;
         }
-        if (msg.type === "status") return await this.#status(this.record, msg);
+        if (msg.type === "status") return await this.#status(this.record, msg, data as string);
         const record = { ...this.record, draining: true, last_seen: this.#hub.now() };
         this.record = record;
         await o.directory.put(record);
@@ -169,9 +222,9 @@ export class FleetConnection implements Talker {
   }
 
   /** At most `maxModelsPerWorker` models; the rest is ignored (logged once per socket). */
-  capModels(workerId: string, models: WorkerModel[]): WorkerModel[] {
+  capModels(workerId: string, models: readonly WorkerModel[]): WorkerModel[] {
     const max = this.#hub.o.maxModelsPerWorker;
-    if (models.length <= max) return models;
+    if (models.length <= max) return models as WorkerModel[];
     if (!this.#capWarned) {
       this.#capWarned = true;
       this.#hub.o.log("warn", "worker announces more models than allowed; the rest is ignored", {
@@ -182,18 +235,33 @@ export class FleetConnection implements Talker {
     return models.slice(0, max);
   }
 
-  async #status(prev: WorkerRecord, msg: StatusMessage): Promise<void> {
+  async #status(prev: WorkerRecord, msg: StatusMessage, data: string): Promise<void> {
     const o = this.#hub.o;
+    const now = this.#hub.now();
+    const models = mergeModels(prev.models, msg, prev.bundle);
+    // Draining is one-way: a status frame cannot undo a drain notice.
+    const draining = prev.draining || msg.draining;
+    this.#lastStatus = withoutSeq(data);
+    if (
+      models === prev.models && draining === prev.draining &&
+      msg.queue_depth === prev.queue_depth && msg.in_flight === prev.in_flight &&
+      msg.memory_used_bytes === prev.memory_used_bytes &&
+      msg.memory_total_bytes === prev.memory_total_bytes
+    ) {
+      // Nothing new (a full frame that repeats, say): alive, and the views stay as they are.
+      const record = { ...prev, last_seen: now };
+      this.record = record;
+      return await o.directory.touch(record);
+    }
     const record: WorkerRecord = {
       ...prev,
-      models: this.capModels(prev.id, mergeModels(prev.models, msg, prev.bundle)),
+      models: models === prev.models ? prev.models : this.capModels(prev.id, models),
       queue_depth: msg.queue_depth,
       in_flight: msg.in_flight,
       memory_used_bytes: msg.memory_used_bytes,
       memory_total_bytes: msg.memory_total_bytes,
-      // Draining is one-way: a status frame cannot undo a drain notice.
-      draining: prev.draining || msg.draining,
-      last_seen: this.#hub.now(),
+      draining,
+      last_seen: now,
     };
     if (record.draining && !prev.draining) {
       o.log("info", "worker draining", { worker_id: record.id, reason: "status" });
@@ -214,16 +282,24 @@ export class FleetConnection implements Talker {
 
   /** Close the sockets the budget named (the biggest first) as over the cap `setting`. */
   #closeBiggest(talkers: Talker[], setting: string, what: "sent" | "announced"): void {
+    if (talkers.length === 0) return;
+    const caps = this.#hub.budget.caps;
+    const value = what === "sent" ? caps.maxBytesPerS : caps.maxModels;
     for (const t of talkers) {
       const conn = t as FleetConnection;
       this.#hub.o.log("warn", "the fleet is over a cap; closing its biggest talker", {
         worker_id: conn.record?.id,
         cap: setting,
+        [setting]: value,
         [what === "sent" ? "bytes_this_second" : "models"]: what === "sent"
           ? conn.windowBytes
           : conn.announced,
+        hint: `raise ${setting}, or SVC_FLEET_WORKERS (the fleet size the caps derive from)`,
       });
-      conn.refuse("fleetFull", `the fleet is over ${setting} and this socket ${what} the most`);
+      conn.refuse(
+        "fleetFull",
+        `the fleet is over ${setting} (${value}) and this socket ${what} the most: ${RAISE_HINT}`,
+      );
     }
   }
 
@@ -238,9 +314,19 @@ export class FleetConnection implements Talker {
     return record;
   }
 
+  /**
+   * A heartbeat: answered only when the router has sent the worker nothing for a third of the
+   * stale bound. The worker needs to hear from the router within that bound, not twice a second,
+   * and each frame sent is a write to the socket (the most a fleet at rest cost the router).
+   */
+  #ping(t: number, now: number): void {
+    if (now - this.#lastSentAt >= this.#hub.o.workerStaleMs / 3) this.send({ type: "pong", t });
+  }
+
   /** Send a frame if the socket is open. */
   send(msg: RouterMessage): void {
     if (this.closed || this.socket.readyState !== OPEN) return;
+    this.#lastSentAt = this.#hub.now();
     try {
       this.socket.send(encodeMessage(msg));
     } catch {

@@ -13,6 +13,7 @@ import { FleetConnection, type HubServices } from "./connection.ts";
 import { FleetBudget } from "./budget.ts";
 import type { FleetHubOptions, FleetSocket } from "./options.ts";
 import type { StreamMux } from "@svc/shared/fleet/streams/mux";
+import { CapRefusalLog, RAISE_HINT } from "./cap_log.ts";
 
 export { REGISTRATION_TIMEOUT_MS } from "./connection.ts";
 export type { FleetHubOptions } from "./options.ts";
@@ -44,6 +45,7 @@ export class FleetHub {
       byWorker: this.#byWorker,
       forget: (conn) => this.#conns.delete(conn),
       budget: new FleetBudget(opts.caps, this.#now),
+      capRefusals: new CapRefusalLog(opts.log, this.#now),
       terminateLater: (socket) => {
         const t = setTimeout(() => {
           this.#closing.delete(t);
@@ -65,10 +67,13 @@ export class FleetHub {
    * An operator's drain: mark a worker whose socket this router holds as draining, so no new
    * request goes to it (status frames cannot undo it) while its in-flight work finishes. The
    * worker itself is not told and keeps running; a new registration (restart) serves again.
-   * Undefined when no socket here holds the id.
+   * Undefined when no socket here holds the id (with `connId`: that connection of it).
    */
-  drainWorker(id: string): Promise<WorkerRecord | undefined> {
-    return this.#byWorker.get(id)?.drain() ?? Promise.resolve(undefined);
+  drainWorker(id: string, connId?: string): Promise<WorkerRecord | undefined> {
+    const conn = this.#byWorker.get(id);
+    // A mark left for one connection (router/kv/drains.ts) does not drain a later one.
+    if (connId !== undefined && conn?.connId !== connId) return Promise.resolve(undefined);
+    return conn?.drain() ?? Promise.resolve(undefined);
   }
 
   /**
@@ -107,12 +112,24 @@ export class FleetHub {
     if (budget.connectionsFull || budget.bytesFull) {
       // Refused before the upgrade: no register frame is read while the fleet is over a cap.
       this.#o.metrics.connections.inc({ result: "fleet_full" });
-      const why = budget.connectionsFull
-        ? `the router holds SVC_FLEET_MAX_CONNECTIONS (${this.#o.caps.maxConnections}) fleet ` +
-          "sockets already"
-        : "the fleet's frames are over SVC_FLEET_MAX_STATUS_BYTES_PER_S this second";
-      this.#o.log("debug", "worker connection refused: the fleet is at a cap", { remote, why });
-      return errorResponse(new ServiceError("QUEUE_FULL", why, { retryAfterS: 1 }));
+      const caps = this.#o.caps;
+      const [cap, value, why] = budget.connectionsFull
+        ? [
+          "SVC_FLEET_MAX_CONNECTIONS",
+          caps.maxConnections,
+          `the router holds SVC_FLEET_MAX_CONNECTIONS (${caps.maxConnections}) fleet sockets ` +
+          "already",
+        ]
+        : [
+          "SVC_FLEET_MAX_STATUS_BYTES_PER_S",
+          caps.maxBytesPerS,
+          `the fleet's frames are over SVC_FLEET_MAX_STATUS_BYTES_PER_S (${caps.maxBytesPerS}) ` +
+          "this second",
+        ];
+      this.#services.capRefusals.refused(cap, { remote, cap, [cap]: value, why });
+      return errorResponse(
+        new ServiceError("QUEUE_FULL", `${why}: ${RAISE_HINT}`, { retryAfterS: 1 }),
+      );
     }
     const { socket, response } = upgradeWebSocket(req, { idleTimeoutS: FLEET_IDLE_TIMEOUT_S });
     // Deno's socket hands binary messages (request streams) as Blobs unless told otherwise.

@@ -9,6 +9,7 @@ import type { FleetConnection, HubServices } from "./connection.ts";
 import { checkAdvertisedUrl } from "./advertised_url.ts";
 import { identityOf } from "./identity.ts";
 import { DEFAULT_STREAM_CAPS, openStreams, streamGrant } from "./streams.ts";
+import { RAISE_HINT } from "./cap_log.ts";
 
 /** Register `conn` as the worker `msg` describes, or refuse it (the socket is then closed). */
 export async function register(
@@ -82,12 +83,18 @@ export async function register(
   }
   const models = conn.capModels(identity.id, modelsFromRegistration(msg.models));
   if (!hub.budget.fits(conn, models.length)) {
-    o.log("warn", "fleet models at the cap; registration refused", {
+    const cap = hub.budget.caps.maxModels;
+    hub.capRefusals.refused("SVC_FLEET_MAX_MODELS", {
       worker_id: identity.id,
       models: models.length,
-      max_models: hub.budget.caps.maxModels,
+      announced: hub.budget.announced,
+      cap: "SVC_FLEET_MAX_MODELS",
+      SVC_FLEET_MAX_MODELS: cap,
     });
-    conn.refuse("fleetFull", "the fleet announces SVC_FLEET_MAX_MODELS models already");
+    conn.refuse(
+      "fleetFull",
+      `the fleet announces SVC_FLEET_MAX_MODELS (${cap}) models already: ${RAISE_HINT}`,
+    );
     return;
   }
   const now = hub.now();

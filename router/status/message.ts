@@ -43,7 +43,7 @@ export interface WorkerModelState {
 }
 
 /** A model entry of the fleet message: the worker schema's, every worker's state, the summary. */
-export interface FleetModelStatus
+export interface FleetModelEntry
   extends ModelStatus, Pick<ModelHealth, "worker_count" | "gpu_types" | "total_queue_depth"> {
   workers: WorkerModelState[];
 }
@@ -56,7 +56,7 @@ export interface FleetWorkerStatus extends WorkerHealth {
 
 /** The router's status message: the worker schema plus `cluster` and `workers`. */
 export interface FleetStatusMessage extends StatusMessage {
-  models: FleetModelStatus[];
+  models: FleetModelEntry[];
   cluster: ClusterSummary;
   workers: FleetWorkerStatus[];
 }
@@ -80,7 +80,7 @@ export interface FleetStatusInputs {
 /** Build one fleet status message. */
 export function buildFleetStatus(i: FleetStatusInputs): FleetStatusMessage {
   const workers = [...i.workers].sort((a, b) => a.id.localeCompare(b.id));
-  const models = new Map<string, FleetModelStatus>();
+  const models = new Map<string, FleetModelEntry>();
   const liveTypes = new Set<string>();
   const liveBundles = new Set<string>();
   for (const w of workers) {

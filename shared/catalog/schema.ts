@@ -6,9 +6,9 @@ import { SLUG_RE } from "../fleet/protocol.ts";
 export type FamilyOp = "encode" | "score" | "extract";
 
 /**
- * Model families, each with the operation it serves: the one list of them. Every family has an
- * adapter module in `worker/families/` (`FAMILY_ADAPTERS` names one per family, which the
- * compiler checks); encode families also answer score, by the similarity of their embeddings.
+ * Model families, each with the operation it serves: the one list of them. Every family has its
+ * folder in `worker/families/` (its info in `FAMILY_INFOS`, its adapter in `FAMILY_ADAPTERS`, which
+ * the compiler checks); encode families also answer score, by the similarity of their embeddings.
  */
 export const FAMILY_OPS = {
   dense: "encode",

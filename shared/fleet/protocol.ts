@@ -5,7 +5,8 @@
  * `FLEET_PATH`, presenting `Authorization: Bearer <worker token>` on the upgrade request. Every
  * frame is one JSON text message with a `type` discriminator:
  *
- *   worker → router: register (first frame), status (~1/s), drain, ping (heartbeat), pong
+ *   worker → router: register (first frame), status (~1/s, the models that changed), drain,
+ *                    ping (heartbeat), pong
  *   router → worker: registered (answer to register), ack (of drain), ping, pong, error
  *
  * A router answers an incompatible `protocol` with an `error` frame and closes the socket; the
@@ -213,6 +214,11 @@ export interface StreamGrant extends StreamOffer {
 export interface StatusMessage {
   type: "status";
   seq: number;
+  /**
+   * The models whose status changed since the previous frame on this socket (all of them in
+   * the first frame and now and then: shared/fleet/status_delta.ts); a model left out keeps
+   * what the router last heard of it.
+   */
   models: FleetModelStatus[];
   queue_depth: number;
   in_flight: number;
@@ -227,7 +233,11 @@ export interface DrainMessage {
   reason?: string;
 }
 
-/** Heartbeat request; the peer answers with a pong carrying the same `t`. */
+/**
+ * Heartbeat request; the peer answers with a pong carrying the same `t`. The router answers a
+ * worker's ping only when it has sent that worker nothing for a third of `stale_after_ms` (the
+ * worker needs to hear from it within that bound, not at every beat).
+ */
 export interface PingMessage {
   type: "ping";
   t: number;

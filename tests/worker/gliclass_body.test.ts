@@ -5,7 +5,7 @@ import {
   gliclassBody,
   type GliclassSettings,
   labelPrompt,
-} from "../../worker/families/gliclass.ts";
+} from "../../worker/families/gliclass/adapter.ts";
 import { GLICLASS_TOKENS, LABEL_ID } from "@svc/fixture-models/models";
 import { extraTokenIds, tokenizerConfig, tokenizerJson } from "@svc/fixture-models/tokenizer";
 

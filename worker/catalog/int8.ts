@@ -3,22 +3,18 @@
  * what `/v1/models/{m}` says about a model's graph (checked, not checked, or float and why).
  * The probe itself runs in the inference thread (inference/int8_probe.ts).
  */
-import type { Family, Int8Plan, ModelConfig } from "@svc/shared/catalog/schema";
+import { FAMILIES, type Family, type Int8Plan, type ModelConfig } from "@svc/shared/catalog/schema";
+import { FAMILY_INFOS } from "../families/infos.ts";
 import type { QuantizationInfo, QuantizationProbe } from "@svc/shared/schemas/models";
 
 /**
- * Families whose outputs the probe compares: embeddings (cosine) and reranker scores. Extract
- * families answer spans and labels, and CLIP's image graph takes images, which a fixed text probe
- * cannot check: on CPU they run their float graph.
+ * Families whose outputs the probe compares (each family's `info.ts` says): embeddings (cosine)
+ * and reranker scores. Extract families answer spans and labels, and CLIP's image graph takes
+ * images, which a fixed text probe cannot check: on CPU they run their float graph.
  */
-export const PROBED_FAMILIES: ReadonlySet<Family> = new Set([
-  "dense",
-  "static",
-  "sparse",
-  "colbert",
-  "bge_m3",
-  "reranker",
-]);
+export const PROBED_FAMILIES: ReadonlySet<Family> = new Set(
+  FAMILIES.filter((f) => FAMILY_INFOS[f].int8Probe),
+);
 
 /** Graph names that say "quantised" (what hub exports call their int8 variants). */
 const QUANTISED_NAME = /(^|[/_.-])(quantized|quantised|int8|uint8|qint8|quint8|q8)([_.-]|$)/i;

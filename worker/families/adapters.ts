@@ -1,21 +1,21 @@
 /**
  * Which adapter runs which family. Imported only by the inference thread: every adapter pulls in
- * ONNX Runtime and the tokenizer, which must stay off the main thread (see `kinds.ts`).
+ * ONNX Runtime and the tokenizer, which must stay off the main thread (it reads `infos.ts`).
  */
 import type { Family } from "@svc/shared/catalog/schema";
 import type { AdapterFactory } from "./types.ts";
-import { createDenseAdapter, createStaticAdapter } from "./dense.ts";
-import { createSparseAdapter } from "./sparse.ts";
-import { createColbertAdapter } from "./colbert.ts";
-import { createBgeM3Adapter } from "./bge_m3.ts";
-import { createRerankerAdapter } from "./reranker.ts";
-import { createTokenClassificationAdapter } from "./token_classification.ts";
-import { createGlinerAdapter } from "./gliner.ts";
-import { createZeroShotAdapter } from "./zero_shot.ts";
-import { createGliclassAdapter } from "./gliclass.ts";
-import { createClipAdapter } from "./clip.ts";
-import { createDetectionAdapter } from "./detection.ts";
-import { createZeroShotDetectionAdapter } from "./zero_shot_detection.ts";
+import { createDenseAdapter, createStaticAdapter } from "./dense/adapter.ts";
+import { createSparseAdapter } from "./sparse/adapter.ts";
+import { createColbertAdapter } from "./colbert/adapter.ts";
+import { createBgeM3Adapter } from "./bge_m3/adapter.ts";
+import { createRerankerAdapter } from "./reranker/adapter.ts";
+import { createTokenClassificationAdapter } from "./token_classification/adapter.ts";
+import { createGlinerAdapter } from "./gliner/adapter.ts";
+import { createZeroShotAdapter } from "./zero_shot/adapter.ts";
+import { createGliclassAdapter } from "./gliclass/adapter.ts";
+import { createClipAdapter } from "./clip/adapter.ts";
+import { createDetectionAdapter } from "./detection/adapter.ts";
+import { createZeroShotDetectionAdapter } from "./zero_shot_detection/adapter.ts";
 
 /** Adapter factories by family: one for every family of the catalog schema. */
 export const FAMILY_ADAPTERS: Record<Family, AdapterFactory> = {

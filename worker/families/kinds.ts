@@ -1,17 +1,15 @@
 /**
  * What each model family does, without loading it: the op it serves (from the catalog schema's
- * family list) and whether it takes LoRA adapters. The main thread reads it (model gate), while
- * the adapters themselves (and ONNX Runtime with them) load only inside inference threads.
+ * family list) and whether it takes LoRA adapters, read from `FAMILY_INFOS`. The main thread
+ * reads it (model gate), while the adapters themselves (and ONNX Runtime with them) load only
+ * inside inference threads.
  */
-import { type Family, FAMILY_OPS } from "@svc/shared/catalog/schema";
+import { FAMILIES, type Family, FAMILY_OPS } from "@svc/shared/catalog/schema";
+import { FAMILY_INFOS } from "./infos.ts";
 import type { Op } from "./types.ts";
 
-/**
- * Families that take LoRA adapters: encode families whose graph is one text encoder loaded by
- * `text/base.ts` (a patched copy of it is what an adapter runs). Static models have no linear
- * layers; CLIP has two graphs.
- */
-export const LORA_FAMILIES: readonly Family[] = ["dense", "sparse", "colbert", "bge_m3"];
+/** Families that take LoRA adapters (each family's `info.ts` says), in `FAMILIES` order. */
+export const LORA_FAMILIES: readonly Family[] = FAMILIES.filter((f) => FAMILY_INFOS[f].lora);
 
 /** True when models of `family` accept `options.lora_id`. */
 export function supportsLora(family: Family): boolean {

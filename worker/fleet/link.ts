@@ -6,8 +6,8 @@
 import {
   CLOSE_CODES,
   FLEET_PROTOCOL_VERSION,
-  type FleetHistogram,
   type FleetModel,
+  type FleetModelStatus,
   MODEL_REVISION_RE,
   MODEL_STATES,
   type ModelState,
@@ -19,25 +19,15 @@ import { deadline } from "@svc/shared/deadline";
 import type { Logger } from "@svc/shared/log";
 import { VERSION } from "@svc/shared/version";
 import { WorkerKeys } from "@svc/shared/fleet/worker_keys";
+import { StatusDeltas } from "@svc/shared/fleet/status_delta";
 import { backoffDelay } from "./backoff.ts";
 import type { FleetConfig } from "./config.ts";
 import { LinkSession, type SessionHost } from "./session.ts";
 import { acceptStreams, type ServeRequest, WORKER_STREAM_OFFER } from "./streams/accept.ts";
 
-/** Live state of the worker, sampled for every status frame. */
+/** Live state of the worker, sampled for every status frame (models as the wire reports them). */
 export interface WorkerStatusSnapshot {
-  models: {
-    name: string;
-    state: ModelState;
-    queue_depth: number;
-    device?: string | null;
-    memory_bytes?: number;
-    /** Cumulative tokens and batch-size histogram (see FleetModelStatus). */
-    tokens_total?: number;
-    batch_sizes?: FleetHistogram;
-    /** The loaded model's revision (see worker/registry/revision.ts). */
-    revision?: string;
-  }[];
+  models: FleetModelStatus[];
   queue_depth: number;
   in_flight: number;
   memory_used_bytes: number;
@@ -113,6 +103,8 @@ export class FleetLinkImpl implements FleetLink {
   #draining = false;
   #closed = false;
   #seq = 0;
+  /** Status frames list only the models that changed (and all of them now and then). */
+  readonly #deltas = new StatusDeltas();
   #machine: MachineFacts | undefined;
   /** Proof of the worker id under the fleet's worker secret (none without the secret). */
   #idProof: string | undefined;
@@ -218,6 +210,7 @@ export class FleetLinkImpl implements FleetLink {
     };
   }
 
+  /** The next status frame: the models whose status changed since the previous one. */
   #statusFrame(): WorkerMessage | undefined {
     let s: WorkerStatusSnapshot;
     try {
@@ -226,7 +219,7 @@ export class FleetLinkImpl implements FleetLink {
       this.#deps.log("warn", "fleet status snapshot failed", { error: String(err) });
       return undefined;
     }
-    return {
+    return this.#deltas.next({
       type: "status",
       seq: this.#seq++,
       models: s.models.slice(0, 1000).map((m) => ({
@@ -253,11 +246,13 @@ export class FleetLinkImpl implements FleetLink {
       memory_used_bytes: count(s.memory_used_bytes),
       memory_total_bytes: count(s.memory_total_bytes),
       draining: s.draining || this.#draining,
-    };
+    });
   }
 
   #onRegistered(msg: RegisteredMessage): void {
     this.#failuresInARow = 0;
+    // A new socket: the router starts from the register frame, so the next status lists all.
+    this.#deltas.reset();
     if (msg.worker_id !== undefined && msg.worker_id !== this.#cfg.workerId) {
       this.#deps.log("warn", "the router registered this worker under an id of its own", {
         worker_id: msg.worker_id,

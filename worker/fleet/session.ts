@@ -209,6 +209,13 @@ export class LinkSession {
       this.#host.noteFailure(
         "router refused the worker token (HTTP 401): check SVC_WORKER_TOKEN",
       );
+    } else if (/\b503\b/.test(message)) {
+      // The fleet path answers 503 only at the router's fleet caps (the why is in its log).
+      this.#host.noteFailure(
+        "router refused the connection (HTTP 503): the fleet is at the router's " +
+          "SVC_FLEET_MAX_CONNECTIONS or SVC_FLEET_MAX_STATUS_BYTES_PER_S (both derive from " +
+          "SVC_FLEET_WORKERS); retrying with backoff",
+      );
     } else if (!this.#registered) {
       this.#host.noteFailure(`cannot reach the router: ${message || "connection failed"}`);
     }

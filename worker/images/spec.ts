@@ -4,6 +4,7 @@
  * library is imported here.
  */
 import type { ModelConfig } from "@svc/shared/catalog/schema";
+import { FAMILY_INFOS } from "../families/infos.ts";
 
 /**
  * Geometry of the model input, after EXIF rotation:
@@ -30,14 +31,16 @@ export interface ImageSpec {
   std: [number, number, number];
 }
 
-/** CLIP's published normalisation (also OWL-ViT's). */
-export const CLIP_MEAN: [number, number, number] = [0.48145466, 0.4578275, 0.40821073];
-/** CLIP's published standard deviations. */
-export const CLIP_STD: [number, number, number] = [0.26862954, 0.26130258, 0.27577711];
-/** ImageNet normalisation (DETR, YOLOS). */
-export const IMAGENET_MEAN: [number, number, number] = [0.485, 0.456, 0.406];
-/** ImageNet standard deviations. */
-export const IMAGENET_STD: [number, number, number] = [0.229, 0.224, 0.225];
+export { CLIP_MEAN, CLIP_STD, IMAGENET_MEAN, IMAGENET_STD } from "./normalisation.ts";
+
+/** Checked readers of a model's `family_options`, for its family's image spec. */
+export interface ImageOptionReader {
+  options: Record<string, unknown>;
+  /** An integer from 1 to 4096, else `fallback` when absent. */
+  size(key: string, fallback: number): number;
+  /** Three numbers, else `fallback` when absent. */
+  triple(key: string, fallback: [number, number, number]): [number, number, number];
+}
 
 /** The model's image spec, or undefined when it reads no images. Throws on a bad catalog entry. */
 export function imageSpecOf(config: ModelConfig): ImageSpec | undefined {
@@ -58,43 +61,14 @@ export function imageSpecOf(config: ModelConfig): ImageSpec | undefined {
     }
     return v;
   };
-  const resample = o.resample ?? (config.family === "clip" ? "bicubic" : "bilinear");
+  const images = FAMILY_INFOS[config.family]?.images;
+  const resample = o.resample ?? images?.resample ?? "bilinear";
   if (resample !== "bicubic" && resample !== "bilinear") {
     throw new Error(`${where}.resample must be 'bicubic' or 'bilinear'`);
   }
   const kernel = resample === "bicubic" ? "cubic" : "linear";
-  switch (config.family) {
-    case "clip":
-      return {
-        geometry: { mode: "crop", size: size("image_size", 224), crop: size("image_size", 224) },
-        kernel,
-        mean: triple("image_mean", CLIP_MEAN),
-        std: triple("image_std", CLIP_STD),
-      };
-    case "detection":
-      return {
-        geometry: {
-          mode: "fit",
-          size: size("shortest_edge", 800),
-          max: size("longest_edge", 1333),
-        },
-        kernel,
-        mean: triple("image_mean", IMAGENET_MEAN),
-        std: triple("image_std", IMAGENET_STD),
-      };
-    case "zero_shot_detection": {
-      const side = size("image_size", 768);
-      const geometry: ImageGeometry = o.pad_to_square === true
-        ? { mode: "pad_square", size: side, padValue: 0.5 }
-        : { mode: "stretch", size: side };
-      return {
-        geometry,
-        kernel,
-        mean: triple("image_mean", CLIP_MEAN),
-        std: triple("image_std", CLIP_STD),
-      };
-    }
-    default:
-      throw new Error(`model '${config.id}' lists image inputs but ${config.family} reads none`);
+  if (!images) {
+    throw new Error(`model '${config.id}' lists image inputs but ${config.family} reads none`);
   }
+  return images.spec({ options: o, size, triple }, kernel);
 }

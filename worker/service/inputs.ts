@@ -10,6 +10,7 @@ import { invalidInput, ServiceError } from "@svc/shared/errors";
 import type { Item } from "@svc/shared/schemas/item";
 import type { ImageSettings } from "../config/settings.ts";
 import type { PixelInput, WorkItem } from "../families/types.ts";
+import { FAMILY_INFOS } from "../families/infos.ts";
 import { ImageJobError, type ImagePool } from "../images/pool.ts";
 import { imageSpecOf } from "../images/spec.ts";
 
@@ -35,9 +36,6 @@ export interface PreparedWork {
   work: WorkItem[];
   imageMs: number;
 }
-
-/** Families that read exactly one image per item (their boxes belong to one image). */
-const ONE_IMAGE_FAMILIES: ReadonlySet<string> = new Set(["detection", "zero_shot_detection"]);
 
 /** Whether the catalog says the model turns text and images of one item into one output. */
 export function fusesTextAndImage(config: ModelConfig): boolean {
@@ -77,7 +75,7 @@ export function checkItemKinds(
           `send them as separate items`,
       );
     }
-    if (images > 1 && ONE_IMAGE_FAMILIES.has(config.family)) {
+    if (images > 1 && FAMILY_INFOS[config.family]?.oneImagePerItem) {
       throw invalidInput(
         `${name(i)} has ${images} images; model '${config.id}' reads one image per item`,
       );

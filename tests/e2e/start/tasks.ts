@@ -3,10 +3,18 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ROOT } from "../procs.ts";
 
-/** A task's command line from deno.json, without the leading `deno`. */
-export async function taskArgs(task: string): Promise<string[]> {
+/**
+ * A task's command line from deno.json, without the leading `deno`. The one shell construct the
+ * tasks use, `$(test -n "$VAR" && echo WORDS)` (flags for a variable that is set), is expanded
+ * as `deno task` would with `env`.
+ */
+export async function taskArgs(task: string, env: Record<string, string> = {}): Promise<string[]> {
   const cfg = JSON.parse(await Deno.readTextFile(join(ROOT, "deno.json")));
-  const words = String(cfg.tasks[task].command).split(/\s+/);
+  const command = String(cfg.tasks[task].command).replace(
+    /\$\(test -n "\$(\w+)" && echo ([^)]*)\)/g,
+    (_, name: string, words: string) => env[name] ? words.replaceAll(`$${name}`, env[name]) : "",
+  );
+  const words = command.trim().split(/\s+/);
   assert.equal(words[0], "deno");
   return words.slice(1);
 }

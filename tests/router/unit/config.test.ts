@@ -17,7 +17,35 @@ Deno.test("router config: defaults", () => {
   assert.equal(c.provisioning.retryAfterS, 10);
   assert.equal(c.provisioning.webhook, undefined);
   assert.equal(c.directory.kind, "memory");
+  assert.equal(c.directory.kvUrl, undefined);
+  assert.equal(c.directory.kvRenewMs, 10_000);
+  assert.equal(c.resultCache.kvMaxEntryBytes, 256 * 1024);
   assert.deepEqual(c.log, { json: false, level: "info" });
+  // A denokv server over KV Connect: the URL as given (the token stays in DENO_KV_ACCESS_TOKEN).
+  const kv = loadRouterSettings({ SVC_DIRECTORY: "kv", SVC_KV_URL: "https://kv.internal:4512" });
+  assert.equal(kv.directory.kvUrl, "https://kv.internal:4512");
+});
+
+Deno.test("router config: the fleet caps admit 1000 workers of 30 models and follow SVC_FLEET_WORKERS", () => {
+  const caps = loadRouterSettings({}).fleetLimits.caps;
+  assert.deepEqual(caps, { maxConnections: 2000, maxModels: 100_000, maxBytesPerS: 16_384_000 });
+  assert.ok(caps.maxConnections >= 1000 && caps.maxModels >= 30_000);
+  assert.deepEqual(loadRouterSettings({ SVC_FLEET_WORKERS: "5" }).fleetLimits.caps, {
+    maxConnections: 10,
+    maxModels: 1000, // never under one worker's SVC_WORKER_MAX_MODELS
+    maxBytesPerS: 81_920,
+  });
+  // An explicit cap wins over the derived one; the others still derive.
+  const set = loadRouterSettings({ SVC_FLEET_WORKERS: "10", SVC_FLEET_MAX_CONNECTIONS: "7" });
+  assert.deepEqual(set.fleetLimits.caps, {
+    maxConnections: 7,
+    maxModels: 1000,
+    maxBytesPerS: 163_840,
+  });
+  assert.throws(
+    () => loadRouterSettings({ SVC_FLEET_MAX_MODELS: "10" }),
+    /SVC_FLEET_MAX_MODELS.*SVC_WORKER_MAX_MODELS/,
+  );
 });
 
 Deno.test("router config: SVC_LOG_JSON reads the worker's spellings", () => {
@@ -74,6 +102,10 @@ Deno.test("router config: bad values name the variable, never a secret", () => {
     ],
     [{ SVC_WORKER_STALE_MS: "300", SVC_HEARTBEAT_INTERVAL_MS: "500" }, /SVC_WORKER_STALE_MS/],
     [{ SVC_LOG_LEVEL: "loud" }, /SVC_LOG_LEVEL/],
+    [{ SVC_KV_URL: "https://user:short-secret@kv.example:4512" }, /DENO_KV_ACCESS_TOKEN/],
+    [{ SVC_KV_URL: "kv.example:4512" }, /SVC_KV_URL/],
+    [{ SVC_KV_RENEW_MS: "10" }, /SVC_KV_RENEW_MS/],
+    [{ SVC_RESULT_CACHE_KV_MAX_ENTRY_BYTES: "1000000" }, /SVC_RESULT_CACHE_KV_MAX_ENTRY_BYTES/],
   ];
   for (const [env, re] of cases) {
     assert.throws(() => loadRouterSettings(env), (e: Error) => {

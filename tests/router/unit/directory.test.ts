@@ -51,7 +51,36 @@ async function contract(dir: WorkerDirectory): Promise<void> {
   // A stale record is not served.
   await dir.put(rec("old", "c3", { last_seen: NOW - 60_000 }));
   assert.ok(!dir.snapshot().some((r) => r.id === "old"));
+  // A touch keeps a worker alive: the directory serves it as seen at the touch.
+  await dir.put(rec("t", "c4", { last_seen: NOW - 2500, queue_depth: 3 }));
+  await dir.touch(rec("t", "c4", { last_seen: NOW, queue_depth: 3 }));
+  const touched = dir.snapshot().find((r) => r.id === "t");
+  assert.equal(touched?.last_seen, NOW);
+  assert.equal(touched?.queue_depth, 3);
 }
+
+Deno.test("directory: a KV touch is written once a third of the stale bound has passed", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const dir = new KvWorkerDirectory({
+    kv,
+    prefix: "t",
+    staleMs: 3000,
+    refreshMs: 60_000,
+    log: silentLogger,
+    now,
+  });
+  const stored = async () => (await kv.get<WorkerRecord>(["t", "workers", "a"])).value?.last_seen;
+  try {
+    await dir.put(rec("a", "c1", { last_seen: NOW - 2000 }));
+    await dir.touch(rec("a", "c1", { last_seen: NOW - 1500 }));
+    assert.equal(await stored(), NOW - 2000, "half a second later: nothing written");
+    await dir.touch(rec("a", "c1", { last_seen: NOW - 1000 }));
+    assert.equal(await stored(), NOW - 1000, "a second later: other isolates see it alive");
+  } finally {
+    await dir.close();
+    kv.close();
+  }
+});
 
 Deno.test("directory: memory implementation", async () => {
   const dir = new MemoryWorkerDirectory({ staleMs: 3000, now });

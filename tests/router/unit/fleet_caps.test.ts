@@ -169,7 +169,14 @@ Deno.test("fleet caps: connections and announced models past the caps are refuse
       },
     });
     assert.equal(refused.status, 503);
-    assert.match(await refused.text(), /SVC_FLEET_MAX_CONNECTIONS/);
+    assert.match(await refused.text(), /SVC_FLEET_MAX_CONNECTIONS \(3\).*SVC_FLEET_WORKERS/);
+    // The operator reads which cap and which setting in the router's log, for both refusals.
+    const warned = r.logs.filter((l) => l.level === "warn" && l.msg.includes("at a cap"));
+    assert.deepEqual(
+      warned.map((l) => [l.fields?.cap, l.fields?.[String(l.fields?.cap)]]),
+      [["SVC_FLEET_MAX_MODELS", 1000], ["SVC_FLEET_MAX_CONNECTIONS", 3]],
+    );
+    assert.ok(warned.every((l) => String(l.fields?.hint).includes("SVC_FLEET_WORKERS")));
   } finally {
     for (const s of rogues) s.close();
     await r.close();

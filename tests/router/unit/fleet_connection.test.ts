@@ -5,93 +5,11 @@
  * reads to the worker (the refusal table's error code and close code) and to the directory.
  */
 import assert from "node:assert/strict";
-import { SecretSet } from "@svc/shared/http/secrets";
-import type { RouterMessage, WorkerMessage } from "@svc/shared/fleet/protocol";
 import { FakeTime } from "../../helpers/fake_time.ts";
-import {
-  FleetConnection,
-  type HubServices,
-  REGISTRATION_TIMEOUT_MS,
-} from "../../../router/fleet/connection.ts";
-import { FleetBudget } from "../../../router/fleet/budget.ts";
+import { REGISTRATION_TIMEOUT_MS } from "../../../router/fleet/connection.ts";
 import { REFUSALS } from "../../../router/fleet/refusals.ts";
-import type { FleetSocket } from "../../../router/fleet/options.ts";
-import { MemoryWorkerDirectory } from "../../../router/directory/memory.ts";
-import { createRouterMetrics } from "../../../router/metrics/router_metrics.ts";
 import { registerFrame, statusFrame } from "../helpers/rogue_worker.ts";
-
-/** A socket whose peer is the test: frames in by `deliver`, frames out in `sent`. */
-class ScriptedSocket implements FleetSocket {
-  readyState = 1;
-  readonly sent: RouterMessage[] = [];
-  closedWith: { code: number; reason: string } | undefined;
-  paused = false;
-  onmessage: ((ev: { data: unknown }) => void) | null = null;
-  onclose: ((ev: { code: number }) => void) | null = null;
-  onerror: (() => void) | null = null;
-
-  send(data: string): void {
-    this.sent.push(JSON.parse(data));
-  }
-  close(code?: number, reason?: string): void {
-    if (this.readyState !== 1) return;
-    this.readyState = 2;
-    this.closedWith = { code: code ?? 1005, reason: reason ?? "" };
-  }
-  terminate(): void {
-    this.readyState = 3;
-  }
-  pauseReading(): void {
-    this.paused = true;
-  }
-  /** The worker sends `msg` (or raw text). */
-  deliver(msg: WorkerMessage | string): void {
-    this.onmessage?.({ data: typeof msg === "string" ? msg : JSON.stringify(msg) });
-  }
-  /** The close code the router used, if it closed the socket. */
-  closeCode(): number | undefined {
-    return this.closedWith?.code;
-  }
-  /** The error frames the router sent, by code. */
-  errors(): string[] {
-    return this.sent.flatMap((m) => m.type === "error" ? [m.code] : []);
-  }
-}
-
-/** A connection on a scripted socket, with the hub's services around it. */
-async function connection(maxFramesPerS = 20) {
-  const directory = new MemoryWorkerDirectory({ staleMs: 30_000, now: Date.now });
-  const metrics = createRouterMetrics();
-  const logs: string[] = [];
-  const hub: HubServices = {
-    o: {
-      directory,
-      workerTokens: await SecretSet.create(["fleet-token-0123456789"]),
-      workerKeys: undefined,
-      routerId: "router-test",
-      urlPolicy: { allowedNetworks: [], localStack: true, alsoAllowed: [], resolve: undefined },
-      workerStaleMs: 30_000,
-      heartbeatIntervalMs: 5_000,
-      statusIntervalMs: 1_000,
-      maxModelsPerWorker: 1000,
-      maxFramesPerS,
-      caps: { maxConnections: 100, maxModels: 10_000, maxBytesPerS: 10_000_000 },
-      log: (_level, msg) => logs.push(msg),
-      metrics,
-    },
-    now: Date.now,
-    byWorker: new Map(),
-    forget: () => {},
-    budget: new FleetBudget(
-      { maxConnections: 100, maxModels: 10_000, maxBytesPerS: 10_000_000 },
-      Date.now,
-    ),
-    terminateLater: () => {},
-  };
-  const socket = new ScriptedSocket();
-  const conn = new FleetConnection(socket, hub);
-  return { socket, conn, directory, hub, logs };
-}
+import { connection } from "../helpers/fleet_connection.ts";
 
 Deno.test("fleet connection: a register frame is answered and the worker is in the directory", async () => {
   using time = new FakeTime();
@@ -143,18 +61,19 @@ Deno.test("fleet connection: more frames in a second than the cap close the sock
   await time.tick(1);
   assert.ok(conn.record);
   // The register frame counted in this second's window: four more fit, the fifth more does not.
-  for (let i = 0; i < 4; i++) socket.deliver({ type: "ping", t: i });
+  for (let i = 0; i < 4; i++) socket.deliver({ ...statusFrame(i, []), queue_depth: i + 1 });
   assert.equal(socket.closeCode(), undefined);
   socket.deliver({ type: "ping", t: 99 });
   assert.deepEqual(socket.errors(), [REFUSALS.rateLimited.code]);
   assert.equal(socket.closeCode(), REFUSALS.rateLimited.close);
   await time.tick(1);
-  // The pings queued before the refusal were dropped unread: no pong went out.
+  // The status frames queued before the refusal were dropped unread: none reached the record.
+  assert.equal(conn.record?.queue_depth, 0);
   assert.equal(socket.sent.filter((m) => m.type === "pong").length, 0);
   assert.ok(conn.closed, "dropped after the refusal");
 });
 
-Deno.test("fleet connection: a new second's window starts the count again; pings are answered", async () => {
+Deno.test("fleet connection: a new second's window starts the count again", async () => {
   using time = new FakeTime();
   const { socket, conn } = await connection(3);
   socket.deliver(registerFrame("w-3", "http://127.0.0.1:9003"));
@@ -166,8 +85,30 @@ Deno.test("fleet connection: a new second's window starts the count again; pings
   socket.deliver({ type: "ping", t: 5 });
   await time.tick(1);
   assert.equal(socket.closeCode(), undefined);
-  const pongs = socket.sent.flatMap((m) => m.type === "pong" ? [m.t] : []);
-  assert.deepEqual(pongs, [1, 2, 3, 4, 5]);
+  await conn.drop("test end");
+});
+
+Deno.test("fleet connection: a ping is answered once the router has said nothing for a third of the stale bound", async () => {
+  using time = new FakeTime();
+  const { socket, conn } = await connection();
+  socket.deliver(registerFrame("w-3", "http://127.0.0.1:9003"));
+  await time.tick(1);
+  const pongs = () => socket.sent.flatMap((m) => m.type === "pong" ? [m.t] : []);
+  // The `registered` frame was just sent: the worker has heard from the router.
+  socket.deliver({ type: "ping", t: 1 });
+  await time.tick(1);
+  assert.deepEqual(pongs(), []);
+  // The stale bound is 30 s: after 10 s of silence the next ping is answered, then not again
+  // until another 10 s have passed.
+  await time.tick(10_000);
+  socket.deliver({ type: "ping", t: 2 });
+  socket.deliver({ type: "ping", t: 3 });
+  await time.tick(1);
+  assert.deepEqual(pongs(), [2]);
+  await time.tick(10_000);
+  socket.deliver({ type: "ping", t: 4 });
+  await time.tick(1);
+  assert.deepEqual(pongs(), [2, 4]);
   await conn.drop("test end");
 });
 

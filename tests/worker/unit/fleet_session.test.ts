@@ -137,6 +137,13 @@ Deno.test("fleet session: refusals (protocol mismatch, HTTP 401) back off to the
   });
   assert.match(unauthorized.calls[0], /^failure:.*HTTP 401.*SVC_WORKER_TOKEN/);
 
+  // A full fleet (503 before the upgrade): the worker's log names the caps and the setting.
+  const full = session();
+  full.socket.fail("failed to connect to WebSocket: Invalid status code: 503");
+  full.socket.closeFromPeer(1006);
+  assert.equal((await full.s.ended).refused, false, "backs off as usual, the cap may be raised");
+  assert.match(full.calls[0], /^failure:.*HTTP 503.*SVC_FLEET_MAX_CONNECTIONS.*SVC_FLEET_WORKERS/);
+
   const unreachable = session();
   unreachable.socket.fail("connection refused");
   unreachable.socket.closeFromPeer(1006);

@@ -3,11 +3,19 @@
  * saved settings): the resize and crop sizes, the resampling filter and the normalisation, as
  * the `family_options` the image pool reads (worker/images/spec.ts).
  */
-import type { Family } from "@svc/shared/catalog/schema";
+import type { FamilyImages } from "../../families/info.ts";
 import { DetectionError, OVERRIDE_FILE } from "./errors.ts";
 import { isJsonObject, type Json } from "./repo_view.ts";
 
 export const PREPROCESSOR = "preprocessor_config.json";
+
+/** The checks a family's image settings use on preprocessor_config.json. */
+export interface PreprocessorReader {
+  /** A size given as a number or `{height, width}` (square only), or undefined when absent. */
+  squareSize(v: unknown, field: string): number | undefined;
+  /** Refuse a field, naming it and how to give the settings explicitly. */
+  fail(field: string, problem: string): never;
+}
 
 /** PIL resampling codes → ours. */
 const RESAMPLE: Record<number, "bicubic" | "bilinear"> = { 2: "bilinear", 3: "bicubic" };
@@ -56,7 +64,10 @@ function resample(pre: Json): "bicubic" | "bilinear" {
  * `family_options` for the image pool from the repository's preprocessor config (read as JSON);
  * throws a DetectionError naming the field that is missing or not understood.
  */
-export function imageOptions(family: Family, pre: unknown): Record<string, unknown> {
+export function imageOptions(
+  images: FamilyImages | undefined,
+  pre: unknown,
+): Record<string, unknown> {
   if (!isJsonObject(pre)) fail("", "is missing: it says how images are resized and normalised");
   if (pre.do_normalize === false || pre.do_rescale === false) {
     fail("do_normalize", "turns off rescaling or normalisation, which this server always applies");
@@ -66,33 +77,5 @@ export function imageOptions(family: Family, pre: unknown): Record<string, unkno
     image_mean: triple(pre, "image_mean"),
     image_std: triple(pre, "image_std"),
   };
-  switch (family) {
-    case "clip": {
-      const size = squareSize(pre.size, "size");
-      const crop = pre.do_center_crop === false ? size : squareSize(pre.crop_size, "crop_size");
-      if (size === undefined) fail("size", "gives no shortest edge");
-      if (crop !== size) {
-        fail("crop_size", `is ${crop}, not the resize's ${size}; only equal sizes are read`);
-      }
-      return { image_size: size, ...common };
-    }
-    case "detection": {
-      const size = pre.size;
-      if (
-        !isJsonObject(size) || typeof size.shortest_edge !== "number" ||
-        typeof size.longest_edge !== "number"
-      ) {
-        fail("size", "must give shortest_edge and longest_edge (a DETR-style resize)");
-      }
-      return { shortest_edge: size.shortest_edge, longest_edge: size.longest_edge, ...common };
-    }
-    case "zero_shot_detection": {
-      const size = squareSize(pre.size, "size");
-      if (size === undefined) fail("size", "gives no square input size");
-      const owlv2 = pre.image_processor_type === "Owlv2ImageProcessor";
-      return { image_size: size, ...(owlv2 ? { pad_to_square: true } : {}), ...common };
-    }
-    default:
-      return {};
-  }
+  return images ? { ...images.fromPreprocessor(pre, { squareSize, fail }), ...common } : {};
 }

@@ -6,9 +6,9 @@
  * threshold; the object's label is that query.
  */
 import ort from "onnxruntime-node";
-import { type ModelSession, openSession, outputF32, runTimed } from "./onnx_session.ts";
-import { padTokens } from "./text/tensors.ts";
-import { loadTextTokenizer, type TextTokenizer } from "./text/tokenizer.ts";
+import { type ModelSession, openSession, outputF32, runTimed } from "../onnx_session.ts";
+import { padTokens } from "../text/tensors.ts";
+import { loadTextTokenizer, type TextTokenizer } from "../text/tokenizer.ts";
 import type {
   AdapterContext,
   ItemOutput,
@@ -16,10 +16,10 @@ import type {
   RunResult,
   WorkItem,
   WorkParams,
-} from "./types.ts";
-import { decodeOpenSet } from "./vision/boxes.ts";
-import { stackPixels } from "./vision/pixels.ts";
-import { type ImageItem, prepareImageItem } from "./detection.ts";
+} from "../types.ts";
+import { decodeOpenSet } from "../vision/boxes.ts";
+import { stackPixels } from "../vision/pixels.ts";
+import { type ImageItem, prepareImageItem } from "../detection/adapter.ts";
 
 /** Score threshold when neither the request nor the catalog sets one (the common OWL default). */
 const DEFAULT_THRESHOLD = 0.1;

@@ -1,13 +1,13 @@
 /** Dense text encoder family (BERT, XLM-R, Nomic...): pooled, optionally normalised vectors. */
 import type ort from "onnxruntime-node";
-import type { AdapterContext, ItemOutput, ModelAdapter } from "./types.ts";
-import type { TokenTensors } from "./text/tensors.ts";
-import { clsPool, l2Normalize, lastTokenPool, maxPool, meanPool } from "./text/pooling.ts";
+import type { AdapterContext, ItemOutput, ModelAdapter } from "../types.ts";
+import type { TokenTensors } from "../text/tensors.ts";
+import { clsPool, l2Normalize, lastTokenPool, maxPool, meanPool } from "../text/pooling.ts";
 import type { Pooling } from "@svc/shared/catalog/schema";
-import { outputF32 } from "./onnx_session.ts";
-import type { TextItem } from "./text/prepare.ts";
-import { loadTextModel, TextAdapter, type TextModel } from "./text/base.ts";
-import { DENSE_OUTPUTS } from "./output_names.ts";
+import { outputF32 } from "../onnx_session.ts";
+import type { TextItem } from "../text/prepare.ts";
+import { loadTextModel, TextAdapter, type TextModel } from "../text/base.ts";
+import { DENSE_OUTPUTS } from "../output_names.ts";
 
 /** Build the dense adapter. */
 export async function createDenseAdapter(ctx: AdapterContext): Promise<ModelAdapter<TextItem>> {

@@ -13,12 +13,12 @@
  */
 import type ort from "onnxruntime-node";
 import type { OutputType } from "@svc/shared/schemas/encode";
-import type { AdapterContext, ItemOutput, ModelAdapter, WorkParams } from "./types.ts";
-import type { TokenTensors } from "./text/tensors.ts";
-import { l2Normalize } from "./text/pooling.ts";
-import type { TextItem } from "./text/prepare.ts";
-import { loadTextModel, TextAdapter, type TextModel } from "./text/base.ts";
-import { M3_HEAD_OUTPUTS } from "./output_names.ts";
+import type { AdapterContext, ItemOutput, ModelAdapter, WorkParams } from "../types.ts";
+import type { TokenTensors } from "../text/tensors.ts";
+import { l2Normalize } from "../text/pooling.ts";
+import type { TextItem } from "../text/prepare.ts";
+import { loadTextModel, TextAdapter, type TextModel } from "../text/base.ts";
+import { M3_HEAD_OUTPUTS } from "../output_names.ts";
 
 /** The graph output name of each head the model has. */
 export type M3Heads = Partial<Record<OutputType, string>>;

@@ -7,12 +7,18 @@
  * L2-normalised.
  */
 import ort from "onnxruntime-node";
-import { imageTokens } from "../scheduler/sub_batches.ts";
-import { type ModelSession, openSession, outputF32, runTimed, tokenFeeds } from "./onnx_session.ts";
-import { l2Normalize } from "./text/pooling.ts";
-import { prepareText } from "./text/prepare.ts";
-import { padTokens } from "./text/tensors.ts";
-import { loadTextTokenizer, type TextTokenizer } from "./text/tokenizer.ts";
+import { imageTokens } from "../../scheduler/sub_batches.ts";
+import {
+  type ModelSession,
+  openSession,
+  outputF32,
+  runTimed,
+  tokenFeeds,
+} from "../onnx_session.ts";
+import { l2Normalize } from "../text/pooling.ts";
+import { prepareText } from "../text/prepare.ts";
+import { padTokens } from "../text/tensors.ts";
+import { loadTextTokenizer, type TextTokenizer } from "../text/tokenizer.ts";
 import type {
   AdapterContext,
   ItemOutput,
@@ -22,8 +28,8 @@ import type {
   RunResult,
   WorkItem,
   WorkParams,
-} from "./types.ts";
-import { stackPixels } from "./vision/pixels.ts";
+} from "../types.ts";
+import { stackPixels } from "../vision/pixels.ts";
 
 /** A CLIP item: token ids of its text and/or its prepared images. */
 interface ClipItem extends PreparedItem {

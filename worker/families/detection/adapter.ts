@@ -5,9 +5,9 @@
  * batches images of equal size. Labels come from the model's `config.json` `id2label`.
  */
 import ort from "onnxruntime-node";
-import { imageTokens } from "../scheduler/sub_batches.ts";
-import { type ModelSession, openSession, outputF32, runTimed } from "./onnx_session.ts";
-import { readJsonFile } from "./text/tokenizer.ts";
+import { imageTokens } from "../../scheduler/sub_batches.ts";
+import { type ModelSession, openSession, outputF32, runTimed } from "../onnx_session.ts";
+import { readJsonFile } from "../text/tokenizer.ts";
 import type {
   AdapterContext,
   ItemOutput,
@@ -17,9 +17,9 @@ import type {
   RunResult,
   WorkItem,
   WorkParams,
-} from "./types.ts";
-import { decodeClosedSet } from "./vision/boxes.ts";
-import { stackPixels } from "./vision/pixels.ts";
+} from "../types.ts";
+import { decodeClosedSet } from "../vision/boxes.ts";
+import { stackPixels } from "../vision/pixels.ts";
 
 /** An image item of a detection model. */
 export interface ImageItem extends PreparedItem {

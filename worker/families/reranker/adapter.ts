@@ -1,12 +1,12 @@
 /** Cross-encoder reranker family: (query, document) pairs → one relevance logit each. */
 import type ort from "onnxruntime-node";
-import type { AdapterContext, ItemOutput, ModelAdapter, WorkItem, WorkParams } from "./types.ts";
-import type { TokenTensors } from "./text/tensors.ts";
-import { outputF32 } from "./onnx_session.ts";
-import type { TextItem } from "./text/prepare.ts";
-import { loadTextModel, TextAdapter, type TextModel } from "./text/base.ts";
-import { memoLast } from "./text/memo.ts";
-import { RERANKER_OUTPUTS } from "./output_names.ts";
+import type { AdapterContext, ItemOutput, ModelAdapter, WorkItem, WorkParams } from "../types.ts";
+import type { TokenTensors } from "../text/tensors.ts";
+import { outputF32 } from "../onnx_session.ts";
+import type { TextItem } from "../text/prepare.ts";
+import { loadTextModel, TextAdapter, type TextModel } from "../text/base.ts";
+import { memoLast } from "../text/memo.ts";
+import { RERANKER_OUTPUTS } from "../output_names.ts";
 
 interface PairItem extends TextItem {
   typeIds: number[];

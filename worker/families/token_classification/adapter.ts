@@ -12,15 +12,15 @@ import type {
   RunResult,
   WorkItem,
   WorkParams,
-} from "./types.ts";
-import type { TokenTensors } from "./text/tensors.ts";
-import { outputF32 } from "./onnx_session.ts";
-import { assertFinite } from "./finite.ts";
-import type { TextItem } from "./text/prepare.ts";
-import { readJsonFile } from "./text/tokenizer.ts";
-import { loadTextModel, TextAdapter, type TextModel } from "./text/base.ts";
-import { tokenizeWithOffsets, type TokenSpans } from "./text/word_offsets.ts";
-import { labelList } from "./labels.ts";
+} from "../types.ts";
+import type { TokenTensors } from "../text/tensors.ts";
+import { outputF32 } from "../onnx_session.ts";
+import { assertFinite } from "../finite.ts";
+import type { TextItem } from "../text/prepare.ts";
+import { readJsonFile } from "../text/tokenizer.ts";
+import { loadTextModel, TextAdapter, type TextModel } from "../text/base.ts";
+import { tokenizeWithOffsets, type TokenSpans } from "../text/word_offsets.ts";
+import { labelList } from "../labels.ts";
 
 /** An entity as the API returns it. */
 export type TokenEntity = NonNullable<ItemOutput["entities"]>[number];

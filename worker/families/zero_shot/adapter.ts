@@ -14,17 +14,17 @@ import type {
   RunResult,
   WorkItem,
   WorkParams,
-} from "./types.ts";
-import { outputF32, runTimed, tokenFeeds } from "./onnx_session.ts";
-import { assertFinite } from "./finite.ts";
-import { loadTextModel, type TextModel } from "./text/base.ts";
-import { readJsonFile } from "./text/tokenizer.ts";
-import { padTokens } from "./text/tensors.ts";
-import { memoLast } from "./text/memo.ts";
-import { planSubBatches } from "../scheduler/sub_batches.ts";
-import { labelList } from "./labels.ts";
-import { type NliHeads, nliHeads, rankLabels, sigmoid, softmax } from "./classification.ts";
-import { DEFAULT_EXTRACT_BUDGET, type ExtractBudget, itemOverBudget } from "./extract_budget.ts";
+} from "../types.ts";
+import { outputF32, runTimed, tokenFeeds } from "../onnx_session.ts";
+import { assertFinite } from "../finite.ts";
+import { loadTextModel, type TextModel } from "../text/base.ts";
+import { readJsonFile } from "../text/tokenizer.ts";
+import { padTokens } from "../text/tensors.ts";
+import { memoLast } from "../text/memo.ts";
+import { planSubBatches } from "../../scheduler/sub_batches.ts";
+import { labelList } from "../labels.ts";
+import { type NliHeads, nliHeads, rankLabels, sigmoid, softmax } from "../classification.ts";
+import { DEFAULT_EXTRACT_BUDGET, type ExtractBudget, itemOverBudget } from "../extract_budget.ts";
 
 /** The template transformers' pipeline uses when none is given. */
 export const DEFAULT_HYPOTHESIS_TEMPLATE = "This example is {}.";

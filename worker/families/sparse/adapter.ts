@@ -1,11 +1,11 @@
 /** SPLADE sparse family: masked-LM logits → log(1+ReLU) max-pooled over tokens, non-zeros only. */
 import type ort from "onnxruntime-node";
-import type { AdapterContext, ItemOutput, ModelAdapter } from "./types.ts";
-import type { TokenTensors } from "./text/tensors.ts";
-import { outputF32 } from "./onnx_session.ts";
-import type { TextItem } from "./text/prepare.ts";
-import { loadTextModel, TextAdapter } from "./text/base.ts";
-import { SPARSE_OUTPUTS } from "./output_names.ts";
+import type { AdapterContext, ItemOutput, ModelAdapter } from "../types.ts";
+import type { TokenTensors } from "../text/tensors.ts";
+import { outputF32 } from "../onnx_session.ts";
+import type { TextItem } from "../text/prepare.ts";
+import { loadTextModel, TextAdapter } from "../text/base.ts";
+import { SPARSE_OUTPUTS } from "../output_names.ts";
 
 /** Build the SPLADE adapter. */
 export async function createSparseAdapter(ctx: AdapterContext): Promise<ModelAdapter<TextItem>> {

@@ -11,15 +11,15 @@ import type {
   RunResult,
   WorkItem,
   WorkParams,
-} from "./types.ts";
-import { padTokens } from "./text/tensors.ts";
-import { outputF32, runTimed, tokenFeeds } from "./onnx_session.ts";
-import { assertFinite } from "./finite.ts";
-import type { TextItem } from "./text/prepare.ts";
-import { readJsonFile, type TextTokenizer } from "./text/tokenizer.ts";
-import { loadTextModel, type TextModel } from "./text/base.ts";
-import { memoLast } from "./text/memo.ts";
-import { rankLabels, sigmoid, softmax } from "./classification.ts";
+} from "../types.ts";
+import { padTokens } from "../text/tensors.ts";
+import { outputF32, runTimed, tokenFeeds } from "../onnx_session.ts";
+import { assertFinite } from "../finite.ts";
+import type { TextItem } from "../text/prepare.ts";
+import { readJsonFile, type TextTokenizer } from "../text/tokenizer.ts";
+import { loadTextModel, type TextModel } from "../text/base.ts";
+import { memoLast } from "../text/memo.ts";
+import { rankLabels, sigmoid, softmax } from "../classification.ts";
 
 /** The prompt tokens and layout of a GLiClass model. */
 export interface GliclassSettings {

@@ -4,13 +4,13 @@
  * document marker and drop punctuation and padding vectors, as ColBERT does.
  */
 import type ort from "onnxruntime-node";
-import type { AdapterContext, ItemOutput, ModelAdapter, WorkItem, WorkParams } from "./types.ts";
-import type { TokenTensors } from "./text/tensors.ts";
-import { l2Normalize } from "./text/pooling.ts";
-import { outputF32 } from "./onnx_session.ts";
-import { textBody, type TextItem } from "./text/prepare.ts";
-import { loadTextModel, TextAdapter, type TextModel } from "./text/base.ts";
-import { COLBERT_OUTPUTS } from "./output_names.ts";
+import type { AdapterContext, ItemOutput, ModelAdapter, WorkItem, WorkParams } from "../types.ts";
+import type { TokenTensors } from "../text/tensors.ts";
+import { l2Normalize } from "../text/pooling.ts";
+import { outputF32 } from "../onnx_session.ts";
+import { textBody, type TextItem } from "../text/prepare.ts";
+import { loadTextModel, TextAdapter, type TextModel } from "../text/base.ts";
+import { COLBERT_OUTPUTS } from "../output_names.ts";
 
 const PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
 
