@@ -358,16 +358,11 @@ export class KvWorkerDirectory implements WorkerDirectory {
   }
 
   /**
-   * A worker alive with nothing new: written only when what other isolates read of it is a third
-   * of the stale bound old (a status frame a second would otherwise be a KV write a second).
+   * A worker alive with nothing new: `put` already writes KV only when what routes changed or a
+   * renewal is due (the merge of the status rework and the KV rework left this reading a cache the
+   * directory no longer has).
    */
   async touch(record: WorkerRecord): Promise<void> {
-    const cached = this.#cache.get(record.id);
-    if (
-      cached?.conn_id === record.conn_id && record.last_seen - cached.last_seen < this.#staleMs / 3
-    ) {
-      return;
-    }
     await this.put(record);
   }
 

@@ -189,3 +189,49 @@ Deno.test("connection: a small request lost with its worker's socket is replayed
     await r.close();
   }
 });
+
+Deno.test("connection: two routers on one KV: the holder serves over the socket, both list it", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const env = { SVC_DIRECTORY: "kv", SVC_KV_REFRESH_MS: "100", SVC_WORKER_STALE_MS: "600000" };
+  const a = await startTestRouter(env, { kv });
+  const b = await startTestRouter(env, { kv });
+  const w = await startSocketWorker({
+    routerUrl: a.url,
+    token: TEST_TOKEN,
+    id: "kv-conn",
+    profile: "cpu",
+    models: [{ name: "fixture/dense", state: "loaded" }],
+    transport: "connection",
+  });
+  try {
+    await waitFor(() => w.link.connected, "registered on a");
+    for (const r of [a, b]) {
+      await waitFor(async () => {
+        const h = await getJson(`${r.url}/health`);
+        return h.body.workers?.some((x: { id: string; transport: string }) =>
+          x.id === "kv-conn" && x.transport === "connection"
+        );
+      }, "the worker listed with its transport");
+    }
+    const res = await getJson(`${a.url}${PATH}`, {
+      method: "POST",
+      headers: CPU,
+      body: '{"items":[{"text":"over the socket"}]}',
+    });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.worker, "kv-conn");
+    // B holds no socket and the worker has no URL: never delivered, 502 (no relay between routers).
+    const other = await getJson(`${b.url}${PATH}`, {
+      method: "POST",
+      headers: CPU,
+      body: '{"items":[{"text":"from the other router"}]}',
+    });
+    assert.equal(other.status, 502, JSON.stringify(other.body));
+    assert.equal(other.body.detail.code, "BAD_GATEWAY");
+  } finally {
+    await w.close();
+    await a.close();
+    await b.close();
+    kv.close();
+  }
+});
