@@ -358,22 +358,21 @@ export class KvWorkerDirectory implements WorkerDirectory {
   }
 
   /**
-   * A worker alive with nothing new: its head is written only when what other isolates read of
-   * it is a third of the stale bound old (a status frame a second would otherwise be a KV write a
-   * second), or as `put` writes it (what routes changed, a renewal due). As merged in main this
-   * read a cache the KV rework removed; it now works from what this instance last wrote.
+   * A worker alive with nothing new: its local record's time moves, and KV is written only once
+   * the last write is a renewal period old (`put` decides what that write holds).
    */
   async touch(record: WorkerRecord): Promise<void> {
-    await this.#ready;
     const w = this.#written.get(record.id);
-    if (!w || w.conn_id !== record.conn_id) return await this.put(record);
-    if (record.last_seen - w.record.last_seen < this.#staleMs / 3) return await this.put(record);
-    const cur = await this.#kv.get<unknown>(this.#headKey(record.id));
-    const stored = parseStoredHead(cur.value);
-    if (stored && stored.conn_id !== record.conn_id) return this.#lost(record, stored);
-    const routing = sameHead(w.record, record) && sameRouting(w.record.models, record.models);
-    const newList = !routing || !sameDepths(w.record.models, record.models);
-    await this.#write(record, cur, stored, !routing, newList ? undefined : w);
+    const local = this.#local.get(record.id);
+    if (
+      w?.conn_id === record.conn_id && local?.conn_id === record.conn_id &&
+      this.#now() - w.at < this.#renewMs
+    ) {
+      // In place, as the memory directory does: the snapshot and its views stay as they are.
+      local.last_seen = record.last_seen;
+      return;
+    }
+    await this.put(record);
   }
 
   /**

@@ -59,23 +59,29 @@ async function contract(dir: WorkerDirectory): Promise<void> {
   assert.equal(touched?.queue_depth, 3);
 }
 
-Deno.test("directory: a KV touch is written once a third of the stale bound has passed", async () => {
+Deno.test("directory: a KV touch writes nothing until a renewal is due", async () => {
+  let clock = NOW;
   const kv = await Deno.openKv(":memory:");
   const dir = new KvWorkerDirectory({
     kv,
     prefix: "t",
     staleMs: 3000,
     refreshMs: 60_000,
+    renewMs: 10_000,
     log: silentLogger,
-    now,
+    now: () => clock,
   });
   const stored = async () => (await kv.get<WorkerRecord>(["t", "workers", "a"])).value?.last_seen;
   try {
-    await dir.put(rec("a", "c1", { last_seen: NOW - 2000 }));
-    await dir.touch(rec("a", "c1", { last_seen: NOW - 1500 }));
-    assert.equal(await stored(), NOW - 2000, "half a second later: nothing written");
-    await dir.touch(rec("a", "c1", { last_seen: NOW - 1000 }));
-    assert.equal(await stored(), NOW - 1000, "a second later: other isolates see it alive");
+    await dir.put(rec("a", "c1", { last_seen: clock }));
+    clock += 500;
+    await dir.touch(rec("a", "c1", { last_seen: clock }));
+    assert.equal(await stored(), NOW, "within the renewal period: nothing written");
+    const local = dir.snapshot().find((r) => r.id === "a");
+    assert.equal(local?.last_seen, clock, "this instance sees it alive at once");
+    clock += 10_000;
+    await dir.touch(rec("a", "c1", { last_seen: clock }));
+    assert.equal(await stored(), clock, "a renewal period later: other instances see it renewed");
   } finally {
     await dir.close();
     kv.close();
