@@ -241,7 +241,17 @@ Deno.test({
             items: Array.from({ length: 1024 }, (_, i) => ({ text: `stop ${i} `.repeat(400) })),
           });
           const pending = answer(r.url, heavy, { "x-svc-machine-profile": "h100" });
-          await new Promise((resolve) => setTimeout(resolve, 500));
+          // It has no port: the router's view of its queue says when the request is there.
+          await waitFor(
+            async () => {
+              const h = await json(`${r.url}/health`);
+              const w = (h.body.workers as { id: string; queue_depth: number }[])
+                .find((x) => x.id === "conn-portless");
+              return (w?.queue_depth ?? 0) > 0;
+            },
+            "the request to reach the portless worker",
+            { timeoutMs: 20_000, everyMs: 50 },
+          );
           portless.signal("SIGTERM");
           const got = await pending;
           const text = new TextDecoder().decode(got.body);
