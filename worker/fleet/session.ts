@@ -13,6 +13,10 @@ import {
 } from "@svc/shared/fleet/protocol";
 import type { StreamMux } from "@svc/shared/fleet/streams/mux";
 import type { Logger } from "@svc/shared/log";
+import { WebSocket as WsClient } from "ws";
+
+/** Largest message taken from the router: control frames (1 MiB of JSON) and stream frames. */
+const MAX_ROUTER_MESSAGE_BYTES = 2 * 1024 * 1024;
 
 /** Bound on the TCP + TLS + HTTP upgrade of one dial. */
 export const CONNECT_TIMEOUT_MS = 10_000;
@@ -66,9 +70,20 @@ export interface SessionHost {
   ): StreamMux;
 }
 
-/** Open a fleet socket to the router, presenting the worker token on the upgrade request. */
+/**
+ * Open a fleet socket to the router, presenting the worker token on the upgrade request. With
+ * `ws` rather than Deno's WebSocket: its socket has TCP_NODELAY, which answers over the
+ * connection need. Deno's client socket keeps Nagle's algorithm on, and an answer of a few KB
+ * then waited for the router's delayed ACK: 45 ms per request at concurrency 1, measured (a
+ * 1-item bench-small answer, and 8 fixture/dense items), against 2 ms over HTTP.
+ */
 function dialRouter(url: string, token: string): WebSocket {
-  return new WebSocket(url, { headers: { authorization: `Bearer ${token}` } });
+  const ws = new WsClient(url, {
+    headers: { authorization: `Bearer ${token}` },
+    perMessageDeflate: false,
+    maxPayload: MAX_ROUTER_MESSAGE_BYTES,
+  });
+  return ws as unknown as WebSocket;
 }
 
 /** One dial and, if it succeeds, one registered session; `ended` resolves when it is over. */

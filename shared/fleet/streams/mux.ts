@@ -576,6 +576,7 @@ export class StreamMux {
   }
 }
 
+/** The first member of `set` in insertion order (the next stream to serve). */
 function first<T>(set: Set<T>): T | undefined {
   for (const v of set) return v;
   return undefined;
