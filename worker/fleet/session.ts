@@ -119,6 +119,9 @@ export class LinkSession {
     this.#ws = ws;
     // Request streams arrive as binary messages: as bytes, not Blobs.
     ws.binaryType = "arraybuffer";
+    // `ws` reports an error with no listener as an uncaught exception (closing a socket still
+    // connecting does): one listener stays after the session detaches its handlers.
+    ws.addEventListener("error", () => {});
     this.#later(() => {
       if (ws.readyState === WebSocket.CONNECTING) {
         host.noteFailure("router connection timed out");
