@@ -148,6 +148,7 @@ export function workerHealth(w: WorkerRecord, now: number): WorkerHealth {
     id: w.id,
     name: w.id,
     url: w.url,
+    transport: w.transport ?? "http",
     machine_profile: w.machine_profile,
     pool: w.pool,
     bundle: w.bundle,

@@ -1,10 +1,13 @@
 /**
  * `GET /v1/models` and `GET /v1/models/{model}` on the router: the catalog as the live fleet
  * sees it. One worker per bundle is asked for its list (bounded timeout, in parallel); `loaded`
- * is true when any worker in scope reports the model loaded. Bundles without a reachable worker
+ * is true when any worker in scope reports the model loaded. A worker is asked the way requests
+ * reach it: over its connection (held by this router), or HTTP to its advertised URL. Bundles without a reachable worker
  * are described from the built-in catalog, so a fleet scaled to zero still lists its models.
  */
 import type { WorkerAuth } from "./proxy/worker_auth.ts";
+import type { WorkerStreams } from "./proxy/forward.ts";
+import { sendOverStream } from "./proxy/stream_upstream.ts";
 import { BUILTIN_CATALOG, catalogById, resolveServedName } from "@svc/shared/catalog";
 import { modelInfoOf } from "@svc/shared/catalog/model_info";
 import type { ModelConfig } from "@svc/shared/catalog/schema";
@@ -36,11 +39,14 @@ async function fetchJson(
   log: Logger,
   doFetch: typeof fetch,
   workerAuth: WorkerAuth | undefined,
+  streams: StreamsOf | undefined,
 ): Promise<{ status: number; body: unknown } | undefined> {
   const headers: Record<string, string> = { accept: "application/json" };
   const auth = await workerAuth?.(worker.id);
   if (auth !== undefined) headers.authorization = auth;
   try {
+    const over = worker.transport === "connection" ? streams?.(worker) : undefined;
+    if (over) return await getOverStream(over, path, headers);
     const res = await doFetch(worker.url + path, {
       headers,
       signal: AbortSignal.timeout(CATALOG_FETCH_TIMEOUT_MS),
@@ -51,6 +57,34 @@ async function fetchJson(
     log("warn", "worker catalog unavailable", { worker_id: worker.id, error: (err as Error).name });
     return undefined;
   }
+}
+
+/** The request streams of a worker's connection held here (router/proxy/forward.ts). */
+export type StreamsOf = (worker: WorkerRecord) => WorkerStreams | undefined;
+
+/** GET `path` over a worker's connection, its JSON answer parsed (undefined when it is not). */
+async function getOverStream(
+  over: WorkerStreams,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: unknown }> {
+  const res = await sendOverStream(over.mux, {
+    base: "",
+    method: "GET",
+    path,
+    headers,
+    body: null,
+    signal: AbortSignal.timeout(CATALOG_FETCH_TIMEOUT_MS),
+  }, over.violation);
+  if (res.kind !== "answer") throw new Error(res.kind);
+  const text = await new Response(res.body as BodyInit | null).text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { status: res.status, body };
 }
 
 /** True when any worker in scope has `model` loaded. */
@@ -64,12 +98,13 @@ export async function listModels(
   log: Logger,
   doFetch: typeof fetch = fetch,
   workerAuth?: WorkerAuth,
+  streams?: StreamsOf,
 ): Promise<MergedModelInfo[]> {
   const reps = representatives(workers);
   const answered = new Set<string>();
   const merged = new Map<string, MergedModelInfo>();
   await Promise.all([...reps].map(async ([bundle, w]) => {
-    const r = await fetchJson(w, "/v1/models", log, doFetch, workerAuth);
+    const r = await fetchJson(w, "/v1/models", log, doFetch, workerAuth, streams);
     const list = (r?.body as { models?: unknown } | undefined)?.models;
     if (r?.status !== 200 || !Array.isArray(list)) return;
     answered.add(bundle);
@@ -122,6 +157,7 @@ export async function getModel(
   log: Logger,
   doFetch: typeof fetch = fetch,
   workerAuth?: WorkerAuth,
+  streams?: StreamsOf,
 ): Promise<MergedModelInfo | undefined> {
   // Workers report ids; `id:profile` is looked up under its id and asked for by its full name.
   const id = baseIdOf(model, workers);
@@ -131,7 +167,7 @@ export async function getModel(
   );
   for (const w of candidates.slice(0, 2)) {
     const path = `/v1/models/${encodeURIComponent(model)}`;
-    const r = await fetchJson(w, path, log, doFetch, workerAuth);
+    const r = await fetchJson(w, path, log, doFetch, workerAuth, streams);
     if (r?.status === 200 && r.body && typeof r.body === "object") {
       const info = {
         ...(r.body as MergedModelInfo),

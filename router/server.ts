@@ -95,6 +95,7 @@ export async function startRouter(
     maxModelsPerWorker: settings.fleetLimits.maxModelsPerWorker,
     maxFramesPerS: settings.fleetLimits.maxFramesPerS,
     caps: settings.fleetLimits.caps,
+    streams: settings.fleetLimits.streams,
     urlPolicy: {
       allowedNetworks: settings.fleetLimits.allowedNetworks,
       localStack: isLoopbackListen(settings.listen.host),

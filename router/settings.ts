@@ -129,6 +129,30 @@ const ROUTER_FIELDS = {
     doc: "most fleet frames one worker socket may send per second; beyond it the socket is " +
       "closed (4429)",
   }),
+  SVC_WORKER_MAX_STREAMS: int({
+    min: 1,
+    max: 65_536,
+    default: 1024,
+    doc: "requests open at once over one worker's connection (connection transport); a request " +
+      "past it goes to another worker, or gets `502`",
+  }),
+  SVC_WORKER_STREAM_WINDOW_BYTES: int({
+    min: 64 * 1024,
+    max: 16 * 1024 * 1024,
+    default: 256 * 1024,
+    shown: "`262144` (256 KiB)",
+    doc: "answer bytes one request stream of a worker's connection may have in flight unread " +
+      "(its credit): a slow client holds at most this much of a worker's answer here",
+  }),
+  SVC_WORKER_CONNECTION_WINDOW_BYTES: int({
+    min: 256 * 1024,
+    max: 1 << 30,
+    default: 8 * 1024 * 1024,
+    shown: "`8388608` (8 MiB)",
+    doc: "answer bytes all request streams of one worker's connection together may have in " +
+      "flight unread; a worker that sends past its credit, breaks the framing or answers a " +
+      "stream never opened is closed (only its own requests fail, with `502`)",
+  }),
   SVC_FLEET_WORKERS: int({
     min: 1,
     max: 100_000,
@@ -364,6 +388,9 @@ const SCHEMA = settingsSchema({ ...COMMON_FIELDS, ...ROUTER_FIELDS }, (v, issue)
   if (v.SVC_FLEET_MAX_MODELS !== undefined && v.SVC_FLEET_MAX_MODELS < v.SVC_WORKER_MAX_MODELS) {
     issue("SVC_FLEET_MAX_MODELS", "must be at least SVC_WORKER_MAX_MODELS");
   }
+  if (v.SVC_WORKER_CONNECTION_WINDOW_BYTES < v.SVC_WORKER_STREAM_WINDOW_BYTES) {
+    issue("SVC_WORKER_CONNECTION_WINDOW_BYTES", "must be at least SVC_WORKER_STREAM_WINDOW_BYTES");
+  }
   if (v.SVC_WORKER_STALE_MS < 2 * v.SVC_HEARTBEAT_INTERVAL_MS) {
     issue("SVC_WORKER_STALE_MS", "must be at least twice SVC_HEARTBEAT_INTERVAL_MS");
   }
@@ -449,6 +476,17 @@ export interface FleetLimits {
   allowedNetworks: Network[];
   /** What all fleet sockets together may cost (router/fleet/budget.ts). */
   caps: FleetCaps;
+  /** What one worker's request streams may hold (connection transport). */
+  streams: StreamCaps;
+}
+
+/** Caps of the request streams over one worker's connection. */
+export interface StreamCaps {
+  /** Streams open at once. */
+  maxStreams: number;
+  /** Unread answer bytes per stream, and per connection. */
+  streamWindowBytes: number;
+  connectionWindowBytes: number;
 }
 
 /** Answers for a pool without capacity, and the demand signal: slice key to variable. */
@@ -588,6 +626,11 @@ export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []):
       maxModelsPerWorker: v.SVC_WORKER_MAX_MODELS,
       maxFramesPerS: v.SVC_WORKER_MAX_FRAMES_PER_S,
       allowedNetworks: v.SVC_WORKER_ALLOWED_NETWORKS.map((c) => parseCidr(c)!),
+      streams: {
+        maxStreams: v.SVC_WORKER_MAX_STREAMS,
+        streamWindowBytes: v.SVC_WORKER_STREAM_WINDOW_BYTES,
+        connectionWindowBytes: v.SVC_WORKER_CONNECTION_WINDOW_BYTES,
+      },
       caps: fleetCaps(v),
     },
     views: { maxWorkers: v.SVC_FLEET_VIEW_MAX_WORKERS, maxModels: v.SVC_FLEET_VIEW_MAX_MODELS },

@@ -25,7 +25,9 @@ const RecordObject = z.object({
   id: z.string().regex(WORKER_ID_RE),
   conn_id: Id,
   router_id: Id,
-  url: z.string().max(2048).refine((u) => URL.canParse(u), "url must be a URL"),
+  // Empty: the worker takes its requests over its connection only (no advertised URL).
+  url: z.string().max(2048).refine((u) => u === "" || URL.canParse(u), "url must be a URL"),
+  transport: z.enum(["connection", "http"]).optional(),
   machine_profile: Slug,
   pool: Slug,
   bundle: Slug,

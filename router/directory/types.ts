@@ -3,7 +3,7 @@
  * One interface, two implementations: process memory (one router process) and Deno KV (many
  * router isolates on Deno Deploy, each holding some of the workers' sockets).
  */
-import type { FleetModel, FleetModelStatus } from "@svc/shared/fleet/protocol";
+import type { FleetModel, FleetModelStatus, WorkerTransport } from "@svc/shared/fleet/protocol";
 
 /**
  * One model on one worker: registration data merged with the latest status (the wire's model
@@ -20,7 +20,13 @@ export interface WorkerRecord {
   conn_id: string;
   /** Router process/isolate holding the socket. */
   router_id: string;
+  /** Advertised base URL; empty when the worker has none (connection transport only). */
   url: string;
+  /**
+   * How requests reach the worker: over its connection to `router_id` (only that router holds
+   * it), or HTTP to `url`. Absent in records of earlier releases: HTTP.
+   */
+  transport?: WorkerTransport;
   machine_profile: string;
   pool: string;
   bundle: string;

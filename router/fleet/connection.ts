@@ -15,6 +15,7 @@ import { type RefusalKind, REFUSALS } from "./refusals.ts";
 import type { FleetBudget, Talker } from "./budget.ts";
 import { byteLength, mergeModels, nextTurn, pingTime, withoutSeq } from "./frames.ts";
 import { register } from "./registration.ts";
+import type { StreamMux } from "@svc/shared/fleet/streams/mux";
 import { type CapRefusalLog, RAISE_HINT } from "./cap_log.ts";
 
 /** A socket must register within this time. */
@@ -54,6 +55,8 @@ export class FleetConnection implements Talker {
   refused = false;
   windowBytes = 0;
   announced = 0;
+  /** The request streams, once registered with the connection transport. */
+  streams: StreamMux | undefined;
   readonly #hub: HubServices;
   #queued = 0;
   #regTimer: ReturnType<typeof setTimeout> | undefined;
@@ -81,6 +84,8 @@ export class FleetConnection implements Talker {
     }, REGISTRATION_TIMEOUT_MS);
     socket.onmessage = (ev) => this.#received(ev.data);
     socket.onclose = (ev) => {
+      // Requests in flight fail at once (502), not after the frames queued before the close.
+      this.streams?.close();
       this.chain = this.chain.then(() => this.drop(`socket closed (${ev.code})`));
     };
     socket.onerror = () => {
@@ -93,6 +98,8 @@ export class FleetConnection implements Talker {
     const o = this.#hub.o;
     const now = this.#hub.now();
     this.lastFrameAt = now;
+    // Request streams (binary) have their own caps (credit, frame size): not the frame budget's.
+    if (this.streams && typeof data !== "string") return this.streams.receive(data);
     const budget = this.#hub.budget;
     const bytes = typeof data === "string" ? data.length : byteLength(data);
     this.#closeBiggest(budget.frame(this, bytes), "SVC_FLEET_MAX_STATUS_BYTES_PER_S", "sent");
@@ -360,6 +367,7 @@ export class FleetConnection implements Talker {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.#regTimer);
+    this.streams?.close();
     this.#hub.budget.leave(this);
     this.#hub.forget(this);
     const rec = this.record;

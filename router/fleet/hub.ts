@@ -12,6 +12,7 @@ import type { WorkerRecord } from "../directory/types.ts";
 import { FleetConnection, type HubServices } from "./connection.ts";
 import { FleetBudget } from "./budget.ts";
 import type { FleetHubOptions, FleetSocket } from "./options.ts";
+import type { StreamMux } from "@svc/shared/fleet/streams/mux";
 import { CapRefusalLog, RAISE_HINT } from "./cap_log.ts";
 
 export { REGISTRATION_TIMEOUT_MS } from "./connection.ts";
@@ -75,6 +76,22 @@ export class FleetHub {
     return conn?.drain() ?? Promise.resolve(undefined);
   }
 
+  /**
+   * The request streams of worker `id`'s connection `connId` when this router holds it (the
+   * connection transport), and how to close it when the worker breaks the protocol.
+   */
+  streamsOf(
+    id: string,
+    connId: string,
+  ): { mux: StreamMux; violation(reason: string): void } | undefined {
+    const conn = this.#byWorker.get(id);
+    if (!conn || conn.connId !== connId || !conn.streams || conn.streams.closed) return undefined;
+    return {
+      mux: conn.streams,
+      violation: (reason) => conn.refuse("invalidFrame", `request stream: ${reason}`),
+    };
+  }
+
   /** Handle `GET FLEET_PATH`: refuse without a valid token, else upgrade and serve the socket. */
   async handleUpgrade(req: Request, remote?: string): Promise<Response> {
     if (req.headers.get("upgrade")?.toLowerCase() !== "websocket") {
@@ -115,6 +132,10 @@ export class FleetHub {
       );
     }
     const { socket, response } = upgradeWebSocket(req, { idleTimeoutS: FLEET_IDLE_TIMEOUT_S });
+    // Deno's socket hands binary messages (request streams) as Blobs unless told otherwise.
+    if (typeof WebSocket !== "undefined" && socket instanceof WebSocket) {
+      socket.binaryType = "arraybuffer";
+    }
     this.#conns.add(new FleetConnection(socket as unknown as FleetSocket, this.#services));
     return response;
   }

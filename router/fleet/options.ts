@@ -5,7 +5,7 @@ import type { Logger } from "@svc/shared/log";
 import type { WorkerDirectory } from "../directory/types.ts";
 import type { RouterMetrics } from "../metrics/router_metrics.ts";
 import type { UrlPolicy } from "./advertised_url.ts";
-import type { FleetLimits, FleetTiming } from "../settings.ts";
+import type { FleetLimits, FleetTiming, StreamCaps } from "../settings.ts";
 
 /** Settings of the hub: the fleet's timing and what one socket may do, and its collaborators. */
 export interface FleetHubOptions
@@ -21,6 +21,8 @@ export interface FleetHubOptions
   log: Logger;
   metrics: RouterMetrics;
   now?: () => number;
+  /** Caps of the request streams of one connection (default: the settings' defaults). */
+  streams?: StreamCaps;
 }
 
 /**
@@ -29,7 +31,10 @@ export interface FleetHubOptions
  */
 export interface FleetSocket {
   readonly readyState: number;
-  send(data: string): void;
+  /** Text: a control frame; bytes: a request-stream frame (binary). */
+  send(data: string | Uint8Array): void;
+  /** Bytes queued and not yet written (both implementations have it; tests may not). */
+  readonly bufferedAmount?: number;
   close(code?: number, reason?: string): void;
   onmessage: ((ev: { data: unknown }) => void) | null;
   onclose: ((ev: { code: number }) => void) | null;

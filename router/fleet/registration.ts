@@ -8,6 +8,7 @@ import { modelsFromRegistration, type WorkerRecord } from "../directory/types.ts
 import type { FleetConnection, HubServices } from "./connection.ts";
 import { checkAdvertisedUrl } from "./advertised_url.ts";
 import { identityOf } from "./identity.ts";
+import { DEFAULT_STREAM_CAPS, openStreams, streamGrant } from "./streams.ts";
 import { RAISE_HINT } from "./cap_log.ts";
 
 /** Register `conn` as the worker `msg` describes, or refuse it (the socket is then closed). */
@@ -40,17 +41,33 @@ export async function register(
       router_version: VERSION,
     });
   }
-  const verdict = await checkAdvertisedUrl(msg.url, o.urlPolicy);
-  if (!verdict.ok) {
-    o.log("warn", "worker advertises a URL the router will not use, refused", {
-      worker_id: msg.worker_id,
-      url: msg.url,
-      reason: verdict.reason,
-    });
-    conn.refuse("urlRefused", verdict.reason);
+  // Requests go over this connection when the worker asks: its advertised URL is then optional.
+  const overConnection = msg.transport === "connection" && msg.streams !== undefined;
+  let url = "";
+  if (msg.url !== undefined) {
+    const verdict = await checkAdvertisedUrl(msg.url, o.urlPolicy);
+    if (verdict.ok) url = verdict.url;
+    else if (!overConnection) {
+      o.log("warn", "worker advertises a URL the router will not use, refused", {
+        worker_id: msg.worker_id,
+        url: msg.url,
+        reason: verdict.reason,
+      });
+      conn.refuse("urlRefused", verdict.reason);
+      return;
+    } else {
+      o.log("info", "worker's advertised URL not used; its requests go over its connection", {
+        worker_id: msg.worker_id,
+        reason: verdict.reason,
+      });
+    }
+  } else if (!overConnection) {
+    conn.refuse(
+      "urlRefused",
+      "a worker without an advertised URL must take the connection transport",
+    );
     return;
   }
-  const url = verdict.url;
   const identity = await identityOf(msg, o.workerKeys);
   if (!identity.ok) {
     o.log("warn", "worker id proof refused", { worker_id: msg.worker_id });
@@ -86,6 +103,7 @@ export async function register(
     conn_id: conn.connId,
     router_id: o.routerId,
     url,
+    transport: overConnection ? "connection" : "http",
     machine_profile: msg.machine_profile,
     pool: msg.pool,
     bundle: msg.bundle,
@@ -102,6 +120,17 @@ export async function register(
     registered_at: now,
     last_seen: now,
   };
+  const caps = o.streams ?? DEFAULT_STREAM_CAPS;
+  if (overConnection) {
+    // Open before the record is visible: a request routed to it finds its streams.
+    conn.streams = openStreams(conn.socket, msg.streams!, caps, (reason) => {
+      o.log("warn", "worker broke the request-stream protocol, closing", {
+        worker_id: record.id,
+        error: reason,
+      });
+      conn.refuse("invalidFrame", `request stream: ${reason}`);
+    });
+  }
   // The id belongs to its live connection: only the same process (same instance key) may
   // take it over, e.g. after a reconnect before the old socket was noticed dead.
   if (!(await o.directory.claim(record))) {
@@ -127,6 +156,7 @@ export async function register(
   o.log("info", "worker registered", {
     worker_id: record.id,
     url: record.url,
+    transport: record.transport,
     machine_profile: record.machine_profile,
     pool: record.pool,
     bundle: record.bundle,
@@ -143,6 +173,7 @@ export async function register(
     status_interval_ms: o.statusIntervalMs,
     stale_after_ms: o.workerStaleMs,
     worker_id: record.id,
+    ...(overConnection ? { streams: streamGrant(caps) } : {}),
   });
 }
 

@@ -22,7 +22,9 @@ import type { LoadTracker } from "../pools/load.ts";
 import { type Affinity, type SelectionRequest, selectWorker } from "../pools/selection.ts";
 import { UpstreamCancel } from "./cancel.ts";
 import { downstreamHeaders, upstreamHeaders, withWorkerAuth } from "./headers.ts";
-import { sendUpstream, type UpstreamOutcome } from "./upstream.ts";
+import { sendUpstream, type UpstreamOutcome, type UpstreamRequest } from "./upstream.ts";
+import { sendOverStream } from "./stream_upstream.ts";
+import type { StreamMux } from "@svc/shared/fleet/streams/mux";
 import type { WorkerAuth } from "./worker_auth.ts";
 import type { ReplayPolicy } from "./replay.ts";
 
@@ -38,6 +40,17 @@ export interface ProxyDeps {
   workerAuth?: WorkerAuth;
   /** Which dropped requests go once more to another worker (replay.ts); absent: none. */
   replay?: ReplayPolicy;
+  /**
+   * The request streams of a worker's connection held by this router (connection transport),
+   * and how to close that connection when the worker breaks the protocol.
+   */
+  streams?: (worker: WorkerRecord) => WorkerStreams | undefined;
+}
+
+/** A worker's connection as forwarding uses it. */
+export interface WorkerStreams {
+  mux: StreamMux;
+  violation(reason: string): void;
 }
 
 /** Outcome of a forward. */
@@ -164,7 +177,7 @@ export async function forward(
           "crashed the first: check it before sending it again",
       );
       const answer = { kind: "response", response: errorResponse(lost, NO_RETRY), worker } as const;
-      if (attempt > 0 || !deps.replay?.dropped(body)) return answer;
+      if (attempt > 0 || !deps.replay?.dropped(body, worker.conn_id)) return answer;
       // A bystander of the worker's death (replay.ts): once more, elsewhere, if there is one.
       lostAnswer = answer;
       exclude.add(worker.id);
@@ -204,7 +217,7 @@ async function attemptOnce(
     bundle: target.bundle,
     affinity,
   });
-  const res = await sendUpstream({
+  const res = await sendToWorker(worker, deps, {
     base: worker.url,
     method: req.method,
     path: pathAndQuery,
@@ -256,6 +269,25 @@ async function attemptOnce(
   if (delivered) delivered.then(() => cancel.release(), () => cancel.release());
   else cancel.release();
   return { kind: "ok", response: shape(res, worker) };
+}
+
+/**
+ * Send over the worker's connection when it takes requests there and this router holds it, else
+ * over HTTP to its advertised URL (none: it cannot be reached from here, as a refused connect).
+ */
+function sendToWorker(
+  worker: WorkerRecord,
+  deps: ProxyDeps,
+  request: UpstreamRequest,
+): Promise<UpstreamOutcome> {
+  if (worker.transport === "connection") {
+    const streams = deps.streams?.(worker);
+    if (streams) return sendOverStream(streams.mux, request, streams.violation);
+  }
+  if (!worker.url) {
+    return Promise.resolve({ kind: "not_delivered", error: "no connection to the worker here" });
+  }
+  return sendUpstream(request);
 }
 
 /**

@@ -16,6 +16,7 @@ import { bearerToken } from "@svc/shared/http/secrets";
 import { modelNotFound, requestedMachineProfile, routeModel } from "../pools/resolve.ts";
 import { type AnswerShaper, forward } from "../proxy/forward.ts";
 import { isServing } from "../pools/selection.ts";
+import type { WorkerRecord } from "../directory/types.ts";
 
 /** How often a request waiting for capacity looks again. */
 const CAPACITY_POLL_MS = 200;
@@ -92,6 +93,7 @@ async function forwardUntilAnswered(
     workerAuth: ctx.workerAuth,
     spillLoad: ctx.settings.pools.affinitySpillLoad,
     replay: ctx.replay,
+    streams: (w: WorkerRecord) => ctx.hub.streamsOf(w.id, w.conn_id),
   };
   const upstream = {
     pool: target.machineProfile,

@@ -23,6 +23,7 @@ export async function handleListModels(
     ctx.log,
     ctx.fetch,
     ctx.workerAuth,
+    (w) => ctx.hub.streamsOf(w.id, w.conn_id),
   );
   return Response.json(modelListBody(models));
 }
@@ -39,6 +40,7 @@ export async function handleGetModel(
     ctx.log,
     ctx.fetch,
     ctx.workerAuth,
+    (w) => ctx.hub.streamsOf(w.id, w.conn_id),
   );
   if (!info) throw unknownModel(ctx, model, scopedWorkers(ctx, c));
   return Response.json(modelDocument(info));

@@ -10,7 +10,10 @@
  *   router → worker: registered (answer to register), ack (of drain), ping, pong, error
  *
  * A router answers an incompatible `protocol` with an `error` frame and closes the socket; the
- * release `version` is informative only (a mismatch is logged, not refused).
+ * release `version` is informative only (a mismatch is logged, not refused). A worker that asks
+ * for the connection transport (`transport: "connection"`) and is granted it (`streams` in
+ * `registered`) then receives its requests on the same socket as binary frames
+ * (shared/fleet/streams/).
  */
 import { z } from "zod";
 import { MODEL_STATES, type ModelState } from "../schemas/models.ts";
@@ -160,8 +163,15 @@ export interface RegisterMessage {
   type: "register";
   protocol: number;
   worker_id: string;
-  /** Base URL the router proxies HTTP requests to: `http(s)://host[:port]` only. */
-  url: string;
+  /**
+   * Base URL the router may proxy HTTP requests to: `http(s)://host[:port]` only. Optional with
+   * the connection transport (a worker behind NAT has none).
+   */
+  url?: string;
+  /** How the worker takes requests: over this connection (default of new workers) or HTTP. */
+  transport?: WorkerTransport;
+  /** The worker's receive windows for request bodies (connection transport). */
+  streams?: StreamOffer;
   machine_profile: string;
   pool: string;
   bundle: string;
@@ -182,6 +192,22 @@ export interface RegisterMessage {
    * `worker_id` only with a valid proof; without one it assigns an id of its own.
    */
   id_proof?: string;
+}
+
+/** How a worker takes its requests. */
+export type WorkerTransport = "connection" | "http";
+
+/** Receive windows of one end of the request streams (bytes in flight unread). */
+export interface StreamOffer {
+  /** Per stream. */
+  window: number;
+  /** All streams of the connection together. */
+  connection_window: number;
+}
+
+/** The router's grant of the connection transport: its windows and the open-stream cap. */
+export interface StreamGrant extends StreamOffer {
+  max_streams: number;
 }
 
 /** Periodic load report (about once a second); also serves as a heartbeat. */
@@ -245,6 +271,8 @@ export interface RegisteredMessage {
   stale_after_ms: number;
   /** The id the router registered the worker under (another one than asked: no id proof). */
   worker_id?: string;
+  /** Present when requests come over this connection (the worker asked and the router agreed). */
+  streams?: StreamGrant;
 }
 
 /** Acknowledges a drain frame. */
@@ -294,6 +322,11 @@ const FleetModelStatusSchema = z.object({
   revision: Revision.optional(),
 });
 
+const StreamOfferSchema = z.object({
+  window: z.number().int().min(64 * 1024).max(16 * 1024 * 1024),
+  connection_window: z.number().int().min(64 * 1024).max(1 << 30),
+});
+
 const RegisterMessageSchema = z.object({
   type: z.literal("register"),
   protocol: z.number().int().positive(),
@@ -301,7 +334,9 @@ const RegisterMessageSchema = z.object({
   url: z.string().max(2048).superRefine((u, ctx) => {
     const problem = advertisedUrlProblem(u);
     if (problem) ctx.addIssue({ code: "custom", message: `url ${problem}` });
-  }),
+  }).optional(),
+  transport: z.enum(["connection", "http"]).optional(),
+  streams: StreamOfferSchema.optional(),
   machine_profile: Slug,
   pool: Slug,
   bundle: Slug,
@@ -353,6 +388,8 @@ const RegisteredMessageSchema = z.object({
   status_interval_ms: z.number().int().positive(),
   stale_after_ms: z.number().int().positive(),
   worker_id: z.string().regex(WORKER_ID_RE).optional(),
+  streams: StreamOfferSchema.extend({ max_streams: z.number().int().min(1).max(65_536) })
+    .optional(),
 });
 
 const AckMessageSchema = z.object({ type: z.literal("ack"), of: z.literal("drain") });

@@ -1,6 +1,8 @@
 /**
  * Requests a server answers without building a fetch `Request`, a framework context or a
- * `Response`: the worker's model operations, its hot path. Building those three objects and
+ * `Response`: the worker's model operations, its hot path, and its one way in for them whichever
+ * transport brought the request (the node:http server's direct branch, and the router connection's
+ * streams, worker/fleet/streams/accept.ts). Building those three objects and
  * converting between them and node:http cost about 0.3 ms of main-thread time per request here
  * (measured against a bare route running the same decode, batcher, thread and encoder), a fifth
  * of what the worker adds to a raw inference run at concurrency 1. Every other request (probes,

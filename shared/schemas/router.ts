@@ -20,7 +20,10 @@ export interface WorkerHealth {
   id: string;
   /** The same as `id`, under the name the SIE clients read. */
   name: string;
+  /** Advertised base URL; empty when the worker has none. */
   url: string;
+  /** How requests reach it: over the connection it dialled, or HTTP to `url`. */
+  transport: "connection" | "http";
   machine_profile: string;
   pool: string;
   bundle: string;

@@ -92,8 +92,14 @@ export async function assemble(input: AssembleInput): Promise<BenchResults> {
       ),
       scenario(
         "router_saturated",
-        `same texts and concurrency through the router`,
+        `same texts and concurrency through the router, over the connection the worker dialled`,
         rounds.map((r) => r.routerThroughput),
+        routerNote,
+      ),
+      scenario(
+        "router_http_saturated",
+        `the same through a router that reaches the worker over HTTP (the HTTP transport)`,
+        rounds.map((r) => r.routerHttpThroughput),
         routerNote,
       ),
       scenario(
@@ -108,8 +114,14 @@ export async function assemble(input: AssembleInput): Promise<BenchResults> {
       ),
       scenario(
         "router_c1",
-        `the ${plan.latencyTokens}-token text, concurrency 1, through the router`,
+        `the ${plan.latencyTokens}-token text, concurrency 1, through the router (connection)`,
         rounds.map((r) => r.routerSingle),
+        routerNote,
+      ),
+      scenario(
+        "router_http_c1",
+        `the same through the router that reaches the worker over HTTP`,
+        rounds.map((r) => r.routerHttpSingle),
         routerNote,
       ),
       scenario(
@@ -173,6 +185,20 @@ function diagnostics(input: AssembleInput): Record<string, number | null> {
       ),
     ),
     routerAddedP50PairedMs: med(rounds.map((r) => outsideDiff(r.routerSingle, r.workerSingle))),
+    // The HTTP transport beside the connection, in the same rounds.
+    routerHttpAddedP50PairedMs: med(
+      rounds.map((r) => outsideDiff(r.routerHttpSingle, r.workerSingle)),
+    ),
+    routerHttpThroughputRatio: med(
+      rounds.map((r) =>
+        r.routerHttpThroughput
+          ? r.routerHttpThroughput.tokensPerS / r.workerThroughput.tokensPerS
+          : NaN
+      ),
+    ),
+    routerHttpC1ProcessCpuUsPerRequest: med(
+      rounds.map((r) => r.routerHttpSingle?.cpuUsPerRequest ?? NaN),
+    ),
     // CPU per concurrency-1 request: the fixed cost behind the latency targets, steadier than them.
     workerC1MainThreadCpuUsPerRequest: med(
       rounds.map((r) => r.workerSingle.cpuUsPerRequest ?? NaN),

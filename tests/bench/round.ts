@@ -32,6 +32,8 @@ export interface RoundContext {
   worker: Service;
   /** Absent when the router is not measured. */
   router?: Service;
+  /** The router reaching the same worker over HTTP (absent when it did not start). */
+  routerHttp?: Service;
   /** The floors (tests/bench/floor/server.ts); absent when they did not start. */
   floors?: { model: Service; proxy: Service };
   corpora: Corpora;
@@ -50,10 +52,14 @@ export interface RoundData {
   workerThroughput: Sample;
   /** The same texts in requests of `plan.largeItems` items, `plan.largeConcurrency` in flight. */
   workerLarge: Sample;
+  /** Through the router, over the connection the worker dialled. */
   routerThroughput?: Sample;
+  /** The same through the router that reaches the worker over HTTP. */
+  routerHttpThroughput?: Sample;
   rawSingle: Sample;
   workerSingle: Sample;
   routerSingle?: Sample;
+  routerHttpSingle?: Sample;
   /** The bare model server and the bare proxy at concurrency 1 (when the floors run). */
   floorSingle?: Sample;
   floorProxySingle?: Sample;
@@ -109,6 +115,12 @@ export async function runRound(ctx: RoundContext, index: number): Promise<RoundD
       part.routerThroughput = await saturate(ctx, router, corpora.throughput);
     });
   }
+  if (ctx.routerHttp) {
+    const router = ctx.routerHttp;
+    throughputSteps.push(async () => {
+      part.routerHttpThroughput = await saturate(ctx, router, corpora.throughput);
+    });
+  }
   for (const step of reverse ? throughputSteps.reverse() : throughputSteps) await step();
 
   const latencySteps: (() => Promise<void>)[] = [
@@ -130,6 +142,12 @@ export async function runRound(ctx: RoundContext, index: number): Promise<RoundD
     const router = ctx.router;
     latencySteps.push(async () => {
       part.routerSingle = await oneAtATime(ctx, router);
+    });
+  }
+  if (ctx.routerHttp) {
+    const router = ctx.routerHttp;
+    latencySteps.push(async () => {
+      part.routerHttpSingle = await oneAtATime(ctx, router);
     });
   }
   if (ctx.floors) {
@@ -160,7 +178,8 @@ export async function runPadding(ctx: RoundContext): Promise<PaddingRun> {
 /** Encode URL and headers of a service (the router also needs the pool header). */
 function target(ctx: RoundContext, svc: Service): { url: string; headers: Record<string, string> } {
   const url = `${svc.url}/v1/encode/${encodeURIComponent(BENCH_MODEL)}`;
-  return { url, headers: svc === ctx.router ? { ...PROFILE_HEADER } : {} };
+  const routed = svc === ctx.router || svc === ctx.routerHttp;
+  return { url, headers: routed ? { ...PROFILE_HEADER } : {} };
 }
 
 /** One text per request, `concurrency` in flight; stops sending at 4× the planned phase length. */

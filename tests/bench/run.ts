@@ -132,7 +132,14 @@ async function measure(
         `${JSON.stringify(warmSpeeds)} tok/s by thread count (0 = ORT's default); timed in ` +
         `every round: ${timed.map((m) => m.threads).join(", ")}`,
     );
-    const speed = await warmUp(plan, first.best, loadgen, services.worker, services.router);
+    const speed = await warmUp(
+      plan,
+      first.best,
+      loadgen,
+      services.worker,
+      services.router,
+      services.routerHttp,
+    );
     const corpora = buildCorpora(plan, speed);
     log(
       `warm-up speed ${Math.round(speed)} tok/s: throughput corpus ` +
@@ -156,6 +163,7 @@ async function measure(
       loadgen,
       worker: services.worker,
       router: services.router,
+      routerHttp: services.routerHttp,
       floors,
       corpora,
     };

@@ -1,6 +1,8 @@
 /** The worker and router processes under test, started as `deno task worker|router` would. */
 import { freePort, type Proc, spawnDeno } from "./procs.ts";
 import { waitFor } from "../helpers/wait.ts";
+import { type FleetLink, startFleetLink } from "../../worker/fleet/mod.ts";
+import { loadWorkerSettings } from "../../worker/config/settings.ts";
 
 /** A running service: its process and base URL. */
 export interface Service {
@@ -94,6 +96,39 @@ export async function serviceWhenOk(
     await proc.kill();
     throw err;
   }
+}
+
+/**
+ * Register the worker at `workerUrl` with a second router over HTTP (the HTTP transport), from
+ * this process: a fleet link announcing the bench model loaded, pointing the router at the
+ * worker's own port. The same worker process then serves both routers, one over the connection
+ * it dialled and one over HTTP, so the two transports are compared on one worker.
+ */
+export function linkOverHttp(routerUrl: string, workerUrl: string): FleetLink {
+  const loaded = [{ name: BENCH_MODEL, bundle: "default", state: "loaded" }];
+  const link = startFleetLink({
+    fleet: loadWorkerSettings({
+      SVC_ROUTER_URL: routerUrl,
+      SVC_WORKER_TOKEN: BENCH_FLEET_TOKEN,
+      SVC_WORKER_ID: "bench-worker-http",
+      SVC_MACHINE_PROFILE: "cpu",
+      SVC_WORKER_TRANSPORT: "http",
+      SVC_ADVERTISE_URL: workerUrl,
+    }).fleet,
+    port: null,
+    servedModels: () => loaded,
+    status: () => ({
+      models: loaded.map((m) => ({ name: m.name, state: "loaded" as const, queue_depth: 0 })),
+      queue_depth: 0,
+      in_flight: 0,
+      memory_used_bytes: 0,
+      memory_total_bytes: 0,
+      draining: false,
+    }),
+    log: () => {},
+  });
+  if (!link) throw new Error("fleet link not started");
+  return link;
 }
 
 /** Resolves once the router reports at least one healthy worker. */

@@ -113,7 +113,7 @@ export function buildTargets(
     out.push(
       target(
         "router_throughput",
-        "Through router ÷ direct throughput",
+        "Through router ÷ direct throughput (connection)",
         "ratio",
         ">=",
         BOUNDS.routerThroughput,
@@ -121,7 +121,7 @@ export function buildTargets(
       ),
       target(
         "router_added_p50",
-        "Router added p50 at concurrency 1",
+        "Router added p50 at concurrency 1 (connection)",
         "ms",
         "<=",
         BOUNDS.routerAddedMs,

@@ -20,16 +20,17 @@ export async function warmUp(
   loadgen: LoadGen,
   worker: Service,
   router: Service | undefined,
+  routerHttp?: Service,
 ): Promise<number> {
   const texts = corpus(plan.warmupTexts, ...plan.throughputTokens, WARMUP_SEED);
   const ids = tokenize(texts);
   await rawThroughput(raw, ids, plan.rawBatchBudget);
   const speed = (await rawThroughput(raw, ids, plan.rawBatchBudget)).tokensPerS;
-  for (const svc of [worker, router]) {
+  for (const svc of [worker, router, routerHttp]) {
     if (!svc) continue;
     await loadgen.run({
       url: `${svc.url}/v1/encode/${encodeURIComponent(BENCH_MODEL)}`,
-      headers: svc === router ? { ...PROFILE_HEADER } : {},
+      headers: svc === worker ? {} : { ...PROFILE_HEADER },
       requests: texts.map((t) => [t.text]),
       concurrency: plan.concurrency,
       maxMs: 60_000,

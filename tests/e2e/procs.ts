@@ -182,6 +182,12 @@ export async function startWorkerProc(
   return proc;
 }
 
+/** The base URL of a worker process's own HTTP server (from its "worker listening" line). */
+export async function listeningUrl(proc: Proc): Promise<string> {
+  const port = (await proc.waitForLine(/worker listening .*port=(\d+)/, 60_000))[1];
+  return `http://127.0.0.1:${port}`;
+}
+
 /** Stop every process, ignoring failures (for `finally`). */
 export async function stopAll(procs: (Proc | undefined)[]): Promise<void> {
   await Promise.all(procs.map((p) => p?.stop().catch(() => {})));

@@ -162,12 +162,17 @@ export async function assertSlowBodiesCheap(
 /**
  * A fake worker process on node:http (tests/router/helpers/socket_worker_main.ts) registered with
  * `routerUrl` as `id` in pool cpu: it answers with the length and byte sum of each body, and exits
- * on a request whose trace id is `poison`.
+ * on a request whose trace id is `poison`; `transport`: how the router sends it requests.
  */
-export function socketWorkerProcess(routerUrl: string, id: string): Proc {
+export function socketWorkerProcess(
+  routerUrl: string,
+  id: string,
+  transport: "connection" | "http" = "http",
+): Proc {
   return spawnDeno(["run", "-P=router", "tests/router/helpers/socket_worker_main.ts"], {
     SVC_ROUTER_URL: routerUrl,
     SVC_WORKER_TOKEN: FLEET_TOKEN,
     SVC_WORKER_ID: id,
+    SVC_WORKER_TRANSPORT: transport,
   });
 }

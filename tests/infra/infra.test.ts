@@ -134,9 +134,13 @@ Deno.test("infra: the values deployment files set pass the components' own valid
     if (filled.SVC_ROUTER_URL) {
       assert.ok(cfg.fleet, `${where}: fleet settings expected`);
       const fleet = fleetConfigOf(cfg.fleet, cfg.listen.port);
-      // The router must reach the worker at its own address, not the loopback default.
-      assert.doesNotMatch(fleet.advertiseUrl, /127\.0\.0\.1|localhost/, where);
-      assert.equal(new URL(fleet.advertiseUrl).port || "80", String(cfg.listen.port), where);
+      // Over HTTP the router must reach the worker at its own address, not the loopback
+      // default; the connection transport needs no address at all.
+      if (fleet.transport === "http" || fleet.advertiseUrl !== undefined) {
+        const advertised = fleet.advertiseUrl ?? "";
+        assert.doesNotMatch(advertised, /127\.0\.0\.1|localhost|^$/, where);
+        assert.equal(new URL(advertised).port || "80", String(cfg.listen.port), where);
+      }
     }
     // `auto` does not select CUDA in this release (worker/main.ts passes no GPU count), so every
     // deployment names its device.

@@ -6,7 +6,7 @@ import { modelFilter } from "../../worker/catalog/loader.ts";
 
 Deno.test("config: defaults", () => {
   const c = loadWorkerSettings({ HOME: "/home/x" });
-  assert.deepEqual(c.listen, { host: "0.0.0.0", port: 8080 });
+  assert.deepEqual(c.listen, { host: "0.0.0.0", port: 8080, enabled: true });
   assert.equal(c.device, "auto");
   assert.equal(c.images.workers, 4, "the spec's SVC_IMAGE_WORKERS default");
   assert.equal(c.scheduling.memoryThresholdPercent, 85);
@@ -128,7 +128,13 @@ Deno.test("fleet config: defaults and explicit values", () => {
   const c = loadWorkerSettings({ SVC_ROUTER_URL: "http://r:8080", SVC_WORKER_TOKEN: TOKEN }).fleet!;
   assert.equal(c.routerWsUrl, "ws://r:8080/fleet/v1/connect");
   assert.equal(c.advertiseUrl, undefined);
-  assert.equal(fleetConfigOf(c, 9001).advertiseUrl, "http://127.0.0.1:9001");
+  assert.equal(c.transport, "connection");
+  // The connection transport announces no URL of its own; HTTP defaults to loopback.
+  assert.equal(fleetConfigOf(c, 9001).advertiseUrl, undefined);
+  assert.equal(
+    fleetConfigOf({ ...c, transport: "http" }, 9001).advertiseUrl,
+    "http://127.0.0.1:9001",
+  );
   assert.equal(c.bundle, "default");
   assert.equal(c.pool, undefined);
   assert.equal(c.machineProfile, undefined);
@@ -172,4 +178,24 @@ Deno.test("fleet config: bad values name the variable and never show the token",
       return true;
     });
   }
+});
+
+Deno.test("fleet config: the transport and a worker without an HTTP port", () => {
+  const base = { SVC_ROUTER_URL: "http://r:8080", SVC_WORKER_TOKEN: TOKEN };
+  assert.equal(
+    loadWorkerSettings({ ...base, SVC_WORKER_TRANSPORT: "http" }).fleet!.transport,
+    "http",
+  );
+  assert.equal(
+    loadWorkerSettings({ ...base, SVC_WORKER_TRANSPORT: "auto" }).fleet!.transport,
+    "connection",
+  );
+  assert.equal(loadWorkerSettings({ ...base, SVC_WORKER_HTTP: "off" }).listen.enabled, false);
+  assert.equal(loadWorkerSettings(base).listen.enabled, true);
+  // Off needs someone to serve through: a router, over the connection.
+  assert.throws(() => loadWorkerSettings({ SVC_WORKER_HTTP: "off" }), /SVC_WORKER_HTTP/);
+  assert.throws(
+    () => loadWorkerSettings({ ...base, SVC_WORKER_HTTP: "off", SVC_WORKER_TRANSPORT: "http" }),
+    /SVC_WORKER_HTTP.*connection transport/,
+  );
 });

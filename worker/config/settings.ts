@@ -423,11 +423,24 @@ const FLEET_FIELDS = {
     shown: "`hostname-pid-random`",
     doc: "identity in the router",
   }),
+  SVC_WORKER_TRANSPORT: oneOf(["auto", "connection", "http"], {
+    default: "auto",
+    doc: "how the router sends this worker its requests: `connection` over the WebSocket the " +
+      "worker dials (no inbound port needed: NAT, a laptop, a cluster without ingress), `http` " +
+      "to `SVC_ADVERTISE_URL`; `auto` is `connection`",
+  }),
+  SVC_WORKER_HTTP: oneOf(["on", "off"], {
+    default: "on",
+    doc: "`on` serves the worker's own HTTP port (`SVC_HOST`:`SVC_PORT`: probes, metrics, " +
+      "direct requests); `off` opens no port at all: requests come only over the connection " +
+      "to the router (needs `SVC_ROUTER_URL` and the connection transport)",
+  }),
   SVC_ADVERTISE_URL: url({
     default: undefined,
     noCredentials: "",
-    shown: "`http://127.0.0.1:<port>`",
-    doc: "where the router reaches this worker",
+    shown: "none (`connection`), `http://127.0.0.1:<port>` (`http`)",
+    doc: "where the router reaches this worker over HTTP (`SVC_WORKER_TRANSPORT=http`); with " +
+      "the connection transport it is optional and only announced",
   }),
   SVC_MACHINE_PROFILE: slug({
     default: undefined,
@@ -450,6 +463,13 @@ const SCHEMA = settingsSchema(
     checkCommon(v, issue);
     if (v.SVC_LORA_DISK_BYTES < v.SVC_MAX_LORA_BYTES + 1024 * 1024) {
       issue("SVC_LORA_DISK_BYTES", "must be at least SVC_MAX_LORA_BYTES plus 1 MiB");
+    }
+    if (v.SVC_WORKER_HTTP === "off") {
+      if (v.SVC_ROUTER_URL === undefined) {
+        issue("SVC_WORKER_HTTP", "can be `off` only with SVC_ROUTER_URL (else nothing serves)");
+      } else if (v.SVC_WORKER_TRANSPORT === "http") {
+        issue("SVC_WORKER_HTTP", "can be `off` only with the connection transport");
+      }
     }
     if (v.SVC_ROUTER_URL !== undefined && v.SVC_WORKER_TOKEN === undefined) {
       issue("SVC_WORKER_TOKEN", "is required when SVC_ROUTER_URL is set");
@@ -477,6 +497,8 @@ export const WORKER_REFERENCE: readonly ReferenceSection[] = [
 export interface ListenSettings {
   host: string;
   port: number;
+  /** False: no HTTP server (`SVC_WORKER_HTTP=off`; requests come over the router connection). */
+  enabled?: boolean;
 }
 
 /** The worker's parsed variables, keyed by name. */
@@ -551,8 +573,13 @@ export interface FleetSettings {
   routerWsUrl: string;
   token: string;
   workerId: string;
-  /** Base URL the router uses to reach this worker; undefined: loopback at the bound port. */
+  /**
+   * Base URL the router may use to reach this worker over HTTP; undefined: none with the
+   * connection transport, loopback at the bound port with HTTP.
+   */
   advertiseUrl: string | undefined;
+  /** How the router sends requests (`auto` resolved: `connection`). */
+  transport: "connection" | "http";
   /** `SVC_MACHINE_PROFILE`; undefined means "detect the GPU type". */
   machineProfile: string | undefined;
   bundle: string;
@@ -637,6 +664,7 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
     token: v.SVC_WORKER_TOKEN!,
     workerId: v.SVC_WORKER_ID ?? defaultWorkerId(),
     advertiseUrl: v.SVC_ADVERTISE_URL?.replace(/\/+$/, ""),
+    transport: v.SVC_WORKER_TRANSPORT === "http" ? "http" : "connection",
     machineProfile: v.SVC_MACHINE_PROFILE,
     bundle: v.SVC_BUNDLE,
     pool: v.SVC_POOL,
@@ -644,7 +672,7 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
     secret: v.SVC_WORKER_API_KEY,
   };
   return {
-    listen: { host: v.SVC_HOST, port: v.SVC_PORT },
+    listen: { host: v.SVC_HOST, port: v.SVC_PORT, enabled: v.SVC_WORKER_HTTP === "on" },
     device: v.SVC_DEVICE,
     catalog: {
       modelsDir: v.SVC_MODELS_DIR,

@@ -6,14 +6,18 @@ import { FLEET_PATH } from "@svc/shared/fleet/protocol";
 import type { FleetSettings } from "../config/settings.ts";
 
 /** What the fleet link runs with: the fleet settings, with the advertised URL known. */
-export interface FleetConfig extends Omit<FleetSettings, "advertiseUrl"> {
-  /** Base URL the router uses to reach this worker. */
-  advertiseUrl: string;
-}
+export type FleetConfig = FleetSettings;
 
-/** The link's configuration for a worker listening on `port` (the loopback default URL). */
-export function fleetConfigOf(fleet: FleetSettings, port: number): FleetConfig {
-  return { ...fleet, advertiseUrl: fleet.advertiseUrl ?? `http://127.0.0.1:${port}` };
+/**
+ * The link's configuration for a worker listening on `port` (null: no HTTP server): with the
+ * HTTP transport the advertised URL defaults to loopback at that port; the connection transport
+ * announces one only when it is set.
+ */
+export function fleetConfigOf(fleet: FleetSettings, port: number | null): FleetConfig {
+  const fallback = fleet.transport === "http" && port !== null
+    ? `http://127.0.0.1:${port}`
+    : undefined;
+  return { ...fleet, advertiseUrl: fleet.advertiseUrl ?? fallback };
 }
 
 /** `http://r:8080/base` → `ws://r:8080/base/fleet/v1/connect` (ws URLs keep their scheme). */

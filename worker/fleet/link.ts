@@ -23,6 +23,7 @@ import { StatusDeltas } from "@svc/shared/fleet/status_delta";
 import { backoffDelay } from "./backoff.ts";
 import type { FleetConfig } from "./config.ts";
 import { LinkSession, type SessionHost } from "./session.ts";
+import { acceptStreams, type ServeRequest, WORKER_STREAM_OFFER } from "./streams/accept.ts";
 
 /** Live state of the worker, sampled for every status frame (models as the wire reports them). */
 export interface WorkerStatusSnapshot {
@@ -59,6 +60,11 @@ export interface FleetLinkDeps {
   /** Machine profile and GPUs of this machine (run once, before the first dial). */
   detect: () => Promise<MachineFacts>;
   random?: () => number;
+  /**
+   * The worker's one way in for a request (worker/server/serve_request.ts): with it and the
+   * connection transport, requests come over the link (worker/fleet/streams/accept.ts).
+   */
+  serve?: ServeRequest;
 }
 
 /** Bound on waiting for the router's ack of a drain notice. */
@@ -119,6 +125,12 @@ export class FleetLinkImpl implements FleetLink {
       statusFrame: () => this.#statusFrame(),
       onRegistered: (msg) => this.#onRegistered(msg),
       onDrainAck: () => this.#drainAnswer?.(true),
+      ...(deps.serve && cfg.transport === "connection"
+        ? {
+          acceptStreams: (socket, grant, onViolation) =>
+            acceptStreams(socket, grant, deps.serve!, deps.log, onViolation),
+        }
+        : {}),
       noteFailure: (message) => this.#noteFailure(message),
       log: deps.log,
     };
@@ -182,7 +194,10 @@ export class FleetLinkImpl implements FleetLink {
       type: "register",
       protocol: FLEET_PROTOCOL_VERSION,
       worker_id: this.#cfg.workerId,
-      url: this.#cfg.advertiseUrl,
+      ...(this.#cfg.advertiseUrl === undefined ? {} : { url: this.#cfg.advertiseUrl }),
+      ...(this.#host.acceptStreams
+        ? { transport: "connection" as const, streams: WORKER_STREAM_OFFER }
+        : { transport: "http" as const }),
       machine_profile: machine.machineProfile,
       pool: this.#cfg.pool ?? machine.machineProfile,
       bundle: this.#cfg.bundle,

@@ -8,23 +8,29 @@ import { gpuInventory, machineProfileOfGpus } from "../telemetry/gpu.ts";
 import type { FleetSettings } from "../config/settings.ts";
 import { fleetConfigOf } from "./config.ts";
 import { type FleetLink, FleetLinkImpl, type WorkerStatusSnapshot } from "./link.ts";
+import type { ServeRequest } from "./streams/accept.ts";
 
 export type { FleetLink, WorkerStatusSnapshot };
 
 /** Start the dial-back link when the worker has fleet settings (SVC_ROUTER_URL); null otherwise. */
 export function startFleetLink(opts: {
   fleet: FleetSettings | null;
-  /** The port the HTTP server bound (default advertised URL). */
-  port: number;
+  /** The port the HTTP server bound (default advertised URL of the HTTP transport). */
+  port: number | null;
+  /** The worker's one way in for a request (requests over the connection transport). */
+  serve?: ServeRequest;
   servedModels: () => { name: string; bundle: string; state: string }[];
   status: () => WorkerStatusSnapshot;
   log: Logger;
 }): FleetLink | null {
   if (opts.fleet === null) return null;
-  const cfg = fleetConfigOf(opts.fleet, opts.port);
+  // Without a way in for requests (a test's fake worker) the link can only offer HTTP.
+  const fleet = opts.serve ? opts.fleet : { ...opts.fleet, transport: "http" as const };
+  const cfg = fleetConfigOf(fleet, opts.port);
   opts.log("info", "joining the fleet", {
     router: cfg.routerWsUrl,
     worker_id: cfg.workerId,
+    transport: cfg.transport,
     advertise_url: cfg.advertiseUrl,
     bundle: cfg.bundle,
   });
@@ -32,6 +38,7 @@ export function startFleetLink(opts: {
     servedModels: opts.servedModels,
     status: opts.status,
     log: opts.log,
+    serve: opts.serve,
     detect: async () => {
       // A failed detection reads as no GPU (gpuInventory never rejects).
       const gpus = await gpuInventory();

@@ -7,6 +7,7 @@ import type { WorkerInstance } from "../bootstrap.ts";
 import { deadline } from "@svc/shared/deadline";
 import { startFleetLink } from "../fleet/mod.ts";
 import { serveWorkerApp } from "./http_server.ts";
+import { serveRequest } from "./serve_request.ts";
 import { announcedBundle } from "./model_gate.ts";
 import { workerMemory } from "../telemetry/worker_memory.ts";
 
@@ -35,7 +36,7 @@ export interface DrainParts {
  * Stop gracefully: readiness flips and new work gets 503 SHUTTING_DOWN at once, the router is
  * told, in-flight work gets the drain bound (`SVC_SHUTDOWN_DRAIN_S`) to finish; then what still
  * runs is answered 503 SHUTTING_DOWN with Retry-After (never the 500 of a torn-down session),
- * the models unload and the server closes once those answers are out. Resolves with whether the
+ * the models unload and the link and the server close once those answers are out. Resolves with whether the
  * work drained within the bound.
  */
 export async function drainWorker(
@@ -57,17 +58,30 @@ export async function drainWorker(
     drained,
     in_flight: ctx.state.inFlight,
   });
-  await link?.close().catch(() => {});
   // Requests still running lose their models now: their batchers answer them 503
-  // SHUTTING_DOWN with Retry-After, and those answers go out before the server closes, so the
-  // router or the client retries elsewhere.
+  // SHUTTING_DOWN with Retry-After, and those answers go out before the server and the link
+  // close (requests that came over the link answer over it), so the router or the client
+  // retries elsewhere.
   ctx.state.stopping = true;
   await worker.close().catch(() => {});
   await deadline(ctx.state.whenIdle(), ANSWER_BOUND_MS);
+  await link?.close().catch(() => {});
   await deadline(parts.server.shutdown().catch(() => {}), ANSWER_BOUND_MS);
   await helpers;
   ctx.log("info", "worker stopped");
   return drained;
+}
+
+/** What stands for the HTTP server when there is none: it "finishes" when shut down. */
+function noServer(): { finished: Promise<void>; shutdown(): Promise<void> } {
+  const done = Promise.withResolvers<void>();
+  return {
+    finished: done.promise,
+    shutdown: () => {
+      done.resolve();
+      return done.promise;
+    },
+  };
 }
 
 /** Serve until a termination signal, then drain and exit. */
@@ -76,14 +90,15 @@ export async function runWorkerProcess(
   hooks: LifecycleHooks = {},
 ): Promise<never> {
   const { ctx } = worker;
-  const { host: hostname, port } = ctx.settings.listen;
-  const server = await serveWorkerApp(
+  const { host: hostname, port, enabled } = ctx.settings.listen;
+  const server = enabled === false ? noServer() : await serveWorkerApp(
     worker,
     ctx.settings.http,
     { hostname, port },
     (addr) => ctx.log("info", "worker listening", { host: addr.hostname, port: addr.port }),
   );
-  const actualPort = server.addr.port;
+  if (enabled === false) ctx.log("info", "no HTTP port (SVC_WORKER_HTTP=off)");
+  const actualPort = "addr" in server ? server.addr.port : null;
 
   let link: ReturnType<typeof startFleetLink> = null;
   let stopping: Promise<never> | undefined;
@@ -106,6 +121,7 @@ export async function runWorkerProcess(
   link = startFleetLink({
     fleet: ctx.settings.fleet,
     port: actualPort,
+    serve: serveRequest(worker, "router"),
     // SVC_MODELS entries that could not be configured are announced too (as failed): the router
     // then routes their requests here, and they get the reason.
     servedModels: () => [

@@ -1,11 +1,12 @@
 /**
  * The model operations (POST /v1/encode/{model}, /v1/score/{model}, /v1/extract/{model},
  * /v1/embeddings, and Cohere's /v1|v2/rerank and /v1|v2/embed), served as direct requests
- * (shared/http/direct_call.ts): the worker's hot path skips the fetch `Request`, Hono and the
- * `Response` (measured: 0.23-0.50 ms per request at concurrency 1, docs/bench/README.md). They pass
- * the same steps as every other request (pipeline.ts: version headers, browser rules, API key,
- * drain gate and record), in the same order; a route's failure is answered as the app's are
- * (failure.ts: the API error, or 499 for a client gone).
+ * (shared/http/direct_call.ts), the one handler behind both transports (the HTTP server and the
+ * router connection, serve_request.ts): the worker's hot path skips the fetch `Request`, Hono and
+ * the `Response` (measured: 0.23-0.50 ms per request at concurrency 1, docs/bench/README.md).
+ * They pass the same steps as every other request (pipeline.ts: version headers, browser rules,
+ * API key, drain gate and record), in the same order; a route's failure is answered as the app's
+ * are (failure.ts: the API error, or 499 for a client gone).
  */
 import { type ErrorDialect, errorDialectOf } from "@svc/shared/errors";
 import {

@@ -13,7 +13,15 @@
  */
 import assert from "node:assert/strict";
 import { VERSION } from "@svc/shared/version";
-import { json, type Proc, startRouterProc, startWorkerProc, stopAll, workerIds } from "../procs.ts";
+import {
+  json,
+  listeningUrl,
+  type Proc,
+  startRouterProc,
+  startWorkerProc,
+  stopAll,
+  workerIds,
+} from "../procs.ts";
 import { waitFor } from "../../helpers/wait.ts";
 import { CompatClient, ServiceCallError } from "../../compat/client/client.ts";
 import { ensureFixtures } from "@svc/fixture-models";
@@ -208,8 +216,8 @@ Deno.test({
         assert.deepEqual(client.warnings, []);
       });
       await waitFor(async () => (await workerIds(r.url)).length === 1, "the worker", 60_000);
-      const health = await json(`${r.url}/health`);
-      const workerUrl = (health.body.workers as { url: string }[])[0].url;
+      // The worker's own port (it takes the router's requests over its connection).
+      const workerUrl = await listeningUrl(worker!);
 
       for (const [target, baseUrl] of [["router", r.url], ["worker", workerUrl]]) {
         await t.step(`every dtype and output type decodes (${target})`, async () => {
@@ -407,8 +415,7 @@ Deno.test({
       await t.step(
         "the worker itself speaks the same codes: MODEL_LOADING, MODEL_LOAD_FAILED",
         async () => {
-          const health = await json(`${r.url}/health`);
-          const workerUrl = (health.body.workers as { url: string }[])[0].url;
+          const workerUrl = await listeningUrl(worker!);
           const c = new CompatClient({
             baseUrl: workerUrl,
             version: VERSION,

@@ -38,7 +38,12 @@ Deno.test({
       procs.push(a.proc);
       const b = await startRouterProc("router-b", env, flags);
       procs.push(b.proc);
-      const w = await startWorkerProc("kv-w", a.url, { SVC_MACHINE_PROFILE: "cpu" });
+      // Over HTTP: a worker's connection is held by one router, so only that router can send
+      // requests over it; B reaches the worker at its advertised URL.
+      const w = await startWorkerProc("kv-w", a.url, {
+        SVC_MACHINE_PROFILE: "cpu",
+        SVC_WORKER_TRANSPORT: "http",
+      });
       procs.push(w);
       await waitFor(
         async () => (await workerIds(a.url)).includes("kv-w"),

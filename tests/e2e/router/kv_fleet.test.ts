@@ -48,7 +48,14 @@ Deno.test({
         routers.push(r);
       }
       const [a, b, c] = routers;
-      procs.push(await startWorkerProc("kv-fleet-w", a.url, { SVC_MACHINE_PROFILE: "cpu" }));
+      // Over HTTP: every router reaches it at its advertised URL (a connection-only worker is
+      // served by the router holding its socket alone, docs/fleet.md "Several routers").
+      procs.push(
+        await startWorkerProc("kv-fleet-w", a.url, {
+          SVC_MACHINE_PROFILE: "cpu",
+          SVC_WORKER_TRANSPORT: "http",
+        }),
+      );
       for (const r of routers) {
         await waitFor(
           async () => (await json(`${r.url}/health`)).body.worker_count === 1,

@@ -10,6 +10,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { type FleetLink, startFleetLink } from "../../../worker/fleet/mod.ts";
 import { loadWorkerSettings } from "../../../worker/config/settings.ts";
+import type { DirectAnswer, DirectRequest } from "@svc/shared/http/direct_call";
 
 /** What the worker does with the next model requests. */
 export type SocketBehaviour =
@@ -68,6 +69,11 @@ export async function startSocketWorker(opts: {
    * id is one of the few headers the router forwards).
    */
   exitOnTraceId?: string;
+  /**
+   * `connection`: model requests come over the fleet link (the worker's connection adapter),
+   * answered as over HTTP (`answer` and `hold`); default `http`.
+   */
+  transport?: "connection" | "http";
 }): Promise<SocketWorker> {
   const held: (() => void)[] = [];
   const sockets = new Set<import("node:net").Socket>();
@@ -121,8 +127,10 @@ export async function startSocketWorker(opts: {
       SVC_WORKER_ID: opts.id,
       SVC_MACHINE_PROFILE: opts.profile,
       SVC_ROUTER_RECONNECT_MAX_MS: "500",
+      SVC_WORKER_TRANSPORT: opts.transport ?? "http",
     }).fleet,
     port,
+    ...(opts.transport === "connection" ? { serve: (req: DirectRequest) => serve(req) } : {}),
     servedModels: () =>
       opts.models.map((m) => ({ name: m.name, bundle: "default", state: m.state ?? "available" })),
     status: () => ({
@@ -140,6 +148,30 @@ export async function startSocketWorker(opts: {
     log: () => {},
   });
   if (!link) throw new Error("fleet link not started");
+  /** A model request over the connection, handled as the HTTP server handles one. */
+  async function serve(req: DirectRequest): Promise<DirectAnswer> {
+    const path = new URL(req.url).pathname;
+    if (!path.startsWith("/v1/")) return { status: 404, headers: {}, body: new Uint8Array() };
+    let bytes = 0;
+    let sum = 0;
+    for (;;) {
+      const chunk = await req.body?.read();
+      if (!chunk) break;
+      bytes += chunk.length;
+      sum = byteSum(chunk, sum);
+    }
+    worker.seen.push({ path, bytes, sum });
+    if (opts.exitOnTraceId && req.header("x-trace-id") === opts.exitOnTraceId) Deno.exit(70);
+    if (worker.behaviour === "hold") {
+      await new Promise<void>((resolve) => held.push(resolve));
+    }
+    const text = JSON.stringify({ worker: opts.id, bytes, sum });
+    return {
+      status: 200,
+      headers: { "content-type": "application/json" },
+      body: new TextEncoder().encode(text),
+    };
+  }
   const worker: SocketWorker = {
     id: opts.id,
     url: `http://127.0.0.1:${port}`,

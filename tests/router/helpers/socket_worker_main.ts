@@ -3,7 +3,8 @@
  * its death touches the test process: it registers with the router in `SVC_ROUTER_URL` (token
  * `SVC_WORKER_TOKEN`, id `SVC_WORKER_ID`, pool `cpu`) serving fixture/dense, answers model
  * requests with the length and byte sum of their bodies, and exits at once after receiving one
- * whose trace id is `poison` (the way a worker killed by what a request asked for dies). Needs
+ * whose trace id is `poison` (the way a worker killed by what a request asked for dies);
+ * `SVC_WORKER_TRANSPORT=connection` takes them over its fleet connection instead of HTTP. Needs
  * network and environment permissions only.
  */
 import { startSocketWorker } from "./socket_worker.ts";
@@ -21,4 +22,5 @@ await startSocketWorker({
   profile: "cpu",
   models: [{ name: "fixture/dense", state: "loaded" }],
   exitOnTraceId: "poison",
+  transport: Deno.env.get("SVC_WORKER_TRANSPORT") === "connection" ? "connection" : "http",
 });

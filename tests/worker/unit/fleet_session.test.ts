@@ -171,3 +171,33 @@ Deno.test("fleet session: end() closes the socket with the given code and waits 
   // Ending twice is harmless and does not wait.
   await s.end(CLOSE_CODES.normal, "again");
 });
+
+Deno.test("session: ended while its real socket still connects, the process carries on", async () => {
+  // A listener that never answers the upgrade: the socket stays connecting until the session ends
+  // (`ws` throws an error nobody listens to as an uncaught exception: it ended the bench process).
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const held: Deno.Conn[] = [];
+  (async () => {
+    for await (const c of listener) held.push(c);
+  })().catch(() => {});
+  const port = (listener.addr as Deno.NetAddr).port;
+  const s = new LinkSession({
+    routerWsUrl: `ws://127.0.0.1:${port}/fleet/v1/connect`,
+    token: "t".repeat(16),
+    registerFrame: () => STATUS,
+    statusFrame: () => undefined,
+    onRegistered: () => {},
+    onDrainAck: () => {},
+    noteFailure: () => {},
+    log: () => {},
+  });
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await s.end(CLOSE_CODES.normal, "worker shutting down");
+    assert.equal((await s.ended).registered, false);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  } finally {
+    listener.close();
+    for (const c of held) c.close();
+  }
+});
