@@ -1,9 +1,10 @@
 /** The model configuration format: one file per model, shared by router and worker. */
+import type { OpKind } from "../operations.ts";
 import { z } from "zod";
 import { SLUG_RE } from "../fleet/protocol.ts";
 
 /** The API operations a model family serves. */
-export type FamilyOp = "encode" | "score" | "extract";
+export type FamilyOp = OpKind;
 
 /**
  * Model families, each with the operation it serves: the one list of them. Every family has its
