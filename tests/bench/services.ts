@@ -2,7 +2,7 @@
 import { freePort, type Proc, spawnDeno } from "./procs.ts";
 import { waitFor } from "../helpers/wait.ts";
 import { type FleetLink, startFleetLink } from "../../worker/fleet/mod.ts";
-import { loadWorkerSettings } from "../../worker/config/settings.ts";
+import { loadWorkerSettings } from "@svc/worker/settings";
 
 /** A running service: its process and base URL. */
 export interface Service {
