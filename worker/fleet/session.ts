@@ -298,6 +298,9 @@ export class LinkSession {
       ws.onerror =
       ws.onclose =
         null;
+    // Closing a socket still in its handshake (close() during a dial, a connect timeout) makes
+    // the `ws` client emit an error event: with no listener it would crash the process.
+    ws.onerror = () => {};
     if (closeCode !== undefined && ws.readyState < WebSocket.CLOSING) {
       try {
         ws.close(closeCode, reason);

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { CLOSE_CODES, type RouterMessage, type WorkerMessage } from "@svc/shared/fleet/protocol";
 import { LinkSession, type SessionHost } from "../../../worker/fleet/session.ts";
+import { waitFor } from "../../helpers/wait.ts";
 
 /** A socket the test drives by hand (only what the session uses). */
 class ScriptedSocket extends EventTarget {
@@ -170,4 +171,35 @@ Deno.test("fleet session: end() closes the socket with the given code and waits 
   assert.deepEqual(await s.ended, { registered: true, immediate: false, refused: false });
   // Ending twice is harmless and does not wait.
   await s.end(CLOSE_CODES.normal, "again");
+});
+
+Deno.test("fleet session: ending a dial still in its handshake does not crash the worker", async () => {
+  // A router that accepts TCP and never answers the upgrade: the socket stays CONNECTING.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const accepted: Deno.Conn[] = [];
+  const accepting = (async () => {
+    for await (const conn of listener) accepted.push(conn);
+  })();
+  try {
+    const s = new LinkSession({
+      routerWsUrl: `ws://127.0.0.1:${listener.addr.port}/fleet/v1/connect`,
+      token: "t".repeat(16),
+      registerFrame: () => ({ type: "ping", t: 1 }),
+      statusFrame: () => STATUS,
+      onRegistered: () => {},
+      onDrainAck: () => {},
+      noteFailure: () => {},
+      log: () => {},
+    });
+    await waitFor(() => accepted.length === 1, "the dial reached the listener");
+    await s.end(1000, "worker shutting down");
+    const end = await s.ended;
+    assert.equal(end.registered, false);
+    // The `ws` client reports the aborted handshake on a later tick: it must find a listener.
+    await new Promise((r) => setTimeout(r, 50));
+  } finally {
+    listener.close();
+    await accepting.catch(() => {});
+    for (const c of accepted) c.close();
+  }
 });
