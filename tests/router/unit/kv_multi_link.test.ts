@@ -8,6 +8,9 @@ import assert from "node:assert/strict";
 import { silentLogger } from "@svc/shared/log";
 import { KvWorkerDirectory } from "../../../router/directory/kv.ts";
 import type { WorkerRecord } from "../../../router/directory/types.ts";
+import { waitFor } from "../../helpers/wait.ts";
+import { type SocketWorker, startSocketWorker } from "../helpers/socket_worker.ts";
+import { getJson, startTestRouter, TEST_TOKEN } from "../helpers/router.ts";
 
 const T0 = 1_700_000_000_000;
 const SAME = "a".repeat(64);
@@ -93,6 +96,66 @@ Deno.test("kv multi-link: every holder serves its own connection; the head survi
     await a.close();
     if (!bClosed) await b.close();
     await c.close();
+    kv.close();
+  }
+});
+
+Deno.test("kv multi-link: a connection-only worker is served by each router it dialled; elsewhere, a hold and a 503, never a 202", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const env = {
+    SVC_DIRECTORY: "kv",
+    SVC_KV_REFRESH_MS: "100",
+    SVC_WORKER_STALE_MS: "600000",
+    SVC_MACHINE_PROFILES: "cpu,l4",
+    SVC_EXPOSE_WORKER_ID: "1",
+    SVC_RECONNECT_HOLD_MS: "300",
+  };
+  const a = await startTestRouter(env, { kv });
+  const b = await startTestRouter(env, { kv });
+  const workers: SocketWorker[] = [];
+  const model = (profile: string) => ({
+    id: `${profile}-w`,
+    token: TEST_TOKEN,
+    profile,
+    models: [{ name: "fixture/dense", state: "loaded" as const }],
+    transport: "connection" as const,
+  });
+  const encode = (url: string, profile: string) =>
+    fetch(`${url}/v1/encode/fixture%2Fdense`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-svc-machine-profile": profile },
+      body: JSON.stringify({ items: [{ text: "x" }] }),
+    });
+  try {
+    // cpu-w dials A only; l4-w dials both.
+    workers.push(await startSocketWorker({ ...model("cpu"), routerUrl: a.url }));
+    workers.push(await startSocketWorker({ ...model("l4"), routerUrl: `${a.url},${b.url}` }));
+    await waitFor(
+      async () => (await getJson(`${b.url}/health`)).body.worker_count === 2,
+      "b sees both workers",
+    );
+    await waitFor(() => workers[1].link.connected, "l4-w registered");
+    for (const r of [a, b]) {
+      const res = await encode(r.url, "l4");
+      assert.equal(res.status, 200, `l4 through ${r.url}`);
+      assert.equal(res.headers.get("x-svc-worker-id"), "l4-w");
+      await res.body?.cancel();
+    }
+    const here = await encode(a.url, "cpu");
+    assert.equal(here.status, 200);
+    await here.body?.cancel();
+    // B cannot reach cpu-w (its only connection is on A): held, then a retryable 503.
+    const t0 = performance.now();
+    const there = await encode(b.url, "cpu");
+    const waited = performance.now() - t0;
+    assert.equal(there.status, 503);
+    assert.equal(there.headers.get("retry-after"), "1");
+    assert.equal((await there.json()).detail.code, "NO_CAPACITY");
+    assert.ok(waited >= 250, `held ${waited.toFixed(0)} ms`);
+  } finally {
+    for (const w of workers) await w.close();
+    await a.close();
+    await b.close();
     kv.close();
   }
 });
