@@ -100,7 +100,7 @@ Deno.test("kv multi-link: every holder serves its own connection; the head survi
   }
 });
 
-Deno.test("kv multi-link: a connection-only worker is served by each router it dialled; elsewhere, a hold and a 503, never a 202", async () => {
+Deno.test("kv multi-link: a connection-only worker is served by each router it dialled; elsewhere, a hold and a 503, never a 202; drains reach every link", async () => {
   const kv = await Deno.openKv(":memory:");
   const env = {
     SVC_DIRECTORY: "kv",
@@ -152,6 +152,16 @@ Deno.test("kv multi-link: a connection-only worker is served by each router it d
     assert.equal(there.headers.get("retry-after"), "1");
     assert.equal((await there.json()).detail.code, "NO_CAPACITY");
     assert.ok(waited >= 250, `held ${waited.toFixed(0)} ms`);
+    // A drain sent to A drains l4-w on B too (its other connection): B stops sending it work.
+    const drained = await getJson(`${a.url}/v1/admin/workers/l4-w/drain`, { method: "POST" });
+    assert.equal(drained.status, 200, JSON.stringify(drained.body));
+    for (const r of [a, b]) {
+      await waitFor(async () => {
+        const res = await encode(r.url, "l4");
+        await res.body?.cancel();
+        return res.status === 202;
+      }, `${r.url}: l4 drained`);
+    }
   } finally {
     for (const w of workers) await w.close();
     await a.close();
