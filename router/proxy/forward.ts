@@ -188,7 +188,7 @@ export async function forward(
           "crashed the first: check it before sending it again",
       );
       const answer = { kind: "response", response: errorResponse(lost, NO_RETRY), worker } as const;
-      if (attempt > 0 || !deps.replay?.dropped(body)) return answer;
+      if (attempt > 0 || !deps.replay?.dropped(body, worker.conn_id)) return answer;
       // A bystander of the worker's death (replay.ts): once more, elsewhere, if there is one.
       lostAnswer = answer;
       exclude.add(worker.id);

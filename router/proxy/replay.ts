@@ -35,8 +35,12 @@ const WINDOW_MS = 10_000;
 export class ReplayPolicy {
   readonly #s: ReplaySettings;
   readonly #now: () => number;
-  /** Deaths by body digest, in order of the last drop (oldest first). */
-  readonly #deaths = new Map<string, number>();
+  /**
+   * Deaths by body digest, in order of the last drop (oldest first), with the connection of the
+   * latest: identical requests dropped by one death (a worker's connection carries many at once)
+   * are one death of that body, not several.
+   */
+  readonly #deaths = new Map<string, { count: number; conn: string | undefined }>();
   #windowStart = 0;
   #sent = 0;
   #replayed = 0;
@@ -55,16 +59,18 @@ export class ReplayPolicy {
   }
 
   /**
-   * A worker dropped the request with `body` after receiving it: remember its body at a death,
-   * and say whether it may go once more to another worker.
+   * A worker dropped the request with `body` after receiving it: remember its body at a death
+   * (of the worker connection `conn`), and say whether it may go once more to another worker.
    */
-  dropped(body: BodyChunks | null): boolean {
+  dropped(body: BodyChunks | null, conn?: string): boolean {
     this.#roll();
     const size = body?.length ?? 0;
     const digest = digestOf(body);
-    const deaths = (this.#deaths.get(digest) ?? 0) + 1;
+    const before = this.#deaths.get(digest);
+    const sameDeath = before !== undefined && conn !== undefined && before.conn === conn;
+    const deaths = sameDeath ? before.count : (before?.count ?? 0) + 1;
     this.#deaths.delete(digest);
-    this.#deaths.set(digest, deaths);
+    this.#deaths.set(digest, { count: deaths, conn });
     while (this.#deaths.size > this.#s.rememberBodies) {
       this.#deaths.delete(this.#deaths.keys().next().value!);
     }

@@ -119,6 +119,9 @@ export class LinkSession {
     this.#ws = ws;
     // Request streams arrive as binary messages: as bytes, not Blobs.
     ws.binaryType = "arraybuffer";
+    // `ws` reports an error with no listener as an uncaught exception (closing a socket still
+    // connecting does): one listener stays after the session detaches its handlers.
+    ws.addEventListener("error", () => {});
     this.#later(() => {
       if (ws.readyState === WebSocket.CONNECTING) {
         host.noteFailure("router connection timed out");
@@ -298,9 +301,6 @@ export class LinkSession {
       ws.onerror =
       ws.onclose =
         null;
-    // Closing a socket still in its handshake (close() during a dial, a connect timeout) makes
-    // the `ws` client emit an error event: with no listener it would crash the process.
-    ws.onerror = () => {};
     if (closeCode !== undefined && ws.readyState < WebSocket.CLOSING) {
       try {
         ws.close(closeCode, reason);
