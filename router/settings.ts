@@ -263,6 +263,15 @@ const ROUTER_FIELDS = {
       "backoff), or for its pool to become known, " +
       "instead of a `202`; a `202` given meanwhile says `Retry-After: 1`",
   }),
+  SVC_RECONNECT_HOLD_MS: millis({
+    min: 0,
+    max: 60_000,
+    default: 2500,
+    doc: "how long a model request waits when its pool's live workers take requests only over " +
+      "connections other router instances hold (connection transport, no advertised URL: a " +
+      "worker whose router died dials another within about 2 s); after it a retryable `503`, " +
+      "never a `202` while such a worker is alive",
+  }),
   SVC_PROVISION_RETRY_AFTER_S: int({
     min: 1,
     max: 3600,
@@ -485,6 +494,8 @@ export interface ProvisioningSettings {
   embeddingsWaitMs: number;
   /** After start, how long a request waits for its pool's workers instead of a 202. */
   startupHoldMs: number;
+  /** How long a request waits for a worker held only by other instances to be reachable. */
+  reconnectHoldMs: number;
   /** Where demand notices go; undefined disables the webhook. */
   webhook: { url: string; token: string | undefined; intervalS: number } | undefined;
 }
@@ -621,6 +632,7 @@ export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []):
       demandWindowS: v.SVC_DEMAND_WINDOW_S,
       embeddingsWaitMs: v.SVC_EMBEDDINGS_WAIT_MS,
       startupHoldMs: v.SVC_STARTUP_HOLD_MS,
+      reconnectHoldMs: v.SVC_RECONNECT_HOLD_MS,
       webhook: v.SVC_PROVISION_WEBHOOK === undefined ? undefined : {
         url: v.SVC_PROVISION_WEBHOOK,
         token: v.SVC_PROVISION_WEBHOOK_TOKEN,
