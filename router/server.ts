@@ -152,7 +152,7 @@ export async function startRouter(
       kv,
       prefix: kvPrefix,
       pollMs,
-      carryOut: async (id, connId) => (await hub.drainWorker(id, connId)) !== undefined,
+      carryOut: async (id, connId, hash) => (await hub.drainWorker(id, connId, hash)) !== undefined,
       log,
     })
     : undefined;

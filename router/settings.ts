@@ -267,6 +267,15 @@ const ROUTER_FIELDS = {
       "backoff), or for its pool to become known, " +
       "instead of a `202`; a `202` given meanwhile says `Retry-After: 1`",
   }),
+  SVC_RECONNECT_HOLD_MS: millis({
+    min: 0,
+    max: 60_000,
+    default: 2500,
+    doc: "how long a model request waits when its pool's live workers take requests only over " +
+      "connections other router instances hold (connection transport, no advertised URL: a " +
+      "worker whose router died dials another within about 2 s); after it a retryable `503`, " +
+      "never a `202` while such a worker is alive",
+  }),
   SVC_PROVISION_RETRY_AFTER_S: int({
     min: 1,
     max: 3600,
@@ -480,14 +489,17 @@ export interface FleetLimits {
   streams: StreamCaps;
 }
 
-/** Caps of the request streams over one worker's connection. */
-export interface StreamCaps {
+/** Caps of the request streams over one worker's connection: slice key to variable. */
+const STREAMS = {
   /** Streams open at once. */
-  maxStreams: number;
+  maxStreams: "SVC_WORKER_MAX_STREAMS",
   /** Unread answer bytes per stream, and per connection. */
-  streamWindowBytes: number;
-  connectionWindowBytes: number;
-}
+  streamWindowBytes: "SVC_WORKER_STREAM_WINDOW_BYTES",
+  connectionWindowBytes: "SVC_WORKER_CONNECTION_WINDOW_BYTES",
+} as const satisfies SliceMap<Values>;
+
+/** Caps of the request streams over one worker's connection. */
+export type StreamCaps = SliceOf<Values, typeof STREAMS>;
 
 /** Answers for a pool without capacity, and the demand signal: slice key to variable. */
 const PROVISIONING = {
@@ -499,6 +511,8 @@ const PROVISIONING = {
   embeddingsWaitMs: "SVC_EMBEDDINGS_WAIT_MS",
   /** After start, how long a request waits for its pool's workers instead of a 202. */
   startupHoldMs: "SVC_STARTUP_HOLD_MS",
+  /** How long a request waits for a worker held only by other instances to be reachable. */
+  reconnectHoldMs: "SVC_RECONNECT_HOLD_MS",
 } as const satisfies SliceMap<Values>;
 
 /** Answers for a pool without capacity, and the demand signal. */
@@ -626,11 +640,7 @@ export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []):
       maxModelsPerWorker: v.SVC_WORKER_MAX_MODELS,
       maxFramesPerS: v.SVC_WORKER_MAX_FRAMES_PER_S,
       allowedNetworks: v.SVC_WORKER_ALLOWED_NETWORKS.map((c) => parseCidr(c)!),
-      streams: {
-        maxStreams: v.SVC_WORKER_MAX_STREAMS,
-        streamWindowBytes: v.SVC_WORKER_STREAM_WINDOW_BYTES,
-        connectionWindowBytes: v.SVC_WORKER_CONNECTION_WINDOW_BYTES,
-      },
+      streams: sliceOf(v, STREAMS),
       caps: fleetCaps(v),
     },
     views: { maxWorkers: v.SVC_FLEET_VIEW_MAX_WORKERS, maxModels: v.SVC_FLEET_VIEW_MAX_MODELS },

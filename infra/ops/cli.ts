@@ -19,7 +19,8 @@ export const OPS_TIMEOUT_MS = 10_000;
 
 /** The options part of every task's --help. */
 export const COMMON_HELP = `options:
-  --url URL       the router (default: SVC_ROUTER_URL, else http://127.0.0.1:$SVC_PORT, port 8080)
+  --url URL       the router (default: the first of SVC_ROUTER_URL, else
+                  http://127.0.0.1:$SVC_PORT, port 8080)
   --api-key KEY   the router's key: an admin key (SVC_ADMIN_KEYS) for status and drain, a client
                   key (SVC_API_KEYS) is enough for models (default: the first of SVC_ADMIN_KEYS,
                   else of SVC_API_KEYS, when set in this environment)
@@ -40,11 +41,12 @@ export function parseOpsArgs(argv: readonly string[], env: Record<string, string
     },
   });
   const port = env.SVC_PORT?.trim() || "8080";
-  // An empty SVC_ROUTER_URL is unset (a template's `SVC_ROUTER_URL=`).
-  const url = (values.url ?? (env.SVC_ROUTER_URL?.trim() || `http://127.0.0.1:${port}`))
-    .replace(/^ws(s?):/, "http$1:").replace(/\/+$/, "");
   const first = (list: string | undefined) =>
     list?.split(",").map((k) => k.trim()).find((k) => k.length > 0);
+  // An empty SVC_ROUTER_URL is unset (a template's `SVC_ROUTER_URL=`); of a worker's list of
+  // router instances the first (every instance answers the same).
+  const url = (values.url ?? (first(env.SVC_ROUTER_URL) || `http://127.0.0.1:${port}`))
+    .replace(/^ws(s?):/, "http$1:").replace(/\/+$/, "");
   const firstKey = first(env.SVC_ADMIN_KEYS) ?? first(env.SVC_API_KEYS);
   return {
     url,

@@ -103,6 +103,14 @@ function sameHead(a: WorkerRecord, b: WorkerRecord): boolean {
     a.gpu_count === b.gpu_count;
 }
 
+/** True when two records of a worker id come from one process (the same instance key). */
+function sameProcess(
+  a: Pick<WorkerRecord, "instance_hash">,
+  b: Pick<WorkerRecord, "instance_hash">,
+): boolean {
+  return a.instance_hash !== undefined && a.instance_hash === b.instance_hash;
+}
+
 /** Deno KV-backed directory with a local cache kept by watch, poll and renewals. */
 export class KvWorkerDirectory implements WorkerDirectory {
   readonly kind = "kv" as const;
@@ -116,6 +124,12 @@ export class KvWorkerDirectory implements WorkerDirectory {
   /** Records of the workers this instance holds (fresh from their sockets). */
   readonly #local = new Map<string, WorkerRecord>();
   readonly #written = new Map<string, Written>();
+  /**
+   * Connections held here whose head another connection of the same process holds (a worker
+   * linked to several instances): served here from local memory, the head left to its owner
+   * while that owner is live.
+   */
+  readonly #deferred = new Map<string, { conn_id: string; owner: StoredHead }>();
   readonly #remote = new Map<string, Remote>();
   /** Heartbeat deadlines of the instances, by id. */
   readonly #holders = new Map<string, number>();
@@ -241,6 +255,13 @@ export class KvWorkerDirectory implements WorkerDirectory {
     await this.#ready;
     const w = this.#written.get(record.id);
     const now = this.#now();
+    const d = this.#deferred.get(record.id);
+    if (d?.conn_id === record.conn_id && this.#headLive(d.owner, now)) {
+      // Checked against memory only: the holders' heartbeats say when the owner is gone.
+      this.#setLocal(record.id, record);
+      return;
+    }
+    this.#deferred.delete(record.id);
     if (w && w.conn_id === record.conn_id) {
       const routing = sameHead(w.record, record) && sameRouting(w.record.models, record.models);
       if (routing && now - w.at < this.#renewMs) {
@@ -249,7 +270,9 @@ export class KvWorkerDirectory implements WorkerDirectory {
       }
       const cur = await this.#kv.get<unknown>(this.#headKey(record.id));
       const stored = parseStoredHead(cur.value);
-      if (stored && stored.conn_id !== record.conn_id) return this.#lost(record, stored);
+      if (stored && stored.conn_id !== record.conn_id && this.#headLive(stored, now)) {
+        return this.#lost(record, stored);
+      }
       const newList = !routing || !sameDepths(w.record.models, record.models);
       await this.#write(record, cur, stored, !routing, newList ? undefined : w);
     } else {
@@ -257,7 +280,9 @@ export class KvWorkerDirectory implements WorkerDirectory {
       // An invalid stored head owns nothing: it is overwritten.
       const stored = parseStoredHead(cur.value);
       if (
-        stored && stored.conn_id !== record.conn_id && stored.registered_at > record.registered_at
+        stored && stored.conn_id !== record.conn_id &&
+        stored.registered_at > record.registered_at &&
+        this.#headLive(stored, now)
       ) {
         return this.#lost(record, stored);
       }
@@ -266,9 +291,17 @@ export class KvWorkerDirectory implements WorkerDirectory {
     await this.#storeBundles(record);
   }
 
-  /** A newer connection owns the worker's head: forget this one's. */
+  /**
+   * A newer connection owns the worker's head: forget this one's, unless both are the same
+   * process (its socket here still serves it; the head is renewed by the owner).
+   */
   #lost(record: WorkerRecord, stored: StoredHead): void {
     this.#written.delete(record.id);
+    if (sameProcess(record, stored)) {
+      this.#deferred.set(record.id, { conn_id: record.conn_id, owner: stored });
+      this.#setLocal(record.id, record);
+      return;
+    }
     if (this.#local.get(record.id)?.conn_id !== stored.conn_id) this.#dropLocal(record.id);
   }
 
@@ -398,6 +431,7 @@ export class KvWorkerDirectory implements WorkerDirectory {
     this.#changed();
     if (this.#local.get(id)?.conn_id === connId) this.#dropLocal(id);
     if (this.#written.get(id)?.conn_id === connId) this.#written.delete(id);
+    if (this.#deferred.get(id)?.conn_id === connId) this.#deferred.delete(id);
     const key = this.#headKey(id);
     for (let attempt = 0; attempt < 3; attempt++) {
       const cur = await this.#kv.get<unknown>(key);
@@ -507,6 +541,12 @@ export class KvWorkerDirectory implements WorkerDirectory {
       const mine = this.#local.get(h.id);
       if (mine) {
         if (mine.conn_id === h.conn_id && this.#written.has(h.id)) continue; // held here
+        // The same process holds a socket here too: this instance serves it over its own.
+        if (sameProcess(mine, h)) {
+          const d = this.#deferred.get(h.id);
+          if (d?.conn_id === mine.conn_id) d.owner = h;
+          continue;
+        }
         // Another connection took the worker over: this instance's copy is history.
         if (mine.registered_at <= h.registered_at) {
           this.#dropLocal(h.id);

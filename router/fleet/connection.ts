@@ -4,6 +4,7 @@
  * writes are async); every way of closing the socket is a row of the refusal table.
  */
 import {
+  CLOSE_CODES,
   decodeWorkerMessage,
   encodeMessage,
   type RouterMessage,
@@ -157,9 +158,14 @@ export class FleetConnection implements Talker {
   /** Run `step` after every frame before it; `#pending` counts what has not finished. */
   #enqueue(step: () => Promise<void>): void {
     this.#pending++;
-    this.chain = this.chain.then(step).catch((err) =>
-      this.#hub.o.log("error", "fleet frame handling failed", { error: String(err) })
-    ).finally(() => this.#pending--);
+    this.chain = this.chain.then(step).catch((err) => {
+      this.#hub.o.log("error", "fleet frame handling failed", { error: String(err) });
+      // A registration that failed here (storage busy: a shared KV file is locked by another
+      // router) would leave the worker waiting for an answer: it dials again at once instead.
+      if (!this.record && !this.refused) {
+        this.closeSocket(CLOSE_CODES.goingAway, "registration failed here; dial again");
+      }
+    }).finally(() => this.#pending--);
   }
 
   /**

@@ -67,12 +67,22 @@ export class FleetHub {
    * An operator's drain: mark a worker whose socket this router holds as draining, so no new
    * request goes to it (status frames cannot undo it) while its in-flight work finishes. The
    * worker itself is not told and keeps running; a new registration (restart) serves again.
-   * Undefined when no socket here holds the id (with `connId`: that connection of it).
+   * Undefined when no socket here holds the id (with `connId`: that connection of it, or with
+   * `instanceHash` a connection of that process).
    */
-  drainWorker(id: string, connId?: string): Promise<WorkerRecord | undefined> {
+  drainWorker(
+    id: string,
+    connId?: string,
+    instanceHash?: string,
+  ): Promise<WorkerRecord | undefined> {
     const conn = this.#byWorker.get(id);
-    // A mark left for one connection (router/kv/drains.ts) does not drain a later one.
-    if (connId !== undefined && conn?.connId !== connId) return Promise.resolve(undefined);
+    // A mark left for one connection (router/kv/drains.ts) does not drain a later one, unless
+    // it is the same process (a worker linked to several instances).
+    const sameProcess = instanceHash !== undefined &&
+      conn?.record?.instance_hash === instanceHash;
+    if (connId !== undefined && conn?.connId !== connId && !sameProcess) {
+      return Promise.resolve(undefined);
+    }
     return conn?.drain() ?? Promise.resolve(undefined);
   }
 

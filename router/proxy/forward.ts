@@ -57,7 +57,12 @@ export interface WorkerStreams {
 export type ForwardResult =
   | { kind: "response"; response: Response; worker: WorkerRecord }
   | { kind: "no_capacity" }
-  | { kind: "not_served" };
+  | { kind: "not_served" }
+  /**
+   * The pool's live workers take requests only over connections other router instances hold
+   * (a worker whose router died is a moment from dialling another): hold, do not provision.
+   */
+  | { kind: "elsewhere" };
 
 /** A worker's answer, as the router received it. */
 export type WorkerAnswer = Extract<UpstreamOutcome, { kind: "answer" }>;
@@ -113,7 +118,7 @@ export async function forward(
   const url = new URL(req.url);
   const pathAndQuery = url.pathname + url.search;
   const headers = upstreamHeaders(req.headers);
-  const exclude = new Set<string>();
+  const exclude = unreachableHere(deps);
   let lastDraining: Response | undefined;
   let lastWorker: WorkerRecord | undefined;
   let lostAnswer: ForwardResult | undefined;
@@ -126,8 +131,14 @@ export async function forward(
       exclude,
     });
     if (sel.kind !== "worker") {
-      if (attempt === 0) return sel;
-      break; // nothing else to retry on
+      if (attempt > 0) break; // nothing else to retry on
+      if (exclude.size === 0) return sel;
+      const anywhere = selectWorker(deps.directory.snapshot(), target, {
+        spillLoad: deps.spillLoad,
+        inFlight: (id) => deps.load.inFlight(id),
+        coolingDown: (id) => deps.load.coolingDown(id),
+      });
+      return anywhere.kind === "worker" ? { kind: "elsewhere" } : sel;
     }
     const worker = sel.worker;
     lastWorker = worker;
@@ -269,6 +280,19 @@ async function attemptOnce(
   if (delivered) delivered.then(() => cancel.release(), () => cancel.release());
   else cancel.release();
   return { kind: "ok", response: shape(res, worker) };
+}
+
+/**
+ * Ids of the live workers this router cannot reach: connection transport, no advertised URL,
+ * and their connection held by another router instance (or gone, the record not yet stale).
+ */
+function unreachableHere(deps: ProxyDeps): Set<string> {
+  const out = new Set<string>();
+  if (!deps.streams) return out;
+  for (const w of deps.directory.snapshot()) {
+    if (w.transport === "connection" && !w.url && !deps.streams(w)) out.add(w.id);
+  }
+  return out;
 }
 
 /**

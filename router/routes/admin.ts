@@ -25,7 +25,12 @@ export async function handleDrainWorker(
 ): Promise<Response> {
   const id = c.req.param("id") ?? "";
   if (!WORKER_ID_RE.test(id)) throw invalidInput("invalid worker id");
-  const record = await ctx.hub.drainWorker(id) ?? await drainElsewhere(ctx, id);
+  const local = await ctx.hub.drainWorker(id);
+  // Its connections to other instances (a worker linked to several) are drained by a mark.
+  if (local?.instance_hash !== undefined) {
+    await ctx.drains?.request(id, local.conn_id, local.instance_hash);
+  }
+  const record = local ?? await drainElsewhere(ctx, id);
   if (record === "requested") {
     return Response.json({ worker_id: id, state: "drain_requested" }, { status: 202 });
   }
@@ -60,7 +65,7 @@ async function drainElsewhere(
   const held = ctx.directory.snapshot().find((w) => w.id === id);
   if (!held) return undefined;
   if (held.draining) return held;
-  await ctx.drains.request(id, held.conn_id);
+  await ctx.drains.request(id, held.conn_id, held.instance_hash);
   const deadline = Date.now() + REMOTE_DRAIN_WAIT_MS;
   while (Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 50));

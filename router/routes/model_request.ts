@@ -112,6 +112,21 @@ async function forwardUntilAnswered(
       return r.response;
     }
     if (r.kind === "not_served") throw notServed(ctx, target);
+    if (r.kind === "elsewhere") {
+      // Alive, but its connection is on another instance: it may be dialling this one now.
+      const left = started + ctx.settings.provisioning.reconnectHoldMs - Date.now();
+      if (left <= 0 || c.req.raw.signal.aborted) {
+        throw new ServiceError(
+          "NO_CAPACITY",
+          `the workers of pool "${target.machineProfile}" are connected to other router ` +
+            "instances only (no advertised URL): list every instance in the workers' " +
+            "SVC_ROUTER_URL, or give them a reachable SVC_ADVERTISE_URL",
+          { retryAfterS: 1 },
+        );
+      }
+      await sleep(Math.min(CAPACITY_POLL_MS, Math.max(1, left)));
+      continue;
+    }
     const holdUntil = startupHoldEnd(ctx);
     if (whenNoCapacity.kind === "provision" && Date.now() >= holdUntil) {
       // Asked while the router was starting: its workers may be back in a moment.

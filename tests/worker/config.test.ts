@@ -156,12 +156,35 @@ Deno.test("fleet config: defaults and explicit values", () => {
   assert.equal(d.pool, "a100-spot");
 });
 
+Deno.test("fleet config: several router URLs, one connection to each", () => {
+  const c = loadWorkerSettings({
+    SVC_ROUTER_URL: " http://a:8080 , wss://b/base/,http://a:8080",
+    SVC_WORKER_TOKEN: TOKEN,
+  }).fleet!;
+  // Duplicates dialled once; the first is the one logs name.
+  assert.deepEqual(c.routerWsUrls, [
+    "ws://a:8080/fleet/v1/connect",
+    "wss://b/base/fleet/v1/connect",
+  ]);
+  assert.equal(c.routerWsUrl, "ws://a:8080/fleet/v1/connect");
+  // A URL with a token in its query is never quoted in the error.
+  assert.throws(
+    () =>
+      loadWorkerSettings({
+        SVC_ROUTER_URL: "http://a,ftp://b?key=s3cr3t",
+        SVC_WORKER_TOKEN: TOKEN,
+      }),
+    (e: Error) => !e.message.includes("s3cr3t") && /SVC_ROUTER_URL/.test(e.message),
+  );
+});
+
 Deno.test("fleet config: bad values name the variable and never show the token", () => {
   const base = { SVC_ROUTER_URL: "http://r:8080", SVC_WORKER_TOKEN: TOKEN };
   const cases: [Record<string, string>, RegExp][] = [
     [{ SVC_ROUTER_URL: "http://r" }, /SVC_WORKER_TOKEN is required/],
     [{ ...base, SVC_ROUTER_URL: "ftp://r" }, /SVC_ROUTER_URL/],
-    [{ ...base, SVC_ROUTER_URL: "http://u:p@r" }, /SVC_ROUTER_URL must not contain credentials/],
+    [{ ...base, SVC_ROUTER_URL: "http://u:p@r" }, /SVC_ROUTER_URL .*must not contain credentials/],
+    [{ ...base, SVC_ROUTER_URL: "http://a,ftp://b" }, /SVC_ROUTER_URL entries must be/],
     [{ ...base, SVC_WORKER_TOKEN: "with space in the token" }, /SVC_WORKER_TOKEN/],
     [{ ...base, SVC_WORKER_TOKEN: "short" }, /SVC_WORKER_TOKEN/],
     [{ ...base, SVC_WORKER_ID: "bad id" }, /SVC_WORKER_ID/],

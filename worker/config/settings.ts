@@ -38,7 +38,7 @@ import {
   unknownSettingsWarning,
   url,
 } from "@svc/shared/config";
-import { defaultWorkerId, fleetUrlOf } from "../fleet/config.ts";
+import { defaultWorkerId, fleetUrlOf, routerUrlProblem } from "../fleet/config.ts";
 import { ATTENTION_BACKENDS, type AttentionBackend } from "../inference/cuda_provider.ts";
 import type { WeightSettings } from "../weights/settings.ts";
 import { DEFAULT_HUB_URL } from "../weights/hub.ts";
@@ -410,11 +410,13 @@ const COST_FIELDS = {
 
 /** Settings of a worker that joins a fleet (all ignored while `SVC_ROUTER_URL` is unset). */
 const FLEET_FIELDS = {
-  SVC_ROUTER_URL: url({
-    default: undefined,
-    schemes: ["http", "https", "ws", "wss"],
-    noCredentials: "use SVC_WORKER_TOKEN",
-    doc: "router base URL (http(s) or ws(s)); unset runs standalone",
+  SVC_ROUTER_URL: list({
+    // Never quoted in an error: a URL may carry a token in its query.
+    secret: true,
+    item: routerUrlProblem,
+    doc: "router base URL (http(s) or ws(s)), or several comma-separated: the worker holds a " +
+      "connection to each (every router instance then serves it, and losing one loses " +
+      "nothing); unset runs standalone",
   }),
   SVC_WORKER_ID: str({
     default: undefined,
@@ -465,13 +467,13 @@ const SCHEMA = settingsSchema(
       issue("SVC_LORA_DISK_BYTES", "must be at least SVC_MAX_LORA_BYTES plus 1 MiB");
     }
     if (v.SVC_WORKER_HTTP === "off") {
-      if (v.SVC_ROUTER_URL === undefined) {
+      if (v.SVC_ROUTER_URL.length === 0) {
         issue("SVC_WORKER_HTTP", "can be `off` only with SVC_ROUTER_URL (else nothing serves)");
       } else if (v.SVC_WORKER_TRANSPORT === "http") {
         issue("SVC_WORKER_HTTP", "can be `off` only with the connection transport");
       }
     }
-    if (v.SVC_ROUTER_URL !== undefined && v.SVC_WORKER_TOKEN === undefined) {
+    if (v.SVC_ROUTER_URL.length > 0 && v.SVC_WORKER_TOKEN === undefined) {
       issue("SVC_WORKER_TOKEN", "is required when SVC_ROUTER_URL is set");
     }
     try {
@@ -569,8 +571,10 @@ export type ImageSettings = SliceOf<Values, typeof IMAGES>;
 
 /** Fleet membership (present when `SVC_ROUTER_URL` is set). */
 export interface FleetSettings {
-  /** ws(s) URL of the router's fleet endpoint. */
+  /** ws(s) URL of the router's fleet endpoint (the first of `routerWsUrls`). */
   routerWsUrl: string;
+  /** Every router URL given: the worker holds one connection to each (distinct entries). */
+  routerWsUrls: string[];
   token: string;
   workerId: string;
   /**
@@ -659,8 +663,9 @@ export function loadWorkerSettings(env: Env, alsoKnown: readonly string[] = []):
   const directories = new Map(
     entries.flatMap((e) => e.kind === "directory" ? [[e.id, e.path] as const] : []),
   );
-  const fleet: FleetSettings | null = v.SVC_ROUTER_URL === undefined ? null : {
-    routerWsUrl: fleetUrlOf(v.SVC_ROUTER_URL),
+  const fleet: FleetSettings | null = v.SVC_ROUTER_URL.length === 0 ? null : {
+    routerWsUrl: fleetUrlOf(v.SVC_ROUTER_URL[0]),
+    routerWsUrls: [...new Set(v.SVC_ROUTER_URL.map(fleetUrlOf))],
     token: v.SVC_WORKER_TOKEN!,
     workerId: v.SVC_WORKER_ID ?? defaultWorkerId(),
     advertiseUrl: v.SVC_ADVERTISE_URL?.replace(/\/+$/, ""),

@@ -20,6 +20,16 @@ export function fleetConfigOf(fleet: FleetSettings, port: number | null): FleetC
   return { ...fleet, advertiseUrl: fleet.advertiseUrl ?? fallback };
 }
 
+/** What is wrong with one entry of `SVC_ROUTER_URL` (never quoting it), or undefined. */
+export function routerUrlProblem(entry: string): string | undefined {
+  try {
+    fleetUrlOf(entry);
+    return undefined;
+  } catch (err) {
+    return (err as Error).message.replace(/^SVC_ROUTER_URL /, "entries ");
+  }
+}
+
 /** `http://r:8080/base` → `ws://r:8080/base/fleet/v1/connect` (ws URLs keep their scheme). */
 export function fleetUrlOf(routerUrl: string): string {
   let u: URL;

@@ -65,6 +65,16 @@ export interface FleetLinkDeps {
    * connection transport, requests come over the link (worker/fleet/streams/accept.ts).
    */
   serve?: ServeRequest;
+  /**
+   * The process's instance key (default: a fresh one): links of one worker to several router
+   * instances share it, so each instance and the shared directory see the same process.
+   */
+  instanceKey?: string;
+}
+
+/** A fresh instance key: random per process, sent at every registration and never shown. */
+export function newInstanceKey(): string {
+  return crypto.randomUUID().replaceAll("-", "") + crypto.randomUUID().replaceAll("-", "");
 }
 
 /** Bound on waiting for the router's ack of a drain notice. */
@@ -97,8 +107,7 @@ export class FleetLinkImpl implements FleetLink {
    * Random per process, sent at every registration and never shown: it proves to the router
    * that a reconnect is this worker again, so no other holder of the token can take the id.
    */
-  readonly #instanceKey = crypto.randomUUID().replaceAll("-", "") +
-    crypto.randomUUID().replaceAll("-", "");
+  readonly #instanceKey: string;
   #session: LinkSession | undefined;
   #draining = false;
   #closed = false;
@@ -118,6 +127,7 @@ export class FleetLinkImpl implements FleetLink {
     this.#cfg = cfg;
     this.#deps = deps;
     this.#random = deps.random ?? Math.random;
+    this.#instanceKey = deps.instanceKey ?? newInstanceKey();
     this.#host = {
       routerWsUrl: cfg.routerWsUrl,
       token: cfg.token,

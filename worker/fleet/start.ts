@@ -7,7 +7,14 @@ import type { Logger } from "@svc/shared/log";
 import { gpuInventory, machineProfileOfGpus } from "../telemetry/gpu.ts";
 import type { FleetSettings } from "../config/settings.ts";
 import { fleetConfigOf } from "./config.ts";
-import { type FleetLink, FleetLinkImpl, type WorkerStatusSnapshot } from "./link.ts";
+import {
+  type FleetLink,
+  FleetLinkImpl,
+  type MachineFacts,
+  newInstanceKey,
+  type WorkerStatusSnapshot,
+} from "./link.ts";
+import { FleetLinks } from "./links.ts";
 import type { ServeRequest } from "./streams/accept.ts";
 
 export type { FleetLink, WorkerStatusSnapshot };
@@ -28,18 +35,16 @@ export function startFleetLink(opts: {
   const fleet = opts.serve ? opts.fleet : { ...opts.fleet, transport: "http" as const };
   const cfg = fleetConfigOf(fleet, opts.port);
   opts.log("info", "joining the fleet", {
-    router: cfg.routerWsUrl,
+    routers: cfg.routerWsUrls.join(", "),
     worker_id: cfg.workerId,
     transport: cfg.transport,
     advertise_url: cfg.advertiseUrl,
     bundle: cfg.bundle,
   });
-  return new FleetLinkImpl(cfg, {
-    servedModels: opts.servedModels,
-    status: opts.status,
-    log: opts.log,
-    serve: opts.serve,
-    detect: async () => {
+  // One detection for every link (each asks once, before its first dial).
+  let machine: Promise<MachineFacts> | undefined;
+  const detect = () =>
+    machine ??= (async () => {
       // A failed detection reads as no GPU (gpuInventory never rejects).
       const gpus = await gpuInventory();
       const machineProfile = cfg.machineProfile ?? machineProfileOfGpus(gpus);
@@ -48,6 +53,18 @@ export function startFleetLink(opts: {
         gpuCount: gpus.length,
         gpuTypes: [...new Set(gpus.map((g) => g.gpu_type))],
       };
-    },
-  });
+    })();
+  const instanceKey = newInstanceKey();
+  const urls = cfg.routerWsUrls.length > 0 ? cfg.routerWsUrls : [cfg.routerWsUrl];
+  const links = urls.map((routerWsUrl) =>
+    new FleetLinkImpl({ ...cfg, routerWsUrl }, {
+      servedModels: opts.servedModels,
+      status: opts.status,
+      log: opts.log,
+      serve: opts.serve,
+      detect,
+      instanceKey,
+    })
+  );
+  return links.length === 1 ? links[0] : new FleetLinks(links);
 }

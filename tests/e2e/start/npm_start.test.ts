@@ -51,10 +51,12 @@ Deno.test({
     const xdg = await Deno.makeTempDir({ prefix: "svc-npm-start-" });
     const port = freePort();
     const base = `http://127.0.0.1:${port}`;
+    // The embedded worker's own port, for its /metrics (the router reaches it over its connection).
+    const workerPort = freePort();
     const proc = new Proc(
       "npm-start",
       ["start"],
-      firstRunEnv(xdg, { SVC_PORT: String(port) }),
+      firstRunEnv(xdg, { SVC_PORT: String(port), SVC_WORKER_PORT: String(workerPort) }),
       "npm",
     );
     try {
@@ -93,7 +95,7 @@ Deno.test({
       assert.ok(row, status.stdout);
       const workerId = row.split(/\s+/)[0];
       const health = await (await fetch(`${base}/health`)).json();
-      const workerUrl: string = health.workers[0].url;
+      const workerUrl = `http://127.0.0.1:${workerPort}`;
       // The memory the router shows is the worker's own (its resident set), not the host's.
       const metrics = await (await fetch(`${workerUrl}/metrics`)).text();
       const rss = Number(/^process_resident_memory_bytes (\S+)$/m.exec(metrics)?.[1]);

@@ -192,7 +192,12 @@ Deno.test("connection: a small request lost with its worker's socket is replayed
 
 Deno.test("connection: two routers on one KV: the holder serves over the socket, both list it", async () => {
   const kv = await Deno.openKv(":memory:");
-  const env = { SVC_DIRECTORY: "kv", SVC_KV_REFRESH_MS: "100", SVC_WORKER_STALE_MS: "600000" };
+  const env = {
+    SVC_DIRECTORY: "kv",
+    SVC_KV_REFRESH_MS: "100",
+    SVC_WORKER_STALE_MS: "600000",
+    SVC_RECONNECT_HOLD_MS: "200",
+  };
   const a = await startTestRouter(env, { kv });
   const b = await startTestRouter(env, { kv });
   const w = await startSocketWorker({
@@ -220,14 +225,16 @@ Deno.test("connection: two routers on one KV: the holder serves over the socket,
     });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.worker, "kv-conn");
-    // B holds no socket and the worker has no URL: never delivered, 502 (no relay between routers).
+    // B holds no socket and the worker has no URL (no relay between routers): B waits for the
+    // worker to dial it (SVC_RECONNECT_HOLD_MS), then a retryable 503, not a 202.
     const other = await getJson(`${b.url}${PATH}`, {
       method: "POST",
       headers: CPU,
       body: '{"items":[{"text":"from the other router"}]}',
     });
-    assert.equal(other.status, 502, JSON.stringify(other.body));
-    assert.equal(other.body.detail.code, "BAD_GATEWAY");
+    assert.equal(other.status, 503, JSON.stringify(other.body));
+    assert.equal(other.body.detail.code, "NO_CAPACITY");
+    assert.equal(other.headers.get("retry-after"), "1");
   } finally {
     await w.close();
     await a.close();
