@@ -23,6 +23,7 @@ const FORWARDED = [
   "accept-encoding",
   "authorization",
   H.traceId.toLowerCase(),
+  H.requestId.toLowerCase(),
 ];
 
 /** Serve `req` with `direct` when it claims it, else with `app`; never rejects. */

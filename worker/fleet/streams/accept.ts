@@ -84,7 +84,14 @@ function requestHeadOf(raw: unknown): RequestHead | undefined {
 function serveStream(stream: MuxStream, head: RequestHead, serve: ServeRequest): void {
   const gone = new AbortController();
   stream.events = {
-    aborted: () => gone.abort(new ClientGoneError()),
+    aborted: () => {
+      // Runs inside the socket's message handler: a listener's throw must not reach it.
+      try {
+        gone.abort(new ClientGoneError());
+      } catch {
+        // The request is gone either way.
+      }
+    },
   };
   let url: string;
   try {
@@ -93,12 +100,16 @@ function serveStream(stream: MuxStream, head: RequestHead, serve: ServeRequest):
   } catch {
     return stream.reset(RESET.internal);
   }
+  // Cancelling settles a pending read at once: the body reader's idle timeout and the body
+  // budget's eviction wait on it. The rest is refused once the answer is out (below).
+  let stopReading: (end: null) => void = () => {};
+  const stopped = new Promise<null>((resolve) => stopReading = resolve);
   const body: BodySource | undefined = head.method === "GET" || head.method === "HEAD"
     ? undefined
     : {
-      read: () => stream.read().catch(() => Promise.reject(new ClientGoneError())),
-      // The rest is not wanted: the router is told once the answer is out (below).
-      cancel: () => {},
+      read: () =>
+        Promise.race([stream.read().catch(() => Promise.reject(new ClientGoneError())), stopped]),
+      cancel: () => stopReading(null),
     };
   const request: DirectRequest = {
     method: head.method,
@@ -128,8 +139,9 @@ function answerStream(stream: MuxStream, method: string, answer: DirectAnswer): 
   stream.events = {
     aborted: done,
     delivered: () => {
-      // A body not read to its end: the router stops sending it (HTTP closes the connection).
-      if (!stream.inputOver) stream.reset(RESET.cancel);
+      // A body not read to its end (still arriving, or arrived and left unread): the router stops
+      // sending it and the stream's credit comes back (HTTP closes the connection).
+      if (!stream.finished) stream.reset(RESET.cancel);
       done();
     },
   };
