@@ -221,7 +221,7 @@ export class ResultCache {
       !producer || !isServing(producer, r.pool, r.bundle) ||
       modelsOf(producer).get(r.model)?.revision !== got.revision
     ) return undefined;
-    this.store.set(key, got);
+    this.store.set(key, got, got.storedAt);
     lead?.land(got);
     return this.#answered(got, "hit", r.req);
   }

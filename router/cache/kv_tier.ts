@@ -14,7 +14,7 @@ import type { StoredAnswer } from "./store.ts";
 /** What the cache asks of a second tier. */
 export interface SecondTier {
   /** The answer under `key` if one is stored and young enough; never throws. */
-  get(key: string): Promise<StoredAnswer | undefined>;
+  get(key: string): Promise<(StoredAnswer & { storedAt: number }) | undefined>;
   /** Keep `answer` under `key` (in the background; failures are logged, not thrown). */
   set(key: string, answer: StoredAnswer): void;
   /** Wait for writes in flight (tests, shutdown). */
@@ -37,6 +37,8 @@ export interface KvTierOptions {
 const CHUNK_BYTES = 60_000;
 /** Bound of the tier's entries: one commit carries at most 819,200 bytes. */
 export const MAX_TIER_ENTRY_BYTES = 640 * 1024;
+/** Most chunks one entry has (a head naming more is not believed when its chunks are deleted). */
+const MAX_TIER_CHUNKS = Math.ceil(MAX_TIER_ENTRY_BYTES / CHUNK_BYTES);
 /** Expiry of entries when the cache has no age limit. */
 const NO_TTL_EXPIRY_MS = 24 * 3600 * 1000;
 
@@ -80,7 +82,7 @@ export class KvResultTier implements SecondTier {
   }
 
   /** One list of the entry's keys: its head and chunks in one snapshot. */
-  async get(key: string): Promise<StoredAnswer | undefined> {
+  async get(key: string): Promise<(StoredAnswer & { storedAt: number }) | undefined> {
     try {
       let head: Head | undefined;
       const chunks = new Map<string, Uint8Array>();
@@ -108,6 +110,7 @@ export class KvResultTier implements SecondTier {
         body,
         revision: head.revision,
         producer: head.producer,
+        storedAt: head.stored_at,
       };
     } catch (err) {
       this.#o.log("warn", "result cache: KV read failed", { error: String(err) });
@@ -139,7 +142,16 @@ export class KvResultTier implements SecondTier {
       stored_at: this.#now(),
     };
     const base = [this.#o.prefix, "cache", key];
-    const op = this.#o.kv.atomic();
+    // The generation it replaces goes in the same commit: a key rewritten often (no-cache
+    // repeats) must not leave every earlier body behind for reads to list until it expires.
+    const cur = await this.#o.kv.get<unknown>([...base, "h"]);
+    const old = parseHead(cur.value);
+    const op = this.#o.kv.atomic().check(cur);
+    if (old && old.gen !== gen) {
+      for (let i = 0; i < Math.min(old.chunks, MAX_TIER_CHUNKS); i++) {
+        op.delete([...base, old.gen, i]);
+      }
+    }
     for (let i = 0; i < chunks; i++) {
       op.set([...base, gen, i], a.body.slice(i * CHUNK_BYTES, (i + 1) * CHUNK_BYTES), {
         expireIn,

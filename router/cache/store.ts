@@ -94,7 +94,7 @@ export class ResultStore {
    * it fits; false when it can never fit (its body is over the entry bound, or it alone is over
    * the whole bound).
    */
-  set(key: string, answer: StoredAnswer): boolean {
+  set(key: string, answer: StoredAnswer, storedAt?: number): boolean {
     const old = this.#entries.get(key);
     if (old) this.#drop(key, old);
     if (answer.body.length > this.#o.maxEntryBytes) return false;
@@ -104,7 +104,8 @@ export class ResultStore {
       const [oldestKey, oldest] = this.#entries.entries().next().value!;
       this.#drop(oldestKey, oldest);
     }
-    this.#entries.set(key, { answer, bytes, storedAt: this.#now() });
+    // An answer from another tier keeps its own age: its lifetime does not restart here.
+    this.#entries.set(key, { answer, bytes, storedAt: storedAt ?? this.#now() });
     this.#bytes += bytes;
     const keys = this.#byProducer.get(answer.producer);
     if (keys) keys.add(key);

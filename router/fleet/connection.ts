@@ -87,7 +87,7 @@ export class FleetConnection implements Talker {
     socket.onclose = (ev) => {
       // Requests in flight fail at once (502), not after the frames queued before the close.
       this.streams?.close();
-      this.chain = this.chain.then(() => this.drop(`socket closed (${ev.code})`));
+      this.#chainDrop(`socket closed (${ev.code})`);
     };
     socket.onerror = () => {
       // onclose follows; nothing else to do.
@@ -356,7 +356,17 @@ export class FleetConnection implements Talker {
       // Already gone.
     }
     this.#hub.terminateLater(this.socket);
-    this.chain = this.chain.then(() => this.drop(message));
+    // Its streams fail now (502), not when the queued drop runs: new requests must not be
+    // handed a connection whose frames are no longer read.
+    this.streams?.close();
+    this.#chainDrop(message);
+  }
+
+  /** Drop after every queued frame; a failing directory (KV busy) is logged, never unhandled. */
+  #chainDrop(why: string): void {
+    this.chain = this.chain.then(() => this.drop(why)).catch((err) => {
+      this.#hub.o.log("error", "fleet connection cleanup failed", { error: String(err), why });
+    });
   }
 
   /** Close the socket (cleanup comes from onclose or an explicit drop). */

@@ -122,7 +122,6 @@ export async function forward(
   let lastDraining: Response | undefined;
   let lastWorker: WorkerRecord | undefined;
   let lostAnswer: ForwardResult | undefined;
-  deps.replay?.sent();
   for (let attempt = 0; attempt < 2; attempt++) {
     const sel = selectWorker(deps.directory.snapshot(), target, {
       spillLoad: deps.spillLoad,
@@ -142,6 +141,8 @@ export async function forward(
     }
     const worker = sel.worker;
     lastWorker = worker;
+    // The retry budget's base: requests sent to a worker, not each poll of one that waits.
+    if (attempt === 0) deps.replay?.sent();
     // Counted from the choice on, before any await: requests routed meanwhile see this one.
     const done = deps.load.begin(worker.id);
     let body: BodyChunks | null;

@@ -6,8 +6,9 @@
  * connection lost before that, or a stream the worker refused unread, counts as never delivered
  * (one retry elsewhere); lost after it, before an answer, is `dropped` (502 `WORKER_LOST`).
  */
+import { errorParts, invalidInput } from "@svc/shared/errors";
 import { RESET } from "@svc/shared/fleet/streams/frames";
-import type { MuxStream, StreamMux } from "@svc/shared/fleet/streams/mux";
+import { MAX_HEAD_BYTES, type MuxStream, type StreamMux } from "@svc/shared/fleet/streams/mux";
 import { joinChunks, type UpstreamOutcome, type UpstreamRequest } from "./upstream.ts";
 
 /** Answers of at most this many bytes are read whole before they are handed on (as upstream.ts). */
@@ -73,15 +74,26 @@ export function sendOverStream(
           });
         const length = Number(head.headers["content-length"] ?? NaN);
         if (req.method === "HEAD" || (end && length === 0)) {
-          if (!end) s!.reset();
+          // Nothing more is read: bytes sent anyway are dropped and credited back by the reset.
+          if (!s!.finished) s!.reset();
           release();
           return answer(null);
         }
-        if (end || length <= WHOLE_MAX_BYTES) {
-          return void readWhole(s!).then((bytes) => {
+        if (end || (Number.isInteger(length) && length >= 0 && length <= WHOLE_MAX_BYTES)) {
+          // A whole answer is at most its frame (inline) or its declared length: a worker that
+          // sends more is not believed (nor buffered without end).
+          const limit = end ? Infinity : length;
+          return void readWhole(s!, limit).then((bytes) => {
             release();
             answer(bytes);
-          }, (err) => settle(lostOutcome((err as { code?: number }).code)));
+          }, (err) => {
+            if (err instanceof AnswerTooLong) {
+              s!.reset(RESET.internal);
+              violation("an answer longer than its content-length");
+              return settle({ kind: "dropped", error: "answer longer than declared" });
+            }
+            settle(lostOutcome((err as { code?: number }).code));
+          });
         }
         answer(streamOf(s!, release));
       },
@@ -92,16 +104,25 @@ export function sendOverStream(
       s?.reset(RESET.cancel);
       settle({ kind: "aborted" });
     };
+    const head = { method: req.method, path: req.path, headers: req.headers };
+    const headBytes = headSize(head);
+    if (headBytes > MAX_HEAD_BYTES) {
+      // Never opened: a head the worker would refuse closes its connection for everyone.
+      s?.reset(RESET.cancel);
+      return settle(headTooLarge(headBytes));
+    }
     if (!s) return resolve({ kind: "not_delivered", error: "no stream available" });
     if (req.signal.aborted) return abort();
     req.signal.addEventListener("abort", abort, { once: true });
-    const head = { method: req.method, path: req.path, headers: req.headers };
     s.sendHead(head, req.body?.chunks ?? [], true);
   });
 }
 
-/** Every chunk of the stream's answer, joined. */
-async function readWhole(s: MuxStream): Promise<Uint8Array> {
+/** An answer with more bytes than its head declared. */
+class AnswerTooLong extends Error {}
+
+/** Every chunk of the stream's answer, joined; rejects past `limit` bytes. */
+async function readWhole(s: MuxStream, limit: number): Promise<Uint8Array> {
   const parts: Uint8Array[] = [];
   let size = 0;
   for (;;) {
@@ -109,7 +130,27 @@ async function readWhole(s: MuxStream): Promise<Uint8Array> {
     if (chunk === null) return joinChunks(parts, size);
     parts.push(chunk);
     size += chunk.length;
+    if (size > limit) throw new AnswerTooLong();
   }
+}
+
+const utf8 = new TextEncoder();
+
+/** The head's encoded size (JSON in UTF-8); encoded only when it might be near the bound. */
+function headSize(head: unknown): number {
+  const json = JSON.stringify(head);
+  return json.length * 3 <= MAX_HEAD_BYTES ? json.length : utf8.encode(json).length;
+}
+
+/** The client's answer to a request whose path, query and headers do not fit one head. */
+function headTooLarge(bytes: number): UpstreamOutcome {
+  const { status, headers, text } = errorParts(
+    invalidInput(
+      `the request's path, query and forwarded headers take ${bytes} bytes; ` +
+        `at most ${MAX_HEAD_BYTES} reach a worker`,
+    ),
+  );
+  return { kind: "answer", status, statusText: "", headers, body: utf8.encode(text) };
 }
 
 /**

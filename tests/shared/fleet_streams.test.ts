@@ -3,7 +3,12 @@
  * sockets that deliver on a later turn and report what they hold, as the WebSocket does.
  */
 import assert from "node:assert/strict";
-import { type FrameSink, type MuxOptions, StreamMux } from "@svc/shared/fleet/streams/mux";
+import {
+  type FrameSink,
+  MAX_STREAM_FRAME_BYTES,
+  type MuxOptions,
+  StreamMux,
+} from "@svc/shared/fleet/streams/mux";
 import { dataFrame, decodeFrame, headFrame, RESET } from "@svc/shared/fleet/streams/frames";
 
 /** A socket to `peer` that delivers each frame on a later turn and counts what it holds. */
@@ -181,4 +186,42 @@ Deno.test("an opener that used every stream id asks for a new connection once it
   b.reset();
   assert.equal(usedUp, 1);
   await new Promise((r) => setTimeout(r, 5));
+});
+
+Deno.test("a stream reset before its head left ends here alone: the peer never hears of it", () => {
+  const violations: string[] = [];
+  let toB: (f: Uint8Array) => void = () => {};
+  const sent: Uint8Array[] = [];
+  // The opener's socket is over its high-water mark: heads wait in the queue.
+  const a = new StreamMux({
+    role: "opener",
+    receive: WINDOWS,
+    send: WINDOWS,
+    maxStreams: 10,
+    maxFrameBytes: MAX_STREAM_FRAME_BYTES,
+    sink: { send: (f) => (sent.push(f), toB(f)), bufferedAmount: 10_000_000 },
+    onViolation: (r) => violations.push(`a: ${r}`),
+  });
+  const b = new StreamMux({
+    role: "acceptor",
+    receive: WINDOWS,
+    send: WINDOWS,
+    maxStreams: 10,
+    maxFrameBytes: MAX_STREAM_FRAME_BYTES,
+    sink: { send: () => {}, bufferedAmount: 0 },
+    onViolation: (r) => violations.push(`b: ${r}`),
+    onOpen: () => {},
+  });
+  toB = (f) => b.receive(f);
+  try {
+    const s = a.open({})!;
+    s.sendHead({ method: "POST" }, [bytes(10)], true);
+    s.reset();
+    assert.deepEqual(violations, []);
+    assert.equal(sent.length, 0, "no RESET of an id the peer never saw");
+    assert.equal(a.openStreams, 0, "the stream is gone here");
+  } finally {
+    a.close();
+    b.close();
+  }
 });

@@ -202,6 +202,9 @@ export class MuxStream {
   reset(code: ResetCode = RESET.cancel): void {
     if (this.#aborted) return;
     this.#abort(code);
+    // A stream the peer has never heard of (opened here, head still queued) ends here alone: a
+    // RESET of an id it does not know is a violation that would close the whole connection.
+    if (!this.#headSent && !this.#headIn) return this.#mux.settle(this);
     this.#mux.sendReset(this, code);
   }
 

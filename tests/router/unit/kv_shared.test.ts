@@ -47,7 +47,13 @@ Deno.test("kv tier: bodies over one KV value come back whole; big ones stay loca
     // A newer answer under the same key replaces the old one whole.
     a.set("k1", answer(10));
     await a.flush();
-    assert.equal((await b.get("k1"))?.body.length, 10);
+    const newer = await b.get("k1");
+    assert.equal(newer?.body.length, 10);
+    assert.equal(newer?.storedAt, clock.t, "its age travels with it");
+    // The replaced generation's chunks went with it: only the head and one chunk remain.
+    const keys = [];
+    for await (const e of kv.list({ prefix: ["t", "cache", "k1"] })) keys.push(e.key);
+    assert.equal(keys.length, 2, JSON.stringify(keys));
     clock.t += 60_000;
     assert.equal(await b.get("k1"), undefined, "past the time to live");
   } finally {
