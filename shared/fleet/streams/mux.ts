@@ -426,10 +426,14 @@ export class StreamMux {
     if (!d.ok) return this.#violation(d.error);
     const f = d.frame;
     if (f.type === FRAME.credit) {
+      if (f.delta === 0) return; // carries nothing: never worth a pass over the streams
       if (f.id === 0) {
+        const wasBlocked = this.#connCredit <= 0;
         this.#connCredit += f.delta;
         if (this.#connCredit > 2 ** 31) return this.#violation("connection credit overflow");
-        for (const s of this.#streams.values()) this.schedule(s);
+        // Only streams the connection's window held back need a new turn: a peer sending many
+        // small updates must not buy a pass over every stream with each.
+        if (wasBlocked) { for (const s of this.#streams.values()) this.schedule(s); }
         return;
       }
       const s = this.#streams.get(f.id);
