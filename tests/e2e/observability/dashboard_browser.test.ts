@@ -64,7 +64,13 @@ Deno.test({
     let browser;
     try {
       const [w1, w2] = await Promise.all([
-        startWorkerProcess({ ...fleetEnv(router.url, "dash-w1"), SVC_PRELOAD_MODELS: MODEL }),
+        // One worker reached over HTTP (its advertised URL is its page's link), one over its
+        // own connection (no URL to link to).
+        startWorkerProcess({
+          ...fleetEnv(router.url, "dash-w1"),
+          SVC_PRELOAD_MODELS: MODEL,
+          SVC_WORKER_TRANSPORT: "http",
+        }),
         startWorkerProcess(fleetEnv(router.url, "dash-w2")),
       ]);
       workers.push(w1, w2);

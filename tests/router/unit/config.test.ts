@@ -28,19 +28,19 @@ Deno.test("router config: defaults", () => {
 
 Deno.test("router config: the fleet caps admit 1000 workers of 30 models and follow SVC_FLEET_WORKERS", () => {
   const caps = loadRouterSettings({}).fleetLimits.caps;
-  assert.deepEqual(caps, { maxConnections: 2000, maxModels: 100_000, maxBytesPerS: 16_384_000 });
+  assert.deepEqual(caps, { maxConnections: 2000, maxModels: 100_000, maxBytesPerS: 8_192_000 });
   assert.ok(caps.maxConnections >= 1000 && caps.maxModels >= 30_000);
   assert.deepEqual(loadRouterSettings({ SVC_FLEET_WORKERS: "5" }).fleetLimits.caps, {
     maxConnections: 10,
     maxModels: 1000, // never under one worker's SVC_WORKER_MAX_MODELS
-    maxBytesPerS: 81_920,
+    maxBytesPerS: 65_536, // never under 64 KiB
   });
   // An explicit cap wins over the derived one; the others still derive.
   const set = loadRouterSettings({ SVC_FLEET_WORKERS: "10", SVC_FLEET_MAX_CONNECTIONS: "7" });
   assert.deepEqual(set.fleetLimits.caps, {
     maxConnections: 7,
     maxModels: 1000,
-    maxBytesPerS: 163_840,
+    maxBytesPerS: 81_920,
   });
   assert.throws(
     () => loadRouterSettings({ SVC_FLEET_MAX_MODELS: "10" }),
