@@ -47,13 +47,14 @@ import type { ServerKind } from "./http_server.ts";
 /** Router-only settings. */
 /**
  * The fleet caps per worker of `SVC_FLEET_WORKERS`: twice the sockets (reconnects overlap), a
- * hundred models (30 is typical), 8 KiB of frames a second (a worker at rest sends a few hundred
+ * hundred models (30 is typical), 6 KiB of frames a second (a worker at rest sends a few hundred
  * bytes, a registration or full status frame of 30 models a few KB: the room is for a fleet
  * registering at once after a router restart). Every byte of budget is also what a flood of rogue
  * sockets may make the router parse: at 16 KiB a 30-socket flood took it to 351 MiB, at 8 KiB
- * to 295-324 MiB, at 4 KiB to 234 MiB (tests/e2e/hardening/fleet_trust.test.ts).
+ * to 295-324 MiB, at 6 KiB to 281-301 MiB, at 4 KiB to 234 MiB, alone on the machine; the
+ * e2e tier beside it adds about 80 (tests/e2e/hardening/fleet_trust.test.ts, bound 400 MiB).
  */
-export const FLEET_SIZED = { connections: 2, models: 100, bytesPerS: 8 * 1024 } as const;
+export const FLEET_SIZED = { connections: 2, models: 100, bytesPerS: 6 * 1024 } as const;
 
 const ROUTER_FIELDS = {
   SVC_API_KEYS: list({
@@ -162,7 +163,7 @@ const ROUTER_FIELDS = {
     default: 1000,
     doc: "the fleet size the router is sized for: the three fleet caps below default to " +
       "multiples of it, so one number admits a fleet (at 1000: 2000 sockets, 100,000 models, " +
-      "8,000 KiB of frames a second)",
+      "6,000 KiB of frames a second)",
   }),
   SVC_FLEET_MAX_CONNECTIONS: int({
     min: 1,

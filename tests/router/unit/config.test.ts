@@ -28,7 +28,7 @@ Deno.test("router config: defaults", () => {
 
 Deno.test("router config: the fleet caps admit 1000 workers of 30 models and follow SVC_FLEET_WORKERS", () => {
   const caps = loadRouterSettings({}).fleetLimits.caps;
-  assert.deepEqual(caps, { maxConnections: 2000, maxModels: 100_000, maxBytesPerS: 8_192_000 });
+  assert.deepEqual(caps, { maxConnections: 2000, maxModels: 100_000, maxBytesPerS: 6_144_000 });
   assert.ok(caps.maxConnections >= 1000 && caps.maxModels >= 30_000);
   assert.deepEqual(loadRouterSettings({ SVC_FLEET_WORKERS: "5" }).fleetLimits.caps, {
     maxConnections: 10,
@@ -40,7 +40,7 @@ Deno.test("router config: the fleet caps admit 1000 workers of 30 models and fol
   assert.deepEqual(set.fleetLimits.caps, {
     maxConnections: 7,
     maxModels: 1000,
-    maxBytesPerS: 81_920,
+    maxBytesPerS: 65_536,
   });
   assert.throws(
     () => loadRouterSettings({ SVC_FLEET_MAX_MODELS: "10" }),
