@@ -5,26 +5,9 @@
  * total demand on every router; a drain sent to router C drains the worker held by A.
  */
 import assert from "node:assert/strict";
-import { E2E_TOKEN, encode, json, Proc, startWorkerProc, stopAll } from "../procs.ts";
+import { encode, json, Proc, startWorkerProc, stopAll } from "../procs.ts";
 import { waitFor } from "../../helpers/wait.ts";
-import { taskArgs } from "../start/tasks.ts";
-
-/** A router started with exactly `deno task router`'s command line (its permission grants). */
-async function taskRouter(name: string, env: Record<string, string>) {
-  const proc = new Proc(name, await taskArgs("router", env), {
-    SVC_HOST: "127.0.0.1",
-    SVC_PORT: "0",
-    SVC_WORKER_TOKEN: E2E_TOKEN,
-    ...env,
-  });
-  try {
-    const m = await proc.waitForLine(/router listening .*port=(\d+)/);
-    return { proc, url: `http://127.0.0.1:${m[1]}` };
-  } catch (err) {
-    await proc.kill();
-    throw err;
-  }
-}
+import { startTaskRouter } from "../start/tasks.ts";
 
 Deno.test({
   name: "e2e: three routers on one KV file share cache, demand and drains",
@@ -43,7 +26,7 @@ Deno.test({
     try {
       const routers = [];
       for (const name of ["router-a", "router-b", "router-c"]) {
-        const r = await taskRouter(name, env);
+        const r = await startTaskRouter(name, env);
         procs.push(r.proc);
         routers.push(r);
       }

@@ -5,26 +5,9 @@
  * and both pools keep serving (the other routers hold sockets of their own to each worker).
  */
 import assert from "node:assert/strict";
-import { E2E_TOKEN, encode, json, Proc, startWorkerProc, stopAll } from "../procs.ts";
+import { encode, json, Proc, startWorkerProc, stopAll } from "../procs.ts";
 import { waitFor } from "../../helpers/wait.ts";
-import { taskArgs } from "../start/tasks.ts";
-
-/** A router started with `deno task router`'s command line (its KV-path grants). */
-async function taskRouter(name: string, env: Record<string, string>) {
-  const proc = new Proc(name, await taskArgs("router", env), {
-    SVC_HOST: "127.0.0.1",
-    SVC_PORT: "0",
-    SVC_WORKER_TOKEN: E2E_TOKEN,
-    ...env,
-  });
-  try {
-    const m = await proc.waitForLine(/router listening .*port=(\d+)/);
-    return { proc, url: `http://127.0.0.1:${m[1]}` };
-  } catch (err) {
-    await proc.kill();
-    throw err;
-  }
-}
+import { startTaskRouter } from "../start/tasks.ts";
 
 const MODEL = "fixture/dense";
 /** The HTTP worker's pool and the connection-only worker's. */
@@ -75,7 +58,7 @@ Deno.test({
     try {
       const routers = [];
       for (const name of ["router-a", "router-b", "router-c"]) {
-        const r = await taskRouter(name, env);
+        const r = await startTaskRouter(name, env);
         procs.push(r.proc);
         routers.push(r);
       }

@@ -1,7 +1,7 @@
 /** Run a deno.json task's exact command line as a real process (tests of the tasks' output). */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ROOT } from "../procs.ts";
+import { E2E_TOKEN, Proc, ROOT } from "../procs.ts";
 
 /**
  * A task's command line from deno.json, without the leading `deno`. The one shell construct the
@@ -45,4 +45,24 @@ export async function runTask(
   const out = await cmd.output();
   const dec = new TextDecoder();
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+/** A router started with exactly `deno task router`'s command line (its KV-path grants). */
+export async function startTaskRouter(
+  name: string,
+  env: Record<string, string>,
+): Promise<{ proc: Proc; url: string }> {
+  const proc = new Proc(name, await taskArgs("router", env), {
+    SVC_HOST: "127.0.0.1",
+    SVC_PORT: "0",
+    SVC_WORKER_TOKEN: E2E_TOKEN,
+    ...env,
+  });
+  try {
+    const m = await proc.waitForLine(/router listening .*port=(\d+)/);
+    return { proc, url: `http://127.0.0.1:${m[1]}` };
+  } catch (err) {
+    await proc.kill();
+    throw err;
+  }
 }
