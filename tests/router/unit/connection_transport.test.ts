@@ -130,8 +130,16 @@ for (
   });
 }
 
-Deno.test("connection: a socket lost while the answer is due: 502 WORKER_LOST, nobody else", async () => {
-  // A large request (past SVC_REPLAY_MAX_BODY_BYTES): never replayed elsewhere.
+/**
+ * A router with a healthy connection worker ("other") and a rogue one ("dies") that takes a
+ * request and then drops its socket; `fn` sends through the router.
+ */
+async function withDyingWorker(
+  fn: (
+    routerUrl: string,
+    other: Awaited<ReturnType<typeof startSocketWorker>>,
+  ) => Promise<void>,
+): Promise<void> {
   const r = await startTestRouter();
   const other = await startSocketWorker({
     routerUrl: r.url,
@@ -143,10 +151,20 @@ Deno.test("connection: a socket lost while the answer is due: 502 WORKER_LOST, n
   });
   let rogue;
   try {
-    // It takes the request, then its socket goes.
     rogue = await rogueWorker(r.url, "dies", (ws) => ws.close());
     await waitFor(() => other.link.connected, "other registered");
-    const res = await getJson(`${r.url}${PATH}`, {
+    await fn(r.url, other);
+  } finally {
+    rogue?.close();
+    await other.close();
+    await r.close();
+  }
+}
+
+Deno.test("connection: a socket lost while the answer is due: 502 WORKER_LOST, nobody else", async () => {
+  // A large request (past SVC_REPLAY_MAX_BODY_BYTES): never replayed elsewhere.
+  await withDyingWorker(async (url, other) => {
+    const res = await getJson(`${url}${PATH}`, {
       method: "POST",
       headers: CPU,
       body: JSON.stringify({ items: [{ text: "poison ".repeat(10_000) }] }),
@@ -154,28 +172,12 @@ Deno.test("connection: a socket lost while the answer is due: 502 WORKER_LOST, n
     assert.equal(res.status, 502);
     assert.equal(res.body.detail.code, "WORKER_LOST");
     assert.equal(other.seen.length, 0, "never replayed on another worker");
-  } finally {
-    rogue?.close();
-    await other.close();
-    await r.close();
-  }
+  });
 });
 
 Deno.test("connection: a small request lost with its worker's socket is replayed once, as over HTTP", async () => {
-  const r = await startTestRouter();
-  const other = await startSocketWorker({
-    routerUrl: r.url,
-    token: TEST_TOKEN,
-    id: "other",
-    profile: "cpu",
-    models: [{ name: "fixture/dense", state: "available" }],
-    transport: "connection",
-  });
-  let rogue;
-  try {
-    rogue = await rogueWorker(r.url, "dies", (ws) => ws.close());
-    await waitFor(() => other.link.connected, "other registered");
-    const res = await getJson(`${r.url}${PATH}`, {
+  await withDyingWorker(async (url, other) => {
+    const res = await getJson(`${url}${PATH}`, {
       method: "POST",
       headers: CPU,
       body: '{"items":[{"text":"a bystander"}]}',
@@ -183,11 +185,7 @@ Deno.test("connection: a small request lost with its worker's socket is replayed
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.worker, "other");
     assert.equal(other.seen.length, 1);
-  } finally {
-    rogue?.close();
-    await other.close();
-    await r.close();
-  }
+  });
 });
 
 Deno.test("connection: two routers on one KV: the holder serves over the socket, both list it", async () => {
