@@ -7,14 +7,14 @@
  */
 import { parseArgs } from "node:util";
 import sharp from "sharp";
-import { ImagePool } from "../../worker/images/pool.ts";
+import { ImagePool } from "#worker/images/pool.ts";
 import {
   CLIP_MEAN,
   CLIP_STD,
   IMAGENET_MEAN,
   IMAGENET_STD,
   type ImageSpec,
-} from "../../worker/images/spec.ts";
+} from "#worker/images/spec.ts";
 
 const USAGE = `usage: npx deno task bench:images [--threads 4] [--images 64] [--size 640x480]
 

@@ -10,10 +10,10 @@
  */
 import { parseArgs } from "node:util";
 import { silentLogger } from "@svc/shared/log";
-import { KvWorkerDirectory } from "../../router/directory/kv.ts";
-import { KvDemand } from "../../router/kv/demand.ts";
-import { KvDrains } from "../../router/kv/drains.ts";
-import type { WorkerModel, WorkerRecord } from "../../router/directory/types.ts";
+import { KvWorkerDirectory } from "#router/directory/kv.ts";
+import { KvDemand } from "#router/kv/demand.ts";
+import { KvDrains } from "#router/kv/drains.ts";
+import type { WorkerModel, WorkerRecord } from "#router/directory/types.ts";
 import { countingKv, type KvCounts, zeroCounts } from "../helpers/kv_count.ts";
 
 const USAGE = "usage: npx deno task bench:kv-fleet [--seconds=30] [--workers=300] [--models=30] " +

@@ -12,8 +12,8 @@
  */
 import { parseArgs } from "node:util";
 import { Packr } from "msgpackr/pack";
-import { encodeMsgpack } from "../../shared/codec/msgpack_encode.ts";
-import { bytesOf, dtypeOf, isNdArray, isTypedArray } from "../../shared/codec/ndarray.ts";
+import { encodeMsgpack } from "#shared/codec/msgpack_encode.ts";
+import { bytesOf, dtypeOf, isNdArray, isTypedArray } from "#shared/codec/ndarray.ts";
 import { makeDenseVector, makeMultiVector } from "@svc/shared/codec/output_dtype";
 
 // --- the msgpackr candidate ----------------------------------------------------------------

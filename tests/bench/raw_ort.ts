@@ -8,8 +8,8 @@ import ort from "onnxruntime-node";
 import { fixtureTokenizer } from "../fixtures/testing.ts";
 import type { BenchText } from "./texts.ts";
 import { planBatches } from "./batching.ts";
-import { disableOrtTelemetry } from "../../worker/inference/ort_telemetry.ts";
-import { sessionOptions } from "../../worker/families/onnx_session.ts";
+import { disableOrtTelemetry } from "#worker/inference/ort_telemetry.ts";
+import { sessionOptions } from "#worker/families/onnx_session.ts";
 
 // Off before any session exists (see ort_telemetry.ts).
 disableOrtTelemetry();

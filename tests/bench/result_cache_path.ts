@@ -10,12 +10,12 @@
  *   deno run -P=tests tests/bench/result_cache_path.ts [--rounds=5] [--seconds=3]
  */
 import { parseArgs } from "node:util";
-import { resultKey } from "../../router/cache/key.ts";
-import { ResultStore } from "../../router/cache/store.ts";
-import { Flights } from "../../router/cache/flights.ts";
-import { captureAnswer } from "../../router/cache/capture.ts";
-import { downstreamHeaderPairs, downstreamHeaders } from "../../router/proxy/headers.ts";
-import type { WorkerAnswer } from "../../router/proxy/forward.ts";
+import { resultKey } from "#router/cache/key.ts";
+import { ResultStore } from "#router/cache/store.ts";
+import { Flights } from "#router/cache/flights.ts";
+import { captureAnswer } from "#router/cache/capture.ts";
+import { downstreamHeaderPairs, downstreamHeaders } from "#router/proxy/headers.ts";
+import type { WorkerAnswer } from "#router/proxy/forward.ts";
 import { startFakeWorker } from "../router/helpers/fake_worker.ts";
 import { startTestRouter, TEST_TOKEN } from "../router/helpers/router.ts";
 import { waitFor } from "../helpers/wait.ts";

@@ -1,7 +1,7 @@
 /** The worker and router processes under test, started as `deno task worker|router` would. */
 import { freePort, type Proc, spawnDeno } from "./procs.ts";
 import { waitFor } from "../helpers/wait.ts";
-import { type FleetLink, startFleetLink } from "../../worker/fleet/mod.ts";
+import { type FleetLink, startFleetLink } from "#worker/fleet/mod.ts";
 import { loadWorkerSettings } from "@svc/worker/settings";
 
 /** A running service: its process and base URL. */

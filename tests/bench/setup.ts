@@ -14,7 +14,7 @@ import {
   startWorker,
   waitForFleet,
 } from "./services.ts";
-import type { FleetLink } from "../../worker/fleet/mod.ts";
+import type { FleetLink } from "#worker/fleet/mod.ts";
 
 /** The running services; `routerWhy` says why the router is not measured (null when it is). */
 export interface Services {

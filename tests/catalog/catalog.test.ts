@@ -6,7 +6,7 @@ import {
   expandModelProfiles,
   resolveServedName,
 } from "@svc/shared/catalog";
-import { imageSpecOf } from "../../worker/images/spec.ts";
+import { imageSpecOf } from "#worker/images/spec.ts";
 import { BUNDLE_NAMES, bundlesOf, isBundleName, modelBundles } from "@svc/shared/catalog/bundles";
 import {
   FAMILIES,

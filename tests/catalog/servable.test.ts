@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { BUILTIN_CATALOG } from "@svc/shared/catalog";
 import { modelInfoOf } from "@svc/shared/catalog/model_info";
 import { FAMILIES, FAMILY_OPS, isFamily, type ModelConfig } from "@svc/shared/catalog/schema";
-import { FAMILY_ADAPTERS } from "../../worker/families/adapters.ts";
+import { FAMILY_ADAPTERS } from "#worker/families/adapters.ts";
 
 Deno.test("served families: exactly the families with an adapter factory", () => {
   assert.deepEqual(Object.keys(FAMILY_ADAPTERS).sort(), [...FAMILIES].sort());

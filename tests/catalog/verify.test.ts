@@ -8,8 +8,8 @@ import { join } from "node:path";
 import { ensureFixtures } from "@svc/fixture-models";
 import { startFakeHub } from "../fake_hub/server.ts";
 import { GraphBuilder } from "@svc/onnx/writer";
-import { formatTable, verifyCatalog } from "../../infra/catalog/verify.ts";
-import { parseArgs } from "../../infra/catalog_verify.ts";
+import { formatTable, verifyCatalog } from "#infra/catalog/verify.ts";
+import { parseArgs } from "#infra/catalog_verify.ts";
 
 function envFor(hubUrl: string, modelsDir: string, cacheDir: string, filter: string) {
   return {

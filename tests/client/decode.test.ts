@@ -5,9 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { SvcClient } from "@svc/client";
-import { encodeMsgpack } from "../../shared/codec/msgpack_encode.ts";
-import { encodeJson } from "../../shared/codec/json_encode.ts";
-import { NdArray } from "../../shared/codec/ndarray.ts";
+import { encodeMsgpack } from "#shared/codec/msgpack_encode.ts";
+import { encodeJson } from "#shared/codec/json_encode.ts";
+import { NdArray } from "#shared/codec/ndarray.ts";
 import { float32ToFloat16 } from "@svc/shared/codec/float16";
 import { scriptedServer } from "./scripted.ts";
 

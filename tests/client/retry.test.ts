@@ -12,7 +12,7 @@ import {
   parseRetryAfter,
   provisionDelayMs,
   versionSkew,
-} from "../../client/retry.ts";
+} from "#client/retry.ts";
 import { VERSION } from "@svc/shared/version";
 import { waitFor } from "../helpers/wait.ts";
 import { apiError, jsonAnswer, recordingSleep, type Scripted, scriptedServer } from "./scripted.ts";

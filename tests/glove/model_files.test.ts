@@ -7,18 +7,18 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { Tokenizer } from "@huggingface/tokenizers";
 import ort from "onnxruntime-node";
-import { gloveEntryPath, gloveModelDir, writeGloveModel } from "../../infra/models/glove_build.ts";
-import { staticEmbeddingGraph } from "../../infra/models/glove_graph.ts";
+import { gloveEntryPath, gloveModelDir, writeGloveModel } from "#infra/models/glove_build.ts";
+import { staticEmbeddingGraph } from "#infra/models/glove_graph.ts";
 import {
   FIRST_WORD_ID,
   isReachableWord,
   tokenizerConfig,
   tokenizerJson,
-} from "../../infra/models/glove_tokenizer.ts";
+} from "#infra/models/glove_tokenizer.ts";
 import { parseModelConfig } from "@svc/shared/catalog/schema";
-import { TextTokenizer } from "../../worker/families/text/tokenizer.ts";
+import { TextTokenizer } from "#worker/families/text/tokenizer.ts";
 import { postJson, startTestWorker } from "../worker/harness.ts";
-import { disableOrtTelemetry } from "../../worker/inference/ort_telemetry.ts";
+import { disableOrtTelemetry } from "#worker/inference/ort_telemetry.ts";
 
 // Off before any session exists (see ort_telemetry.ts).
 disableOrtTelemetry();

@@ -1,8 +1,8 @@
 /** infra/models readers, offline: exact decimals and the streaming wink-format reader. */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { parseDecimal } from "../../infra/models/decimal.ts";
-import { readWinkVectors } from "../../infra/models/wink_reader.ts";
+import { parseDecimal } from "#infra/models/decimal.ts";
+import { readWinkVectors } from "#infra/models/wink_reader.ts";
 
 const enc = new TextEncoder();
 

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { startFakeBackendWorker } from "../worker/harness.ts";
 import { deferred } from "../worker/fake_backend.ts";
-import { drainWorker } from "../../worker/server/lifecycle.ts";
+import { drainWorker } from "#worker/server/lifecycle.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 Deno.test("shutdown: requests still running at the drain bound get 503 + Retry-After, not 500", async () => {

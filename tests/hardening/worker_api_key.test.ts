@@ -11,7 +11,7 @@ import { keyProtocol } from "@svc/shared/http/ws_auth";
 import { WorkerKeys } from "@svc/shared/fleet/worker_keys";
 import { Hono } from "hono";
 import { honoRequestView, stepMiddleware } from "@svc/shared/http/steps";
-import { apiKeyStep, workerKeyCheck } from "../../worker/server/api_key.ts";
+import { apiKeyStep, workerKeyCheck } from "#worker/server/api_key.ts";
 
 const KEY = "worker-key-for-tests-3b9f1c27e5";
 

@@ -5,9 +5,9 @@
  */
 
 import { Unpackr } from "msgpackr/unpack";
-import { isKnownDtype, numpyElements, readNumpyMap } from "../../client/numpy.ts";
-import { type DType, NdArray, type TypedArray } from "../../shared/codec/ndarray.ts";
-import "../../shared/codec/msgpack_decode.ts"; // registers extension 78 with msgpackr
+import { isKnownDtype, numpyElements, readNumpyMap } from "#client/numpy.ts";
+import { type DType, NdArray, type TypedArray } from "#shared/codec/ndarray.ts";
+import "#shared/codec/msgpack_decode.ts"; // registers extension 78 with msgpackr
 
 /** Maps stay Maps here: the numpy map has bin keys, which plain objects cannot hold. */
 const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: false, int64AsType: "number" });

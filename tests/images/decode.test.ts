@@ -5,14 +5,14 @@
  */
 import assert from "node:assert/strict";
 import sharp, { type Sharp } from "sharp";
-import { ImageRejected, prepareImage } from "../../worker/images/decode.ts";
+import { ImageRejected, prepareImage } from "#worker/images/decode.ts";
 import {
   CLIP_MEAN,
   CLIP_STD,
   IMAGENET_MEAN,
   IMAGENET_STD,
   type ImageSpec,
-} from "../../worker/images/spec.ts";
+} from "#worker/images/spec.ts";
 import { cropRgb, normalisePlanar, resizeRgb, type RgbImage } from "./reference.ts";
 
 const LIMITS = { maxPixels: 40_000_000 };

@@ -8,14 +8,14 @@
  */
 import assert from "node:assert/strict";
 import sharp from "sharp";
-import { type DecodeLimits, ImageRejected, prepareImage } from "../../worker/images/decode.ts";
+import { type DecodeLimits, ImageRejected, prepareImage } from "#worker/images/decode.ts";
 import {
   CLIP_MEAN,
   CLIP_STD,
   IMAGENET_MEAN,
   IMAGENET_STD,
   type ImageSpec,
-} from "../../worker/images/spec.ts";
+} from "#worker/images/spec.ts";
 import { animatedWebp, blackPng, concat, pngChunk, scanBombJpeg, zlibZeros } from "./bombs.ts";
 
 /** The worker's defaults. */

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import sharp from "sharp";
-import { countJpegScans } from "../../worker/images/jpeg_scans.ts";
+import { countJpegScans } from "#worker/images/jpeg_scans.ts";
 import { concat, scanBombJpeg } from "./bombs.ts";
 
 const SOI = [0xff, 0xd8];

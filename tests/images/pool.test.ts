@@ -8,10 +8,10 @@
 import assert from "node:assert/strict";
 import sharp from "sharp";
 import { ServiceError } from "@svc/shared/errors";
-import { ImageJobError, ImagePool, type ImagePoolOptions } from "../../worker/images/pool.ts";
+import { ImageJobError, ImagePool, type ImagePoolOptions } from "#worker/images/pool.ts";
 import { waitFor } from "../helpers/wait.ts";
 import { scanBombJpeg } from "./bombs.ts";
-import { CLIP_MEAN, CLIP_STD, type ImageSpec } from "../../worker/images/spec.ts";
+import { CLIP_MEAN, CLIP_STD, type ImageSpec } from "#worker/images/spec.ts";
 
 const SPEC: ImageSpec = {
   geometry: { mode: "crop", size: 32, crop: 32 },

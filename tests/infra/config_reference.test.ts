@@ -1,9 +1,9 @@
 /** docs/configuration.md's tables are the generated reference, each setting exactly once. */
 import assert from "node:assert/strict";
-import { CONFIG_DOC, REFERENCE_SECTIONS, renderReference } from "../../infra/config_reference.ts";
+import { CONFIG_DOC, REFERENCE_SECTIONS, renderReference } from "#infra/config_reference.ts";
 import { ROUTER_SETTING_NAMES } from "@svc/router/settings";
 import { WORKER_SETTING_NAMES } from "@svc/worker/settings";
-import { START_SCHEMA } from "../../infra/start_settings.ts";
+import { START_SCHEMA } from "#infra/start_settings.ts";
 
 Deno.test("config reference: docs/configuration.md is up to date (run `deno task config:docs`)", async () => {
   const text = await Deno.readTextFile(CONFIG_DOC);

@@ -1,6 +1,6 @@
 /** `deno task gpu:setup`: what it makes of the install script's output. */
 import assert from "node:assert/strict";
-import { installFailure } from "../../infra/gpu_setup.ts";
+import { installFailure } from "#infra/gpu_setup.ts";
 
 Deno.test("gpu:setup: the install script's stack trace becomes its error line", () => {
   const stderr = `node:internal/process/promises:391

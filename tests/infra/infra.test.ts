@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { loadWorkerSettings } from "@svc/worker/settings";
-import { fleetConfigOf } from "../../worker/fleet/config.ts";
+import { fleetConfigOf } from "#worker/fleet/config.ts";
 import { loadRouterSettings } from "@svc/router/settings";
 import {
   dockerAssignments,

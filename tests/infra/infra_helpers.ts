@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { WORKER_SETTING_NAMES } from "@svc/worker/settings";
 import { ROUTER_SETTING_NAMES } from "@svc/router/settings";
-import { START_SCHEMA } from "../../infra/start_settings.ts";
+import { START_SCHEMA } from "#infra/start_settings.ts";
 import { parseAllDocuments } from "yaml";
 import {
   dockerAssignments,

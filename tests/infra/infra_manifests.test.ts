@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { VERSION } from "@svc/shared/version";
-import { createRouterMetrics } from "../../router/metrics/router_metrics.ts";
+import { createRouterMetrics } from "#router/metrics/router_metrics.ts";
 import {
   dockerAssignments,
   dockerfile,

@@ -1,6 +1,6 @@
 /** The ops tasks' router URL: a worker's list of router instances names several; any answers. */
 import assert from "node:assert/strict";
-import { parseOpsArgs } from "../../infra/ops/cli.ts";
+import { parseOpsArgs } from "#infra/ops/cli.ts";
 
 Deno.test("ops args: the first of a worker's SVC_ROUTER_URL list, --url first", () => {
   const env = { SVC_ROUTER_URL: " , wss://r1.example/ ,https://r2.example" };

@@ -1,8 +1,8 @@
 /** The router's fleet status message: /health's view plus request rates, pools aggregated. */
 import assert from "node:assert/strict";
-import type { WorkerRecord } from "../../router/directory/types.ts";
-import { ClusterStatusBuilder } from "../../router/dashboard/cluster_status.ts";
-import { createRouterMetrics } from "../../router/metrics/router_metrics.ts";
+import type { WorkerRecord } from "#router/directory/types.ts";
+import { ClusterStatusBuilder } from "#router/dashboard/cluster_status.ts";
+import { createRouterMetrics } from "#router/metrics/router_metrics.ts";
 import { assertShape, CLUSTER_STATUS_MESSAGE } from "../compat/client/sie_shapes.ts";
 
 function record(id: string, over: Partial<WorkerRecord> = {}): WorkerRecord {

@@ -1,9 +1,9 @@
 /** Both dashboards are self-contained pages (no external assets) fed by their streams. */
 import assert from "node:assert/strict";
 import { loadRouterSettings } from "@svc/router/settings";
-import { startRouter } from "../../router/server.ts";
+import { startRouter } from "#router/server.ts";
 import { silentLogger } from "@svc/shared/log";
-import type { ClusterStatus } from "../../router/dashboard/mod.ts";
+import type { ClusterStatus } from "#router/dashboard/mod.ts";
 import { startFakeBackendWorker } from "../worker/harness.ts";
 import {} from "./helpers/traffic.ts";
 import { waitFor } from "../helpers/wait.ts";

@@ -1,7 +1,7 @@
 /** The worker page's view helpers (the page embeds these very functions). */
 import assert from "node:assert/strict";
-import { compareModelRows, latencyQuantile, shownState } from "../../worker/dashboard/view.ts";
-import { WORKER_DASHBOARD_HTML } from "../../worker/dashboard/page.ts";
+import { compareModelRows, latencyQuantile, shownState } from "#worker/dashboard/view.ts";
+import { WORKER_DASHBOARD_HTML } from "#worker/dashboard/page.ts";
 
 const BOUNDS = [0.001, 0.0025, 0.005, 0.01, 0.025];
 

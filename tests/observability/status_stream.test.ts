@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { StatusMessageSchema } from "@svc/shared/schemas/status";
 import { VERSION } from "@svc/shared/version";
 import { queryGpus } from "@svc/worker/gpu";
-import type { WorkerStatusMessage } from "../../worker/status/message.ts";
+import type { WorkerStatusMessage } from "#worker/status/message.ts";
 import { startFakeBackendWorker, startTestWorker } from "../worker/harness.ts";
 import { encode, items } from "./helpers/traffic.ts";
 import { waitFor } from "../helpers/wait.ts";

@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { startFakeBackendWorker, startTestWorker } from "../worker/harness.ts";
 import { waitFor } from "../helpers/wait.ts";
-import type { WorkerModelStatus } from "../../worker/status/message.ts";
-import { WeightSourcesState } from "../../worker/weights/sources_state.ts";
+import type { WorkerModelStatus } from "#worker/status/message.ts";
+import { WeightSourcesState } from "#worker/weights/sources_state.ts";
 
 const BUILTIN = "BAAI/bge-small-en-v1.5";
 

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { pack } from "msgpackr/pack";
 import { decodeBody, isMsgpackContentType } from "@svc/shared/codec/decode";
 import { DEFAULT_LIMITS, type InputLimits } from "@svc/shared/codec/limits";
-import { encodeMsgpack, MsgpackExt } from "../../shared/codec/msgpack_encode.ts";
+import { encodeMsgpack, MsgpackExt } from "#shared/codec/msgpack_encode.ts";
 import { decodeRequest, parseRequest } from "@svc/shared/codec/parse";
 import { ServiceError } from "@svc/shared/errors";
 import { EncodeRequestSchema } from "@svc/shared/schemas/encode";

@@ -2,10 +2,10 @@
 import assert from "node:assert/strict";
 import { Unpackr } from "msgpackr/unpack";
 import { encodeAs, encodeResponse } from "@svc/shared/codec/encode";
-import { encodeJson } from "../../shared/codec/json_encode.ts";
-import { encodeMsgpack } from "../../shared/codec/msgpack_encode.ts";
-import { NdArray } from "../../shared/codec/ndarray.ts";
-import { negotiate } from "../../shared/codec/negotiate.ts";
+import { encodeJson } from "#shared/codec/json_encode.ts";
+import { encodeMsgpack } from "#shared/codec/msgpack_encode.ts";
+import { NdArray } from "#shared/codec/ndarray.ts";
+import { negotiate } from "#shared/codec/negotiate.ts";
 import { decodeMsgpackResponse } from "../helpers/msgpack_response.ts";
 import { makeDenseVector, makeMultiVector, makeSparseVector } from "@svc/shared/codec/output_dtype";
 import { type EncodeResponse, EncodeResponseSchema } from "@svc/shared/schemas/encode";

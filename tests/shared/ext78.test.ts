@@ -2,9 +2,9 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { decodeBody } from "@svc/shared/codec/decode";
-import { decodeExt78, encodeExt78 } from "../../shared/codec/ext78.ts";
-import { encodeMsgpack, MsgpackExt } from "../../shared/codec/msgpack_encode.ts";
-import { NdArray } from "../../shared/codec/ndarray.ts";
+import { decodeExt78, encodeExt78 } from "#shared/codec/ext78.ts";
+import { encodeMsgpack, MsgpackExt } from "#shared/codec/msgpack_encode.ts";
+import { NdArray } from "#shared/codec/ndarray.ts";
 import { parseRequest } from "@svc/shared/codec/parse";
 import { EncodeRequestSchema } from "@svc/shared/schemas/encode";
 import { assertInvalid, concat, fromHex } from "./helpers.ts";

@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { Unpackr } from "msgpackr/unpack";
-import { encodeMsgpack } from "../../shared/codec/msgpack_encode.ts";
-import { NdArray } from "../../shared/codec/ndarray.ts";
+import { encodeMsgpack } from "#shared/codec/msgpack_encode.ts";
+import { NdArray } from "#shared/codec/ndarray.ts";
 import { float32ToFloat16, packBits, quantizeInt8, quantizeUint8 } from "@svc/shared/codec/float16";
 import { makeDenseVector, makeMultiVector } from "@svc/shared/codec/output_dtype";
 

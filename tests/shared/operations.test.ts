@@ -10,7 +10,7 @@ import {
 } from "@svc/shared/operations";
 import { apiEndpointOf } from "@svc/shared/status/request_series";
 import { errorDialectOf } from "@svc/shared/errors";
-import { MODEL_ROUTES } from "../../worker/server/model_routes.ts";
+import { MODEL_ROUTES } from "#worker/server/model_routes.ts";
 
 Deno.test("operations: names and paths are unique", () => {
   assert.equal(new Set(OPERATIONS.map((o) => o.name)).size, OPERATIONS.length);

@@ -1,7 +1,7 @@
 /** Resource schemas: defaults, null tolerance, strict types, response and status shapes. */
 import assert from "node:assert/strict";
 import { parseRequest } from "@svc/shared/codec/parse";
-import { NdArray } from "../../shared/codec/ndarray.ts";
+import { NdArray } from "#shared/codec/ndarray.ts";
 import {
   DenseVectorSchema,
   EncodeRequestSchema,
@@ -11,7 +11,7 @@ import {
 import { ExtractRequestSchema, ExtractResponseSchema } from "@svc/shared/schemas/extract";
 import { ScoreRequestSchema, ScoreResponseSchema } from "@svc/shared/schemas/score";
 import { ModelInfoSchema, ModelsListResponseSchema } from "@svc/shared/schemas/models";
-import { ErrorBodySchema } from "../../shared/schemas/error_body.ts";
+import { ErrorBodySchema } from "#shared/schemas/error_body.ts";
 import { StatusMessageSchema } from "@svc/shared/schemas/status";
 import { TimingInfoSchema } from "@svc/shared/schemas/timing";
 import {

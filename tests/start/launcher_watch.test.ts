@@ -10,7 +10,7 @@ import {
   orphaned,
   parsePs,
   type ProcRow,
-} from "../../infra/launcher_watch.ts";
+} from "#infra/launcher_watch.ts";
 import { FakeTime } from "../helpers/fake_time.ts";
 
 // shell (group 100) → npm (leader of 200) → sh → node → deno task → deno run (self, 205)

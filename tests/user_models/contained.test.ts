@@ -7,16 +7,16 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { directoryView } from "../../worker/catalog/detect/repo_view.ts";
-import { OutsideDirectoryError } from "../../worker/weights/contained.ts";
-import { createDirectorySource } from "../../worker/weights/directory.ts";
+import { directoryView } from "#worker/catalog/detect/repo_view.ts";
+import { OutsideDirectoryError } from "#worker/weights/contained.ts";
+import { createDirectorySource } from "#worker/weights/directory.ts";
 import {
   DEFAULT_MODEL_JSON_BOUNDS,
   ModelFileError,
   readModelJson,
-} from "../../worker/weights/model_json.ts";
-import { loadTextTokenizer } from "../../worker/families/text/tokenizer.ts";
-import { loadErrorClass } from "../../worker/registry/load_failure.ts";
+} from "#worker/weights/model_json.ts";
+import { loadTextTokenizer } from "#worker/families/text/tokenizer.ts";
+import { loadErrorClass } from "#worker/registry/load_failure.ts";
 import { type Json, postJson, startTestWorker } from "../worker/harness.ts";
 import { sentenceTransformersRepo } from "./repos.ts";
 

@@ -6,12 +6,12 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { ModelConfig } from "@svc/shared/catalog/schema";
-import { detectModel } from "../../worker/catalog/detect/detect.ts";
-import { DetectionError } from "../../worker/catalog/detect/errors.ts";
-import { directoryView } from "../../worker/catalog/detect/repo_view.ts";
-import { configForDevice } from "../../worker/catalog/device_files.ts";
-import type { EntryOptions } from "../../worker/catalog/model_entries.ts";
-import { loadFailure } from "../../worker/registry/load_failure.ts";
+import { detectModel } from "#worker/catalog/detect/detect.ts";
+import { DetectionError } from "#worker/catalog/detect/errors.ts";
+import { directoryView } from "#worker/catalog/detect/repo_view.ts";
+import { configForDevice } from "#worker/catalog/device_files.ts";
+import type { EntryOptions } from "#worker/catalog/model_entries.ts";
+import { loadFailure } from "#worker/registry/load_failure.ts";
 import {
   checkpointRepo,
   clipRepo,

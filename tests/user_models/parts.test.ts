@@ -14,12 +14,12 @@ import {
 } from "@svc/shared/catalog/suggest";
 import { loadWorkerSettings } from "@svc/worker/settings";
 import { ProtoFormatError, readGraphSignature } from "@svc/onnx";
-import { createRepoLister } from "../../worker/weights/listing.ts";
-import { createClusterCacheSource } from "../../worker/weights/cluster_cache.ts";
-import { createHubSource } from "../../worker/weights/hub.ts";
-import { createDirectorySource } from "../../worker/weights/directory.ts";
-import { createWeightStore } from "../../worker/weights/store.ts";
-import { WeightsError } from "../../worker/weights/errors.ts";
+import { createRepoLister } from "#worker/weights/listing.ts";
+import { createClusterCacheSource } from "#worker/weights/cluster_cache.ts";
+import { createHubSource } from "#worker/weights/hub.ts";
+import { createDirectorySource } from "#worker/weights/directory.ts";
+import { createWeightStore } from "#worker/weights/store.ts";
+import { WeightsError } from "#worker/weights/errors.ts";
 import { startFakeHub } from "../fake_hub/server.ts";
 import { openModel } from "../fixtures/testing.ts";
 import { ensureFixtures } from "@svc/fixture-models";

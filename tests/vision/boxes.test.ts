@@ -1,6 +1,6 @@
 /** Detection decoding against boxes and scores computed by hand. */
 import assert from "node:assert/strict";
-import { decodeClosedSet, decodeOpenSet, pixelBox } from "../../worker/families/vision/boxes.ts";
+import { decodeClosedSet, decodeOpenSet, pixelBox } from "#worker/families/vision/boxes.ts";
 
 const IMAGE = { width: 640, height: 480 };
 

@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { fixtureTokenizer, openModel, runModel, textFeeds } from "../fixtures/testing.ts";
-import { prepareImage } from "../../worker/images/decode.ts";
-import { imageSpecOf } from "../../worker/images/spec.ts";
+import { prepareImage } from "#worker/images/decode.ts";
+import { imageSpecOf } from "#worker/images/spec.ts";
 import {
   type Json,
   postJson,

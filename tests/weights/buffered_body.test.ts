@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { fetchWithTimeout } from "../../worker/weights/http.ts";
+import { fetchWithTimeout } from "#worker/weights/http.ts";
 
 Deno.test("http: a buffered error body is cut off at 64 KiB, however much the server sends", async () => {
   const chunk = new Uint8Array(1024 * 1024).fill(0x61);

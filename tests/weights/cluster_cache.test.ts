@@ -2,9 +2,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startFakeHub } from "../fake_hub/server.ts";
-import { createClusterCacheSource } from "../../worker/weights/cluster_cache.ts";
-import { createWeightStore } from "../../worker/weights/store.ts";
-import type { WeightFetchEvent } from "../../worker/weights/types.ts";
+import { createClusterCacheSource } from "#worker/weights/cluster_cache.ts";
+import { createWeightStore } from "#worker/weights/store.ts";
+import type { WeightFetchEvent } from "#worker/weights/types.ts";
 import { spySource, TINY_FILES, tinyModel, within, withTempDir, writeRepo } from "./helpers.ts";
 
 const REPO = "shared/cached-model";

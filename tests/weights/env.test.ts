@@ -6,7 +6,7 @@ import {
   type WeightSettings,
   weightSourcesFrom,
   weightStoreFrom,
-} from "../../worker/weights/settings.ts";
+} from "#worker/weights/settings.ts";
 import { loadWorkerSettings } from "@svc/worker/settings";
 import { startFakeHub } from "../fake_hub/server.ts";
 import { TINY_FILES, tinyModel, within, withTempDir, writeRepo } from "./helpers.ts";

@@ -1,6 +1,6 @@
 /** Shared helpers of the weight tests: temp dirs, tiny repo files, deadlines, spy sources. */
 import { dirname, join } from "node:path";
-import type { WeightFileRef, WeightSource } from "../../worker/weights/types.ts";
+import type { WeightFileRef, WeightSource } from "#worker/weights/types.ts";
 
 /** Deterministic pseudo-random bytes (xorshift), so each file has distinct, checkable content. */
 export function bytes(n: number, seed: number): Uint8Array {

@@ -2,9 +2,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startFakeHub } from "../fake_hub/server.ts";
-import { createHubSource } from "../../worker/weights/hub.ts";
-import { createWeightStore } from "../../worker/weights/store.ts";
-import type { WeightFetchEvent } from "../../worker/weights/types.ts";
+import { createHubSource } from "#worker/weights/hub.ts";
+import { createWeightStore } from "#worker/weights/store.ts";
+import type { WeightFetchEvent } from "#worker/weights/types.ts";
 import {
   bytes,
   fullGets,

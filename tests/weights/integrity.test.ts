@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { createWeightStore } from "../../worker/weights/store.ts";
-import { createHubSource, digestFromEtag } from "../../worker/weights/hub.ts";
-import { createClusterCacheSource } from "../../worker/weights/cluster_cache.ts";
+import { createWeightStore } from "#worker/weights/store.ts";
+import { createHubSource, digestFromEtag } from "#worker/weights/hub.ts";
+import { createClusterCacheSource } from "#worker/weights/cluster_cache.ts";
 import { startFakeHub } from "../fake_hub/server.ts";
 import {
   partialFiles,

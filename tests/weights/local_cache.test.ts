@@ -1,8 +1,8 @@
 /** Local cache hits: no source and no network is touched. */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { createWeightStore } from "../../worker/weights/store.ts";
-import type { WeightFetchEvent } from "../../worker/weights/types.ts";
+import { createWeightStore } from "#worker/weights/store.ts";
+import type { WeightFetchEvent } from "#worker/weights/types.ts";
 import { spySource, TINY_FILES, tinyModel, withTempDir, writeCached } from "./helpers.ts";
 
 const REPO = "acme/local-model";

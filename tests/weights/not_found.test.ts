@@ -2,11 +2,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startFakeHub } from "../fake_hub/server.ts";
-import { createHubSource } from "../../worker/weights/hub.ts";
-import { createClusterCacheSource } from "../../worker/weights/cluster_cache.ts";
-import { createWeightStore } from "../../worker/weights/store.ts";
+import { createHubSource } from "#worker/weights/hub.ts";
+import { createClusterCacheSource } from "#worker/weights/cluster_cache.ts";
+import { createWeightStore } from "#worker/weights/store.ts";
 import { ServiceError } from "@svc/shared/errors";
-import type { WeightsError } from "../../worker/weights/errors.ts";
+import type { WeightsError } from "#worker/weights/errors.ts";
 import { tinyModel, within, withTempDir, writeRepo } from "./helpers.ts";
 
 const REPO = "acme/partial-model";

@@ -1,8 +1,8 @@
 /** Nothing can escape the cache directory: bad repo ids, revisions and paths are rejected. */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { createWeightStore } from "../../worker/weights/store.ts";
-import { repoFilePath, repoFileUrl } from "../../worker/weights/paths.ts";
+import { createWeightStore } from "#worker/weights/store.ts";
+import { repoFilePath, repoFileUrl } from "#worker/weights/paths.ts";
 import { ServiceError } from "@svc/shared/errors";
 import { spySource, withTempDir } from "./helpers.ts";
 

@@ -7,10 +7,10 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { FileTooLargeError, writeStreamAtomic } from "../../worker/weights/atomic_file.ts";
-import { createHttpClusterCache } from "../../worker/weights/cluster_cache.ts";
-import { WeightFileTooLargeError } from "../../worker/weights/errors.ts";
-import { createWeightStore } from "../../worker/weights/store.ts";
+import { FileTooLargeError, writeStreamAtomic } from "#worker/weights/atomic_file.ts";
+import { createHttpClusterCache } from "#worker/weights/cluster_cache.ts";
+import { WeightFileTooLargeError } from "#worker/weights/errors.ts";
+import { createWeightStore } from "#worker/weights/store.ts";
 import { partialFiles, within, withTempDir } from "./helpers.ts";
 import { waitFor } from "../helpers/wait.ts";
 

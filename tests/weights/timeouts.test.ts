@@ -2,14 +2,14 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startFakeHub } from "../fake_hub/server.ts";
-import { createHubSource } from "../../worker/weights/hub.ts";
-import { createHttpClusterCache } from "../../worker/weights/cluster_cache.ts";
-import { createWeightStore } from "../../worker/weights/store.ts";
-import { fetchWithTimeout } from "../../worker/weights/http.ts";
-import { writeStreamAtomic } from "../../worker/weights/atomic_file.ts";
+import { createHubSource } from "#worker/weights/hub.ts";
+import { createHttpClusterCache } from "#worker/weights/cluster_cache.ts";
+import { createWeightStore } from "#worker/weights/store.ts";
+import { fetchWithTimeout } from "#worker/weights/http.ts";
+import { writeStreamAtomic } from "#worker/weights/atomic_file.ts";
 import { ServiceError } from "@svc/shared/errors";
-import type { WeightsError } from "../../worker/weights/errors.ts";
-import type { WeightFileRef, WeightSource } from "../../worker/weights/types.ts";
+import type { WeightsError } from "#worker/weights/errors.ts";
+import type { WeightFileRef, WeightSource } from "#worker/weights/types.ts";
 import { bytes, partialFiles, tinyModel, within, withTempDir, writeRepo } from "./helpers.ts";
 import { waitFor } from "../helpers/wait.ts";
 

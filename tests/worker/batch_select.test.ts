@@ -1,11 +1,7 @@
 /** How the next batch is chosen from a queue (worker/scheduler/batch_select.ts). */
 import assert from "node:assert/strict";
-import {
-  type BatchCaps,
-  type Candidate,
-  selectBatch,
-} from "../../worker/scheduler/batch_select.ts";
-import { planSubBatches } from "../../worker/scheduler/sub_batches.ts";
+import { type BatchCaps, type Candidate, selectBatch } from "#worker/scheduler/batch_select.ts";
+import { planSubBatches } from "#worker/scheduler/sub_batches.ts";
 import { Prng } from "@svc/fixture-models/prng";
 
 const CAPS: BatchCaps = { maxItems: 64, maxRequests: 64, tokenBudget: 4096 };

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { Batcher, type BatcherOptions, groupKey } from "../../worker/scheduler/batcher.ts";
-import type { WorkItem, WorkParams } from "../../worker/families/types.ts";
+import { Batcher, type BatcherOptions, groupKey } from "#worker/scheduler/batcher.ts";
+import type { WorkItem, WorkParams } from "#worker/families/types.ts";
 import { ServiceError } from "@svc/shared/errors";
 import { FakeTime } from "../helpers/fake_time.ts";
 

@@ -4,13 +4,8 @@
  * a ColBERT head with every token (CLS included) and padding left in.
  */
 import assert from "node:assert/strict";
-import {
-  findHeads,
-  m3Dense,
-  m3MultiVector,
-  m3Sparse,
-} from "../../worker/families/bge_m3/adapter.ts";
-import { padTokens } from "../../worker/families/text/tensors.ts";
+import { findHeads, m3Dense, m3MultiVector, m3Sparse } from "#worker/families/bge_m3/adapter.ts";
+import { padTokens } from "#worker/families/text/tensors.ts";
 
 Deno.test("bge_m3 heads: published names first, plain names too, missing heads absent", () => {
   assert.deepEqual(findHeads(["dense_vecs", "sparse_vecs", "colbert_vecs"]), {

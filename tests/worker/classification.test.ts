@@ -1,6 +1,6 @@
 /** Classification scoring shared by the zero-shot families, with hand-computed numbers. */
 import assert from "node:assert/strict";
-import { nliHeads, rankLabels, sigmoid, softmax } from "../../worker/families/classification.ts";
+import { nliHeads, rankLabels, sigmoid, softmax } from "#worker/families/classification.ts";
 
 const close = (a: number[], b: number[]) =>
   a.forEach((x, i) => assert.ok(Math.abs(x - b[i]) < 1e-12, `${a} vs ${b}`));

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { ConfigError, unknownSettingsWarning } from "@svc/shared/config";
 import { loadWorkerSettings } from "@svc/worker/settings";
-import { fleetConfigOf } from "../../worker/fleet/config.ts";
-import { modelFilter } from "../../worker/catalog/loader.ts";
+import { fleetConfigOf } from "#worker/fleet/config.ts";
+import { modelFilter } from "#worker/catalog/loader.ts";
 
 Deno.test("config: defaults", () => {
   const c = loadWorkerSettings({ HOME: "/home/x" });

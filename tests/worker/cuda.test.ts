@@ -18,8 +18,8 @@ import {
   nodePlatform,
   ortBinaryDir,
 } from "@svc/worker/cuda";
-import { PROBE_MODEL_BASE64, probeCuda } from "../../worker/inference/cuda_probe.ts";
-import { createWorker, StartupError } from "../../worker/bootstrap.ts";
+import { PROBE_MODEL_BASE64, probeCuda } from "#worker/inference/cuda_probe.ts";
+import { createWorker, StartupError } from "#worker/bootstrap.ts";
 import { GraphBuilder } from "@svc/onnx/writer";
 import { ensureFixtures } from "@svc/fixture-models";
 

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ensureFixtures } from "@svc/fixture-models";
 import { dense, INT8_MODEL_PATH } from "@svc/fixture-models/models";
-import { configForDevice } from "../../worker/catalog/device_files.ts";
+import { configForDevice } from "#worker/catalog/device_files.ts";
 import { parseModelConfig } from "@svc/shared/catalog/schema";
 import { type Json, postJson, withWorker } from "./harness.ts";
 import { cosine, expectedDense, maxDiff } from "./expected.ts";

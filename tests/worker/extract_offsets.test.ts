@@ -1,6 +1,6 @@
 /** Code-point offsets (wire rule) from UTF-16 offsets. */
 import assert from "node:assert/strict";
-import { codePointIndex, withCodePointOffsets } from "../../worker/service/extract/offsets.ts";
+import { codePointIndex, withCodePointOffsets } from "#worker/service/extract/offsets.ts";
 
 Deno.test("codePointIndex: every UTF-16 boundary maps to the count of code points before it", () => {
   const texts = ["plain ascii", "café é", "😀a😀b", "東京 and 🇫🇷", "x\ud800y", "end\ud83d"];

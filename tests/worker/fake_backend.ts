@@ -6,9 +6,9 @@
  * checks model outputs runs real ONNX graphs instead (tests/fixtures).
  */
 import type { ModelConfig } from "@svc/shared/catalog/schema";
-import type { ModelBackend, ModelRunner, RunnerSpec } from "../../worker/registry/runner.ts";
-import type { ItemOutput, WorkItem, WorkParams } from "../../worker/families/types.ts";
-import type { Int8Verdict } from "../../worker/catalog/int8.ts";
+import type { ModelBackend, ModelRunner, RunnerSpec } from "#worker/registry/runner.ts";
+import type { ItemOutput, WorkItem, WorkParams } from "#worker/families/types.ts";
+import type { Int8Verdict } from "#worker/catalog/int8.ts";
 
 /** A promise with its settle functions. */
 export interface Deferred<T = void> {

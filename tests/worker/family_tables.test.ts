@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { FAMILIES, FAMILY_OPS } from "@svc/shared/catalog/schema";
-import { FAMILY_INFOS } from "../../worker/families/infos.ts";
-import { FAMILY_ADAPTERS } from "../../worker/families/adapters.ts";
-import { LORA_FAMILIES } from "../../worker/families/kinds.ts";
+import { FAMILY_INFOS } from "#worker/families/infos.ts";
+import { FAMILY_ADAPTERS } from "#worker/families/adapters.ts";
+import { LORA_FAMILIES } from "#worker/families/kinds.ts";
 
 const FAMILIES_DIR = new URL("../../worker/families/", import.meta.url);
 

@@ -1,11 +1,11 @@
 /** GLiClass input composition: prompt before or after the text; the text is cut, never the labels. */
 import assert from "node:assert/strict";
-import { TextTokenizer } from "../../worker/families/text/tokenizer.ts";
+import { TextTokenizer } from "#worker/families/text/tokenizer.ts";
 import {
   gliclassBody,
   type GliclassSettings,
   labelPrompt,
-} from "../../worker/families/gliclass/adapter.ts";
+} from "#worker/families/gliclass/adapter.ts";
 import { GLICLASS_TOKENS, LABEL_ID } from "@svc/fixture-models/models";
 import { extraTokenIds, tokenizerConfig, tokenizerJson } from "@svc/fixture-models/tokenizer";
 

@@ -5,12 +5,12 @@
  * labels × k memory however many it is offered.
  */
 import assert from "node:assert/strict";
-import { TextTokenizer } from "../../worker/families/text/tokenizer.ts";
-import { packLabels, type PassShape, passTokens } from "../../worker/families/gliner/cost.ts";
-import { planWindows } from "../../worker/families/gliner/windows.ts";
-import { buildRow, promptIds } from "../../worker/families/gliner/rows.ts";
-import { splitWords } from "../../worker/families/gliner/words.ts";
-import { TopSpans } from "../../worker/families/gliner/top_spans.ts";
+import { TextTokenizer } from "#worker/families/text/tokenizer.ts";
+import { packLabels, type PassShape, passTokens } from "#worker/families/gliner/cost.ts";
+import { planWindows } from "#worker/families/gliner/windows.ts";
+import { buildRow, promptIds } from "#worker/families/gliner/rows.ts";
+import { splitWords } from "#worker/families/gliner/words.ts";
+import { TopSpans } from "#worker/families/gliner/top_spans.ts";
 import { Prng } from "@svc/fixture-models/prng";
 import { ENT_ID, GLINER_TOKENS, MAX_WIDTH } from "@svc/fixture-models/models";
 import { extraTokenIds, tokenizerConfig, tokenizerJson } from "@svc/fixture-models/tokenizer";

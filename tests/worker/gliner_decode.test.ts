@@ -4,8 +4,8 @@ import {
   collectSpans,
   greedyPerLabel,
   type SpanCandidate,
-} from "../../worker/families/gliner/decode.ts";
-import type { GlinerRow } from "../../worker/families/gliner/rows.ts";
+} from "#worker/families/gliner/decode.ts";
+import type { GlinerRow } from "#worker/families/gliner/rows.ts";
 
 const logit = (p: number) => Math.log(p / (1 - p));
 const row = (words: number, lead = 0, offset = 0): GlinerRow => ({

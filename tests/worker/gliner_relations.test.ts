@@ -4,8 +4,8 @@ import {
   assembleRelations,
   relationHeads,
   relationLabels,
-} from "../../worker/families/gliner/relations.ts";
-import type { SpanCandidate } from "../../worker/families/gliner/decode.ts";
+} from "#worker/families/gliner/relations.ts";
+import type { SpanCandidate } from "#worker/families/gliner/decode.ts";
 
 const ent = (text: string, score: number, start = 0) => ({
   text,

@@ -4,10 +4,10 @@
  */
 import assert from "node:assert/strict";
 import { ensureFixtures } from "@svc/fixture-models";
-import { createWorker, type WorkerInstance } from "../../worker/bootstrap.ts";
-import { serveWorkerApp } from "../../worker/server/http_server.ts";
+import { createWorker, type WorkerInstance } from "#worker/bootstrap.ts";
+import { serveWorkerApp } from "#worker/server/http_server.ts";
 import type { NodeHttpServer } from "@svc/shared/http/node_server";
-import type { ModelBackend } from "../../worker/registry/runner.ts";
+import type { ModelBackend } from "#worker/registry/runner.ts";
 import { FakeBackend, modelShaped } from "./fake_backend.ts";
 
 /** A running test worker. */

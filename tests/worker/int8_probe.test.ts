@@ -10,22 +10,22 @@ import { join } from "node:path";
 import { ensureFixtures } from "@svc/fixture-models";
 import { dense, INT8_MODEL_PATH } from "@svc/fixture-models/models";
 import { type ModelConfig, parseModelConfig } from "@svc/shared/catalog/schema";
-import { configForDevice } from "../../worker/catalog/device_files.ts";
+import { configForDevice } from "#worker/catalog/device_files.ts";
 import {
   int8PlanFor,
   isQuantizedGraph,
   quantizationInfo,
   servedFiles,
-} from "../../worker/catalog/int8.ts";
+} from "#worker/catalog/int8.ts";
 import {
   compareOutputs,
   MIN_MEAN_COSINE,
   MIN_SCORE_CORRELATION,
   probeAccepts,
   probeQuantized,
-} from "../../worker/inference/int8_probe.ts";
-import { FAMILY_ADAPTERS } from "../../worker/families/adapters.ts";
-import type { ItemOutput, ModelAdapter } from "../../worker/families/types.ts";
+} from "#worker/inference/int8_probe.ts";
+import { FAMILY_ADAPTERS } from "#worker/families/adapters.ts";
+import type { ItemOutput, ModelAdapter } from "#worker/families/types.ts";
 import { cpuFeatures } from "../helpers/cpu_features.ts";
 
 function entry(family: string, extra: Record<string, unknown> = {}): ModelConfig {

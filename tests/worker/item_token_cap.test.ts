@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { BUILTIN_CATALOG } from "@svc/shared/catalog";
-import { CPU_MAX_ITEM_TOKENS, itemTokenCap } from "../../worker/inference/device_policy.ts";
+import { CPU_MAX_ITEM_TOKENS, itemTokenCap } from "#worker/inference/device_policy.ts";
 import { postJson, withWorker } from "./harness.ts";
 import { expectedDense, fixtureIds, maxDiff } from "./expected.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { truncateDense } from "../../worker/service/matryoshka.ts";
+import { truncateDense } from "#worker/service/matryoshka.ts";
 import { parseModelConfig } from "@svc/shared/catalog/schema";
 
 const base = {

@@ -1,10 +1,6 @@
 import assert from "node:assert/strict";
-import {
-  cgroupMemoryProbe,
-  memoryProbeFor,
-  systemMemoryProbe,
-} from "../../worker/registry/memory.ts";
-import { chooseDevice } from "../../worker/bootstrap.ts";
+import { cgroupMemoryProbe, memoryProbeFor, systemMemoryProbe } from "#worker/registry/memory.ts";
+import { chooseDevice } from "#worker/bootstrap.ts";
 import { loadWorkerSettings } from "@svc/worker/settings";
 
 Deno.test("memory probe: a cgroup v2 limit is the budget; no limit falls back to system RAM", async () => {

@@ -10,8 +10,8 @@ import { ensureFixtures } from "@svc/fixture-models";
 import { elementCount, indexOnnxModel, replaceFloatInitializers } from "@svc/onnx";
 import { variantModelsDir } from "./variant_models.ts";
 import { postJson, withWorker } from "./harness.ts";
-import { allFinite, nonFiniteOutput } from "../../worker/families/finite.ts";
-import type { ItemOutput } from "../../worker/families/types.ts";
+import { allFinite, nonFiniteOutput } from "#worker/families/finite.ts";
+import type { ItemOutput } from "#worker/families/types.ts";
 
 const POISONED = ["dense", "reranker", "nli", "gliner"];
 const WEIGHT = "embeddings.LayerNorm.weight";

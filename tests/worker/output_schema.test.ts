@@ -5,14 +5,14 @@
 import assert from "node:assert/strict";
 import { Ajv } from "ajv";
 import { ServiceError } from "@svc/shared/errors";
-import { compileSchema } from "../../worker/service/extract/output_schema.ts";
+import { compileSchema } from "#worker/service/extract/output_schema.ts";
 import {
   coerce,
   type FieldSpan,
   fillData,
   parseBoolean,
   parseNumber,
-} from "../../worker/service/extract/fill.ts";
+} from "#worker/service/extract/fill.ts";
 
 const ajv = new Ajv({ strict: true, allErrors: true });
 

@@ -5,12 +5,9 @@
  * enums are bounded in size (a 400 naming the bound).
  */
 import assert from "node:assert/strict";
-import { compileSchema } from "../../worker/service/extract/output_schema.ts";
-import { type FieldSpan, fillData } from "../../worker/service/extract/fill.ts";
-import {
-  MAX_SCHEMA_ENUM_CHARS,
-  MAX_SCHEMA_ENUM_VALUES,
-} from "../../worker/service/extract/limits.ts";
+import { compileSchema } from "#worker/service/extract/output_schema.ts";
+import { type FieldSpan, fillData } from "#worker/service/extract/fill.ts";
+import { MAX_SCHEMA_ENUM_CHARS, MAX_SCHEMA_ENUM_VALUES } from "#worker/service/extract/limits.ts";
 import { ServiceError } from "@svc/shared/errors";
 
 /** Calls of String.prototype.toLowerCase made while `fn` runs. */

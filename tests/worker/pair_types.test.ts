@@ -11,7 +11,7 @@ import { Tokenizer } from "@huggingface/tokenizers";
 import { ensureFixtures, SPECIAL_IDS } from "@svc/fixture-models";
 import { tokenizerConfig, tokenizerJson } from "@svc/fixture-models/tokenizer";
 import { openModel, runModel } from "../fixtures/testing.ts";
-import { TextTokenizer, zeroPairTypes } from "../../worker/families/text/tokenizer.ts";
+import { TextTokenizer, zeroPairTypes } from "#worker/families/text/tokenizer.ts";
 import { postJson, withWorker } from "./harness.ts";
 import { variantModelsDir } from "./variant_models.ts";
 

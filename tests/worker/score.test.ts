@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { ensureFixtures } from "@svc/fixture-models";
 import { fixtureTokenizer, openModel, runModel, textFeeds } from "../fixtures/testing.ts";
 import { type Json, postJson, startTestWorker } from "./harness.ts";
-import { splitRoom } from "../../worker/families/text/tokenizer.ts";
+import { splitRoom } from "#worker/families/text/tokenizer.ts";
 import { fixtureIds } from "./expected.ts";
 
 /** Logits of each (query, document) pair run alone, straight through onnxruntime. */

@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { ClientGoneError, ServiceError } from "@svc/shared/errors";
-import { maxSimScores } from "../../worker/service/embedding_score.ts";
-import { maxSim, type TokenVectors } from "../../worker/service/similarity.ts";
+import { maxSimScores } from "#worker/service/embedding_score.ts";
+import { maxSim, type TokenVectors } from "#worker/service/similarity.ts";
 import { Prng } from "@svc/fixture-models/prng";
 import { postJson, withWorker } from "./harness.ts";
 

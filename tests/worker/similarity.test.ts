@@ -1,6 +1,6 @@
 /** Similarity functions of score-with-encode-models, on hand-checked numbers and edge cases. */
 import assert from "node:assert/strict";
-import { cosine, maxSim, sparseDot } from "../../worker/service/similarity.ts";
+import { cosine, maxSim, sparseDot } from "#worker/service/similarity.ts";
 
 const f = (...x: number[]) => Float32Array.from(x);
 

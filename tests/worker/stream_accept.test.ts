@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import type { StreamGrant } from "@svc/shared/fleet/protocol";
 import { decodeFrame, FRAME, headFrame } from "@svc/shared/fleet/streams/frames";
-import { acceptStreams } from "../../worker/fleet/streams/accept.ts";
+import { acceptStreams } from "#worker/fleet/streams/accept.ts";
 
 const GRANT: StreamGrant = { window: 1 << 20, connection_window: 16 << 20, max_streams: 4 };
 const silent = () => {};

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { planSubBatches, RUN_COST_TOKENS } from "../../worker/scheduler/sub_batches.ts";
-import type { PreparedItem } from "../../worker/families/types.ts";
-import { runTokenBudget } from "../../worker/inference/device_policy.ts";
+import { planSubBatches, RUN_COST_TOKENS } from "#worker/scheduler/sub_batches.ts";
+import type { PreparedItem } from "#worker/families/types.ts";
+import { runTokenBudget } from "#worker/inference/device_policy.ts";
 
 const items = (...lengths: number[]): PreparedItem[] =>
   lengths.sort((a, b) => a - b).map((length, index) => ({ index, length }));

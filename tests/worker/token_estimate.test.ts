@@ -4,8 +4,8 @@ import {
   DEFAULT_TOKENS_PER_CHAR,
   MIN_OBSERVED_CHARS,
   TokenEstimator,
-} from "../../worker/scheduler/token_estimate.ts";
-import type { WorkItem } from "../../worker/families/types.ts";
+} from "#worker/scheduler/token_estimate.ts";
+import type { WorkItem } from "#worker/families/types.ts";
 
 const text = (chars: number): WorkItem => ({ text: "a".repeat(chars) });
 

@@ -6,8 +6,8 @@
 import assert from "node:assert/strict";
 import { join, relative } from "node:path";
 import { Tokenizer } from "@huggingface/tokenizers";
-import { buildGlove } from "../../../infra/models/glove_build.ts";
-import { WINK_PACKAGE, WINK_VERSION } from "../../../infra/models/wink_package.ts";
+import { buildGlove } from "#infra/models/glove_build.ts";
+import { WINK_PACKAGE, WINK_VERSION } from "#infra/models/wink_package.ts";
 import { postJson, startTestWorker } from "../../worker/harness.ts";
 import { cachedGloveBuild, gloveAvailability, PACKAGE_DIR } from "./setup.ts";
 import { cosine } from "../../worker/expected.ts";

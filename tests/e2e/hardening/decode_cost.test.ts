@@ -5,7 +5,7 @@
  * and on the router's /v1/embeddings alike, and the fleet link keeps beating.
  */
 import assert from "node:assert/strict";
-import { encodeMsgpack } from "../../../shared/codec/msgpack_encode.ts";
+import { encodeMsgpack } from "#shared/codec/msgpack_encode.ts";
 import {
   fleetEnv,
   startRouterProcess,

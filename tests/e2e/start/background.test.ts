@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { ROOT } from "../procs.ts";
 import { firstRunEnv } from "./stack.ts";
 import { waitFor } from "../../helpers/wait.ts";
-import { psTable } from "../../../infra/launcher_watch.ts";
+import { psTable } from "#infra/launcher_watch.ts";
 
 /** A port nobody listens on right now (the stack binds it a moment later). */
 function freePort(): number {

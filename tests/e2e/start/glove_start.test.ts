@@ -11,7 +11,7 @@ import { taskArgs } from "./tasks.ts";
 import { firstRunEnv, stackUrl } from "./stack.ts";
 import { waitFor } from "../../helpers/wait.ts";
 import { gloveAvailability, PACKAGE_DIR } from "../glove/setup.ts";
-import { hasWinkPackage, WINK_PACKAGE } from "../../../infra/models/wink_package.ts";
+import { hasWinkPackage, WINK_PACKAGE } from "#infra/models/wink_package.ts";
 
 const availability = await gloveAvailability();
 if (!availability.ok) {

@@ -1,6 +1,6 @@
 /** The launcher watch of `deno task start` reads the real process table through `ps`. */
 import assert from "node:assert/strict";
-import { type ProcRow, psTable } from "../../../infra/launcher_watch.ts";
+import { type ProcRow, psTable } from "#infra/launcher_watch.ts";
 
 Deno.test("launcher watch: the real ps finds this process's parent", async () => {
   let rows: ProcRow[];

@@ -3,11 +3,7 @@
  * with JSON that names the worker, plus the real fleet link (`worker/fleet/mod.ts`) dialling the
  * router. Needs only network and environment permissions.
  */
-import {
-  type FleetLink,
-  startFleetLink,
-  type WorkerStatusSnapshot,
-} from "../../../worker/fleet/mod.ts";
+import { type FleetLink, startFleetLink, type WorkerStatusSnapshot } from "#worker/fleet/mod.ts";
 import { loadWorkerSettings } from "@svc/worker/settings";
 
 /** A model the fake worker serves. */

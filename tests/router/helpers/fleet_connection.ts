@@ -5,13 +5,13 @@
  */
 import { SecretSet } from "@svc/shared/http/secrets";
 import type { RouterMessage, WorkerMessage } from "@svc/shared/fleet/protocol";
-import { FleetConnection, type HubServices } from "../../../router/fleet/connection.ts";
-import { FleetBudget } from "../../../router/fleet/budget.ts";
-import { CapRefusalLog } from "../../../router/fleet/cap_log.ts";
-import type { FleetSocket } from "../../../router/fleet/options.ts";
-import { MemoryWorkerDirectory } from "../../../router/directory/memory.ts";
-import type { WorkerRecord } from "../../../router/directory/types.ts";
-import { createRouterMetrics } from "../../../router/metrics/router_metrics.ts";
+import { FleetConnection, type HubServices } from "#router/fleet/connection.ts";
+import { FleetBudget } from "#router/fleet/budget.ts";
+import { CapRefusalLog } from "#router/fleet/cap_log.ts";
+import type { FleetSocket } from "#router/fleet/options.ts";
+import { MemoryWorkerDirectory } from "#router/directory/memory.ts";
+import type { WorkerRecord } from "#router/directory/types.ts";
+import { createRouterMetrics } from "#router/metrics/router_metrics.ts";
 
 /** A socket whose peer is the test: frames in by `deliver`, frames out in `sent`. */
 export class ScriptedSocket implements FleetSocket {

@@ -5,7 +5,7 @@
  * `deno task router`; the first stdout line is `listening <port>`.
  */
 import { loadRouterSettings } from "@svc/router/settings";
-import { startRouter } from "../../../router/server.ts";
+import { startRouter } from "#router/server.ts";
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error("run with --v8-flags=--expose-gc");

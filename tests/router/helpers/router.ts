@@ -1,6 +1,6 @@
 /** Start an in-process router on 127.0.0.1 with a free port, for router unit tests. */
 import { loadRouterSettings } from "@svc/router/settings";
-import { type RunningRouter, type StartOptions, startRouter } from "../../../router/server.ts";
+import { type RunningRouter, type StartOptions, startRouter } from "#router/server.ts";
 
 /** Worker token used by the tests (long enough for the router's minimum). */
 export const TEST_TOKEN = "test-worker-token-0123456789abcdef";

@@ -8,7 +8,7 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { type FleetLink, startFleetLink } from "../../../worker/fleet/mod.ts";
+import { type FleetLink, startFleetLink } from "#worker/fleet/mod.ts";
 import { loadWorkerSettings } from "@svc/worker/settings";
 import type { DirectAnswer, DirectRequest } from "@svc/shared/http/direct_call";
 

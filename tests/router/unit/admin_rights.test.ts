@@ -11,7 +11,7 @@ import {
   accessRequestOf,
   adminRights,
   clientRights,
-} from "../../../router/auth/access.ts";
+} from "#router/auth/access.ts";
 import { startFakeWorker } from "../helpers/fake_worker.ts";
 import { waitFor } from "../../helpers/wait.ts";
 import { getJson, startTestRouter, TEST_TOKEN } from "../helpers/router.ts";

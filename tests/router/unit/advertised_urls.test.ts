@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { CLOSE_CODES } from "@svc/shared/fleet/protocol";
-import { checkAdvertisedUrl, type UrlPolicy } from "../../../router/fleet/advertised_url.ts";
-import { isLoopbackListen } from "../../../router/fleet/addresses.ts";
-import { parseCidr } from "../../../router/fleet/networks.ts";
+import { checkAdvertisedUrl, type UrlPolicy } from "#router/fleet/advertised_url.ts";
+import { isLoopbackListen } from "#router/fleet/addresses.ts";
+import { parseCidr } from "#router/fleet/networks.ts";
 import { openRogue, registered, registerFrame } from "../helpers/rogue_worker.ts";
 import { getJson, startTestRouter } from "../helpers/router.ts";
 

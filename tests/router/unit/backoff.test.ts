@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { backoffDelay, RECONNECT_BASE_MS } from "../../../worker/fleet/backoff.ts";
+import { backoffDelay, RECONNECT_BASE_MS } from "#worker/fleet/backoff.ts";
 
 Deno.test("backoff: grows exponentially, is capped, and jitters within [exp/2, exp]", () => {
   assert.equal(backoffDelay(0, 10_000, () => 0), RECONNECT_BASE_MS / 2);

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { KvWorkerDirectory } from "../../../router/directory/kv.ts";
-import { MemoryWorkerDirectory } from "../../../router/directory/memory.ts";
-import type { WorkerDirectory, WorkerRecord } from "../../../router/directory/types.ts";
+import { KvWorkerDirectory } from "#router/directory/kv.ts";
+import { MemoryWorkerDirectory } from "#router/directory/memory.ts";
+import type { WorkerDirectory, WorkerRecord } from "#router/directory/types.ts";
 import { silentLogger } from "@svc/shared/log";
 
 /** A fixed clock for every directory here: staleness is decided by it, never by a busy machine. */

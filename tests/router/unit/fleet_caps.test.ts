@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { CLOSE_CODES } from "@svc/shared/fleet/protocol";
 import { Broadcaster, StreamSlots } from "@svc/shared/dashboard/broadcaster";
-import { FleetBudget, type Talker } from "../../../router/fleet/budget.ts";
-import { boundStatus, boundView } from "../../../router/views/bounds.ts";
+import { FleetBudget, type Talker } from "#router/fleet/budget.ts";
+import { boundStatus, boundView } from "#router/views/bounds.ts";
 import { startFakeWorker } from "../helpers/fake_worker.ts";
 import { waitFor } from "../../helpers/wait.ts";
 import { FakeTime } from "../../helpers/fake_time.ts";

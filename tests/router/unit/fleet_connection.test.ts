@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { FakeTime } from "../../helpers/fake_time.ts";
-import { REGISTRATION_TIMEOUT_MS } from "../../../router/fleet/connection.ts";
-import { REFUSALS } from "../../../router/fleet/refusals.ts";
+import { REGISTRATION_TIMEOUT_MS } from "#router/fleet/connection.ts";
+import { REFUSALS } from "#router/fleet/refusals.ts";
 import { registerFrame, statusFrame } from "../helpers/rogue_worker.ts";
 import { connection } from "../helpers/fleet_connection.ts";
 

@@ -10,7 +10,7 @@ import {
   FLEET_PATH,
   type RegisterMessage,
 } from "@svc/shared/fleet/protocol";
-import { startFleetLink } from "../../../worker/fleet/mod.ts";
+import { startFleetLink } from "#worker/fleet/mod.ts";
 import { loadWorkerSettings } from "@svc/worker/settings";
 import { startFakeWorker } from "../helpers/fake_worker.ts";
 import { waitFor } from "../../helpers/wait.ts";

@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { VERSION } from "@svc/shared/version";
-import type { WorkerModel, WorkerRecord } from "../../../router/directory/types.ts";
-import { createRouterMetrics } from "../../../router/metrics/router_metrics.ts";
+import type { WorkerModel, WorkerRecord } from "#router/directory/types.ts";
+import { createRouterMetrics } from "#router/metrics/router_metrics.ts";
 import { parseProm, sum } from "../../observability/helpers/prom_text.ts";
 import { metricsView } from "@svc/shared/status/metrics_view";
 

@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import type { StatusMessage } from "@svc/shared/fleet/protocol";
 import { FakeTime } from "../../helpers/fake_time.ts";
-import { pingTime, withoutSeq } from "../../../router/fleet/frames.ts";
-import { REFUSALS } from "../../../router/fleet/refusals.ts";
+import { pingTime, withoutSeq } from "#router/fleet/frames.ts";
+import { REFUSALS } from "#router/fleet/refusals.ts";
 import { registerFrame } from "../helpers/rogue_worker.ts";
 import { connection } from "../helpers/fleet_connection.ts";
 

@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { silentLogger } from "@svc/shared/log";
-import { KvWorkerDirectory } from "../../../router/directory/kv.ts";
-import type { WorkerRecord } from "../../../router/directory/types.ts";
+import { KvWorkerDirectory } from "#router/directory/kv.ts";
+import type { WorkerRecord } from "#router/directory/types.ts";
 import { waitFor } from "../../helpers/wait.ts";
 import { type SocketWorker, startSocketWorker } from "../helpers/socket_worker.ts";
 import { getJson, startTestRouter, TEST_TOKEN } from "../helpers/router.ts";

@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { silentLogger } from "@svc/shared/log";
-import { KvWorkerDirectory } from "../../../router/directory/kv.ts";
-import type { WorkerModel, WorkerRecord } from "../../../router/directory/types.ts";
+import { KvWorkerDirectory } from "#router/directory/kv.ts";
+import type { WorkerModel, WorkerRecord } from "#router/directory/types.ts";
 import { countingKv } from "../../helpers/kv_count.ts";
 import { waitFor } from "../../helpers/wait.ts";
 import { startFakeWorker } from "../helpers/fake_worker.ts";

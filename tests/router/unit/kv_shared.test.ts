@@ -5,12 +5,12 @@
  */
 import assert from "node:assert/strict";
 import { silentLogger } from "@svc/shared/log";
-import { KvResultTier } from "../../../router/cache/kv_tier.ts";
-import type { StoredAnswer } from "../../../router/cache/store.ts";
-import { KvDemand } from "../../../router/kv/demand.ts";
+import { KvResultTier } from "#router/cache/kv_tier.ts";
+import type { StoredAnswer } from "#router/cache/store.ts";
+import { KvDemand } from "#router/kv/demand.ts";
 import { waitFor } from "../../helpers/wait.ts";
-import { createRouterMetrics } from "../../../router/metrics/router_metrics.ts";
-import { DemandTracker } from "../../../router/provisioning.ts";
+import { createRouterMetrics } from "#router/metrics/router_metrics.ts";
+import { DemandTracker } from "#router/provisioning.ts";
 
 const REV = "0123456789abcdef";
 

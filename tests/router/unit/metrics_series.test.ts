@@ -10,8 +10,8 @@ import {
   createRouterMetrics,
   MAX_SERIES_PER_METRIC,
   MetricsRegistry,
-} from "../../../router/metrics/mod.ts";
-import { SummedHistogram } from "../../../router/metrics/series.ts";
+} from "#router/metrics/mod.ts";
+import { SummedHistogram } from "#router/metrics/series.ts";
 
 Deno.test("metrics: text exposition of counters, gauges and histograms", async () => {
   const reg = new MetricsRegistry();

@@ -1,7 +1,7 @@
 /** Router middleware: endpoint labels, the access log (no forged lines), the version header. */
 import assert from "node:assert/strict";
 import { createLogger } from "@svc/shared/log";
-import { endpointLabel } from "../../../router/middleware/access_log.ts";
+import { endpointLabel } from "#router/middleware/access_log.ts";
 import { startTestRouter } from "../helpers/router.ts";
 
 Deno.test("middleware: endpoint labels are a bounded set", () => {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { pack } from "msgpackr/pack";
-import { getModel } from "../../../router/models.ts";
+import { getModel } from "#router/models.ts";
 import { getJson, startTestRouter, TEST_TOKEN } from "../helpers/router.ts";
 import { startFakeWorker } from "../helpers/fake_worker.ts";
 import { waitFor } from "../../helpers/wait.ts";

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { silentLogger } from "@svc/shared/log";
-import { createRouterMetrics } from "../../../router/metrics/router_metrics.ts";
-import { DemandTracker } from "../../../router/provisioning.ts";
-import type { WorkerRecord } from "../../../router/directory/types.ts";
+import { createRouterMetrics } from "#router/metrics/router_metrics.ts";
+import { DemandTracker } from "#router/provisioning.ts";
+import type { WorkerRecord } from "#router/directory/types.ts";
 
 Deno.test("demand: counts per pool, ends when served or after the window", async () => {
   let now = 1_000_000;

@@ -4,7 +4,7 @@
  * replayed once; the same body dropped by a second death is not replayed again.
  */
 import assert from "node:assert/strict";
-import { ReplayPolicy } from "../../../router/proxy/replay.ts";
+import { ReplayPolicy } from "#router/proxy/replay.ts";
 
 const body = { chunks: [new TextEncoder().encode('{"items":[{"text":"hello"}]}')], length: 28 };
 

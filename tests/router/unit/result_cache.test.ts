@@ -9,12 +9,12 @@ import {
   entryBytes,
   ResultStore,
   type StoredAnswer,
-} from "../../../router/cache/store.ts";
-import { type KeyParts, resultKey } from "../../../router/cache/key.ts";
-import { cacheModeOf } from "../../../router/cache/edge.ts";
-import { captureAnswer } from "../../../router/cache/capture.ts";
-import { awaitLanding, Flights } from "../../../router/cache/flights.ts";
-import type { WorkerAnswer } from "../../../router/proxy/forward.ts";
+} from "#router/cache/store.ts";
+import { type KeyParts, resultKey } from "#router/cache/key.ts";
+import { cacheModeOf } from "#router/cache/edge.ts";
+import { captureAnswer } from "#router/cache/capture.ts";
+import { awaitLanding, Flights } from "#router/cache/flights.ts";
+import type { WorkerAnswer } from "#router/proxy/forward.ts";
 import { FakeTime } from "../../helpers/fake_time.ts";
 
 const REV = "0123456789abcdef0123456789abcdef";

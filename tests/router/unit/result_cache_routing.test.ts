@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { type FakeWorker, startFakeWorker } from "../helpers/fake_worker.ts";
 import { waitFor } from "../../helpers/wait.ts";
 import { startTestRouter, TEST_TOKEN, type TestRouter } from "../helpers/router.ts";
-import { entryBytes } from "../../../router/cache/store.ts";
+import { entryBytes } from "#router/cache/store.ts";
 
 const REV_A = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 const REV_B = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import type { WorkerRecord } from "../../../router/directory/types.ts";
-import { selectWorker, workerLoad } from "../../../router/pools/selection.ts";
+import type { WorkerRecord } from "#router/directory/types.ts";
+import { selectWorker, workerLoad } from "#router/pools/selection.ts";
 
 function worker(
   id: string,

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { type FrameSink, MAX_STREAM_FRAME_BYTES, StreamMux } from "@svc/shared/fleet/streams/mux";
-import { sendOverStream } from "../../../router/proxy/stream_upstream.ts";
+import { sendOverStream } from "#router/proxy/stream_upstream.ts";
 
 const WINDOWS = { stream: 64 * 1024, connection: 256 * 1024 };
 

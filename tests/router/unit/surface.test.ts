@@ -7,9 +7,9 @@
 import assert from "node:assert/strict";
 import { StatusMessageSchema } from "@svc/shared/schemas/status";
 import { VERSION } from "@svc/shared/version";
-import type { WorkerRecord } from "../../../router/directory/types.ts";
-import { buildHealth, workerHealth } from "../../../router/health.ts";
-import { buildFleetStatus, type FleetStatusMessage } from "../../../router/status/message.ts";
+import type { WorkerRecord } from "#router/directory/types.ts";
+import { buildHealth, workerHealth } from "#router/health.ts";
+import { buildFleetStatus, type FleetStatusMessage } from "#router/status/message.ts";
 import { parseProm, sum } from "../../observability/helpers/prom_text.ts";
 import { recordFrames, wsUrl } from "../../observability/helpers/ws.ts";
 import { type FakeWorker, startFakeWorker } from "../helpers/fake_worker.ts";

@@ -1,6 +1,6 @@
 /** Per-second rates over a sliding window (router/dashboard/rates.ts), sampled at any cadence. */
 import assert from "node:assert/strict";
-import { WindowRates } from "../../../router/dashboard/rates.ts";
+import { WindowRates } from "#router/dashboard/rates.ts";
 
 Deno.test("window rates: a 200 ms tick reads a steady 5 requests/s as 5, not 0, 5, 0", () => {
   const rates = new WindowRates(2000);

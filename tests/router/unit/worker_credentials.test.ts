@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { CLOSE_CODES } from "@svc/shared/fleet/protocol";
 import { WorkerKeys } from "@svc/shared/fleet/worker_keys";
-import { workerKeyCheck } from "../../../worker/server/api_key.ts";
+import { workerKeyCheck } from "#worker/server/api_key.ts";
 import { startFakeWorker } from "../helpers/fake_worker.ts";
 import { waitFor } from "../../helpers/wait.ts";
 import { openRogue, registered, registerFrame, type RogueSocket } from "../helpers/rogue_worker.ts";

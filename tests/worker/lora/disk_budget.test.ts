@@ -7,11 +7,11 @@
  */
 import assert from "node:assert/strict";
 import { ServiceError } from "@svc/shared/errors";
-import { createWeightStore } from "../../../worker/weights/store.ts";
-import { createHttpClusterCache } from "../../../worker/weights/cluster_cache.ts";
-import { LORA_FILES, type LoraStarter, LoraStore } from "../../../worker/lora/store.ts";
-import { LoraDiskBudget } from "../../../worker/lora/disk_budget.ts";
-import { loraAllowList } from "../../../worker/lora/allow.ts";
+import { createWeightStore } from "#worker/weights/store.ts";
+import { createHttpClusterCache } from "#worker/weights/cluster_cache.ts";
+import { LORA_FILES, type LoraStarter, LoraStore } from "#worker/lora/store.ts";
+import { LoraDiskBudget } from "#worker/lora/disk_budget.ts";
+import { loraAllowList } from "#worker/lora/allow.ts";
 import { DENSE_QV_SPEC, denseAdapter, writeAdapter } from "@svc/fixture-models/lora";
 import { dense } from "@svc/fixture-models/models";
 import type { EncoderWeights } from "@svc/fixture-models/models";

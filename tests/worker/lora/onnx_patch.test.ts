@@ -8,10 +8,10 @@ import {
   readFloatInitializer,
   replaceFloatInitializers,
 } from "@svc/onnx";
-import { linearTargets, nodeModulePath } from "../../../worker/lora/graph_targets.ts";
-import { addLoraUpdate } from "../../../worker/lora/merge.ts";
+import { linearTargets, nodeModulePath } from "#worker/lora/graph_targets.ts";
+import { addLoraUpdate } from "#worker/lora/merge.ts";
 import { float32ToFloat16 } from "@svc/shared/codec/float16";
-import { disableOrtTelemetry } from "../../../worker/inference/ort_telemetry.ts";
+import { disableOrtTelemetry } from "#worker/inference/ort_telemetry.ts";
 
 // Off before any session exists (see ort_telemetry.ts).
 disableOrtTelemetry();

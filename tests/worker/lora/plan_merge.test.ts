@@ -13,12 +13,12 @@ import {
 import { maxDiff, referenceDense } from "../../fixtures/lora/reference.ts";
 import { fixtureTokenizer, textFeeds } from "../../fixtures/testing.ts";
 import { indexOnnxModel } from "@svc/onnx";
-import { linearTargets } from "../../../worker/lora/graph_targets.ts";
-import { parseLoraConfig } from "../../../worker/lora/lora_config.ts";
-import { LoraMismatchError, planLora } from "../../../worker/lora/plan.ts";
-import { mergeLoraIntoModel } from "../../../worker/lora/merge.ts";
-import { parseSafetensorsHeader, tensorFloat32 } from "../../../worker/lora/safetensors.ts";
-import { disableOrtTelemetry } from "../../../worker/inference/ort_telemetry.ts";
+import { linearTargets } from "#worker/lora/graph_targets.ts";
+import { parseLoraConfig } from "#worker/lora/lora_config.ts";
+import { LoraMismatchError, planLora } from "#worker/lora/plan.ts";
+import { mergeLoraIntoModel } from "#worker/lora/merge.ts";
+import { parseSafetensorsHeader, tensorFloat32 } from "#worker/lora/safetensors.ts";
+import { disableOrtTelemetry } from "#worker/inference/ort_telemetry.ts";
 
 // Off before any session exists (see ort_telemetry.ts).
 disableOrtTelemetry();

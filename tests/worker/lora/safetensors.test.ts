@@ -4,7 +4,7 @@ import {
   readSafetensorsHeader,
   SafetensorsError,
   tensorFloat32,
-} from "../../../worker/lora/safetensors.ts";
+} from "#worker/lora/safetensors.ts";
 import { writeSafetensors } from "@svc/fixture-models/lora";
 
 /** A safetensors file with a hand-written header and `data` bytes of tensor data. */

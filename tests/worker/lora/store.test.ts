@@ -5,11 +5,11 @@
  */
 import assert from "node:assert/strict";
 import { ServiceError } from "@svc/shared/errors";
-import { createWeightStore } from "../../../worker/weights/store.ts";
-import { createDirClusterCache } from "../../../worker/weights/cluster_cache.ts";
-import { type LoraStarter, LoraStore } from "../../../worker/lora/store.ts";
-import { LoraMismatchError } from "../../../worker/lora/plan.ts";
-import { LoraLabels } from "../../../worker/lora/labels.ts";
+import { createWeightStore } from "#worker/weights/store.ts";
+import { createDirClusterCache } from "#worker/weights/cluster_cache.ts";
+import { type LoraStarter, LoraStore } from "#worker/lora/store.ts";
+import { LoraMismatchError } from "#worker/lora/plan.ts";
+import { LoraLabels } from "#worker/lora/labels.ts";
 import { DENSE_QV_SPEC, denseAdapter, writeAdapter } from "@svc/fixture-models/lora";
 import { dense } from "@svc/fixture-models/models";
 import type { EncoderWeights } from "@svc/fixture-models/models";

@@ -4,9 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { ClientGoneError } from "@svc/shared/errors";
-import { driveBatch } from "../../../worker/inference/driver.ts";
-import type { ModelAdapter, PreparedItem, WorkItem } from "../../../worker/families/types.ts";
-import { Batcher, type BatcherOptions } from "../../../worker/scheduler/batcher.ts";
+import { driveBatch } from "#worker/inference/driver.ts";
+import type { ModelAdapter, PreparedItem, WorkItem } from "#worker/families/types.ts";
+import { Batcher, type BatcherOptions } from "#worker/scheduler/batcher.ts";
 import { waitFor } from "../../helpers/wait.ts";
 
 /** An adapter that records what it prepared and ran; one item per run (length = budget). */

@@ -10,7 +10,7 @@ import {
   ComputeGate,
   computeThreads,
   usableCpus,
-} from "../../../worker/inference/compute_budget.ts";
+} from "#worker/inference/compute_budget.ts";
 
 Deno.test("cgroup v2 cpu.max: no quota, whole and fractional quotas", () => {
   assert.equal(cgroupV2Cpus("max 100000\n"), null);

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { CLOSE_CODES, type RouterMessage, type WorkerMessage } from "@svc/shared/fleet/protocol";
-import { LinkSession, type SessionHost } from "../../../worker/fleet/session.ts";
+import { LinkSession, type SessionHost } from "#worker/fleet/session.ts";
 
 /** A socket the test drives by hand (only what the session uses). */
 class ScriptedSocket extends EventTarget {

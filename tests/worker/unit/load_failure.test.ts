@@ -5,8 +5,8 @@
  * caches change.
  */
 import assert from "node:assert/strict";
-import { failureRemembered, loadFailure } from "../../../worker/registry/load_failure.ts";
-import { IncompatibleModelError } from "../../../worker/registry/runner.ts";
+import { failureRemembered, loadFailure } from "#worker/registry/load_failure.ts";
+import { IncompatibleModelError } from "#worker/registry/runner.ts";
 
 const COOLDOWN = 1000;
 /** The caches never change in these cases. */

@@ -1,6 +1,6 @@
 /** Which requests the worker serves as model operations without its app (server/model_routes.ts). */
 import assert from "node:assert/strict";
-import { MODEL_ROUTES, modelRouteOf, pathnameOf } from "../../../worker/server/model_routes.ts";
+import { MODEL_ROUTES, modelRouteOf, pathnameOf } from "#worker/server/model_routes.ts";
 import { rawHeaderValue } from "@svc/shared/http/direct_call";
 
 Deno.test("model routes: POST on the model-operation paths, as Hono's patterns match them", () => {

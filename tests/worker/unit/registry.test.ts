@@ -5,14 +5,14 @@
  */
 import assert from "node:assert/strict";
 import { ServiceError } from "@svc/shared/errors";
-import { IncompatibleModelError } from "../../../worker/registry/runner.ts";
+import { IncompatibleModelError } from "#worker/registry/runner.ts";
 import { deferred } from "../fake_backend.ts";
 import {
   accessDeniedError,
   sourceFailedError,
   weightsNotFoundError,
-} from "../../../worker/weights/errors.ts";
-import { HttpTimeoutError } from "../../../worker/weights/http.ts";
+} from "#worker/weights/errors.ts";
+import { HttpTimeoutError } from "#worker/weights/http.ts";
 import { COOLDOWN_MS, ENCODE, rejectsWith, settle, setup } from "./registry_helpers.ts";
 
 Deno.test("registry: concurrent first requests share one load (available → loading → loaded)", async () => {

@@ -5,10 +5,10 @@
 import assert from "node:assert/strict";
 import type { ModelConfig } from "@svc/shared/catalog/schema";
 import { ServiceError } from "@svc/shared/errors";
-import { IncompatibleModelError } from "../../../worker/registry/runner.ts";
+import { IncompatibleModelError } from "#worker/registry/runner.ts";
 import { type Deferred, deferred } from "../fake_backend.ts";
-import { sourceFailedError } from "../../../worker/weights/errors.ts";
-import { catalogForDevice } from "../../../worker/catalog/device_files.ts";
+import { sourceFailedError } from "#worker/weights/errors.ts";
+import { catalogForDevice } from "#worker/catalog/device_files.ts";
 import { CATALOG, COOLDOWN_MS, model, rejectsWith, settle, setup } from "./registry_helpers.ts";
 
 Deno.test("registry: an entry added to the served catalog at run time is served (a taken id is refused)", async () => {

@@ -3,13 +3,13 @@ import assert from "node:assert/strict";
 import { parseModelConfig } from "@svc/shared/catalog/schema";
 import type { ModelConfig } from "@svc/shared/catalog/schema";
 import { ServiceError } from "@svc/shared/errors";
-import { ModelRegistry, type RegistryOptions } from "../../../worker/registry/registry.ts";
-import { ServedCatalog } from "../../../worker/catalog/served.ts";
-import type { DeferredEntry } from "../../../worker/catalog/deferred.ts";
+import { ModelRegistry, type RegistryOptions } from "#worker/registry/registry.ts";
+import { ServedCatalog } from "#worker/catalog/served.ts";
+import type { DeferredEntry } from "#worker/catalog/deferred.ts";
 import { FakeBackend } from "../fake_backend.ts";
-import type { WeightStore } from "../../../worker/weights/types.ts";
-import type { BatchStats } from "../../../worker/scheduler/batcher.ts";
-import type { WorkParams } from "../../../worker/families/types.ts";
+import type { WeightStore } from "#worker/weights/types.ts";
+import type { BatchStats } from "#worker/scheduler/batcher.ts";
+import type { WorkParams } from "#worker/families/types.ts";
 /** Let every pending promise callback run (a timer fires only after the microtask queue). */
 export const settle = () => new Promise<void>((r) => setTimeout(r, 0));
 

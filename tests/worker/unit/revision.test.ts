@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parseModelConfig } from "@svc/shared/catalog/schema";
 import { MODEL_REVISION_RE } from "@svc/shared/fleet/protocol";
-import { RevisionHasher } from "../../../worker/registry/revision.ts";
+import { RevisionHasher } from "#worker/registry/revision.ts";
 
 const CONFIG = parseModelConfig({
   id: "org/m",

@@ -1,6 +1,6 @@
 /** What a worker reports to the router as its memory: its own, never the host's. */
 import assert from "node:assert/strict";
-import { workerMemory } from "../../../worker/telemetry/worker_memory.ts";
+import { workerMemory } from "#worker/telemetry/worker_memory.ts";
 import type { GpuReading } from "@svc/worker/gpu";
 
 const gpu = (used: number, total: number): GpuReading => ({
