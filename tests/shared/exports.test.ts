@@ -1,6 +1,6 @@
 /**
  * `@svc/shared` exports what the other members import, and nothing else: an entry no member uses
- * is an internal module on display (tests reach internals by path, as they do in the worker).
+ * is an internal module on display (tests reach internals by their `#shared/` names).
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
