@@ -11,6 +11,10 @@
  * never retried here: the catalog, hub and cluster cache that decided it are shared by the pool,
  * and a retry would start another doomed load. Selection ranks a worker whose load failed last,
  * so later requests go to workers without the failure when there are any.
+ *
+ * Paths to a worker, the most direct first: this router's own connection to it, HTTP to its
+ * advertised URL, and last a relay through KV to the router instance holding its connection
+ * (router/fleet/relay/), for a pool whose live workers this router cannot reach at all.
  */
 import { errorResponse, ServiceError } from "@svc/shared/errors";
 import { HeaderNames as H } from "@svc/shared/headers";
@@ -27,6 +31,7 @@ import { sendOverStream } from "./stream_upstream.ts";
 import type { StreamMux } from "@svc/shared/fleet/streams/mux";
 import type { WorkerAuth } from "./worker_auth.ts";
 import type { ReplayPolicy } from "./replay.ts";
+import type { RelayClient, RelayOutcome } from "../fleet/relay/client.ts";
 
 /** Everything forwarding needs. */
 export interface ProxyDeps {
@@ -45,6 +50,11 @@ export interface ProxyDeps {
    * and how to close that connection when the worker breaks the protocol.
    */
   streams?: (worker: WorkerRecord) => WorkerStreams | undefined;
+  /**
+   * The relay to other router instances through KV (KV mode): the path to workers whose
+   * connection only another instance holds. Absent: such workers are `elsewhere`.
+   */
+  relay?: Pick<RelayClient, "routerId" | "maxBodyBytes" | "send">;
 }
 
 /** A worker's connection as forwarding uses it. */
@@ -89,7 +99,14 @@ type Attempt =
   | { kind: "dropped" }
   | { kind: "draining"; response: Response }
   | { kind: "timeout" }
-  | { kind: "client_gone" };
+  | { kind: "client_gone" }
+  /** Relayed: the holding instance never picked the request up (it reached no worker). */
+  | { kind: "not_picked_up" }
+  /** Relayed: the worker's answer is larger than the relay carries. */
+  | { kind: "too_large"; bytes: number };
+
+/** Sends one request to the chosen worker, directly or through the relay. */
+type Sender = (request: UpstreamRequest) => Promise<RelayOutcome>;
 
 /** The request body, read when first asked for (a request with no worker to go to never reads it). */
 export type BodyReader = () => Promise<BodyChunks | null>;
@@ -132,6 +149,19 @@ export async function forward(
     if (sel.kind !== "worker") {
       if (attempt > 0) break; // nothing else to retry on
       if (exclude.size === 0) return sel;
+      const relayed = relayTarget(target, deps);
+      if (relayed) {
+        return await relayForward(
+          req,
+          readBody,
+          headers,
+          pathAndQuery,
+          relayed,
+          target,
+          deps,
+          shape,
+        );
+      }
       const anywhere = selectWorker(deps.directory.snapshot(), target, {
         spillLoad: deps.spillLoad,
         inFlight: (id) => deps.load.inFlight(id),
@@ -153,6 +183,11 @@ export async function forward(
       throw err;
     }
     headers["content-length"] = String(body?.length ?? 0);
+    const direct: Sender = async (request) =>
+      sendToWorker(worker, deps, {
+        ...request,
+        headers: withWorkerAuth(request.headers, await deps.workerAuth?.(worker.id)),
+      });
     const r = await attemptOnce(
       req,
       body,
@@ -165,30 +200,12 @@ export async function forward(
       delivered,
       done,
       shape,
+      direct,
     );
-    if (r.kind === "ok") return { kind: "response", response: r.response, worker };
-    if (r.kind === "client_gone") {
-      // Nobody reads the answer; 499-style status for logs and metrics only.
-      return {
-        kind: "response",
-        response: new Response(null, { status: 499 }),
-        worker,
-      };
-    }
-    if (r.kind === "timeout") {
-      throw new ServiceError(
-        "GATEWAY_TIMEOUT",
-        `the worker did not answer within ${deps.upstreamTimeoutMs} ms (SVC_UPSTREAM_TIMEOUT_MS)`,
-      );
-    }
+    const final = finalResult(r, worker, deps);
+    if (final) return final;
     if (r.kind === "dropped") {
-      const lost = new ServiceError(
-        "WORKER_LOST",
-        "the worker serving this request dropped the connection before answering (it may have " +
-          "crashed); the request was not retried on another worker because it may be what " +
-          "crashed the first: check it before sending it again",
-      );
-      const answer = { kind: "response", response: errorResponse(lost, NO_RETRY), worker } as const;
+      const answer = workerLost(worker);
       if (attempt > 0 || !deps.replay?.dropped(body, worker.conn_id)) return answer;
       // A bystander of the worker's death (replay.ts): once more, elsewhere, if there is one.
       lostAnswer = answer;
@@ -207,6 +224,128 @@ export async function forward(
   throw new ServiceError("BAD_GATEWAY", "no worker of the pool could be reached");
 }
 
+/** The result of an attempt that ends forwarding whatever path it took; undefined: others. */
+function finalResult(r: Attempt, worker: WorkerRecord, deps: ProxyDeps): ForwardResult | undefined {
+  if (r.kind === "ok") return { kind: "response", response: r.response, worker };
+  if (r.kind === "client_gone") {
+    // Nobody reads the answer; 499-style status for logs and metrics only.
+    return { kind: "response", response: new Response(null, { status: 499 }), worker };
+  }
+  if (r.kind === "timeout") {
+    throw new ServiceError(
+      "GATEWAY_TIMEOUT",
+      `the worker did not answer within ${deps.upstreamTimeoutMs} ms (SVC_UPSTREAM_TIMEOUT_MS)`,
+    );
+  }
+  return undefined;
+}
+
+/** 502 `WORKER_LOST`: the worker received the request whole and dropped it unanswered. */
+function workerLost(worker: WorkerRecord): ForwardResult {
+  const lost = new ServiceError(
+    "WORKER_LOST",
+    "the worker serving this request dropped the connection before answering (it may have " +
+      "crashed); the request was not retried on another worker because it may be what " +
+      "crashed the first: check it before sending it again",
+  );
+  return { kind: "response", response: errorResponse(lost, NO_RETRY), worker };
+}
+
+/** A worker of the pool only the relay reaches, and how it ranks; undefined: none. */
+function relayTarget(
+  target: SelectionRequest,
+  deps: ProxyDeps,
+): { worker: WorkerRecord; affinity: Affinity } | undefined {
+  const relay = deps.relay;
+  if (!relay) return undefined;
+  const workers = deps.directory.snapshot();
+  // Held by another live instance (the snapshot keeps only records whose holder is live): a
+  // record naming this instance without a socket here is one that just closed.
+  const other = new Set<string>();
+  for (const w of workers) {
+    const relayable = w.transport === "connection" && !w.url && w.router_id !== relay.routerId &&
+      !deps.streams?.(w);
+    if (!relayable) other.add(w.id);
+  }
+  const sel = selectWorker(workers, target, {
+    spillLoad: deps.spillLoad,
+    inFlight: (id) => deps.load.inFlight(id),
+    coolingDown: (id) => deps.load.coolingDown(id),
+    exclude: other,
+  });
+  return sel.kind === "worker" ? { worker: sel.worker, affinity: sel.affinity } : undefined;
+}
+
+/**
+ * Forward through the relay to the instance holding `chosen`'s connection: one attempt, since
+ * every other path was tried first. A request the holder never picked up, or whose worker it no
+ * longer holds, reached no worker: the pool is `elsewhere` again (held, then 503, as before).
+ */
+async function relayForward(
+  req: Request,
+  readBody: BodyReader,
+  headers: Record<string, string>,
+  pathAndQuery: string,
+  chosen: { worker: WorkerRecord; affinity: Affinity },
+  target: SelectionRequest,
+  deps: ProxyDeps,
+  shape: AnswerShaper,
+): Promise<ForwardResult> {
+  const relay = deps.relay!;
+  const worker = chosen.worker;
+  deps.replay?.sent();
+  const done = deps.load.begin(worker.id);
+  let body: BodyChunks | null;
+  try {
+    body = await readBody();
+  } catch (err) {
+    done();
+    throw err;
+  }
+  const size = body?.length ?? 0;
+  if (size > relay.maxBodyBytes) {
+    done();
+    throw new ServiceError(
+      "NO_CAPACITY",
+      `the workers of pool "${target.pool}" are connected to other router instances only, and ` +
+        `a request body of ${size} bytes is over what is relayed between instances ` +
+        `(SVC_RELAY_MAX_BODY_BYTES=${relay.maxBodyBytes}): send a smaller body, raise ` +
+        "SVC_RELAY_MAX_BODY_BYTES, or list every instance in the workers' SVC_ROUTER_URL",
+      { retryAfterS: 1 },
+    );
+  }
+  headers["content-length"] = String(size);
+  const send: Sender = (request) => relay.send(worker.router_id, worker.id, request);
+  // The answer arrives whole: the upstream deadline ends with it.
+  const r = await attemptOnce(
+    req,
+    body,
+    headers,
+    pathAndQuery,
+    worker,
+    chosen.affinity,
+    target,
+    deps,
+    undefined,
+    done,
+    shape,
+    send,
+  );
+  const final = finalResult(r, worker, deps);
+  if (final) return final;
+  if (r.kind === "dropped") return workerLost(worker);
+  if (r.kind === "draining") return { kind: "response", response: r.response, worker };
+  if (r.kind === "too_large") {
+    throw new ServiceError(
+      "BAD_GATEWAY",
+      `the worker's answer of ${r.bytes} bytes is over what is relayed between router ` +
+        `instances (SVC_RELAY_MAX_BODY_BYTES=${relay.maxBodyBytes}); raise it, or list every ` +
+        "instance in the workers' SVC_ROUTER_URL",
+    );
+  }
+  return { kind: "elsewhere" };
+}
+
 async function attemptOnce(
   req: Request,
   body: BodyChunks | null,
@@ -220,6 +359,7 @@ async function attemptOnce(
   /** Ends the worker's in-flight count (begun when it was chosen). */
   done: () => void,
   shape: AnswerShaper,
+  send: Sender,
 ): Promise<Attempt> {
   // The client going away cancels the worker's request too (it drops work of gone clients).
   const cancel = new UpstreamCancel(req.signal, deps.upstreamTimeoutMs);
@@ -229,16 +369,20 @@ async function attemptOnce(
     bundle: target.bundle,
     affinity,
   });
-  const res = await sendToWorker(worker, deps, {
+  const res = await send({
     base: worker.url,
     method: req.method,
     path: pathAndQuery,
-    headers: withWorkerAuth(headers, await deps.workerAuth?.(worker.id)),
+    headers,
     body,
     signal: cancel.signal,
   });
   // Counted until the answer's headers arrive: inference is over by then, only bytes remain.
   done();
+  if (res.kind === "too_large") {
+    cancel.release();
+    return res;
+  }
   if (res.kind !== "answer") {
     cancel.release();
     if (cancel.cause === "client_gone" || req.signal.aborted) return { kind: "client_gone" };
@@ -266,9 +410,13 @@ async function attemptOnce(
     deps.metrics.upstreamErrors.inc({ worker_id: worker.id, kind: "unreachable" });
     deps.log("warn", "worker unreachable: the request did not reach it whole", {
       worker_id: worker.id,
-      error: res.kind === "not_delivered" ? res.error : "aborted",
+      error: res.kind === "not_delivered"
+        ? res.error
+        : res.kind === "not_picked_up"
+        ? "relay not picked up by the holding router"
+        : "aborted",
     });
-    return { kind: "unreachable" };
+    return { kind: res.kind === "not_picked_up" ? "not_picked_up" : "unreachable" };
   }
   if (res.status === 503 && isShuttingDown(res)) {
     cancel.release();
