@@ -156,8 +156,8 @@ export class RelayClient {
         body,
       };
     } finally {
-      await kv.delete(this.#keys.answer(id)).catch(() => {});
-      await deleteChunks(kv, this.#keys.answerBody(id), chunks);
+      // Off the answer's path: the client need not wait for the cleanup (the keys expire anyway).
+      deleteChunks(kv, this.#keys.answerBody(id), chunks, this.#keys.answer(id)).catch(() => {});
     }
   }
 }

@@ -16,7 +16,7 @@ import {
 } from "./codec.ts";
 import { RelayKeys } from "./keys.ts";
 import { RELAY_TTL_GRACE_MS } from "./client.ts";
-import { deleteChunks, readChunks, writeChunks } from "./store.ts";
+import { CLAIM_DELETES, deleteChunks, readChunks, writeChunks } from "./store.ts";
 
 /** A relayed request as the holder hands it to a worker (headers allow-listed, no credentials). */
 export interface RelayedRequest {
@@ -73,16 +73,29 @@ export class RelayInbox {
     const kv = this.#o.kv;
     for await (const e of kv.list<unknown>({ prefix: this.#keys.inbox(this.#o.routerId) })) {
       if (this.#closed) return;
-      const claimed = await kv.atomic().check(e).delete(e.key).commit();
-      if (!claimed.ok) continue; // withdrawn by its asker meanwhile
       const id = String(e.key.at(-1));
       const head = parseRequestHead(e.value);
-      if (!head || head.deadline <= Date.now()) {
-        if (!head) this.#o.log("warn", "relay: invalid request ignored", { relay_id: id });
-        await deleteChunks(kv, this.#keys.requestBody(id), head?.body_chunks ?? 0);
+      const bodyKey = this.#keys.requestBody(id);
+      const usable = head !== undefined && head.deadline > Date.now() &&
+        head.body_bytes <= this.#o.maxBodyBytes;
+      // The body is read before the claim, so that one commit claims the request and deletes
+      // what it read (a request withdrawn meanwhile costs a wasted read, nothing more).
+      const body = usable
+        ? await readChunks(kv, bodyKey, head.body_chunks, head.body_bytes)
+        : undefined;
+      const chunks = head?.body_chunks ?? 0;
+      const claim = kv.atomic().check(e).delete(e.key);
+      for (let i = 0; i < Math.min(chunks, CLAIM_DELETES); i++) claim.delete([...bodyKey, i]);
+      if (!(await claim.commit()).ok) continue; // withdrawn by its asker meanwhile
+      if (chunks > CLAIM_DELETES) {
+        deleteChunks(kv, bodyKey, chunks).catch(() => {});
+      }
+      if (!head) {
+        this.#o.log("warn", "relay: invalid request ignored", { relay_id: id });
         continue;
       }
-      const p = this.#serve(id, head).catch((err) =>
+      if (head.deadline <= Date.now()) continue; // nobody waits for it any more
+      const p = this.#serve(id, head, body).catch((err) =>
         this.#o.log("warn", "relay: answering failed", { relay_id: id, error: String(err) })
       );
       this.#serving.add(p);
@@ -90,14 +103,9 @@ export class RelayInbox {
     }
   }
 
-  /** Serve one claimed request and write its answer for the asker. */
-  async #serve(id: string, head: RelayRequestHead): Promise<void> {
+  /** Serve one claimed request (`body`: undefined when unreadable) and write its answer. */
+  async #serve(id: string, head: RelayRequestHead, body: Uint8Array | undefined): Promise<void> {
     const kv = this.#o.kv;
-    const bodyKey = this.#keys.requestBody(id);
-    const body = head.body_bytes > this.#o.maxBodyBytes
-      ? undefined
-      : await readChunks(kv, bodyKey, head.body_chunks, head.body_bytes);
-    await deleteChunks(kv, bodyKey, head.body_chunks);
     let answer: RelayAnswerHead;
     let chunks: Uint8Array[] = [];
     if (!body) {

@@ -53,11 +53,23 @@ export async function readChunks(
 /** Deletions per commit (KV allows 1000 mutations; these keys are small). */
 const DELETE_BATCH = 100;
 
-/** Delete the `count` chunks under `prefix` (best effort: they expire anyway). */
-export async function deleteChunks(kv: Deno.Kv, prefix: Deno.KvKey, count: number): Promise<void> {
-  for (let i = 0; i < count; i += DELETE_BATCH) {
+/**
+ * Delete the `count` chunks under `prefix`, and `also` in the first commit (best effort: they
+ * expire anyway).
+ */
+export async function deleteChunks(
+  kv: Deno.Kv,
+  prefix: Deno.KvKey,
+  count: number,
+  also?: Deno.KvKey,
+): Promise<void> {
+  for (let i = 0; i === 0 || i < count; i += DELETE_BATCH) {
     const op = kv.atomic();
+    if (i === 0 && also) op.delete(also);
     for (let j = i; j < Math.min(count, i + DELETE_BATCH); j++) op.delete([...prefix, j]);
     await op.commit().catch(() => {});
   }
 }
+
+/** Most chunk deletions folded into a claim's commit (the rest are deleted after it). */
+export const CLAIM_DELETES = DELETE_BATCH;

@@ -60,7 +60,7 @@ async function relayKeys(kv: Deno.Kv): Promise<Deno.KvKey[]> {
   return out;
 }
 
-async function post(url: string, body: Uint8Array | string) {
+async function post(url: string, body: Uint8Array<ArrayBuffer> | string) {
   const res = await fetch(`${url}${PATH}`, { method: "POST", headers: CPU, body });
   return {
     status: res.status,
