@@ -1,8 +1,13 @@
 /**
  * Waiting for one KV key to get a value: a watch (prompt where it sees the writer: one process,
- * Deno Deploy, a `denokv` server) and a poll every `pollMs` (processes sharing a local file are
- * not told of each other's writes). Bounded by a time and an abort signal: never a hang.
+ * Deno Deploy, a `denokv` server) and a poll (processes sharing a local file are not told of each
+ * other's writes), first after `pollMs / 8`, each wait half again as long up to `pollMs`: a
+ * quick answer is seen soon after it is written, a slow one costs few reads. Bounded by a time
+ * and an abort signal: never a hang.
  */
+
+/** The first poll's delay is this fraction of the poll interval. */
+const FIRST_POLL_DIVISOR = 8;
 
 /** How a wait ends: the entry with a value, or nothing by the time bound or the signal. */
 export type WaitResult = { kind: "value"; entry: Deno.KvEntry<unknown> } | {
@@ -21,7 +26,7 @@ export function waitForKey(
     const finish = (r: WaitResult) => {
       if (done) return;
       done = true;
-      clearInterval(poll);
+      clearTimeout(poll);
       clearTimeout(bound);
       opts.signal?.removeEventListener("abort", abort);
       reader?.cancel().catch(() => {});
@@ -36,7 +41,13 @@ export function waitForKey(
       if (!done) kv.get(key).then(seen, () => {});
     };
     const abort = () => finish({ kind: "aborted" });
-    const poll = setInterval(check, opts.pollMs);
+    let delay = Math.max(1, Math.floor(opts.pollMs / FIRST_POLL_DIVISOR));
+    const tick = () => {
+      check();
+      delay = Math.min(opts.pollMs, delay * 1.5);
+      poll = setTimeout(tick, delay);
+    };
+    let poll = setTimeout(tick, delay);
     const bound = setTimeout(
       () => finish({ kind: "timeout" }),
       Math.max(0, opts.untilMs - Date.now()),

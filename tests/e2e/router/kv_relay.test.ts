@@ -2,7 +2,9 @@
  * End to end: the relay between router instances through KV (issue 34). Three routers on one KV
  * file, started with `deno task router`'s command line; a connection-only worker (no port at all)
  * dials router A alone, as on Deno Deploy, where a worker reaches one isolate. Routers B and C
- * serve it through A: the same status, headers and bytes as through A, a 2 MB body included; a
+ * serve it through A: the same status, headers and bytes as through A, a 2 MB body included, with
+ * client keys and worker keys on (the worker accepts only its own key, which A adds: a client's
+ * never travels through KV); a
  * body over SVC_RELAY_MAX_BODY_BYTES gets a 503 naming the setting (A, holding the socket, serves
  * it); no relay key is left behind.
  */
@@ -12,7 +14,10 @@ import { waitFor } from "../../helpers/wait.ts";
 import { startTaskRouter } from "../start/tasks.ts";
 
 const MODEL = "fixture/dense";
-const CPU = { "X-SVC-MACHINE-PROFILE": "cpu" };
+/** A client key, and the fleet's worker secret: each worker accepts only its own derived key. */
+const CLIENT_KEY = "relay-client-key-0123";
+const WORKER_SECRET = "relay-worker-secret-0123456789abcdef";
+const CPU = { "X-SVC-MACHINE-PROFILE": "cpu", authorization: `Bearer ${CLIENT_KEY}` };
 /** The relay bound of the routers: a 2 MB body passes, a 4 MB one does not. */
 const RELAY_MAX = 3 * 1024 * 1024;
 
@@ -54,6 +59,8 @@ Deno.test({
       // Off: every request goes to the worker (a cache hit would hide the path under test).
       SVC_RESULT_CACHE_BYTES: "0",
       SVC_RELAY_MAX_BODY_BYTES: String(RELAY_MAX),
+      SVC_API_KEYS: CLIENT_KEY,
+      SVC_WORKER_API_KEY: WORKER_SECRET,
     };
     const procs: Proc[] = [];
     try {
@@ -69,11 +76,12 @@ Deno.test({
       const w = await startWorkerProc("relay-w", a.url, {
         SVC_MACHINE_PROFILE: "cpu",
         SVC_WORKER_HTTP: "off",
+        SVC_WORKER_API_KEY: WORKER_SECRET,
       });
       procs.push(w);
       for (const r of routers) {
         await waitFor(
-          async () => (await json(`${r.url}/health`)).body.worker_count === 1,
+          async () => (await json(`${r.url}/health`, { headers: CPU })).body.worker_count === 1,
           `${r.url} sees the worker`,
           60_000,
         );
