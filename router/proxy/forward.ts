@@ -315,7 +315,10 @@ async function relayForward(
     );
   }
   headers["content-length"] = String(size);
-  const send: Sender = (request) => relay.send(worker.router_id, worker.id, request);
+  const holder = worker.router_id;
+  const held = () =>
+    deps.directory.snapshot().some((w) => w.id === worker.id && w.router_id === holder);
+  const send: Sender = (request) => relay.send(holder, worker.id, request, held);
   // The answer arrives whole: the upstream deadline ends with it.
   const r = await attemptOnce(
     req,

@@ -62,9 +62,16 @@ export class RelayClient {
 
   /**
    * Relay `req` to worker `workerId` through `holder`; resolves with what became of it, never
-   * rejects (a KV failure counts as a request that reached no worker).
+   * rejects (a KV failure counts as a request that reached no worker). `held` says whether the
+   * holder still holds the worker (the directory's view): a holder that dies mid-relay costs
+   * two pickup bounds, not the whole upstream timeout.
    */
-  async send(holder: string, workerId: string, req: UpstreamRequest): Promise<RelayOutcome> {
+  async send(
+    holder: string,
+    workerId: string,
+    req: UpstreamRequest,
+    held: () => boolean = () => true,
+  ): Promise<RelayOutcome> {
     const id = crypto.randomUUID();
     const deadline = Date.now() + this.#o.timeoutMs;
     const expireIn = this.#o.timeoutMs + RELAY_TTL_GRACE_MS;
@@ -102,11 +109,23 @@ export class RelayClient {
     });
     if (got.kind === "timeout") {
       if (await this.#withdraw(inboxKey, id, chunks.length)) return { kind: "not_picked_up" };
-      got = await waitForKey(this.#o.kv, k.answer(id), {
-        pollMs: this.#o.pollMs,
-        untilMs: deadline,
-        signal: req.signal,
-      });
+      // Claimed: the answer comes, unless the holder dies with the request. Its liveness is
+      // checked once per pickup bound; gone, it gets one more bound to have written an answer.
+      let graced = false;
+      for (;;) {
+        got = await waitForKey(this.#o.kv, k.answer(id), {
+          pollMs: this.#o.pollMs,
+          untilMs: Math.min(deadline, Date.now() + this.#o.pickupMs),
+          signal: req.signal,
+        });
+        if (got.kind !== "timeout" || Date.now() >= deadline) break;
+        if (held()) continue;
+        if (graced) {
+          // The worker may have had it: like a connection lost mid-request, never sent again.
+          return { kind: "dropped", error: "relay: the holding router went away" };
+        }
+        graced = true;
+      }
     }
     if (got.kind !== "value") {
       // Aborted (client gone, or the forwarding deadline): whatever the holder writes expires.
