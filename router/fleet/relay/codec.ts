@@ -52,6 +52,10 @@ export type RelayAnswerHead =
   | { kind: "timeout" };
 
 const Count = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+/** A body's size (the relay's bound is at most 64 MiB) and its chunk count, which must agree. */
+const BodyBytes = z.number().int().nonnegative().max(64 * 1024 * 1024);
+const agree = (h: { body_bytes: number; body_chunks: number }) =>
+  h.body_chunks === chunkCount(h.body_bytes);
 const HeaderMap = z.record(z.string().max(256), z.string().max(8192));
 const ErrorText = z.string().max(512);
 
@@ -61,19 +65,19 @@ const RequestHeadSchema: z.ZodType<RelayRequestHead> = z.object({
   method: z.string().regex(/^[A-Z]{1,16}$/),
   path: z.string().startsWith("/").max(16_384),
   headers: HeaderMap.refine((h) => Object.keys(h).length <= MAX_HEADERS, "too many headers"),
-  body_bytes: Count,
+  body_bytes: BodyBytes,
   body_chunks: Count,
   deadline: Count,
-});
+}).refine(agree, "body_chunks does not match body_bytes");
 
 const AnswerHeadSchema: z.ZodType<RelayAnswerHead> = z.discriminatedUnion("kind", [
   z.object({
     kind: z.literal("answer"),
     status: z.number().int().min(200).max(599),
     headers: z.array(z.tuple([z.string().max(256), z.string().max(8192)])).max(MAX_HEADERS),
-    body_bytes: Count,
+    body_bytes: BodyBytes,
     body_chunks: Count,
-  }),
+  }).refine(agree, "body_chunks does not match body_bytes"),
   z.object({ kind: z.literal("not_delivered"), error: ErrorText }),
   z.object({ kind: z.literal("dropped"), error: ErrorText }),
   z.object({ kind: z.literal("too_large"), body_bytes: Count }),
@@ -114,15 +118,23 @@ export function relayedHeaders(stored: Readonly<Record<string, string>>): Record
   return out;
 }
 
-/** `parts` (a body as it arrived) re-cut into pieces of at most {@link CHUNK_BYTES}, in order. */
+/**
+ * `parts` (a body as it arrived, in pieces of any size) re-cut into {@link chunkCount} pieces of
+ * {@link CHUNK_BYTES}, the last one shorter: as few KV values as the size allows.
+ */
 export function splitBody(parts: readonly Uint8Array[]): Uint8Array[] {
+  const size = parts.reduce((n, p) => n + p.length, 0);
+  const whole = parts.length === 1 ? parts[0] : joinParts(parts, size);
   const out: Uint8Array[] = [];
-  for (const p of parts) {
-    for (let at = 0; at < p.length; at += CHUNK_BYTES) {
-      out.push(p.subarray(at, Math.min(p.length, at + CHUNK_BYTES)));
-    }
+  for (let at = 0; at < size; at += CHUNK_BYTES) {
+    out.push(whole.subarray(at, Math.min(size, at + CHUNK_BYTES)));
   }
   return out;
+}
+
+/** How many chunks a body of `bytes` bytes is stored in. */
+export function chunkCount(bytes: number): number {
+  return Math.ceil(bytes / CHUNK_BYTES);
 }
 
 /** Indexes of `chunks` grouped into commits of at most {@link COMMIT_BYTES} each, in order. */

@@ -6,8 +6,10 @@
 import assert from "node:assert/strict";
 import {
   CHUNK_BYTES,
+  chunkCount,
   COMMIT_BYTES,
   commitGroups,
+  joinParts,
   parseAnswerHead,
   parseRequestHead,
   relayedHeaders,
@@ -24,8 +26,15 @@ function bytes(n: number, seed = 7): Uint8Array {
 
 Deno.test("relay codec: bodies split under the value limit, commits under the commit limit", () => {
   assert.deepEqual(splitBody([]), []);
-  const parts = splitBody([bytes(10), bytes(2 * CHUNK_BYTES + 5), bytes(CHUNK_BYTES)]);
-  assert.deepEqual(parts.map((p) => p.length), [10, CHUNK_BYTES, CHUNK_BYTES, 5, CHUNK_BYTES]);
+  // Pieces as they arrived, of any size: as few values as the size allows, the bytes in order.
+  const arrived = [bytes(10, 1), bytes(2 * CHUNK_BYTES + 5, 2), bytes(CHUNK_BYTES, 3)];
+  const parts = splitBody(arrived);
+  assert.deepEqual(parts.map((p) => p.length), [CHUNK_BYTES, CHUNK_BYTES, CHUNK_BYTES, 15]);
+  assert.equal(parts.length, chunkCount(3 * CHUNK_BYTES + 15));
+  assert.deepEqual(
+    joinParts(parts, 3 * CHUNK_BYTES + 15),
+    joinParts(arrived, 3 * CHUNK_BYTES + 15),
+  );
   assert.ok(CHUNK_BYTES + 1024 < 65_536, "a chunk and its encoding fit one KV value");
   assert.ok(COMMIT_BYTES + 64 * 1024 < 819_200, "a commit of chunks and a head fits");
   const big = splitBody([bytes(5 * 1024 * 1024)]);
@@ -51,6 +60,12 @@ Deno.test("relay codec: heads are validated; credentials never reach a worker", 
   assert.deepEqual(parseRequestHead(head), head);
   assert.equal(parseRequestHead({ ...head, path: "http://evil/" }), undefined);
   assert.equal(parseRequestHead({ ...head, body_bytes: -1 }), undefined);
+  // A chunk count that disagrees with the size (a holder would delete a billion keys): refused.
+  assert.equal(parseRequestHead({ ...head, body_chunks: 1e9 }), undefined);
+  assert.equal(
+    parseAnswerHead({ kind: "answer", status: 200, headers: [], body_bytes: 0, body_chunks: 2 }),
+    undefined,
+  );
   assert.equal(parseRequestHead("nope"), undefined);
   assert.equal(parseAnswerHead({ kind: "answer", status: 99, headers: [] }), undefined);
   assert.deepEqual(parseAnswerHead({ kind: "timeout" }), { kind: "timeout" });
