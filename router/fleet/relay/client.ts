@@ -9,7 +9,7 @@ import type { Logger } from "@svc/shared/log";
 import type { UpstreamOutcome, UpstreamRequest } from "../../proxy/upstream.ts";
 import { parseAnswerHead, type RelayRequestHead, splitBody } from "./codec.ts";
 import { RelayKeys } from "./keys.ts";
-import { deleteChunks, readChunks, writeChunks } from "./store.ts";
+import { deleteChunks, readChunks, writeChunks, writeWithRetry } from "./store.ts";
 import { waitForKey } from "./wait.ts";
 
 /** What became of a relayed request. */
@@ -89,16 +89,16 @@ export class RelayClient {
     };
     const k = this.#keys;
     const inboxKey = k.request(holder, id);
-    try {
+    const written = await writeWithRetry(async () => {
       const last = this.#o.kv.atomic()
         .set(inboxKey, head, { expireIn })
         .sum(k.bell(holder), 1n);
-      const ok = await writeChunks(this.#o.kv, k.requestBody(id), chunks, expireIn, last) &&
+      return await writeChunks(this.#o.kv, k.requestBody(id), chunks, expireIn, last) &&
         (await last.commit()).ok;
-      if (!ok) throw new Error("commit refused");
-    } catch (err) {
-      await this.#withdraw(inboxKey, id, chunks.length);
-      return { kind: "not_delivered", error: `relay write failed: ${String(err)}` };
+    });
+    if (!written) {
+      await deleteChunks(this.#o.kv, k.requestBody(id), chunks.length);
+      return { kind: "not_delivered", error: "relay: the request could not be written to KV" };
     }
     // First the pickup bound: a holder that never claims the request is one that cannot serve.
     const pickupUntil = Math.min(deadline, Date.now() + this.#o.pickupMs);

@@ -16,7 +16,7 @@ import {
 } from "./codec.ts";
 import { RelayKeys } from "./keys.ts";
 import { RELAY_TTL_GRACE_MS } from "./client.ts";
-import { CLAIM_DELETES, deleteChunks, readChunks, writeChunks } from "./store.ts";
+import { CLAIM_DELETES, deleteChunks, readChunks, writeChunks, writeWithRetry } from "./store.ts";
 
 /** A relayed request as the holder hands it to a worker (headers allow-listed, no credentials). */
 export interface RelayedRequest {
@@ -45,6 +45,9 @@ export interface RelayInboxOptions {
   log: Logger;
 }
 
+/** A failed inbox read is tried again after this long. */
+const DRAIN_RETRY_MS = 20;
+
 /** The holder stops serving a request this long after the asker's deadline (its timer wins). */
 const HOLDER_GRACE_MS = 1000;
 
@@ -68,8 +71,21 @@ export class RelayInbox {
     });
   }
 
-  /** Claim every request waiting in the inbox and start serving it. */
+  /**
+   * {@link #drainOnce}, again shortly after a failure (a shared file's lock): the bell has not
+   * moved, so no poll would bring the waiting requests back before their pickup bound.
+   */
   async #drain(): Promise<void> {
+    try {
+      await this.#drainOnce();
+    } catch (err) {
+      this.#o.log("warn", "relay: reading the inbox failed; again shortly", { error: String(err) });
+      if (!this.#closed) setTimeout(() => void this.#feed.update(), DRAIN_RETRY_MS);
+    }
+  }
+
+  /** Claim every request waiting in the inbox and start serving it. */
+  async #drainOnce(): Promise<void> {
     const kv = this.#o.kv;
     for await (const e of kv.list<unknown>({ prefix: this.#keys.inbox(this.#o.routerId) })) {
       if (this.#closed) return;
@@ -125,10 +141,13 @@ export class RelayInbox {
       ({ answer, chunks } = await this.#answerOf(out));
     }
     const expireIn = Math.max(1, head.deadline - Date.now()) + RELAY_TTL_GRACE_MS;
-    const last = kv.atomic().set(this.#keys.answer(id), answer, { expireIn });
-    const ok = await writeChunks(kv, this.#keys.answerBody(id), chunks, expireIn, last) &&
-      (await last.commit()).ok;
-    if (!ok) throw new Error("commit refused");
+    // The asker waits for this write: a refused commit is tried again, not left to its deadline.
+    const ok = await writeWithRetry(async () => {
+      const last = kv.atomic().set(this.#keys.answer(id), answer, { expireIn });
+      return await writeChunks(kv, this.#keys.answerBody(id), chunks, expireIn, last) &&
+        (await last.commit()).ok;
+    });
+    if (!ok) throw new Error("the answer could not be written");
   }
 
   /** The answer head and body chunks of what the worker did (its body read whole, bounded). */

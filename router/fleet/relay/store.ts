@@ -50,6 +50,26 @@ export async function readChunks(
   return joinParts(parts, size);
 }
 
+/** Attempts of a write that another process's lock refused (a shared file's "database is locked"). */
+const WRITE_ATTEMPTS = 5;
+
+/**
+ * Run `write` until it resolves true, up to {@link WRITE_ATTEMPTS} times with a short growing
+ * pause: processes sharing a KV file refuse each other's commits now and then, briefly.
+ * Resolves false when every attempt failed or was refused.
+ */
+export async function writeWithRetry(write: () => Promise<boolean>): Promise<boolean> {
+  for (let i = 0; i < WRITE_ATTEMPTS; i++) {
+    try {
+      if (await write()) return true;
+    } catch {
+      // Locked or failed: once more after a pause.
+    }
+    await new Promise((r) => setTimeout(r, 10 * 2 ** i));
+  }
+  return false;
+}
+
 /** Deletions per commit (KV allows 1000 mutations; these keys are small). */
 const DELETE_BATCH = 100;
 
