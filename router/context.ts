@@ -13,6 +13,7 @@ import type { WorkerAuth } from "./proxy/worker_auth.ts";
 import type { KvDrains } from "./kv/drains.ts";
 import type { ReplayPolicy } from "./proxy/replay.ts";
 import type { RouterServeInfo } from "./http_server.ts";
+import type { RelayClient } from "./fleet/relay/client.ts";
 
 /** Dependencies of the router's HTTP app; built by server.ts (or a test). */
 export interface RouterContext {
@@ -32,6 +33,11 @@ export interface RouterContext {
   cache?: ResultCache;
   /** Drain marks for workers held by other router instances (KV mode). */
   drains?: KvDrains;
+  /**
+   * The relay through KV to the instance holding a worker's connection (KV mode, unless
+   * `SVC_RELAY_MAX_BODY_BYTES=0`): the last path to a worker this instance cannot reach.
+   */
+  relay?: RelayClient;
   /** Which requests dropped by a dying worker go once more to another (absent: none). */
   replay?: ReplayPolicy;
   /** Epoch ms the router started (its start-up hold: SVC_STARTUP_HOLD_MS); absent: none. */

@@ -22,6 +22,7 @@ import { KvResultTier } from "./cache/kv_tier.ts";
 import { KvDemand } from "./kv/demand.ts";
 import { KvDrains } from "./kv/drains.ts";
 import { ReplayPolicy } from "./proxy/replay.ts";
+import { openRelay } from "./fleet/relay/open.ts";
 
 /** A running router. */
 export interface RunningRouter {
@@ -157,6 +158,19 @@ export async function startRouter(
     })
     : undefined;
   if (cache) metrics.registry.onCollect(() => metrics.cacheBytes.set({}, cache.store.bytes));
+  const load = new LoadTracker();
+  const workerAuth = workerAuthOf(settings.workerApiKey);
+  const relay = kv
+    ? openRelay({
+      kv,
+      relay: settings.relay,
+      directory: settings.directory,
+      routerId,
+      timeoutMs: settings.upstreamTimeoutMs,
+      serve: { streamsOf: (id) => hub.streamsOfWorker(id), workerAuth, load },
+      log,
+    })
+    : undefined;
   const app = createRouterApp({
     settings,
     directory,
@@ -169,15 +183,16 @@ export async function startRouter(
     },
     metrics,
     demand,
-    load: new LoadTracker(),
+    load,
     log,
     routerId,
     body: { ...settings.http.body, budget },
     cache,
     drains,
+    relay: relay?.client,
     replay: new ReplayPolicy(settings.replay),
     startedAt: Date.now(),
-    workerAuth: workerAuthOf(settings.workerApiKey),
+    workerAuth,
     fetch: opts.fetch,
   });
   const server = await serveRouter(
@@ -215,6 +230,8 @@ export async function startRouter(
     finished: server.finished,
     close: () => {
       closing ??= (async () => {
+        // Relayed requests being served finish before the worker sockets close.
+        await relay?.inbox.close();
         await hub.close();
         cache?.close();
         await drains?.close();

@@ -280,6 +280,33 @@ const ROUTER_FIELDS = {
       "worker whose router died dials another within about 2 s); after it a retryable `503`, " +
       "never a `202` while such a worker is alive",
   }),
+  SVC_RELAY_MAX_BODY_BYTES: int({
+    min: 0,
+    max: 64 * 1024 * 1024,
+    default: 8 * 1024 * 1024,
+    shown: "`8388608` (8 MiB)",
+    doc: "in KV mode, a request for a worker whose connection only another router instance " +
+      "holds (connection transport, no advertised URL: a Deno Deploy isolate it did not dial) " +
+      "is relayed to that instance through KV, request and answer bodies of at most this many " +
+      "bytes each; a larger request gets `503 NO_CAPACITY` naming this setting, a larger " +
+      "answer `502`. `0`: no relay (such requests wait `SVC_RECONNECT_HOLD_MS`, then `503`)",
+  }),
+  SVC_RELAY_POLL_MS: millis({
+    min: 5,
+    max: 10_000,
+    default: 25,
+    doc: "on a shared KV file, how often each router polls its relay inbox (one small read) and " +
+      "a relayed request's answer (while it waits); with Deno Deploy's database or " +
+      "`SVC_KV_URL`, where watches see every writer, forty times less often (a safety net)",
+  }),
+  SVC_RELAY_PICKUP_MS: millis({
+    min: 50,
+    max: 60_000,
+    default: 1000,
+    doc: "a relayed request its holding router has not picked up within this long is withdrawn " +
+      "(it reached no worker) and handled like a worker held elsewhere: retried until " +
+      "`SVC_RECONNECT_HOLD_MS`, then `503`",
+  }),
   SVC_PROVISION_RETRY_AFTER_S: int({
     min: 1,
     max: 3600,
@@ -525,6 +552,19 @@ export type ProvisioningSettings = SliceOf<Values, typeof PROVISIONING> & {
   webhook: { url: string; token: string | undefined; intervalS: number } | undefined;
 };
 
+/** The relay of requests between router instances through KV: slice key to variable. */
+const RELAY = {
+  /** Largest request or answer body relayed; 0: no relay. */
+  maxBodyBytes: "SVC_RELAY_MAX_BODY_BYTES",
+  /** Poll interval of the inbox and of an answer on a shared file. */
+  pollMs: "SVC_RELAY_POLL_MS",
+  /** A request not claimed by its holder within this long is withdrawn. */
+  pickupMs: "SVC_RELAY_PICKUP_MS",
+} as const satisfies SliceMap<Values>;
+
+/** The relay of requests between router instances through KV (router/fleet/relay/). */
+export type RelaySettings = SliceOf<Values, typeof RELAY>;
+
 /** Where the worker directory lives and how it is kept: slice key to variable. */
 const DIRECTORY = {
   kind: "SVC_DIRECTORY",
@@ -594,6 +634,8 @@ export interface RouterSettings {
   resultCache: ResultCacheSettings;
   /** Which requests dropped by a dying worker are replayed (router/proxy/replay.ts). */
   replay: ReplaySettings;
+  /** The relay between router instances through KV (KV mode only). */
+  relay: RelaySettings;
   directory: DirectorySettings;
   /** Input limits, the same settings the worker reads. */
   limits: InputLimits;
@@ -663,6 +705,7 @@ export function loadRouterSettings(env: Env, alsoKnown: readonly string[] = []):
       budgetMin: v.SVC_RETRY_BUDGET_MIN,
       rememberBodies: v.SVC_REPLAY_REMEMBER_BODIES,
     },
+    relay: sliceOf(v, RELAY),
     resultCache: { ...sliceOf(v, RESULT_CACHE), ttlMs: v.SVC_RESULT_CACHE_TTL_S * 1000 },
     directory: {
       ...sliceOf(v, DIRECTORY),

@@ -102,6 +102,15 @@ export class FleetHub {
     };
   }
 
+  /**
+   * The request streams of whichever connection of worker `id` this router holds (a relayed
+   * request names the worker, not the connection: it may have reconnected here since).
+   */
+  streamsOfWorker(id: string): { mux: StreamMux; violation(reason: string): void } | undefined {
+    const conn = this.#byWorker.get(id);
+    return conn ? this.streamsOf(id, conn.connId) : undefined;
+  }
+
   /** Handle `GET FLEET_PATH`: refuse without a valid token, else upgrade and serve the socket. */
   async handleUpgrade(req: Request, remote?: string): Promise<Response> {
     if (req.headers.get("upgrade")?.toLowerCase() !== "websocket") {

@@ -11,22 +11,35 @@
  * never retried here: the catalog, hub and cluster cache that decided it are shared by the pool,
  * and a retry would start another doomed load. Selection ranks a worker whose load failed last,
  * so later requests go to workers without the failure when there are any.
+ *
+ * Paths to a worker, the most direct first: this router's own connection to it, HTTP to its
+ * advertised URL, and last a relay through KV to the router instance holding its connection
+ * (router/fleet/relay/), for a pool whose live workers this router cannot reach at all.
  */
-import { errorResponse, ServiceError } from "@svc/shared/errors";
-import { HeaderNames as H } from "@svc/shared/headers";
+import { ServiceError } from "@svc/shared/errors";
 import type { BodyChunks } from "@svc/shared/http/read_body";
 import type { Logger } from "@svc/shared/log";
 import type { WorkerDirectory, WorkerRecord } from "../directory/types.ts";
 import type { RouterMetrics } from "../metrics/router_metrics.ts";
 import type { LoadTracker } from "../pools/load.ts";
-import { type Affinity, type SelectionRequest, selectWorker } from "../pools/selection.ts";
-import { UpstreamCancel } from "./cancel.ts";
-import { downstreamHeaders, upstreamHeaders, withWorkerAuth } from "./headers.ts";
+import { type SelectionRequest, selectWorker } from "../pools/selection.ts";
+import { upstreamHeaders, withWorkerAuth } from "./headers.ts";
 import { sendUpstream, type UpstreamOutcome, type UpstreamRequest } from "./upstream.ts";
 import { sendOverStream } from "./stream_upstream.ts";
 import type { StreamMux } from "@svc/shared/fleet/streams/mux";
 import type { WorkerAuth } from "./worker_auth.ts";
 import type { ReplayPolicy } from "./replay.ts";
+import type { RelayClient } from "../fleet/relay/client.ts";
+import {
+  attemptOnce,
+  downstreamResponse,
+  finalResult,
+  type Sender,
+  workerLost,
+} from "./attempt.ts";
+import { relayForward, relayTarget } from "./relay_forward.ts";
+
+export { downstreamResponse } from "./attempt.ts";
 
 /** Everything forwarding needs. */
 export interface ProxyDeps {
@@ -45,6 +58,11 @@ export interface ProxyDeps {
    * and how to close that connection when the worker breaks the protocol.
    */
   streams?: (worker: WorkerRecord) => WorkerStreams | undefined;
+  /**
+   * The relay to other router instances through KV (KV mode): the path to workers whose
+   * connection only another instance holds. Absent: such workers are `elsewhere`.
+   */
+  relay?: Pick<RelayClient, "routerId" | "maxBodyBytes" | "send">;
 }
 
 /** A worker's connection as forwarding uses it. */
@@ -73,32 +91,8 @@ export type WorkerAnswer = Extract<UpstreamOutcome, { kind: "answer" }>;
  */
 export type AnswerShaper = (answer: WorkerAnswer, worker: WorkerRecord) => Response;
 
-/** The client's answer from the worker's: its status, allow-listed headers and body. */
-export function downstreamResponse(res: WorkerAnswer): Response {
-  return new Response(res.body as BodyInit | null, {
-    status: res.status,
-    statusText: res.statusText,
-    headers: downstreamHeaders(res.headers),
-  });
-}
-
-/** One attempt's outcome. */
-type Attempt =
-  | { kind: "ok"; response: Response }
-  | { kind: "unreachable" }
-  | { kind: "dropped" }
-  | { kind: "draining"; response: Response }
-  | { kind: "timeout" }
-  | { kind: "client_gone" };
-
 /** The request body, read when first asked for (a request with no worker to go to never reads it). */
 export type BodyReader = () => Promise<BodyChunks | null>;
-
-/**
- * Headers of the `WORKER_LOST` answer: the OpenAI client libraries retry a 502 unless told not to,
- * and a retried poison request would take down the next worker.
- */
-const NO_RETRY = { [H.shouldRetry]: "false" } as const;
 
 /**
  * Forward `req` to a worker of `target`, retrying once when allowed. The body is read only once a
@@ -132,6 +126,19 @@ export async function forward(
     if (sel.kind !== "worker") {
       if (attempt > 0) break; // nothing else to retry on
       if (exclude.size === 0) return sel;
+      const relayed = relayTarget(target, deps);
+      if (relayed) {
+        return await relayForward(
+          req,
+          readBody,
+          headers,
+          pathAndQuery,
+          relayed,
+          target,
+          deps,
+          shape,
+        );
+      }
       const anywhere = selectWorker(deps.directory.snapshot(), target, {
         spillLoad: deps.spillLoad,
         inFlight: (id) => deps.load.inFlight(id),
@@ -153,6 +160,11 @@ export async function forward(
       throw err;
     }
     headers["content-length"] = String(body?.length ?? 0);
+    const direct: Sender = async (request) =>
+      sendToWorker(worker, deps, {
+        ...request,
+        headers: withWorkerAuth(request.headers, await deps.workerAuth?.(worker.id)),
+      });
     const r = await attemptOnce(
       req,
       body,
@@ -165,30 +177,12 @@ export async function forward(
       delivered,
       done,
       shape,
+      direct,
     );
-    if (r.kind === "ok") return { kind: "response", response: r.response, worker };
-    if (r.kind === "client_gone") {
-      // Nobody reads the answer; 499-style status for logs and metrics only.
-      return {
-        kind: "response",
-        response: new Response(null, { status: 499 }),
-        worker,
-      };
-    }
-    if (r.kind === "timeout") {
-      throw new ServiceError(
-        "GATEWAY_TIMEOUT",
-        `the worker did not answer within ${deps.upstreamTimeoutMs} ms (SVC_UPSTREAM_TIMEOUT_MS)`,
-      );
-    }
+    const final = finalResult(r, worker, deps);
+    if (final) return final;
     if (r.kind === "dropped") {
-      const lost = new ServiceError(
-        "WORKER_LOST",
-        "the worker serving this request dropped the connection before answering (it may have " +
-          "crashed); the request was not retried on another worker because it may be what " +
-          "crashed the first: check it before sending it again",
-      );
-      const answer = { kind: "response", response: errorResponse(lost, NO_RETRY), worker } as const;
+      const answer = workerLost(worker);
       if (attempt > 0 || !deps.replay?.dropped(body, worker.conn_id)) return answer;
       // A bystander of the worker's death (replay.ts): once more, elsewhere, if there is one.
       lostAnswer = answer;
@@ -205,82 +199,6 @@ export async function forward(
     return { kind: "response", response: lastDraining, worker: lastWorker };
   }
   throw new ServiceError("BAD_GATEWAY", "no worker of the pool could be reached");
-}
-
-async function attemptOnce(
-  req: Request,
-  body: BodyChunks | null,
-  headers: Readonly<Record<string, string>>,
-  pathAndQuery: string,
-  worker: WorkerRecord,
-  affinity: Affinity,
-  target: SelectionRequest,
-  deps: ProxyDeps,
-  delivered: Promise<void> | undefined,
-  /** Ends the worker's in-flight count (begun when it was chosen). */
-  done: () => void,
-  shape: AnswerShaper,
-): Promise<Attempt> {
-  // The client going away cancels the worker's request too (it drops work of gone clients).
-  const cancel = new UpstreamCancel(req.signal, deps.upstreamTimeoutMs);
-  deps.metrics.upstream.inc({
-    worker_id: worker.id,
-    pool: target.pool,
-    bundle: target.bundle,
-    affinity,
-  });
-  const res = await sendToWorker(worker, deps, {
-    base: worker.url,
-    method: req.method,
-    path: pathAndQuery,
-    headers: withWorkerAuth(headers, await deps.workerAuth?.(worker.id)),
-    body,
-    signal: cancel.signal,
-  });
-  // Counted until the answer's headers arrive: inference is over by then, only bytes remain.
-  done();
-  if (res.kind !== "answer") {
-    cancel.release();
-    if (cancel.cause === "client_gone" || req.signal.aborted) return { kind: "client_gone" };
-    if (cancel.cause === "timeout") {
-      deps.metrics.upstreamErrors.inc({ worker_id: worker.id, kind: "timeout" });
-      deps.log("warn", "worker timed out", { worker_id: worker.id, path: pathAndQuery });
-      return { kind: "timeout" };
-    }
-    // Skipped while any other worker can serve: a dead worker's socket may stay registered for
-    // a moment, and a live one that drops connections is not the first choice either.
-    deps.load.coolDown(worker.id);
-    if (res.kind === "dropped") {
-      deps.metrics.upstreamErrors.inc({ worker_id: worker.id, kind: "dropped" });
-      deps.log(
-        "warn",
-        "worker dropped a request it had received (replayed elsewhere only when it cannot be the cause)",
-        {
-          worker_id: worker.id,
-          path: pathAndQuery,
-          error: res.error,
-        },
-      );
-      return { kind: "dropped" };
-    }
-    deps.metrics.upstreamErrors.inc({ worker_id: worker.id, kind: "unreachable" });
-    deps.log("warn", "worker unreachable: the request did not reach it whole", {
-      worker_id: worker.id,
-      error: res.kind === "not_delivered" ? res.error : "aborted",
-    });
-    return { kind: "unreachable" };
-  }
-  if (res.status === 503 && isShuttingDown(res)) {
-    cancel.release();
-    deps.metrics.upstreamErrors.inc({ worker_id: worker.id, kind: "draining" });
-    deps.load.coolDown(worker.id);
-    return { kind: "draining", response: downstreamResponse(res) };
-  }
-  // The deadline keeps covering the body until the client has it; without a delivery signal
-  // (an app called outside Deno.serve) it ends with the headers.
-  if (delivered) delivered.then(() => cancel.release(), () => cancel.release());
-  else cancel.release();
-  return { kind: "ok", response: shape(res, worker) };
 }
 
 /**
@@ -313,18 +231,4 @@ function sendToWorker(
     return Promise.resolve({ kind: "not_delivered", error: "no connection to the worker here" });
   }
   return sendUpstream(request);
-}
-
-/**
- * True when a 503 says the worker is shutting down. Other 503s (queue full, model loading) are
- * the worker's answer to keep. Error answers are small, so they arrive whole.
- */
-function isShuttingDown(res: WorkerAnswer): boolean {
-  if (!(res.body instanceof Uint8Array)) return false;
-  try {
-    const body = JSON.parse(new TextDecoder().decode(res.body)) as { detail?: { code?: string } };
-    return body?.detail?.code === "SHUTTING_DOWN";
-  } catch {
-    return false;
-  }
 }

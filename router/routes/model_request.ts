@@ -94,6 +94,7 @@ async function forwardUntilAnswered(
     spillLoad: ctx.settings.pools.affinitySpillLoad,
     replay: ctx.replay,
     streams: (w: WorkerRecord) => ctx.hub.streamsOf(w.id, w.conn_id),
+    relay: ctx.relay,
   };
   const upstream = {
     pool: target.machineProfile,

@@ -32,7 +32,7 @@ Deno.test({
       }
       const [a, b, c] = routers;
       // Over HTTP: every router reaches it at its advertised URL (a connection-only worker is
-      // served by the router holding its socket alone, docs/fleet.md "Several routers").
+      // reached through the router holding its socket: tests/e2e/router/kv_relay.test.ts).
       procs.push(
         await startWorkerProc("kv-fleet-w", a.url, {
           SVC_MACHINE_PROFILE: "cpu",

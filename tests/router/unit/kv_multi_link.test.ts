@@ -109,6 +109,8 @@ Deno.test("kv multi-link: a connection-only worker is served by each router it d
     SVC_MACHINE_PROFILES: "cpu,l4",
     SVC_EXPOSE_WORKER_ID: "1",
     SVC_RECONNECT_HOLD_MS: "300",
+    // Off: what a router that cannot reach a worker does without it (kv_relay.test.ts: with it).
+    SVC_RELAY_MAX_BODY_BYTES: "0",
   };
   const a = await startTestRouter(env, { kv });
   const b = await startTestRouter(env, { kv });
@@ -144,7 +146,7 @@ Deno.test("kv multi-link: a connection-only worker is served by each router it d
     const here = await encode(a.url, "cpu");
     assert.equal(here.status, 200);
     await here.body?.cancel();
-    // B cannot reach cpu-w (its only connection is on A): held, then a retryable 503.
+    // B cannot reach cpu-w (its only connection is on A, no relay): held, then a retryable 503.
     const t0 = performance.now();
     const there = await encode(b.url, "cpu");
     const waited = performance.now() - t0;

@@ -1,0 +1,182 @@
+/**
+ * The asking end of the relay: a request for a worker whose connection another router instance
+ * holds is written to KV for that instance (head, body chunks, a ring of its bell), and its answer
+ * read back from KV. The outcomes are the HTTP client's (router/proxy/upstream.ts), so forwarding
+ * applies the same rules whichever path a request took, plus one of its own: the holder never
+ * picked the request up within the bound, and it was withdrawn (nothing reached any worker).
+ */
+import type { Logger } from "@svc/shared/log";
+import type { UpstreamOutcome, UpstreamRequest } from "../../proxy/upstream.ts";
+import { parseAnswerHead, type RelayRequestHead, splitBody } from "./codec.ts";
+import { RelayKeys } from "./keys.ts";
+import { deleteChunks, readChunks, writeChunks, writeWithRetry } from "./store.ts";
+import { waitForKey } from "./wait.ts";
+
+/** What became of a relayed request. */
+export type RelayOutcome =
+  | UpstreamOutcome
+  /** The holder did not claim it within the pickup bound; withdrawn, never served. */
+  | { kind: "not_picked_up" }
+  /** The worker's answer is larger than the relay carries. */
+  | { kind: "too_large"; bytes: number };
+
+/** Options of the asking end. */
+export interface RelayClientOptions {
+  kv: Deno.Kv;
+  prefix: string;
+  /** This instance's id (shown to the holder in its logs). */
+  routerId: string;
+  /** Largest body relayed in either direction (`SVC_RELAY_MAX_BODY_BYTES`). */
+  maxBodyBytes: number;
+  /** How often the answer key is polled besides its watch. */
+  pollMs: number;
+  /** A request not claimed by its holder within this long is withdrawn. */
+  pickupMs: number;
+  /** Bound on one relayed request (`SVC_UPSTREAM_TIMEOUT_MS`). */
+  timeoutMs: number;
+  log: Logger;
+}
+
+/** Keys outlive the request's deadline by this much, then KV collects them. */
+export const RELAY_TTL_GRACE_MS = 60_000;
+
+/** Sends requests through KV to the router instance holding a worker's connection. */
+export class RelayClient {
+  readonly #o: RelayClientOptions;
+  readonly #keys: RelayKeys;
+
+  constructor(opts: RelayClientOptions) {
+    this.#o = opts;
+    this.#keys = new RelayKeys(opts.prefix);
+  }
+
+  /** Largest body relayed (`SVC_RELAY_MAX_BODY_BYTES`). */
+  get maxBodyBytes(): number {
+    return this.#o.maxBodyBytes;
+  }
+
+  /** This instance's id: a record it holds itself is never relayed to. */
+  get routerId(): string {
+    return this.#o.routerId;
+  }
+
+  /**
+   * Relay `req` to worker `workerId` through `holder`; resolves with what became of it, never
+   * rejects (a KV failure counts as a request that reached no worker). `held` says whether the
+   * holder still holds the worker (the directory's view): a holder that dies mid-relay costs
+   * two pickup bounds, not the whole upstream timeout.
+   */
+  async send(
+    holder: string,
+    workerId: string,
+    req: UpstreamRequest,
+    held: () => boolean = () => true,
+  ): Promise<RelayOutcome> {
+    const id = crypto.randomUUID();
+    const deadline = Date.now() + this.#o.timeoutMs;
+    const expireIn = this.#o.timeoutMs + RELAY_TTL_GRACE_MS;
+    const chunks = splitBody(req.body?.chunks ?? []);
+    const { authorization: _never, ...headers } = req.headers;
+    const head: RelayRequestHead = {
+      asker: this.#o.routerId,
+      worker_id: workerId,
+      method: req.method,
+      path: req.path,
+      headers,
+      body_bytes: req.body?.length ?? 0,
+      body_chunks: chunks.length,
+      deadline,
+    };
+    const k = this.#keys;
+    const inboxKey = k.request(holder, id);
+    const written = await writeWithRetry(async () => {
+      const last = this.#o.kv.atomic()
+        .set(inboxKey, head, { expireIn })
+        .sum(k.bell(holder), 1n);
+      return await writeChunks(this.#o.kv, k.requestBody(id), chunks, expireIn, last) &&
+        (await last.commit()).ok;
+    });
+    if (!written) {
+      await deleteChunks(this.#o.kv, k.requestBody(id), chunks.length);
+      return { kind: "not_delivered", error: "relay: the request could not be written to KV" };
+    }
+    // First the pickup bound: a holder that never claims the request is one that cannot serve.
+    const pickupUntil = Math.min(deadline, Date.now() + this.#o.pickupMs);
+    let got = await waitForKey(this.#o.kv, k.answer(id), {
+      pollMs: this.#o.pollMs,
+      untilMs: pickupUntil,
+      signal: req.signal,
+    });
+    if (got.kind === "timeout") {
+      if (await this.#withdraw(inboxKey, id, chunks.length)) return { kind: "not_picked_up" };
+      // Claimed: the answer comes, unless the holder dies with the request. Its liveness is
+      // checked once per pickup bound; gone, it gets one more bound to have written an answer.
+      let graced = false;
+      for (;;) {
+        got = await waitForKey(this.#o.kv, k.answer(id), {
+          pollMs: this.#o.pollMs,
+          untilMs: Math.min(deadline, Date.now() + this.#o.pickupMs),
+          signal: req.signal,
+        });
+        if (got.kind !== "timeout" || Date.now() >= deadline) break;
+        if (held()) continue;
+        if (graced) {
+          // The worker may have had it: like a connection lost mid-request, never sent again.
+          return { kind: "dropped", error: "relay: the holding router went away" };
+        }
+        graced = true;
+      }
+    }
+    if (got.kind !== "value") {
+      // Aborted (client gone, or the forwarding deadline): whatever the holder writes expires.
+      await this.#withdraw(inboxKey, id, chunks.length);
+      return { kind: "aborted" };
+    }
+    return await this.#answer(id, got.entry.value);
+  }
+
+  /**
+   * Take the request back unless the holder claimed it (both sides delete the inbox head,
+   * checked, so exactly one wins); true when withdrawn.
+   */
+  async #withdraw(inboxKey: Deno.KvKey, id: string, chunks: number): Promise<boolean> {
+    try {
+      const cur = await this.#o.kv.get(inboxKey);
+      if (cur.versionstamp === null) return false;
+      const res = await this.#o.kv.atomic().check(cur).delete(inboxKey).commit();
+      if (!res.ok) return false;
+      await deleteChunks(this.#o.kv, this.#keys.requestBody(id), chunks);
+      return true;
+    } catch (err) {
+      this.#o.log("warn", "relay: withdrawing a request failed", { error: String(err) });
+      return false;
+    }
+  }
+
+  /** The holder's answer as an upstream outcome; its keys are deleted once read. */
+  async #answer(id: string, value: unknown): Promise<RelayOutcome> {
+    const kv = this.#o.kv;
+    const head = parseAnswerHead(value);
+    const chunks = head?.kind === "answer" ? head.body_chunks : 0;
+    try {
+      if (!head) return { kind: "dropped", error: "relay: invalid answer head" };
+      if (head.kind === "too_large") return { kind: "too_large", bytes: head.body_bytes };
+      if (head.kind === "timeout") return { kind: "aborted" };
+      if (head.kind !== "answer") return { kind: head.kind, error: `relay: ${head.error}` };
+      const body = await readChunks(kv, this.#keys.answerBody(id), chunks, head.body_bytes);
+      // The holder wrote the chunks before the head: missing ones mean they expired or were
+      // tampered with; the worker did answer, so this is not a request to send again.
+      if (!body) return { kind: "dropped", error: "relay: answer body incomplete" };
+      return {
+        kind: "answer",
+        status: head.status,
+        statusText: "",
+        headers: Object.fromEntries(head.headers),
+        body,
+      };
+    } finally {
+      // Off the answer's path: the client need not wait for the cleanup (the keys expire anyway).
+      deleteChunks(kv, this.#keys.answerBody(id), chunks, this.#keys.answer(id)).catch(() => {});
+    }
+  }
+}

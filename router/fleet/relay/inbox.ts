@@ -1,0 +1,220 @@
+/**
+ * The holding end of the relay: this instance's inbox in KV, learned of by a watch and a poll of
+ * its bell (router/kv/change_feed.ts), each request claimed once (a checked delete of its head,
+ * which the asker's withdrawal races), served over the worker's connection held here exactly as a
+ * local request, and answered into KV for the asker: head and body chunks, every key expiring.
+ */
+import type { Logger } from "@svc/shared/log";
+import { downstreamHeaderPairs } from "../../proxy/headers.ts";
+import type { UpstreamOutcome } from "../../proxy/upstream.ts";
+import { ChangeFeed } from "../../kv/change_feed.ts";
+import {
+  parseRequestHead,
+  type RelayAnswerHead,
+  type RelayRequestHead,
+  splitBody,
+} from "./codec.ts";
+import { RelayKeys } from "./keys.ts";
+import { RELAY_TTL_GRACE_MS } from "./client.ts";
+import { CLAIM_DELETES, deleteChunks, readChunks, writeChunks, writeWithRetry } from "./store.ts";
+
+/** A relayed request as the holder hands it to a worker (headers allow-listed, no credentials). */
+export interface RelayedRequest {
+  workerId: string;
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body: Uint8Array;
+  signal: AbortSignal;
+}
+
+/** Serves one relayed request over a connection held here (router/fleet/relay/serve.ts). */
+export type RelayServe = (req: RelayedRequest) => Promise<UpstreamOutcome>;
+
+/** Options of the holding end. */
+export interface RelayInboxOptions {
+  kv: Deno.Kv;
+  prefix: string;
+  /** This instance's id: the directory records of the workers it holds name it. */
+  routerId: string;
+  /** How often the bell is polled besides its watch. */
+  pollMs: number;
+  /** Largest body relayed in either direction (`SVC_RELAY_MAX_BODY_BYTES`). */
+  maxBodyBytes: number;
+  serve: RelayServe;
+  log: Logger;
+}
+
+/** A failed inbox read is tried again after this long. */
+const DRAIN_RETRY_MS = 20;
+
+/** The holder stops serving a request this long after the asker's deadline (its timer wins). */
+const HOLDER_GRACE_MS = 1000;
+
+/** Picks up relayed requests for this instance and answers them. */
+export class RelayInbox {
+  readonly #o: RelayInboxOptions;
+  readonly #keys: RelayKeys;
+  readonly #feed: ChangeFeed;
+  readonly #serving = new Set<Promise<void>>();
+  #closed = false;
+
+  constructor(opts: RelayInboxOptions) {
+    this.#o = opts;
+    this.#keys = new RelayKeys(opts.prefix);
+    this.#feed = new ChangeFeed({
+      kv: opts.kv,
+      key: this.#keys.bell(opts.routerId),
+      pollMs: opts.pollMs,
+      onChange: () => this.#drain(),
+      log: opts.log,
+    });
+  }
+
+  /**
+   * {@link #drainOnce}, again shortly after a failure (a shared file's lock): the bell has not
+   * moved, so no poll would bring the waiting requests back before their pickup bound.
+   */
+  async #drain(): Promise<void> {
+    try {
+      await this.#drainOnce();
+    } catch (err) {
+      this.#o.log("warn", "relay: reading the inbox failed; again shortly", { error: String(err) });
+      if (!this.#closed) setTimeout(() => void this.#feed.update(), DRAIN_RETRY_MS);
+    }
+  }
+
+  /** Claim every request waiting in the inbox and start serving it. */
+  async #drainOnce(): Promise<void> {
+    const kv = this.#o.kv;
+    for await (const e of kv.list<unknown>({ prefix: this.#keys.inbox(this.#o.routerId) })) {
+      if (this.#closed) return;
+      const id = String(e.key.at(-1));
+      const head = parseRequestHead(e.value);
+      const bodyKey = this.#keys.requestBody(id);
+      const usable = head !== undefined && head.deadline > Date.now() &&
+        head.body_bytes <= this.#o.maxBodyBytes;
+      // The body is read before the claim, so that one commit claims the request and deletes
+      // what it read (a request withdrawn meanwhile costs a wasted read, nothing more).
+      const body = usable
+        ? await readChunks(kv, bodyKey, head.body_chunks, head.body_bytes)
+        : undefined;
+      const chunks = head?.body_chunks ?? 0;
+      const claim = kv.atomic().check(e).delete(e.key);
+      for (let i = 0; i < Math.min(chunks, CLAIM_DELETES); i++) claim.delete([...bodyKey, i]);
+      if (!(await claim.commit()).ok) continue; // withdrawn by its asker meanwhile
+      if (chunks > CLAIM_DELETES) {
+        deleteChunks(kv, bodyKey, chunks).catch(() => {});
+      }
+      if (!head) {
+        this.#o.log("warn", "relay: invalid request ignored", { relay_id: id });
+        continue;
+      }
+      if (head.deadline <= Date.now()) continue; // nobody waits for it any more
+      const p = this.#serve(id, head, body).catch((err) =>
+        this.#o.log("warn", "relay: answering failed", { relay_id: id, error: String(err) })
+      );
+      this.#serving.add(p);
+      p.finally(() => this.#serving.delete(p));
+    }
+  }
+
+  /** Serve one claimed request (`body`: undefined when unreadable) and write its answer. */
+  async #serve(id: string, head: RelayRequestHead, body: Uint8Array | undefined): Promise<void> {
+    const kv = this.#o.kv;
+    let answer: RelayAnswerHead;
+    let chunks: Uint8Array[] = [];
+    if (!body) {
+      answer = { kind: "not_delivered", error: "request body missing or over the relay bound" };
+    } else {
+      const signal = AbortSignal.timeout(
+        Math.max(1, head.deadline + HOLDER_GRACE_MS - Date.now()),
+      );
+      const out = await this.#o.serve({
+        workerId: head.worker_id,
+        method: head.method,
+        path: head.path,
+        headers: head.headers,
+        body,
+        signal,
+      });
+      ({ answer, chunks } = await this.#answerOf(out));
+    }
+    const expireIn = Math.max(1, head.deadline - Date.now()) + RELAY_TTL_GRACE_MS;
+    // The asker waits for this write: a refused commit is tried again, not left to its deadline.
+    const ok = await writeWithRetry(async () => {
+      const last = kv.atomic().set(this.#keys.answer(id), answer, { expireIn });
+      return await writeChunks(kv, this.#keys.answerBody(id), chunks, expireIn, last) &&
+        (await last.commit()).ok;
+    });
+    if (!ok) throw new Error("the answer could not be written");
+  }
+
+  /** The answer head and body chunks of what the worker did (its body read whole, bounded). */
+  async #answerOf(
+    out: UpstreamOutcome,
+  ): Promise<{ answer: RelayAnswerHead; chunks: Uint8Array[] }> {
+    if (out.kind === "aborted") return { answer: { kind: "timeout" }, chunks: [] };
+    if (out.kind !== "answer") return { answer: { kind: out.kind, error: out.error }, chunks: [] };
+    const read = await readBounded(out.body, this.#o.maxBodyBytes);
+    if (read.kind === "too_large") {
+      return { answer: { kind: "too_large", body_bytes: read.bytes }, chunks: [] };
+    }
+    if (read.kind === "lost") return { answer: { kind: "dropped", error: read.error }, chunks: [] };
+    const chunks = splitBody(read.parts);
+    return {
+      answer: {
+        kind: "answer",
+        status: out.status,
+        headers: downstreamHeaderPairs(out.headers),
+        body_bytes: read.bytes,
+        body_chunks: chunks.length,
+      },
+      chunks,
+    };
+  }
+
+  /** Stop learning of new requests; requests being served finish and are answered. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#feed.close();
+    await Promise.allSettled([...this.#serving]);
+  }
+}
+
+/** A worker's answer body read whole up to `max` bytes. */
+type BoundedRead =
+  | { kind: "ok"; parts: Uint8Array[]; bytes: number }
+  | { kind: "too_large"; bytes: number }
+  | { kind: "lost"; error: string };
+
+/** Read `body` whole, giving up (and cancelling it) past `max` bytes. */
+async function readBounded(
+  body: Uint8Array | ReadableStream<Uint8Array> | null,
+  max: number,
+): Promise<BoundedRead> {
+  if (body === null) return { kind: "ok", parts: [], bytes: 0 };
+  if (body instanceof Uint8Array) {
+    return body.length > max
+      ? { kind: "too_large", bytes: body.length }
+      : { kind: "ok", parts: [body], bytes: body.length };
+  }
+  const reader = body.getReader();
+  const parts: Uint8Array[] = [];
+  let bytes = 0;
+  try {
+    for (;;) {
+      const step = await reader.read();
+      if (step.done) return { kind: "ok", parts, bytes };
+      bytes += step.value.length;
+      if (bytes > max) {
+        await reader.cancel().catch(() => {});
+        return { kind: "too_large", bytes };
+      }
+      parts.push(step.value);
+    }
+  } catch (err) {
+    // The worker's connection went part-way through its answer.
+    return { kind: "lost", error: String(err) };
+  }
+}
