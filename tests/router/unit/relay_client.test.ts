@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { silentLogger } from "@svc/shared/log";
-import { RelayClient } from "../../../router/fleet/relay/client.ts";
-import { RelayKeys } from "../../../router/fleet/relay/keys.ts";
-import type { UpstreamRequest } from "../../../router/proxy/upstream.ts";
+import { RelayClient } from "#router/fleet/relay/client.ts";
+import { RelayKeys } from "#router/fleet/relay/keys.ts";
+import type { UpstreamRequest } from "#router/proxy/upstream.ts";
 
 const PICKUP_MS = 150;
 

@@ -14,9 +14,9 @@ import {
   parseRequestHead,
   relayedHeaders,
   splitBody,
-} from "../../../router/fleet/relay/codec.ts";
-import { deleteChunks, readChunks, writeChunks } from "../../../router/fleet/relay/store.ts";
-import { waitForKey } from "../../../router/fleet/relay/wait.ts";
+} from "#router/fleet/relay/codec.ts";
+import { deleteChunks, readChunks, writeChunks } from "#router/fleet/relay/store.ts";
+import { waitForKey } from "#router/fleet/relay/wait.ts";
 
 function bytes(n: number, seed = 7): Uint8Array {
   const out = new Uint8Array(n);
