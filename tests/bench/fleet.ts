@@ -12,6 +12,7 @@
  *     [--cpu-prof=DIR] [--verbose]
  */
 import { cpuMs } from "./cpu_time.ts";
+import { routerV8Flags } from "./procs.ts";
 import { rssMiB, timeGet } from "../hardening/helpers.ts";
 
 const USAGE = `usage: npx deno task bench:fleet [--workers=100,300,1000] [--seconds=20]
@@ -38,12 +39,6 @@ const SECRET = "bench-fleet-worker-secret-0123456789";
 function arg(name: string, fallback: string): string {
   const found = Deno.args.find((a) => a.startsWith(`--${name}=`));
   return found ? found.slice(name.length + 3) : fallback;
-}
-
-/** The `--v8-flags` of `deno task router` (deno.json), the flags the router is deployed with. */
-async function routerV8Flags(): Promise<string> {
-  const config = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`));
-  return config.tasks.router.command.match(/--v8-flags=(\S+)/)?.[1] ?? "";
 }
 
 /** A line-reading child process. */

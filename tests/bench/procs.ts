@@ -4,6 +4,13 @@ import { fileURLToPath } from "node:url";
 /** Repository root (commands run from there so `-P=<set>` finds deno.json). */
 export const REPO: string = fileURLToPath(new URL("../../", import.meta.url));
 
+/** The `--v8-flags` of `deno task router` (deno.json): the flags the router is deployed with. */
+export async function routerV8Flags(): Promise<string> {
+  const config = JSON.parse(await Deno.readTextFile(`${REPO}deno.json`));
+  const command: string = config.tasks.router.command;
+  return command.match(/--v8-flags=(\S+)/)?.[1] ?? "";
+}
+
 /** Output kept per process for error messages (the tail is what explains a crash). */
 const TAIL_CHARS = 8000;
 

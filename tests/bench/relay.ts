@@ -22,14 +22,23 @@ import { startTaskRouter } from "../e2e/start/tasks.ts";
 import { E2E_TOKEN, type Proc, stopAll } from "../e2e/procs.ts";
 import { waitFor } from "../helpers/wait.ts";
 
+const USAGE = "usage: deno task bench:relay [--requests=300] [--poll-ms=25] " +
+  "[--setups=file,memory]\n\nWhat each path from a router to a worker adds (local connection, " +
+  "HTTP, KV relay), at concurrency 1, against fake workers that answer at once.";
+
 const { values } = parseArgs({
   args: Deno.args,
   options: {
     requests: { type: "string", default: "300" },
     "poll-ms": { type: "string", default: "25" },
     setups: { type: "string", default: "file,memory" },
+    help: { type: "boolean", default: false },
   },
 });
+if (values.help) {
+  console.log(USAGE);
+  Deno.exit(0);
+}
 const REQUESTS = Number(values.requests);
 const POLL_MS = values["poll-ms"];
 

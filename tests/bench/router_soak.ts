@@ -10,6 +10,7 @@ import { parseArgs } from "node:util";
 import { startFakeWorker } from "../router/helpers/fake_worker.ts";
 import { rssMiB, timeGet } from "../hardening/helpers.ts";
 import { waitFor } from "../helpers/wait.ts";
+import { routerV8Flags } from "./procs.ts";
 
 const USAGE =
   `usage: npx deno task bench:router-soak [--seconds=60] [--concurrency=32] [--server=node|deno]
@@ -50,13 +51,6 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 const TOKEN = "bench-soak-worker-token-0123456789";
 const SAMPLE_MS = 5000;
 const WARMUP_MS = 10_000;
-
-/** The `--v8-flags` of `deno task router` (deno.json), the flags the router is deployed with. */
-async function routerV8Flags(): Promise<string> {
-  const config = JSON.parse(await Deno.readTextFile(`${ROOT}deno.json`));
-  const command: string = config.tasks.router.command;
-  return command.match(/--v8-flags=(\S+)/)?.[1] ?? "";
-}
 
 /** Start the router process; resolves with it and its URL once it listens. */
 async function startRouter(

@@ -1,5 +1,5 @@
 /** The worker and router processes under test, started as `deno task worker|router` would. */
-import { freePort, type Proc, spawnDeno } from "./procs.ts";
+import { freePort, type Proc, routerV8Flags, spawnDeno } from "./procs.ts";
 import { waitFor } from "../helpers/wait.ts";
 import { type FleetLink, startFleetLink } from "#worker/fleet/mod.ts";
 import { loadWorkerSettings } from "@svc/worker/settings";
@@ -73,7 +73,9 @@ export async function startRouter(resultCache = false): Promise<Service> {
     SVC_LOG_LEVEL: "warn",
   };
   if (!resultCache) env.SVC_RESULT_CACHE_BYTES = "0";
-  const proc = spawnDeno(["-P=router", "router/main.ts"], env);
+  // As deployed: `deno task router`'s V8 flags (a bounded young generation).
+  const v8 = await routerV8Flags();
+  const proc = spawnDeno(["-P=router", ...(v8 ? [`--v8-flags=${v8}`] : []), "router/main.ts"], env);
   return await serviceWhenOk(proc, `http://127.0.0.1:${port}`, "/healthz", 30_000);
 }
 
