@@ -215,6 +215,16 @@ function diagnostics(input: AssembleInput): Record<string, number | null> {
         r.floorSingle ? r.workerSingle.latency.p50 - r.floorSingle.latency.p50 : NaN
       ),
     ),
+    // The same, each request paired with its own inference time (both sides time session.run
+    // in their inference thread): the run's own spread, a millisecond or more between rounds
+    // here, drops out, as it does for the router's paired figure.
+    workerC1OverFloorPairedP50Ms: med(
+      rounds.map((r) =>
+        r.floorSingle?.outside && r.workerSingle.outside
+          ? r.workerSingle.outside.inferenceP50 - r.floorSingle.outside.inferenceP50
+          : NaN
+      ),
+    ),
     floorProxyAddedP50PairedMs: med(
       rounds.map((r) => outsideDiff(r.floorProxySingle, r.workerSingle)),
     ),

@@ -44,6 +44,8 @@ Deno.test("bench diagnostics: the worker against the floor, the router against t
   const d = results.diagnostics;
   assert.equal(d.floorC1OverRawP50Ms, 2);
   assert.equal(d.workerC1OverFloorP50Ms, 1);
+  // Outside inference (c1 adds 5 to outside the server): the worker 6, the floor 5.5.
+  assert.equal(d.workerC1OverFloorPairedP50Ms, 0.5);
   assert.equal(d.floorProxyAddedP50PairedMs, 0.75);
   assert.equal(d.routerOverFloorProxyP50Ms, 0.5);
   // The large-request run's own counters.

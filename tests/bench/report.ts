@@ -85,9 +85,11 @@ export function summaryText(r: BenchResults): string {
   lines.push(
     `floors at concurrency 1: a bare server with one inference thread adds ${
       ms(d.floorC1OverRawP50Ms)
-    } to a raw run (the worker ${ms(d.workerC1OverFloorP50Ms)} more); a bare proxy adds ${
-      ms(d.floorProxyAddedP50PairedMs)
-    } (the router ${ms(d.routerOverFloorProxyP50Ms)} more)`,
+    } to a raw run (the worker ${ms(d.workerC1OverFloorP50Ms)} more, paired ${
+      ms(d.workerC1OverFloorPairedP50Ms)
+    }); a bare proxy adds ${ms(d.floorProxyAddedP50PairedMs)} (the router ${
+      ms(d.routerOverFloorProxyP50Ms)
+    } more)`,
   );
   return lines.join("\n");
 }
