@@ -8,7 +8,7 @@
  * streaming lets go of what it kept at once.
  */
 import type { WorkerAnswer } from "../proxy/forward.ts";
-import { joinChunks } from "../proxy/upstream.ts";
+import { joinChunks } from "../proxy/join_chunks.ts";
 
 /** Told once: the answer's whole body, or undefined when it will not be had whole. */
 export type OnBody = (body: Uint8Array | undefined) => void;

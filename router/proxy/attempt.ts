@@ -66,6 +66,22 @@ export function finalResult(
   return undefined;
 }
 
+/**
+ * The body, read once the worker's load counts the request (`done` ends that count); a body that
+ * cannot be read ends it before the error goes on.
+ */
+export async function readCounted(
+  readBody: () => Promise<BodyChunks | null>,
+  done: () => void,
+): Promise<BodyChunks | null> {
+  try {
+    return await readBody();
+  } catch (err) {
+    done();
+    throw err;
+  }
+}
+
 /** 502 `WORKER_LOST`: the worker received the request whole and dropped it unanswered. */
 export function workerLost(worker: WorkerRecord): ForwardResult {
   const lost = new ServiceError(

@@ -34,6 +34,7 @@ import {
   attemptOnce,
   downstreamResponse,
   finalResult,
+  readCounted,
   type Sender,
   workerLost,
 } from "./attempt.ts";
@@ -152,13 +153,7 @@ export async function forward(
     if (attempt === 0) deps.replay?.sent();
     // Counted from the choice on, before any await: requests routed meanwhile see this one.
     const done = deps.load.begin(worker.id);
-    let body: BodyChunks | null;
-    try {
-      body = await readBody();
-    } catch (err) {
-      done();
-      throw err;
-    }
+    const body = await readCounted(readBody, done);
     headers["content-length"] = String(body?.length ?? 0);
     const direct: Sender = async (request) =>
       sendToWorker(worker, deps, {

@@ -7,9 +7,8 @@
 import { ServiceError } from "@svc/shared/errors";
 import type { WorkerRecord } from "../directory/types.ts";
 import { type Affinity, type SelectionRequest, selectWorker } from "../pools/selection.ts";
-import { attemptOnce, finalResult, type Sender, workerLost } from "./attempt.ts";
+import { attemptOnce, finalResult, readCounted, type Sender, workerLost } from "./attempt.ts";
 import type { AnswerShaper, BodyReader, ForwardResult, ProxyDeps } from "./forward.ts";
-import type { BodyChunks } from "@svc/shared/http/read_body";
 
 /** A worker of the pool only the relay reaches, and how it ranks; undefined: none. */
 export function relayTarget(
@@ -55,13 +54,7 @@ export async function relayForward(
   const worker = chosen.worker;
   deps.replay?.sent();
   const done = deps.load.begin(worker.id);
-  let body: BodyChunks | null;
-  try {
-    body = await readBody();
-  } catch (err) {
-    done();
-    throw err;
-  }
+  const body = await readCounted(readBody, done);
   const size = body?.length ?? 0;
   if (size > relay.maxBodyBytes) {
     done();

@@ -9,7 +9,8 @@
 import { errorParts, invalidInput } from "@svc/shared/errors";
 import { RESET } from "@svc/shared/fleet/streams/frames";
 import { MAX_HEAD_BYTES, type MuxStream, type StreamMux } from "@svc/shared/fleet/streams/mux";
-import { joinChunks, type UpstreamOutcome, type UpstreamRequest } from "./upstream.ts";
+import type { UpstreamOutcome, UpstreamRequest } from "./upstream.ts";
+import { joinChunks } from "./join_chunks.ts";
 
 /** Answers of at most this many bytes are read whole before they are handed on (as upstream.ts). */
 const WHOLE_MAX_BYTES = 64 * 1024;

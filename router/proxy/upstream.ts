@@ -22,6 +22,7 @@ import http from "node:http";
 import https from "node:https";
 import type { Duplex } from "node:stream";
 import type { BodyChunks } from "@svc/shared/http/read_body";
+import { joinChunks } from "./join_chunks.ts";
 
 /** Idle connections to workers are closed after this long (at most; a shorter `Keep-Alive` wins). */
 const IDLE_MS = 4000;
@@ -230,18 +231,6 @@ function readWhole(
     "error",
     (err: NodeJS.ErrnoException) => settle({ kind: "dropped", error: err.code ?? err.name }),
   );
-}
-
-/** `parts` joined into one buffer of `size` bytes (a single part as it is). */
-export function joinChunks(parts: readonly Uint8Array[], size: number): Uint8Array {
-  if (parts.length === 1) return parts[0];
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 /**

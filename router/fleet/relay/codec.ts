@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { HeaderNames as H } from "@svc/shared/headers";
+import { joinChunks } from "../../proxy/join_chunks.ts";
 
 /** Most body bytes in one stored chunk (KV's value limit is 65,536 bytes after serialisation). */
 export const CHUNK_BYTES = 60_000;
@@ -124,7 +125,7 @@ export function relayedHeaders(stored: Readonly<Record<string, string>>): Record
  */
 export function splitBody(parts: readonly Uint8Array[]): Uint8Array[] {
   const size = parts.reduce((n, p) => n + p.length, 0);
-  const whole = parts.length === 1 ? parts[0] : joinParts(parts, size);
+  const whole = joinChunks(parts, size);
   const out: Uint8Array[] = [];
   for (let at = 0; at < size; at += CHUNK_BYTES) {
     out.push(whole.subarray(at, Math.min(size, at + CHUNK_BYTES)));
@@ -153,15 +154,4 @@ export function commitGroups(chunks: readonly Uint8Array[]): number[][] {
   });
   if (cur.length > 0) groups.push(cur);
   return groups;
-}
-
-/** `parts` joined into one buffer of `size` bytes. */
-export function joinParts(parts: readonly Uint8Array[], size: number): Uint8Array {
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }

@@ -3,7 +3,8 @@
  * than one may carry), read back whole and checked against the head's count and size, deleted
  * once read. Every key expires (`expireIn`): a side that dies mid-relay leaves nothing for long.
  */
-import { commitGroups, joinParts } from "./codec.ts";
+import { commitGroups } from "./codec.ts";
+import { joinChunks } from "../../proxy/join_chunks.ts";
 
 /**
  * Store `chunks` under `prefix` (index appended). Groups that fit go in `last` (the commit that
@@ -47,7 +48,7 @@ export async function readChunks(
     parts.push(v);
   }
   if (parts.length !== count || size !== bytes) return undefined;
-  return joinParts(parts, size);
+  return joinChunks(parts, size);
 }
 
 /** Attempts of a write that another process's lock refused (a shared file's "database is locked"). */

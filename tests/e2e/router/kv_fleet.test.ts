@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { encode, json, Proc, startWorkerProc, stopAll } from "../procs.ts";
 import { waitFor } from "../../helpers/wait.ts";
-import { startTaskRouter } from "../start/tasks.ts";
+import { startThreeTaskRouters } from "../start/tasks.ts";
 
 Deno.test({
   name: "e2e: three routers on one KV file share cache, demand and drains",
@@ -24,12 +24,7 @@ Deno.test({
     };
     const procs: Proc[] = [];
     try {
-      const routers = [];
-      for (const name of ["router-a", "router-b", "router-c"]) {
-        const r = await startTaskRouter(name, env);
-        procs.push(r.proc);
-        routers.push(r);
-      }
+      const routers = await startThreeTaskRouters(env, procs);
       const [a, b, c] = routers;
       // Over HTTP: every router reaches it at its advertised URL (a connection-only worker is
       // reached through the router holding its socket: tests/e2e/router/kv_relay.test.ts).

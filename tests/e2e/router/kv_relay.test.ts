@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { encode, json, Proc, startWorkerProc, stopAll } from "../procs.ts";
 import { waitFor } from "../../helpers/wait.ts";
-import { startTaskRouter } from "../start/tasks.ts";
+import { startThreeTaskRouters } from "../start/tasks.ts";
 
 const MODEL = "fixture/dense";
 /** A client key, and the fleet's worker secret: each worker accepts only its own derived key. */
@@ -64,12 +64,7 @@ Deno.test({
     };
     const procs: Proc[] = [];
     try {
-      const routers = [];
-      for (const name of ["router-a", "router-b", "router-c"]) {
-        const r = await startTaskRouter(name, env);
-        procs.push(r.proc);
-        routers.push(r);
-      }
+      const routers = await startThreeTaskRouters(env, procs);
       const [a, b, c] = routers;
       // Connection transport, no HTTP server: only A, whose socket it holds, can reach it
       // without the relay.

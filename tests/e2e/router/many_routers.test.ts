@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { encode, json, Proc, startWorkerProc, stopAll } from "../procs.ts";
 import { waitFor } from "../../helpers/wait.ts";
-import { startTaskRouter } from "../start/tasks.ts";
+import { startThreeTaskRouters } from "../start/tasks.ts";
 
 const MODEL = "fixture/dense";
 /** The HTTP worker's pool and the connection-only worker's. */
@@ -56,12 +56,7 @@ Deno.test({
     };
     const procs: Proc[] = [];
     try {
-      const routers = [];
-      for (const name of ["router-a", "router-b", "router-c"]) {
-        const r = await startTaskRouter(name, env);
-        procs.push(r.proc);
-        routers.push(r);
-      }
+      const routers = await startThreeTaskRouters(env, procs);
       const [a, b, c] = routers;
       const all = routers.map((r) => r.url).join(",");
       const workers = {

@@ -47,6 +47,23 @@ export async function runTask(
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
 }
 
+/**
+ * Three routers (A, B, C) started as `deno task router` on `env`, one after the other; each is
+ * added to `procs` as it starts, so the caller's cleanup stops those that did.
+ */
+export async function startThreeTaskRouters(
+  env: Record<string, string>,
+  procs: Proc[],
+): Promise<{ proc: Proc; url: string }[]> {
+  const routers = [];
+  for (const name of ["router-a", "router-b", "router-c"]) {
+    const r = await startTaskRouter(name, env);
+    procs.push(r.proc);
+    routers.push(r);
+  }
+  return routers;
+}
+
 /** A router started with exactly `deno task router`'s command line (its KV-path grants). */
 export async function startTaskRouter(
   name: string,

@@ -9,13 +9,13 @@ import {
   chunkCount,
   COMMIT_BYTES,
   commitGroups,
-  joinParts,
   parseAnswerHead,
   parseRequestHead,
   relayedHeaders,
   splitBody,
 } from "#router/fleet/relay/codec.ts";
 import { deleteChunks, readChunks, writeChunks } from "#router/fleet/relay/store.ts";
+import { joinChunks } from "#router/proxy/join_chunks.ts";
 import { waitForKey } from "#router/fleet/relay/wait.ts";
 
 function bytes(n: number, seed = 7): Uint8Array {
@@ -32,8 +32,8 @@ Deno.test("relay codec: bodies split under the value limit, commits under the co
   assert.deepEqual(parts.map((p) => p.length), [CHUNK_BYTES, CHUNK_BYTES, CHUNK_BYTES, 15]);
   assert.equal(parts.length, chunkCount(3 * CHUNK_BYTES + 15));
   assert.deepEqual(
-    joinParts(parts, 3 * CHUNK_BYTES + 15),
-    joinParts(arrived, 3 * CHUNK_BYTES + 15),
+    joinChunks(parts, 3 * CHUNK_BYTES + 15),
+    joinChunks(arrived, 3 * CHUNK_BYTES + 15),
   );
   assert.ok(CHUNK_BYTES + 1024 < 65_536, "a chunk and its encoding fit one KV value");
   assert.ok(COMMIT_BYTES + 64 * 1024 < 819_200, "a commit of chunks and a head fits");
