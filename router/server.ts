@@ -167,7 +167,12 @@ export async function startRouter(
       directory: settings.directory,
       routerId,
       timeoutMs: settings.upstreamTimeoutMs,
-      serve: { streamsOf: (id) => hub.streamsOfWorker(id), workerAuth, load },
+      serve: {
+        streamsOf: (id) => hub.streamsOfWorker(id),
+        workerAuth,
+        load,
+        served: (outcome) => metrics.relay.inc({ side: "served", outcome }),
+      },
       log,
     })
     : undefined;

@@ -49,6 +49,11 @@ export interface RouterMetrics {
   /** `kind`: unreachable | dropped | timeout | draining. */
   upstreamErrors: CappedCounter<"worker_id" | "kind">;
   retries: CappedCounter<"reason">;
+  /**
+   * Requests relayed through KV between router instances. `side`: asked (sent for a worker held
+   * by another instance) | served (for another instance); `outcome`: the attempt's kind.
+   */
+  relay: CappedCounter<"side" | "outcome">;
   provisioning: CappedCounter<"machine_profile" | "bundle">;
   /** Filled by a collector. */
   pendingDemand: CappedGauge<"machine_profile" | "bundle">;
@@ -120,6 +125,11 @@ export function createRouterMetrics(): RouterMetrics {
     retries: counter("svc_router_retries_total", "Requests retried on another worker", [
       "reason",
     ]),
+    relay: counter(
+      "svc_router_relay_requests_total",
+      "Requests relayed through KV between router instances, by side (asked, served) and outcome",
+      ["side", "outcome"],
+    ),
     provisioning: counter(
       "svc_router_provisioning_responses_total",
       "Requests answered 202 (or waited) because their pool had no serving worker",

@@ -58,6 +58,7 @@ export async function relayForward(
   const size = body?.length ?? 0;
   if (size > relay.maxBodyBytes) {
     done();
+    deps.metrics.relay.inc({ side: "asked", outcome: "body_too_large" });
     throw new ServiceError(
       "NO_CAPACITY",
       `the workers of pool "${target.pool}" are connected to other router instances only, and ` +
@@ -87,6 +88,7 @@ export async function relayForward(
     shape,
     send,
   );
+  deps.metrics.relay.inc({ side: "asked", outcome: r.kind });
   const final = finalResult(r, worker, deps);
   if (final) return final;
   if (r.kind === "dropped") return workerLost(worker);

@@ -8,6 +8,7 @@ import type { WorkerStreams } from "../../proxy/forward.ts";
 import { withWorkerAuth } from "../../proxy/headers.ts";
 import { sendOverStream } from "../../proxy/stream_upstream.ts";
 import type { WorkerAuth } from "../../proxy/worker_auth.ts";
+import type { UpstreamOutcome } from "../../proxy/upstream.ts";
 import { relayedHeaders } from "./codec.ts";
 import type { RelayServe } from "./inbox.ts";
 
@@ -17,6 +18,8 @@ export interface RelayServeDeps {
   streamsOf(id: string): WorkerStreams | undefined;
   workerAuth: WorkerAuth;
   load: LoadTracker;
+  /** Counts what serving each relayed request came to (`svc_router_relay_requests_total`). */
+  served?: (outcome: UpstreamOutcome["kind"] | "not_held") => void;
 }
 
 /** A {@link RelayServe} over the connections `deps` holds. */
@@ -24,13 +27,14 @@ export function relayServe(deps: RelayServeDeps): RelayServe {
   return async (req) => {
     const streams = deps.streamsOf(req.workerId);
     if (!streams) {
+      deps.served?.("not_held");
       return { kind: "not_delivered", error: "the worker's connection is not held here" };
     }
     const headers = relayedHeaders(req.headers);
     headers["content-length"] = String(req.body.length);
     const done = deps.load.begin(req.workerId);
     try {
-      return await sendOverStream(streams.mux, {
+      const out = await sendOverStream(streams.mux, {
         base: "",
         method: req.method,
         path: req.path,
@@ -38,6 +42,8 @@ export function relayServe(deps: RelayServeDeps): RelayServe {
         body: req.body.length === 0 ? null : { chunks: [req.body], length: req.body.length },
         signal: req.signal,
       }, streams.violation);
+      deps.served?.(out.kind);
+      return out;
     } finally {
       done();
     }

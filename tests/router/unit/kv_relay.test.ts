@@ -88,6 +88,16 @@ Deno.test("relay: a worker connected to A alone answers through B with the same 
         [0, 1, 2, 3].map((i) => post(b.url, JSON.stringify({ items: [{ text: `t${i}` }] }))),
       );
       assert.deepEqual(small.map((s) => s.status), [200, 200, 200, 200]);
+      // Counted on both sides: B asked five times, A served five.
+      const metric = async (r: TestRouter, side: string, outcome: string) => {
+        const text = await (await fetch(`${r.url}/metrics`)).text();
+        const line = `svc_router_relay_requests_total{side="${side}",outcome="${outcome}"} `;
+        const at = text.indexOf(line);
+        return at < 0 ? 0 : Number(text.slice(at + line.length).split("\n")[0]);
+      };
+      assert.equal(await metric(b, "asked", "ok"), 5);
+      assert.equal(await metric(a, "served", "answer"), 5);
+      assert.equal(await metric(a, "asked", "ok"), 0);
       await waitFor(async () => (await relayKeys(kv)).length === 0, "relay keys cleaned up");
     } finally {
       await w.close();

@@ -97,6 +97,7 @@ Deno.test("metrics: the router's set keeps its names, labels and process series"
       "svc_router_upstream_requests_total",
       "svc_router_upstream_errors_total",
       "svc_router_retries_total",
+      "svc_router_relay_requests_total",
       "svc_router_provisioning_responses_total",
       "svc_router_pending_demand",
       "svc_router_workers",
