@@ -128,8 +128,10 @@ export class RelayClient {
       }
     }
     if (got.kind !== "value") {
-      // Aborted (client gone, or the forwarding deadline): whatever the holder writes expires.
-      await this.#withdraw(inboxKey, id, chunks.length);
+      // Aborted (client gone, or the forwarding deadline): taken back if still unclaimed, else
+      // the holder is told to stop, so the worker drops the work as for a local client that
+      // left. Whatever the holder writes expires.
+      if (!(await this.#withdraw(inboxKey, id, chunks.length))) await this.#cancel(id, expireIn);
       return { kind: "aborted" };
     }
     return await this.#answer(id, got.entry.value);
@@ -150,6 +152,15 @@ export class RelayClient {
     } catch (err) {
       this.#o.log("warn", "relay: withdrawing a request failed", { error: String(err) });
       return false;
+    }
+  }
+
+  /** Tell the holder of claimed request `id` that nobody waits for its answer any more. */
+  async #cancel(id: string, expireIn: number): Promise<void> {
+    try {
+      await this.#o.kv.set(this.#keys.cancel(id), true, { expireIn });
+    } catch (err) {
+      this.#o.log("warn", "relay: cancelling a request failed", { error: String(err) });
     }
   }
 

@@ -17,6 +17,7 @@ import {
 import { RelayKeys } from "./keys.ts";
 import { RELAY_TTL_GRACE_MS } from "./client.ts";
 import { CLAIM_DELETES, deleteChunks, readChunks, writeChunks, writeWithRetry } from "./store.ts";
+import { waitForKey } from "./wait.ts";
 
 /** A relayed request as the holder hands it to a worker (headers allow-listed, no credentials). */
 export interface RelayedRequest {
@@ -127,17 +128,34 @@ export class RelayInbox {
     if (!body) {
       answer = { kind: "not_delivered", error: "request body missing or over the relay bound" };
     } else {
-      const signal = AbortSignal.timeout(
-        Math.max(1, head.deadline + HOLDER_GRACE_MS - Date.now()),
-      );
-      const out = await this.#o.serve({
-        workerId: head.worker_id,
-        method: head.method,
-        path: head.path,
-        headers: head.headers,
-        body,
-        signal,
-      });
+      const until = head.deadline + HOLDER_GRACE_MS;
+      // The asker's client leaving (a cancel mark) resets the worker's stream, as a local
+      // client's disconnect does; watched only while the request is served.
+      const served = new AbortController();
+      const cancelled = new AbortController();
+      const cancelKey = this.#keys.cancel(id);
+      waitForKey(kv, cancelKey, { pollMs: this.#o.pollMs, untilMs: until, signal: served.signal })
+        .then((w) => {
+          if (w.kind !== "value") return;
+          cancelled.abort();
+          kv.delete(cancelKey).catch(() => {});
+        });
+      let out: UpstreamOutcome;
+      try {
+        out = await this.#o.serve({
+          workerId: head.worker_id,
+          method: head.method,
+          path: head.path,
+          headers: head.headers,
+          body,
+          signal: AbortSignal.any([
+            AbortSignal.timeout(Math.max(1, until - Date.now())),
+            cancelled.signal,
+          ]),
+        });
+      } finally {
+        served.abort();
+      }
       ({ answer, chunks } = await this.#answerOf(out));
     }
     const expireIn = Math.max(1, head.deadline - Date.now()) + RELAY_TTL_GRACE_MS;

@@ -33,6 +33,11 @@ export class RelayKeys {
     return [this.prefix, "relay", "answer", id];
   }
 
+  /** Set by the asker when its client left after the holder claimed request `id`. */
+  cancel(id: string): Deno.KvKey {
+    return [this.prefix, "relay", "cancel", id];
+  }
+
   /** Prefix of the answer's body chunks (index appended). */
   answerBody(id: string): Deno.KvKey {
     return [this.prefix, "relay", "ans", id];

@@ -163,7 +163,14 @@ export async function startSocketWorker(opts: {
     worker.seen.push({ path, bytes, sum });
     if (opts.exitOnTraceId && req.header("x-trace-id") === opts.exitOnTraceId) Deno.exit(70);
     if (worker.behaviour === "hold") {
-      await new Promise<void>((resolve) => held.push(resolve));
+      // Released by the test, or cancelled by the router (the stream reset: client gone).
+      await new Promise<void>((resolve) => {
+        held.push(resolve);
+        req.signal.addEventListener("abort", () => {
+          worker.cancelled++;
+          resolve();
+        }, { once: true });
+      });
     }
     const text = JSON.stringify({ worker: opts.id, bytes, sum });
     return {

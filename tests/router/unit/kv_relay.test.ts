@@ -105,6 +105,39 @@ Deno.test("relay: a worker connected to A alone answers through B with the same 
   });
 });
 
+/** A deadline the cancellation test must not wait for. */
+const LONG_DEADLINE = { SVC_UPSTREAM_TIMEOUT_MS: "60000" };
+
+Deno.test("relay: a client that leaves cancels its request at the worker", async () => {
+  await twoRouters(
+    async (a, b) => {
+      const w = await connWorker(a.url, "relay-cancel");
+      w.behaviour = "hold";
+      try {
+        await sees(b, 1);
+        const client = new AbortController();
+        const asked = fetch(`${b.url}${PATH}`, {
+          method: "POST",
+          headers: CPU,
+          body: JSON.stringify({ items: [{ text: "held" }] }),
+          signal: client.signal,
+        }).catch(() => undefined);
+        await waitFor(() => w.seen.length === 1, "the relayed request to reach the worker");
+        client.abort();
+        await asked;
+        // B marks it cancelled, A resets the worker's stream: the worker drops the work, long
+        // before the request's deadline would have (SVC_UPSTREAM_TIMEOUT_MS below).
+        await waitFor(() => w.cancelled === 1, "the worker's request to be cancelled", 10_000);
+      } finally {
+        w.releaseHeld();
+        await w.close();
+      }
+    },
+    LONG_DEADLINE,
+    LONG_DEADLINE,
+  );
+});
+
 Deno.test("relay: a body over SVC_RELAY_MAX_BODY_BYTES gets a 503 naming the setting", async () => {
   await twoRouters(
     async (a, b) => {
