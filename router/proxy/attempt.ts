@@ -117,14 +117,22 @@ export async function attemptOnce(
     bundle: target.bundle,
     affinity,
   });
-  const res = await send({
-    base: worker.url,
-    method: req.method,
-    path: pathAndQuery,
-    headers,
-    body,
-    signal: cancel.signal,
-  });
+  let res: RelayOutcome;
+  try {
+    res = await send({
+      base: worker.url,
+      method: req.method,
+      path: pathAndQuery,
+      headers,
+      body,
+      signal: cancel.signal,
+    });
+  } catch (err) {
+    // A sender that throws (not one of its outcomes) must not leave the worker counted busy.
+    done();
+    cancel.release();
+    throw err;
+  }
   // Counted until the answer's headers arrive: inference is over by then, only bytes remain.
   done();
   if (res.kind === "too_large") {

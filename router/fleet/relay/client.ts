@@ -6,8 +6,9 @@
  * picked the request up within the bound, and it was withdrawn (nothing reached any worker).
  */
 import type { Logger } from "@svc/shared/log";
+import { ServiceError } from "@svc/shared/errors";
 import type { UpstreamOutcome, UpstreamRequest } from "../../proxy/upstream.ts";
-import { parseAnswerHead, type RelayRequestHead, splitBody } from "./codec.ts";
+import { parseAnswerHead, parseRequestHead, type RelayRequestHead, splitBody } from "./codec.ts";
 import { RelayKeys } from "./keys.ts";
 import { deleteChunks, readChunks, writeChunks, writeWithRetry } from "./store.ts";
 import { waitForKey } from "./wait.ts";
@@ -61,8 +62,10 @@ export class RelayClient {
   }
 
   /**
-   * Relay `req` to worker `workerId` through `holder`; resolves with what became of it, never
-   * rejects (a KV failure counts as a request that reached no worker). `held` says whether the
+   * Relay `req` to worker `workerId` through `holder`; resolves with what became of it (a KV
+   * failure counts as a request that reached no worker, or, once the worker answered, as one it
+   * dropped). Rejects only with a 400 for a request whose path or headers are over what the
+   * holder accepts (checked here with the holder's own schema, before anything is written). `held` says whether the
    * holder still holds the worker (the directory's view): a holder that dies mid-relay costs
    * two pickup bounds, not the whole upstream timeout.
    */
@@ -87,12 +90,21 @@ export class RelayClient {
       body_chunks: chunks.length,
       deadline,
     };
+    if (!parseRequestHead(head)) {
+      throw new ServiceError(
+        "INVALID_INPUT",
+        "the request's path or headers are longer than a request relayed between router " +
+          "instances may carry (a path of 16,384 characters, header values of 8,192)",
+      );
+    }
     const k = this.#keys;
     const inboxKey = k.request(holder, id);
     const written = await writeWithRetry(async () => {
       const last = this.#o.kv.atomic()
         .set(inboxKey, head, { expireIn })
-        .sum(k.bell(holder), 1n);
+        // Any new value moves the bell's versionstamp, which is all the holder compares; set,
+        // not summed, so that it expires with the requests of an instance that is gone.
+        .set(k.bell(holder), id, { expireIn });
       return await writeChunks(this.#o.kv, k.requestBody(id), chunks, expireIn, last) &&
         (await last.commit()).ok;
     });
@@ -174,10 +186,17 @@ export class RelayClient {
       if (head.kind === "too_large") return { kind: "too_large", bytes: head.body_bytes };
       if (head.kind === "timeout") return { kind: "aborted" };
       if (head.kind !== "answer") return { kind: head.kind, error: `relay: ${head.error}` };
-      const body = await readChunks(kv, this.#keys.answerBody(id), chunks, head.body_bytes);
+      let body: Uint8Array | undefined;
+      try {
+        body = await readChunks(kv, this.#keys.answerBody(id), chunks, head.body_bytes);
+      } catch (err) {
+        this.#o.log("warn", "relay: reading an answer failed", { error: String(err) });
+        body = undefined;
+      }
       // The holder wrote the chunks before the head: missing ones mean they expired or were
-      // tampered with; the worker did answer, so this is not a request to send again.
-      if (!body) return { kind: "dropped", error: "relay: answer body incomplete" };
+      // tampered with, or could not be read; the worker did answer, so this is not a request
+      // to send again.
+      if (!body) return { kind: "dropped", error: "relay: answer body incomplete or unreadable" };
       return {
         kind: "answer",
         status: head.status,

@@ -64,7 +64,8 @@ const RequestHeadSchema: z.ZodType<RelayRequestHead> = z.object({
   asker: z.string().min(1).max(128),
   worker_id: z.string().min(1).max(256),
   method: z.string().regex(/^[A-Z]{1,16}$/),
-  path: z.string().startsWith("/").max(16_384),
+  // API routes only: the holder sends it with the worker's own credential.
+  path: z.string().regex(/^\/v[12]\//).max(16_384),
   headers: HeaderMap.refine((h) => Object.keys(h).length <= MAX_HEADERS, "too many headers"),
   body_bytes: BodyBytes,
   body_chunks: Count,

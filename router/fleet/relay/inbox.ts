@@ -49,6 +49,9 @@ export interface RelayInboxOptions {
 /** A failed inbox read is tried again after this long. */
 const DRAIN_RETRY_MS = 20;
 
+/** How long closing waits for relayed requests being served (the router exits within 5 s). */
+const CLOSE_GRACE_MS = 2000;
+
 /** The holder stops serving a request this long after the asker's deadline (its timer wins). */
 const HOLDER_GRACE_MS = 1000;
 
@@ -108,16 +111,30 @@ export class RelayInbox {
         deleteChunks(kv, bodyKey, chunks).catch(() => {});
       }
       if (!head) {
-        this.#o.log("warn", "relay: invalid request ignored", { relay_id: id });
+        // Claimed, so the asker waits for an answer: tell it, rather than leave it to its deadline.
+        this.#o.log("warn", "relay: invalid request refused", { relay_id: id });
+        this.#refuse(id, "the request head is not one this instance accepts").catch(() => {});
         continue;
       }
-      if (head.deadline <= Date.now()) continue; // nobody waits for it any more
+      if (head.deadline <= Date.now()) {
+        this.#o.log("info", "relay: request past its deadline dropped", { relay_id: id });
+        continue; // nobody waits for it any more
+      }
       const p = this.#serve(id, head, body).catch((err) =>
         this.#o.log("warn", "relay: answering failed", { relay_id: id, error: String(err) })
       );
       this.#serving.add(p);
       p.finally(() => this.#serving.delete(p));
     }
+  }
+
+  /** Answer claimed request `id` as never delivered to a worker (the asker may try elsewhere). */
+  async #refuse(id: string, error: string): Promise<void> {
+    const expireIn = RELAY_TTL_GRACE_MS;
+    const answer: RelayAnswerHead = { kind: "not_delivered", error };
+    await writeWithRetry(async () =>
+      (await this.#o.kv.set(this.#keys.answer(id), answer, { expireIn })).ok
+    );
   }
 
   /** Serve one claimed request (`body`: undefined when unreadable) and write its answer. */
@@ -153,6 +170,14 @@ export class RelayInbox {
             cancelled.signal,
           ]),
         });
+      } catch (err) {
+        // Not an outcome of the stream (the worker's credential, a connection gone meanwhile):
+        // the asker hears it at once instead of waiting for its deadline.
+        this.#o.log("warn", "relay: serving a request failed", {
+          relay_id: id,
+          error: String(err),
+        });
+        out = { kind: "not_delivered", error: "the holding router could not send it" };
       } finally {
         served.abort();
       }
@@ -192,11 +217,18 @@ export class RelayInbox {
     };
   }
 
-  /** Stop learning of new requests; requests being served finish and are answered. */
-  async close(): Promise<void> {
+  /**
+   * Stop learning of new requests; requests being served get up to `graceMs` to finish and be
+   * answered (the router's exit is bounded: those still running are answered by the askers'
+   * own deadlines).
+   */
+  async close(graceMs = CLOSE_GRACE_MS): Promise<void> {
     this.#closed = true;
     await this.#feed.close();
-    await Promise.allSettled([...this.#serving]);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const grace = new Promise<void>((resolve) => timer = setTimeout(resolve, graceMs));
+    await Promise.race([Promise.allSettled([...this.#serving]), grace]);
+    clearTimeout(timer);
   }
 }
 

@@ -8,7 +8,7 @@
 export class RelayKeys {
   constructor(readonly prefix: string) {}
 
-  /** KvU64 summed by each request for `holder`: what it watches and polls (one small read). */
+  /** Set by each request for `holder` (expiring): what it watches and polls (one small read). */
   bell(holder: string): Deno.KvKey {
     return [this.prefix, "relay", "bell", holder];
   }

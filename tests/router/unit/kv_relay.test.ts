@@ -12,6 +12,7 @@ import { getJson, startTestRouter, TEST_TOKEN, type TestRouter } from "../helper
 import { byteSum, startSocketWorker } from "../helpers/socket_worker.ts";
 import { openRogue, registerFrame } from "../helpers/rogue_worker.ts";
 import { decodeFrame, messageBytes } from "@svc/shared/fleet/streams/frames";
+import { RelayKeys } from "#router/fleet/relay/keys.ts";
 
 const PATH = "/v1/encode/fixture%2Fdense";
 const CPU = { "x-svc-machine-profile": "cpu", "content-type": "application/json" };
@@ -160,6 +161,35 @@ Deno.test("relay: a body over SVC_RELAY_MAX_BODY_BYTES gets a 503 naming the set
     {},
     { SVC_RELAY_MAX_BODY_BYTES: "1024" },
   );
+});
+
+Deno.test("relay: a claimed request the holder cannot serve is answered at once", async () => {
+  await twoRouters(async (a, _b, kv) => {
+    const holder = (await getJson(`${a.url}/health`)).body.router_id as string;
+    const keys = new RelayKeys("svc");
+    // A head no asker of this version writes (a path off the API): claimed, then refused.
+    const head = {
+      asker: "elsewhere",
+      worker_id: "w",
+      method: "POST",
+      path: "/metrics",
+      headers: {},
+      body_bytes: 0,
+      body_chunks: 0,
+      deadline: Date.now() + 60_000,
+    };
+    await kv.atomic().set(keys.request(holder, "bad-1"), head).set(keys.bell(holder), "x")
+      .commit();
+    const answer = await waitFor(
+      async () => (await kv.get(keys.answer("bad-1"))).versionstamp !== null,
+      "the holder's answer",
+      5_000,
+    );
+    assert.ok(answer >= 0);
+    const got = (await kv.get<{ kind: string }>(keys.answer("bad-1"))).value;
+    assert.equal(got?.kind, "not_delivered");
+    assert.equal((await kv.get(keys.request(holder, "bad-1"))).versionstamp, null, "claimed");
+  });
 });
 
 Deno.test("relay: a worker that dies mid-relay gives 502 WORKER_LOST", async () => {

@@ -108,3 +108,16 @@ Deno.test("relay client: the client going away ends the wait at once", async () 
     assert.deepEqual(await keys(kv), [], "the unclaimed request is withdrawn");
   });
 });
+
+Deno.test("relay client: a head the holder would refuse is a 400 here, nothing written", async () => {
+  await withClient(async (client, kv) => {
+    const long = { ...request(), headers: { "x-trace-id": "t".repeat(9000) } };
+    await assert.rejects(
+      () => client.send("holder", "w1", long),
+      (err: Error & { code?: string }) => err.code === "INVALID_INPUT",
+    );
+    const offApi = { ...request(), path: "/metrics" };
+    await assert.rejects(() => client.send("holder", "w1", offApi));
+    assert.deepEqual(await keys(kv), []);
+  });
+});
