@@ -173,6 +173,7 @@ export async function startRouter(
         load,
         served: (outcome) => metrics.relay.inc({ side: "served", outcome }),
       },
+      budget,
       log,
     })
     : undefined;

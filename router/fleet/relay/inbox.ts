@@ -5,6 +5,7 @@
  * local request, and answered into KV for the asker: head and body chunks, every key expiring.
  */
 import type { Logger } from "@svc/shared/log";
+import type { BodyBudget, BodyHold } from "@svc/shared/http/body_budget";
 import { downstreamHeaderPairs } from "../../proxy/headers.ts";
 import type { UpstreamOutcome } from "../../proxy/upstream.ts";
 import { ChangeFeed } from "../../kv/change_feed.ts";
@@ -43,6 +44,8 @@ export interface RelayInboxOptions {
   /** Largest body relayed in either direction (`SVC_RELAY_MAX_BODY_BYTES`). */
   maxBodyBytes: number;
   serve: RelayServe;
+  /** The instance's body budget (`SVC_MAX_INFLIGHT_BODY_BYTES`): relayed bodies count in it. */
+  budget?: BodyBudget;
   log: Logger;
 }
 
@@ -98,15 +101,45 @@ export class RelayInbox {
       const bodyKey = this.#keys.requestBody(id);
       const usable = head !== undefined && head.deadline > Date.now() &&
         head.body_bytes <= this.#o.maxBodyBytes;
+      // Relayed bodies count in this instance's body budget like its own clients' bodies; one
+      // that does not fit is left unclaimed (its asker withdraws it at the pickup bound and
+      // holds the request, as for a worker it cannot reach).
+      let hold: BodyHold | undefined;
+      if (usable && this.#o.budget) {
+        hold = this.#o.budget.hold();
+        try {
+          hold.reserve(head.body_bytes);
+        } catch {
+          hold.release();
+          this.#o.log("info", "relay: request left unclaimed: the body budget is full", {
+            relay_id: id,
+            bytes: head.body_bytes,
+          });
+          continue;
+        }
+      }
       // The body is read before the claim, so that one commit claims the request and deletes
       // what it read (a request withdrawn meanwhile costs a wasted read, nothing more).
-      const body = usable
-        ? await readChunks(kv, bodyKey, head.body_chunks, head.body_bytes)
-        : undefined;
+      let body: Uint8Array | undefined;
+      try {
+        body = usable
+          ? await readChunks(kv, bodyKey, head.body_chunks, head.body_bytes)
+          : undefined;
+      } catch (err) {
+        hold?.release();
+        throw err;
+      }
       const chunks = head?.body_chunks ?? 0;
       const claim = kv.atomic().check(e).delete(e.key);
       for (let i = 0; i < Math.min(chunks, CLAIM_DELETES); i++) claim.delete([...bodyKey, i]);
-      if (!(await claim.commit()).ok) continue; // withdrawn by its asker meanwhile
+      const claimed = await claim.commit().then((r) => r.ok, (err) => {
+        hold?.release();
+        throw err;
+      });
+      if (!claimed) {
+        hold?.release();
+        continue; // withdrawn by its asker meanwhile
+      }
       if (chunks > CLAIM_DELETES) {
         deleteChunks(kv, bodyKey, chunks).catch(() => {});
       }
@@ -117,12 +150,13 @@ export class RelayInbox {
         continue;
       }
       if (head.deadline <= Date.now()) {
+        hold?.release();
         this.#o.log("info", "relay: request past its deadline dropped", { relay_id: id });
         continue; // nobody waits for it any more
       }
       const p = this.#serve(id, head, body).catch((err) =>
         this.#o.log("warn", "relay: answering failed", { relay_id: id, error: String(err) })
-      );
+      ).finally(() => hold?.release());
       this.#serving.add(p);
       p.finally(() => this.#serving.delete(p));
     }

@@ -3,6 +3,7 @@
  * for forwarding, the holding end serving this instance's inbox.
  */
 import type { Logger } from "@svc/shared/log";
+import type { BodyBudget } from "@svc/shared/http/body_budget";
 import type { DirectorySettings, RelaySettings } from "../../settings.ts";
 import { RelayClient } from "./client.ts";
 import { RelayInbox } from "./inbox.ts";
@@ -35,6 +36,8 @@ export function openRelay(opts: {
   routerId: string;
   timeoutMs: number;
   serve: RelayServeDeps;
+  /** The instance's body budget: the bodies it serves for others count in it. */
+  budget?: BodyBudget;
   log: Logger;
 }): OpenedRelay | undefined {
   if (opts.relay.maxBodyBytes === 0) return undefined;
@@ -53,6 +56,6 @@ export function openRelay(opts: {
       pickupMs: opts.relay.pickupMs,
       timeoutMs: opts.timeoutMs,
     }),
-    inbox: new RelayInbox({ ...common, serve: relayServe(opts.serve) }),
+    inbox: new RelayInbox({ ...common, serve: relayServe(opts.serve), budget: opts.budget }),
   };
 }

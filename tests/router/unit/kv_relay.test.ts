@@ -258,3 +258,30 @@ Deno.test("relay: a holder that never picks up costs the hold, then 503; nothing
     },
   );
 });
+
+Deno.test("relay: a body over the holder's body budget is left unclaimed, then 503", async () => {
+  // A's budget holds 2 KiB of bodies: B's 4 KiB request is never claimed, and never served.
+  await twoRouters(
+    async (a, b, kv) => {
+      const w = await connWorker(a.url, "relay-budget");
+      try {
+        await sees(b, 1);
+        const res = await getJson(`${b.url}${PATH}`, {
+          method: "POST",
+          headers: CPU,
+          body: JSON.stringify({ items: [{ text: "z".repeat(4096) }] }),
+        });
+        assert.equal(res.status, 503);
+        assert.equal(w.seen.length, 0, "nothing reached the worker");
+        assert.deepEqual(await relayKeys(kv), [], "withdrawn requests leave no keys");
+        // A small one still goes through A's budget.
+        const small = await post(b.url, JSON.stringify({ items: [{ text: "fits" }] }));
+        assert.equal(small.status, 200);
+      } finally {
+        await w.close();
+      }
+    },
+    { SVC_MAX_BODY_BYTES: "2048", SVC_MAX_INFLIGHT_BODY_BYTES: "2048" },
+    { SVC_RELAY_PICKUP_MS: "200", SVC_RECONNECT_HOLD_MS: "600" },
+  );
+});
