@@ -147,6 +147,9 @@ export async function attemptOnce(
       deps.log("warn", "worker timed out", { worker_id: worker.id, path: pathAndQuery });
       return { kind: "timeout" };
     }
+    // The holding instance, not the worker, failed to take it (counted by the relay's metric):
+    // the worker keeps its place.
+    if (res.kind === "not_picked_up") return { kind: "not_picked_up" };
     // Skipped while any other worker can serve: a dead worker's socket may stay registered for
     // a moment, and a live one that drops connections is not the first choice either.
     deps.load.coolDown(worker.id);
@@ -166,13 +169,9 @@ export async function attemptOnce(
     deps.metrics.upstreamErrors.inc({ worker_id: worker.id, kind: "unreachable" });
     deps.log("warn", "worker unreachable: the request did not reach it whole", {
       worker_id: worker.id,
-      error: res.kind === "not_delivered"
-        ? res.error
-        : res.kind === "not_picked_up"
-        ? "relay not picked up by the holding router"
-        : "aborted",
+      error: res.kind === "not_delivered" ? res.error : "aborted",
     });
-    return { kind: res.kind === "not_picked_up" ? "not_picked_up" : "unreachable" };
+    return { kind: "unreachable" };
   }
   if (res.status === 503 && isShuttingDown(res)) {
     cancel.release();

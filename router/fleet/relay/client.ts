@@ -38,6 +38,10 @@ export interface RelayClientOptions {
   log: Logger;
 }
 
+/** Tries of a withdrawal that fails (not one that finds the request claimed). */
+const WITHDRAW_ATTEMPTS = 4;
+const WITHDRAW_RETRY_MS = 10;
+
 /** Keys outlive the request's deadline by this much, then KV collects them. */
 export const RELAY_TTL_GRACE_MS = 60_000;
 
@@ -154,16 +158,23 @@ export class RelayClient {
    * checked, so exactly one wins); true when withdrawn.
    */
   async #withdraw(inboxKey: Deno.KvKey, id: string, chunks: number): Promise<boolean> {
-    try {
-      const cur = await this.#o.kv.get(inboxKey);
-      if (cur.versionstamp === null) return false;
-      const res = await this.#o.kv.atomic().check(cur).delete(inboxKey).commit();
-      if (!res.ok) return false;
-      await deleteChunks(this.#o.kv, this.#keys.requestBody(id), chunks);
-      return true;
-    } catch (err) {
-      this.#o.log("warn", "relay: withdrawing a request failed", { error: String(err) });
-      return false;
+    // A failed attempt (a shared file's lock) is tried again: read as "claimed", a request that
+    // never reached a worker could end as WORKER_LOST.
+    for (let attempt = 1;; attempt++) {
+      try {
+        const cur = await this.#o.kv.get(inboxKey);
+        if (cur.versionstamp === null) return false;
+        const res = await this.#o.kv.atomic().check(cur).delete(inboxKey).commit();
+        if (!res.ok) return false;
+        await deleteChunks(this.#o.kv, this.#keys.requestBody(id), chunks).catch(() => {});
+        return true;
+      } catch (err) {
+        if (attempt >= WITHDRAW_ATTEMPTS) {
+          this.#o.log("warn", "relay: withdrawing a request failed", { error: String(err) });
+          return false;
+        }
+        await new Promise((resolve) => setTimeout(resolve, WITHDRAW_RETRY_MS * attempt));
+      }
     }
   }
 
