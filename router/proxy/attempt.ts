@@ -93,22 +93,27 @@ export function workerLost(worker: WorkerRecord): ForwardResult {
   return { kind: "response", response: errorResponse(lost, NO_RETRY), worker };
 }
 
-/** Send one request to `worker` by `send` and classify what came back (both paths share it). */
-export async function attemptOnce(
-  req: Request,
-  body: BodyChunks | null,
-  headers: Readonly<Record<string, string>>,
-  pathAndQuery: string,
-  worker: WorkerRecord,
-  affinity: Affinity,
-  target: SelectionRequest,
-  deps: ProxyDeps,
-  delivered: Promise<void> | undefined,
+/** One attempt: the client's request, the worker chosen for it, and how to send and answer. */
+export interface AttemptSpec {
+  req: Request;
+  body: BodyChunks | null;
+  headers: Readonly<Record<string, string>>;
+  pathAndQuery: string;
+  worker: WorkerRecord;
+  affinity: Affinity;
+  target: SelectionRequest;
+  /** Settles once the answer reached the client (the deadline covers the body until then). */
+  delivered: Promise<void> | undefined;
   /** Ends the worker's in-flight count (begun when it was chosen). */
-  done: () => void,
-  shape: AnswerShaper,
-  send: Sender,
-): Promise<Attempt> {
+  done: () => void;
+  shape: AnswerShaper;
+  send: Sender;
+}
+
+/** Send one request to `worker` by `send` and classify what came back (both paths share it). */
+export async function attemptOnce(a: AttemptSpec, deps: ProxyDeps): Promise<Attempt> {
+  const { req, body, headers, pathAndQuery, worker, affinity, target, delivered, done } = a;
+  const { shape, send } = a;
   // The client going away cancels the worker's request too (it drops work of gone clients).
   const cancel = new UpstreamCancel(req.signal, deps.upstreamTimeoutMs);
   deps.metrics.upstream.inc({

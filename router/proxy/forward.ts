@@ -160,20 +160,19 @@ export async function forward(
         ...request,
         headers: withWorkerAuth(request.headers, await deps.workerAuth?.(worker.id)),
       });
-    const r = await attemptOnce(
+    const r = await attemptOnce({
       req,
       body,
       headers,
       pathAndQuery,
       worker,
-      sel.affinity,
+      affinity: sel.affinity,
       target,
-      deps,
       delivered,
       done,
       shape,
-      direct,
-    );
+      send: direct,
+    }, deps);
     const final = finalResult(r, worker, deps);
     if (final) return final;
     if (r.kind === "dropped") {

@@ -74,20 +74,19 @@ export async function relayForward(
     deps.directory.snapshot().some((w) => w.id === worker.id && w.router_id === holder);
   const send: Sender = (request) => relay.send(holder, worker.id, request, held);
   // The answer arrives whole: the upstream deadline ends with it.
-  const r = await attemptOnce(
+  const r = await attemptOnce({
     req,
     body,
     headers,
     pathAndQuery,
     worker,
-    chosen.affinity,
+    affinity: chosen.affinity,
     target,
-    deps,
-    undefined,
+    delivered: undefined,
     done,
     shape,
     send,
-  );
+  }, deps);
   deps.metrics.relay.inc({ side: "asked", outcome: r.kind });
   const final = finalResult(r, worker, deps);
   if (final) return final;
