@@ -135,7 +135,8 @@ export class RelayClient {
           signal: req.signal,
         });
         if (got.kind !== "timeout" || Date.now() >= deadline) break;
-        if (held()) continue;
+        // The holder's own word first (its busy key), then the directory's view of the worker.
+        if (await this.#busy(id) || held()) continue;
         if (graced) {
           // The worker may have had it: like a connection lost mid-request, never sent again.
           return { kind: "dropped", error: "relay: the holding router went away" };
@@ -175,6 +176,15 @@ export class RelayClient {
         }
         await new Promise((resolve) => setTimeout(resolve, WITHDRAW_RETRY_MS * attempt));
       }
+    }
+  }
+
+  /** True while the holder of claimed request `id` keeps its busy key alive. */
+  async #busy(id: string): Promise<boolean> {
+    try {
+      return (await this.#o.kv.get(this.#keys.busy(id))).versionstamp !== null;
+    } catch {
+      return false; // unreadable: the directory's view decides
     }
   }
 

@@ -43,6 +43,11 @@ export interface RelayInboxOptions {
   pollMs: number;
   /** Largest body relayed in either direction (`SVC_RELAY_MAX_BODY_BYTES`). */
   maxBodyBytes: number;
+  /**
+   * `SVC_RELAY_PICKUP_MS`: a request being served has its busy key renewed this often (and
+   * expiring after three), so its asker can tell a slow answer from a holder that is gone.
+   */
+  pickupMs: number;
   serve: RelayServe;
   /** The instance's body budget (`SVC_MAX_INFLIGHT_BODY_BYTES`): relayed bodies count in it. */
   budget?: BodyBudget;
@@ -51,6 +56,9 @@ export interface RelayInboxOptions {
 
 /** A failed inbox read is tried again after this long. */
 const DRAIN_RETRY_MS = 20;
+
+/** A busy key outlives its last renewal by this many pickup bounds. */
+const BUSY_TTL_PICKUPS = 3;
 
 /** How long closing waits for relayed requests being served (the router exits within 5 s). */
 const CLOSE_GRACE_MS = 2000;
@@ -130,7 +138,9 @@ export class RelayInbox {
         throw err;
       }
       const chunks = head?.body_chunks ?? 0;
-      const claim = kv.atomic().check(e).delete(e.key);
+      const busy = this.#keys.busy(id);
+      const claim = kv.atomic().check(e).delete(e.key)
+        .set(busy, this.#o.routerId, { expireIn: BUSY_TTL_PICKUPS * this.#o.pickupMs });
       for (let i = 0; i < Math.min(chunks, CLAIM_DELETES); i++) claim.delete([...bodyKey, i]);
       const claimed = await claim.commit().then((r) => r.ok, (err) => {
         hold?.release();
@@ -154,9 +164,17 @@ export class RelayInbox {
         this.#o.log("info", "relay: request past its deadline dropped", { relay_id: id });
         continue; // nobody waits for it any more
       }
+      const renew = setInterval(() => {
+        kv.set(busy, this.#o.routerId, { expireIn: BUSY_TTL_PICKUPS * this.#o.pickupMs })
+          .catch(() => {}); // one missed renewal is covered by the other two
+      }, this.#o.pickupMs);
       const p = this.#serve(id, head, body).catch((err) =>
         this.#o.log("warn", "relay: answering failed", { relay_id: id, error: String(err) })
-      ).finally(() => hold?.release());
+      ).finally(() => {
+        clearInterval(renew);
+        hold?.release();
+        kv.delete(busy).catch(() => {});
+      });
       this.#serving.add(p);
       p.finally(() => this.#serving.delete(p));
     }

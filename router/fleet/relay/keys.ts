@@ -33,6 +33,14 @@ export class RelayKeys {
     return [this.prefix, "relay", "answer", id];
   }
 
+  /**
+   * Kept alive by the holder while it serves request `id` (renewed each pickup bound, expiring
+   * after three): the asker's proof that the holder is still at it.
+   */
+  busy(id: string): Deno.KvKey {
+    return [this.prefix, "relay", "busy", id];
+  }
+
   /** Set by the asker when its client left after the holder claimed request `id`. */
   cancel(id: string): Deno.KvKey {
     return [this.prefix, "relay", "cancel", id];

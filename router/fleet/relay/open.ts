@@ -56,6 +56,11 @@ export function openRelay(opts: {
       pickupMs: opts.relay.pickupMs,
       timeoutMs: opts.timeoutMs,
     }),
-    inbox: new RelayInbox({ ...common, serve: relayServe(opts.serve), budget: opts.budget }),
+    inbox: new RelayInbox({
+      ...common,
+      pickupMs: opts.relay.pickupMs,
+      serve: relayServe(opts.serve),
+      budget: opts.budget,
+    }),
   };
 }

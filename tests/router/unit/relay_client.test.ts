@@ -121,3 +121,33 @@ Deno.test("relay client: a head the holder would refuse is a 400 here, nothing w
     assert.deepEqual(await keys(kv), []);
   });
 });
+
+Deno.test("relay client: a slow holder that keeps its busy key is waited for", async () => {
+  await withClient(async (client, kv) => {
+    const k = new RelayKeys("svc");
+    // The holder claims the request and keeps it busy for five pickup bounds, then answers;
+    // meanwhile the asker's directory view says the worker is held by nobody.
+    const holder = (async () => {
+      for (;;) {
+        for await (const e of kv.list({ prefix: k.inbox("holder") })) {
+          const id = String(e.key.at(-1));
+          const busy = k.busy(id);
+          const claimed = await kv.atomic().check(e).delete(e.key)
+            .set(busy, "holder", { expireIn: 3 * PICKUP_MS }).commit();
+          if (!claimed.ok) continue;
+          for (let i = 0; i < 5; i++) {
+            await new Promise((r) => setTimeout(r, PICKUP_MS));
+            await kv.set(busy, "holder", { expireIn: 3 * PICKUP_MS });
+          }
+          const head = { kind: "answer", status: 200, headers: [], body_bytes: 0, body_chunks: 0 };
+          await kv.set(k.answer(id), head, { expireIn: 60_000 });
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    })();
+    const out = await client.send("holder", "w1", request(), () => false);
+    await holder;
+    assert.equal(out.kind, "answer");
+  });
+});
