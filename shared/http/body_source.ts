@@ -88,3 +88,15 @@ export function nodeBodySource(
     },
   };
 }
+
+/** A stream over `body` that takes a chunk only when asked for one (nothing while unread). */
+export function bodySourceStream(body: BodySource): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const chunk = await body.read();
+      if (chunk === null) controller.close();
+      else controller.enqueue(chunk);
+    },
+    cancel: () => body.cancel(),
+  }, { highWaterMark: 0 });
+}

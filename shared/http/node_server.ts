@@ -27,7 +27,7 @@ import http from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
 import { ClientGoneError, errorResponse, ServiceError } from "../errors.ts";
-import { type BodySource, nodeBodySource } from "./body_source.ts";
+import { type BodySource, bodySourceStream, nodeBodySource } from "./body_source.ts";
 import { type DirectAnswer, type DirectHandler, rawHeaderValue } from "./direct_call.ts";
 import { idHeaders } from "./request_id.ts";
 import { HeaderNames } from "../headers.ts";
@@ -206,20 +206,8 @@ function requestOf(
     method: incoming.method,
     headers,
     signal,
-    body: body && streamOf(body),
+    body: body && bodySourceStream(body),
   });
-}
-
-/** A stream over `body` that takes a chunk only when asked for one (nothing when unread). */
-function streamOf(body: BodySource): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const chunk = await body.read();
-      if (chunk === null) controller.close();
-      else controller.enqueue(chunk);
-    },
-    cancel: () => body.cancel(),
-  }, { highWaterMark: 0 });
 }
 
 /** The request's URL as a `Request` holds it (dot segments resolved); throws when unusable. */

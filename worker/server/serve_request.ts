@@ -5,7 +5,7 @@
  * everything else (model listings, probes) through the app, its `Response` read into an answer.
  */
 import type { Hono } from "hono";
-import type { BodySource } from "@svc/shared/http/body_source";
+import { bodySourceStream } from "@svc/shared/http/body_source";
 import {
   type DirectAnswer,
   type DirectHandler,
@@ -57,7 +57,7 @@ async function viaApp(app: Hono, req: DirectRequest, remote: string): Promise<Di
       method: req.method,
       headers,
       signal: req.signal,
-      body: req.body && streamOf(req.body),
+      body: req.body && bodySourceStream(req.body),
     }),
     {
       remoteAddr: { transport: "tcp", hostname: remote, port: 0 },
@@ -69,16 +69,4 @@ async function viaApp(app: Hono, req: DirectRequest, remote: string): Promise<Di
   const out: Record<string, string> = {};
   response.headers.forEach((v, k) => out[k] = v);
   return { status: response.status, headers: out, body, afterWrite: () => completed.resolve() };
-}
-
-/** A stream over `body` that takes a chunk only when asked for one. */
-function streamOf(body: BodySource): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const chunk = await body.read();
-      if (chunk === null) controller.close();
-      else controller.enqueue(chunk);
-    },
-    cancel: () => body.cancel(),
-  }, { highWaterMark: 0 });
 }
