@@ -59,7 +59,8 @@ Deno.test("relay client: nobody picks up: withdrawn within the bound, no keys le
     const t0 = Date.now();
     const out = await client.send("holder", "w1", request());
     assert.equal(out.kind, "not_picked_up");
-    assert.ok(Date.now() - t0 < PICKUP_MS + 2000);
+    // Well short of the 60 s upstream timeout: the pickup bound ended it.
+    assert.ok(Date.now() - t0 < PICKUP_MS + 10_000);
     assert.deepEqual(await keys(kv), []);
   });
 });
@@ -95,7 +96,7 @@ Deno.test("relay client: a holder gone after its claim ends as dropped, not a ha
     await claim;
     assert.equal(out.kind, "dropped");
     const ms = Date.now() - t0;
-    assert.ok(ms >= 2 * PICKUP_MS && ms < 4 * PICKUP_MS + 3000, `${ms} ms`);
+    assert.ok(ms >= 2 * PICKUP_MS && ms < 4 * PICKUP_MS + 10_000, `${ms} ms`);
   });
 });
 
@@ -122,6 +123,9 @@ Deno.test("relay client: a head the holder would refuse is a 400 here, nothing w
   });
 });
 
+/** Long, so that renewals late on a busy machine never let the key lapse in this test. */
+const BUSY_TTL_MS = 30_000;
+
 Deno.test("relay client: a slow holder that keeps its busy key is waited for", async () => {
   await withClient(async (client, kv) => {
     const k = new RelayKeys("svc");
@@ -133,11 +137,11 @@ Deno.test("relay client: a slow holder that keeps its busy key is waited for", a
           const id = String(e.key.at(-1));
           const busy = k.busy(id);
           const claimed = await kv.atomic().check(e).delete(e.key)
-            .set(busy, "holder", { expireIn: 3 * PICKUP_MS }).commit();
+            .set(busy, "holder", { expireIn: BUSY_TTL_MS }).commit();
           if (!claimed.ok) continue;
           for (let i = 0; i < 5; i++) {
             await new Promise((r) => setTimeout(r, PICKUP_MS));
-            await kv.set(busy, "holder", { expireIn: 3 * PICKUP_MS });
+            await kv.set(busy, "holder", { expireIn: BUSY_TTL_MS });
           }
           const head = { kind: "answer", status: 200, headers: [], body_bytes: 0, body_chunks: 0 };
           await kv.set(k.answer(id), head, { expireIn: 60_000 });
